@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+// The layers, bottom up: one system-library target per C library; VaultCrypto
+// (the only code that touches those C modules: typed wrappers and standard
+// constructions); VaultCore (file formats and vault operations; never prints,
+// prompts or exits); the thin `vault` executable (the one terminal module).
+import PackageDescription
+
+let package = Package(
+    name: "vault",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "vault", targets: ["vault"]),
+        .executable(name: "fuzz-item", targets: ["FuzzItem"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
+
+        .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
+        .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
+        // libFuzzer entry point; built only by `make fuzz` (see Makefile).
+        .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
+
+        .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
+                    resources: [.copy("Vectors")]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
+    ]
+)

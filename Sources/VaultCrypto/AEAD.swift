@@ -1,0 +1,107 @@
+import Foundation
+
+/// The AEADs this project uses, all with 96-bit nonces and 128-bit tags.
+public enum AEADAlgorithm: Sendable, Equatable {
+    case aes128GCM, aes256GCM, chacha20Poly1305
+
+    public var keyLength: Int { self == .aes128GCM ? 16 : 32 }
+    public static let nonceLength = 12
+    public static let tagLength = 16
+
+    var cipher: OpenSSL.Cipher {
+        switch self {
+        case .aes128GCM: return .aes128GCM
+        case .aes256GCM: return .aes256GCM
+        case .chacha20Poly1305: return .chacha20Poly1305
+        }
+    }
+}
+
+/// An AEAD keyed once (OpenSSL EVP), sealing and opening under per-call nonces.
+/// Sealed output is `ciphertext || tag`. Not thread-safe: give each thread its own.
+public final class AEAD {
+    public let algorithm: AEADAlgorithm
+    private let key: SecretBytes
+    private var sealer: OpenSSL.CipherContext?
+    private var opener: OpenSSL.CipherContext?
+
+    public init(_ algorithm: AEADAlgorithm, key: SecretBytes) throws {
+        guard key.count == algorithm.keyLength else {
+            throw CryptoError.invalidLength(what: "AEAD key", expected: algorithm.keyLength, got: key.count)
+        }
+        self.algorithm = algorithm
+        self.key = key
+    }
+
+    private func context(encrypting: Bool) throws -> OpenSSL.CipherContext {
+        if encrypting, let s = sealer { return s }
+        if !encrypting, let o = opener { return o }
+        let c = try key.withUnsafeBytes { try OpenSSL.CipherContext(algorithm.cipher, key: $0, encrypting: encrypting) }
+        if encrypting { sealer = c } else { opener = c }
+        return c
+    }
+
+    private static func checkNonce(_ n: UnsafeRawBufferPointer) throws {
+        guard n.count == AEADAlgorithm.nonceLength else {
+            throw CryptoError.invalidLength(what: "nonce", expected: AEADAlgorithm.nonceLength, got: n.count)
+        }
+    }
+
+    /// Seals `plaintext` into `output`, which must hold `plaintext.count + 16` bytes.
+    public func seal(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+                     plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+        try Self.checkNonce(nonce)
+        precondition(output.count == plaintext.count + AEADAlgorithm.tagLength)
+        let n = plaintext.count
+        try context(encrypting: true).seal(nonce: nonce, aad: aad, input: plaintext,
+                                           output: UnsafeMutableRawBufferPointer(rebasing: output[..<n]),
+                                           tag: UnsafeMutableRawBufferPointer(rebasing: output[n...]))
+    }
+
+    /// Opens `sealed` (`ciphertext || tag`) into `output` (`sealed.count - 16`
+    /// bytes). Throws `authenticationFailed`, leaving `output` zeroed, if the tag
+    /// does not verify.
+    public func open(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+                     sealed: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+        try Self.checkNonce(nonce)
+        guard sealed.count >= AEADAlgorithm.tagLength else { throw CryptoError.authenticationFailed }
+        let n = sealed.count - AEADAlgorithm.tagLength
+        precondition(output.count == n)
+        try context(encrypting: false).open(nonce: nonce, aad: aad,
+                                            input: UnsafeRawBufferPointer(rebasing: sealed[..<n]),
+                                            tag: UnsafeRawBufferPointer(rebasing: sealed[n...]),
+                                            output: output)
+    }
+
+    /// Convenience form: returns `ciphertext || tag`.
+    public func seal(nonce: some ContiguousBytes, aad: some ContiguousBytes,
+                     plaintext: some ContiguousBytes) throws -> [UInt8] {
+        try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in try plaintext.withUnsafeBytes { p in
+            var out = [UInt8](repeating: 0, count: p.count + AEADAlgorithm.tagLength)
+            try out.withUnsafeMutableBytes { try seal(nonce: n, aad: a, plaintext: p, into: $0) }
+            return out
+        } } }
+    }
+
+    /// Convenience form for non-secret plaintexts.
+    public func open(nonce: some ContiguousBytes, aad: some ContiguousBytes,
+                     sealed: some ContiguousBytes) throws -> [UInt8] {
+        try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in try sealed.withUnsafeBytes { s in
+            guard s.count >= AEADAlgorithm.tagLength else { throw CryptoError.authenticationFailed }
+            var out = [UInt8](repeating: 0, count: s.count - AEADAlgorithm.tagLength)
+            try out.withUnsafeMutableBytes { try open(nonce: n, aad: a, sealed: s, into: $0) }
+            return out
+        } } }
+    }
+
+    /// Opens into guarded memory, for plaintexts that are keys.
+    public func openSecret(nonce: some ContiguousBytes, aad: some ContiguousBytes,
+                           sealed: some ContiguousBytes) throws -> SecretBytes {
+        try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in try sealed.withUnsafeBytes { s in
+            guard s.count >= AEADAlgorithm.tagLength else { throw CryptoError.authenticationFailed }
+            let out = SecretBytes(count: s.count - AEADAlgorithm.tagLength)
+            try out.withUnsafeMutableBytes { try open(nonce: n, aad: a, sealed: s, into: $0) }
+            return out
+        } } }
+    }
+}

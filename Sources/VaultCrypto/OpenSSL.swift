@@ -1,0 +1,151 @@
+// The only file that imports OpenSSL's libcrypto: EVP AEAD contexts, HKDF
+// through EVP_KDF, HMAC-SHA256 and SHA-256. Every return code passes through
+// `check`, the one place that turns a failure into a typed error.
+internal import COpenSSL
+
+enum OpenSSL {
+    static func check(_ rc: Int32, _ function: String) throws {
+        if rc != 1 {
+            ERR_clear_error()
+            throw CryptoError.library(library: "libcrypto", function: function, code: Int(rc))
+        }
+    }
+
+    enum Cipher {
+        case aes128GCM, aes256GCM, chacha20Poly1305
+        var evp: OpaquePointer {
+            switch self {
+            case .aes128GCM: return EVP_aes_128_gcm()
+            case .aes256GCM: return EVP_aes_256_gcm()
+            case .chacha20Poly1305: return EVP_chacha20_poly1305()
+            }
+        }
+    }
+
+    /// One EVP_CIPHER_CTX bound to one key and one direction. The key is set
+    /// once; each operation changes only the IV, as OpenSSL recommends for speed.
+    final class CipherContext {
+        private let ctx: OpaquePointer
+        let encrypting: Bool
+
+        init(_ cipher: Cipher, key: UnsafeRawBufferPointer, encrypting: Bool) throws {
+            guard let c = EVP_CIPHER_CTX_new() else { throw CryptoError.outOfMemory }
+            ctx = c
+            self.encrypting = encrypting
+            let init_ = encrypting ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
+            try check(init_(ctx, cipher.evp, nil, nil, nil), "EVP_CipherInit_ex")
+            try check(vault_aead_set_ivlen(ctx, 12), "EVP_CTRL_AEAD_SET_IVLEN")
+            try check(init_(ctx, nil, nil, key.baseAddress!.assumingMemoryBound(to: UInt8.self), nil),
+                      "EVP_CipherInit_ex")
+        }
+
+        // EVP_CIPHER_CTX_free cleanses the expanded key schedule.
+        deinit { EVP_CIPHER_CTX_free(ctx) }
+
+        private func update(_ out: UnsafeMutableRawPointer?, _ input: UnsafeRawBufferPointer) throws {
+            var remaining = input.count
+            var offset = 0
+            // EVP takes int lengths; feed at most 1 GiB at a time.
+            while remaining > 0 {
+                let n = min(remaining, 1 << 30)
+                var outl: Int32 = 0
+                let o = out.map { ($0 + offset).assumingMemoryBound(to: UInt8.self) }
+                let i = (input.baseAddress! + offset).assumingMemoryBound(to: UInt8.self)
+                try check(encrypting ? EVP_EncryptUpdate(ctx, o, &outl, i, Int32(n))
+                                     : EVP_DecryptUpdate(ctx, o, &outl, i, Int32(n)), "EVP_CipherUpdate")
+                offset += n; remaining -= n
+            }
+        }
+
+        /// Encrypts `input` into `output` (same length) and writes the 16-byte tag.
+        func seal(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+                  input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer,
+                  tag: UnsafeMutableRawBufferPointer) throws {
+            precondition(encrypting && nonce.count == 12 && output.count == input.count && tag.count == 16)
+            try check(EVP_EncryptInit_ex(ctx, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                      "EVP_EncryptInit_ex")
+            if aad.count > 0 { try update(nil, aad) }
+            if input.count > 0 { try update(output.baseAddress!, input) }
+            var outl: Int32 = 0
+            var scratch = [UInt8](repeating: 0, count: 32)
+            try check(EVP_EncryptFinal_ex(ctx, &scratch, &outl), "EVP_EncryptFinal_ex")
+            try check(vault_aead_get_tag(ctx, tag.baseAddress!.assumingMemoryBound(to: UInt8.self), 16),
+                      "EVP_CTRL_AEAD_GET_TAG")
+        }
+
+        /// Decrypts `input` into `output` and verifies `tag`. On failure the
+        /// output is zeroed, so unauthenticated plaintext never escapes.
+        func open(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+                  input: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+                  output: UnsafeMutableRawBufferPointer) throws {
+            precondition(!encrypting && nonce.count == 12 && output.count == input.count && tag.count == 16)
+            try check(EVP_DecryptInit_ex(ctx, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                      "EVP_DecryptInit_ex")
+            if aad.count > 0 { try update(nil, aad) }
+            if input.count > 0 { try update(output.baseAddress!, input) }
+            try check(vault_aead_set_tag(ctx, tag.baseAddress!.assumingMemoryBound(to: UInt8.self), 16),
+                      "EVP_CTRL_AEAD_SET_TAG")
+            var outl: Int32 = 0
+            var scratch = [UInt8](repeating: 0, count: 32)
+            if EVP_DecryptFinal_ex(ctx, &scratch, &outl) != 1 {
+                ERR_clear_error()
+                if output.count > 0 { output.initializeMemory(as: UInt8.self, repeating: 0) }
+                throw CryptoError.authenticationFailed
+            }
+        }
+    }
+
+    /// The fetched HKDF implementation, shared (EVP_KDF objects are immutable
+    /// after fetch and safe to use from several threads).
+    private final class KDFHandle: @unchecked Sendable {
+        let kdf: OpaquePointer
+        init() { kdf = EVP_KDF_fetch(nil, "HKDF", nil) }
+    }
+    private static let hkdfHandle = KDFHandle()
+
+    enum HKDFMode { case extract, expand }
+
+    static func hkdf(_ mode: HKDFMode, key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer,
+                     info: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+        let m: Int32 = mode == .extract ? EVP_KDF_HKDF_MODE_EXTRACT_ONLY : EVP_KDF_HKDF_MODE_EXPAND_ONLY
+        func p(_ b: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? { b.baseAddress?.assumingMemoryBound(to: UInt8.self) }
+        try check(vault_hkdf_sha256(hkdfHandle.kdf, m, p(key), key.count, p(salt), salt.count,
+                                    p(info), info.count,
+                                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count),
+                  "EVP_KDF_derive(HKDF)")
+    }
+
+    static func hmacSHA256(key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer,
+                           into out: UnsafeMutableRawBufferPointer) throws {
+        precondition(out.count == 32)
+        var len: UInt32 = 0
+        var zero: UInt8 = 0
+        let r = withUnsafeMutablePointer(to: &zero) { z in
+            HMAC(EVP_sha256(), key.baseAddress ?? UnsafeRawPointer(z), Int32(key.count),
+                 data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(z), data.count,
+                 out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len)
+        }
+        if r == nil || len != 32 { throw CryptoError.library(library: "libcrypto", function: "HMAC", code: 0) }
+    }
+
+    /// A streaming SHA-256 context.
+    final class DigestContext {
+        private let ctx: OpaquePointer
+        init() throws {
+            guard let c = EVP_MD_CTX_new() else { throw CryptoError.outOfMemory }
+            ctx = c
+            try check(EVP_DigestInit_ex(ctx, EVP_sha256(), nil), "EVP_DigestInit_ex")
+        }
+        deinit { EVP_MD_CTX_free(ctx) }
+        func update(_ data: UnsafeRawBufferPointer) throws {
+            guard let base = data.baseAddress, data.count > 0 else { return }
+            try check(EVP_DigestUpdate(ctx, base, data.count), "EVP_DigestUpdate")
+        }
+        func finish(into out: UnsafeMutableRawBufferPointer) throws {
+            precondition(out.count == 32)
+            var len: UInt32 = 0
+            try check(EVP_DigestFinal_ex(ctx, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len),
+                      "EVP_DigestFinal_ex")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+// The only file that imports libsodium: random bytes, guarded memory,
+// constant-time comparison, X25519 and Argon2id through crypto_pwhash.
+internal import CSodium
+
+enum Sodium {
+    /// sodium_init must run once before any other call; it is idempotent and thread-safe.
+    static let ready: Void = {
+        guard sodium_init() >= 0 else { fatalError("libsodium failed to initialise") }
+    }()
+
+    static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) {
+        _ = ready
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        randombytes_buf(base, buffer.count)
+    }
+
+    /// Guarded allocation: mlock'ed, surrounded by guard pages, zeroed on free.
+    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
+        _ = ready
+        return sodium_malloc(max(count, 1))
+    }
+
+    static func free(_ pointer: UnsafeMutableRawPointer) { sodium_free(pointer) }
+
+    static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        sodium_memzero(base, buffer.count)
+    }
+
+    /// Constant-time equality of two equal-length buffers.
+    static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        guard a.count > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        return sodium_memcmp(pa, pb, a.count) == 0
+    }
+
+    static let x25519KeyBytes = Int(crypto_scalarmult_BYTES)
+
+    /// X25519(scalar, point). libsodium returns -1 when the result is all zero
+    /// (a low-order point), which RFC 7748 section 6.1 says to reject.
+    static func x25519(scalar: UnsafeRawBufferPointer, point: UnsafeRawBufferPointer,
+                       into out: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        precondition(scalar.count == 32 && point.count == 32 && out.count == 32)
+        let rc = crypto_scalarmult(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                   scalar.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                   point.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        if rc != 0 { throw CryptoError.weakSharedSecret }
+    }
+
+    static func x25519Base(scalar: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        precondition(scalar.count == 32 && out.count == 32)
+        let rc = crypto_scalarmult_base(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                        scalar.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        if rc != 0 { throw CryptoError.library(library: "libsodium", function: "crypto_scalarmult_base", code: Int(rc)) }
+    }
+
+    /// Argon2id v1.3 with one lane (the only lane count crypto_pwhash supports).
+    static func argon2id(password: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer,
+                         passes: UInt32, memoryKiB: UInt32, into out: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        precondition(salt.count == Int(crypto_pwhash_SALTBYTES))
+        let pw = password.baseAddress?.assumingMemoryBound(to: CChar.self)
+        var empty: CChar = 0
+        let rc = withUnsafePointer(to: &empty) { emptyPtr in
+            crypto_pwhash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(out.count),
+                          pw ?? emptyPtr, UInt64(password.count),
+                          salt.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                          UInt64(passes), Int(memoryKiB) * 1024, crypto_pwhash_ALG_ARGON2ID13)
+        }
+        if rc != 0 { throw CryptoError.library(library: "libsodium", function: "crypto_pwhash", code: Int(rc)) }
+    }
+}
