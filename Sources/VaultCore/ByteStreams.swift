@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where sealed or plain bytes go, in order.
+public protocol ByteSink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+/// Random-access bytes of known size (a sealed item file, or memory).
+public protocol ByteSource: AnyObject {
+    var size: UInt64 { get }
+    /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of data.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// An open file descriptor, owned: closed on deinit.
+public final class FileHandleFD: ByteSink, ByteSource {
+    public let fd: Int32
+    public let size: UInt64
+    private let owned: Bool
+
+    /// Opens `path` read-only.
+    public init(readingFrom path: String) throws {
+        fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW)
+        owned = true
+        do { size = try Syscall.fileSize(fd) } catch { Syscall.close(fd); throw error }
+    }
+
+    /// Wraps a descriptor this object does not own (stdin, stdout).
+    public init(borrowing fd: Int32) {
+        self.fd = fd
+        owned = false
+        size = (try? Syscall.fileSize(fd)) ?? 0
+    }
+
+    /// Creates `path` exclusively (never over an existing file), mode 0600.
+    public init(creating path: String) throws {
+        fd = try Syscall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        owned = true
+        size = 0
+    }
+
+    deinit { if owned { Syscall.close(fd) } }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws { try Syscall.writeFully(fd, bytes) }
+
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try Syscall.preadFully(fd, buffer, at: offset)
+    }
+
+    /// Sequential read until the buffer is full or end of input.
+    public func readSequential(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try Syscall.readFully(fd, buffer)
+    }
+
+    public func sync() throws { try Syscall.fsync(fd) }
+}
+
+/// Bytes in memory, for tests, the fuzzer and small files.
+public final class MemoryBytes: ByteSink, ByteSource {
+    public private(set) var bytes: [UInt8]
+    public init(_ bytes: [UInt8] = []) { self.bytes = bytes }
+    public var size: UInt64 { UInt64(bytes.count) }
+
+    public func write(_ b: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: b) }
+
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset < size else { return 0 }
+        let n = min(buffer.count, bytes.count - Int(offset))
+        bytes.withUnsafeBytes { src in
+            buffer.baseAddress!.copyMemory(from: src.baseAddress! + Int(offset), byteCount: n)
+        }
+        return n
+    }
+}

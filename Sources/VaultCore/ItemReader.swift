@@ -1,0 +1,146 @@
+import VaultCrypto
+
+/// Opens a sealed item (see ItemCipher.swift) for streaming or random access.
+///
+/// `init` checks the exact shape (header, chunk count and final chunk size
+/// from the file size) and authenticates the final chunk, which carries the
+/// content length; so truncation, dropped or appended chunks, and a moved
+/// final flag fail before any content is returned. Every other chunk is
+/// authenticated before its bytes leave the reader. All failures are the one
+/// `VaultError.corruptedOrTampered`.
+// @unchecked Sendable: nothing changes after init (contentLength is set
+// once there), and sources read with pread, so worker threads may share it.
+public final class ItemReader: @unchecked Sendable {
+    public let header: ItemHeader
+    public private(set) var contentLength: UInt64
+    public let chunkCount: UInt64
+    private let streamLength: UInt64
+    private let headerBytes: [UInt8]
+    private let source: ByteSource
+    private let workers: ChunkWorkers
+
+    public init(key: FileKey, source: ByteSource, threads: Int = 2) throws {
+        self.source = source
+        let size = source.size
+        let h = UInt64(ItemHeader.length), sealed = UInt64(ItemCipher.sealedChunkSize)
+        let tag = UInt64(ItemCipher.tagLength)
+        guard size >= h + tag + UInt64(ItemCipher.trailerLength) else { throw VaultError.corruptedOrTampered }
+        var hb = [UInt8](repeating: 0, count: ItemHeader.length)
+        guard try hb.withUnsafeMutableBytes({ try source.read(at: 0, into: $0) }) == ItemHeader.length else {
+            throw VaultError.corruptedOrTampered
+        }
+        header = try ItemHeader(parsing: hb)
+        headerBytes = hb
+        let body = size - h
+        let chunks = (body + sealed - 1) / sealed
+        guard chunks <= ItemCipher.maxChunks, body - (chunks - 1) * sealed > tag else {
+            throw VaultError.corruptedOrTampered
+        }
+        chunkCount = chunks
+        streamLength = body - chunks * tag
+        workers = try ChunkWorkers(key: key, threads: threads)
+        contentLength = 0
+
+        // Authenticate the final chunk and take the content length from its
+        // trailer. Only canonical padding is accepted (the stream is exactly
+        // Padmé(length + 8) long), so one content length has one encoding.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ItemCipher.sealedChunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        let n = try readAndOpen(chunk: chunks - 1, into: buffer, aead: workers[0])
+        let trailer = buffer[(n - ItemCipher.trailerLength)..<n].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard trailer <= streamLength - UInt64(ItemCipher.trailerLength),
+              ItemCipher.streamLength(contentLength: trailer) == streamLength else {
+            throw VaultError.corruptedOrTampered
+        }
+        contentLength = trailer
+        _ = try content(ofChunk: chunks - 1, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+    }
+
+    /// Plaintext bytes in chunk `i` (content, padding and trailer together).
+    private func plaintextSize(_ i: UInt64) -> Int {
+        Int(min(UInt64(ItemCipher.chunkSize), streamLength - i * UInt64(ItemCipher.chunkSize)))
+    }
+
+    /// Opens chunk `i` in place: `p` holds its sealed bytes, and afterwards
+    /// its plaintext (or zeros, if it failed to authenticate).
+    private func open(chunk i: UInt64, at p: UnsafeMutableRawPointer, aead: AEAD) throws {
+        let size = plaintextSize(i)
+        let nonce = ItemCipher.nonce(prefix: header.noncePrefix, index: UInt32(i))
+        let aad = ItemCipher.aad(header: headerBytes, index: UInt32(i), final: i == chunkCount - 1)
+        do {
+            try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in
+                try aead.open(nonce: n, aad: a, sealed: UnsafeRawBufferPointer(start: p, count: size + ItemCipher.tagLength),
+                              into: UnsafeMutableRawBufferPointer(start: p, count: size))
+            } }
+        } catch CryptoError.authenticationFailed {
+            throw VaultError.corruptedOrTampered
+        }
+    }
+
+    /// Reads and opens chunk `i` into `buffer`; returns its plaintext size.
+    private func readAndOpen(chunk i: UInt64, into buffer: UnsafeMutableRawBufferPointer, aead: AEAD) throws -> Int {
+        let size = plaintextSize(i)
+        let sealedSize = size + ItemCipher.tagLength
+        let offset = UInt64(ItemHeader.length) + i * UInt64(ItemCipher.sealedChunkSize)
+        guard try source.read(at: offset, into: .init(rebasing: buffer[..<sealedSize])) == sealedSize else {
+            throw VaultError.corruptedOrTampered
+        }
+        try open(chunk: i, at: buffer.baseAddress!, aead: aead)
+        return size
+    }
+
+    /// The number of content bytes at the start of chunk `i`'s plaintext.
+    /// Also checks that the padding it holds is zero (padding is authenticated,
+    /// so this only rejects streams this tool would never write).
+    private func content(ofChunk i: UInt64, plaintext: UnsafeRawBufferPointer) throws -> Int {
+        let start = i * UInt64(ItemCipher.chunkSize)
+        let contentEnd = contentLength > start ? Int(min(contentLength - start, UInt64(plaintext.count))) : 0
+        let padEnd = Int(min(streamLength - UInt64(ItemCipher.trailerLength) - start, UInt64(plaintext.count)))
+        if padEnd > contentEnd, plaintext[contentEnd..<padEnd].contains(where: { $0 != 0 }) {
+            throw VaultError.corruptedOrTampered
+        }
+        return contentEnd
+    }
+
+    /// Reads chunk `index` on its own and returns its content bytes (empty
+    /// for chunks that hold only padding).
+    public func readChunk(_ index: UInt64) throws -> [UInt8] {
+        guard index < chunkCount else { throw VaultError.invalidArgument("chunk \(index) out of range") }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ItemCipher.sealedChunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        let n = try readAndOpen(chunk: index, into: buffer, aead: workers[0])
+        let c = try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+        return Array(buffer[..<c])
+    }
+
+    /// Streams all content to `sink` in order, a batch of chunks at a time,
+    /// opened in parallel. Nothing of a batch reaches the sink unless all of
+    /// it authenticated.
+    public func readAll(to sink: ByteSink, batchChunks: Int = 8) throws {
+        let sealedSize = ItemCipher.sealedChunkSize
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: batchChunks * sealedSize, alignment: 64)
+        defer { buffer.deallocate() }
+        let shared = SharedBuffer(raw: buffer)
+        var first: UInt64 = 0
+        while first < chunkCount {
+            let count = Int(min(UInt64(batchChunks), chunkCount - first))
+            let last = first + UInt64(count) - 1
+            let bytes = (count - 1) * sealedSize + plaintextSize(last) + ItemCipher.tagLength
+            let offset = UInt64(ItemHeader.length) + first * UInt64(sealedSize)
+            guard try source.read(at: offset, into: .init(rebasing: buffer[..<bytes])) == bytes else {
+                throw VaultError.corruptedOrTampered
+            }
+            let base = first
+            try workers.forEach(count) { aead, k in
+                try self.open(chunk: base + UInt64(k), at: shared.raw.baseAddress! + k * sealedSize, aead: aead)
+            }
+            for k in 0..<count {
+                let plain = UnsafeRawBufferPointer(start: buffer.baseAddress! + k * sealedSize,
+                                                   count: plaintextSize(first + UInt64(k)))
+                let n = try content(ofChunk: first + UInt64(k), plaintext: plain)
+                if n > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: plain[..<n])) }
+            }
+            first += UInt64(count)
+        }
+    }
+}

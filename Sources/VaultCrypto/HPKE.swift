@@ -1,0 +1,354 @@
+import Foundation
+
+/// Hybrid Public Key Encryption, RFC 9180, for one fixed KEM and KDF:
+/// DHKEM(X25519, HKDF-SHA256) and HKDF-SHA256, with AES-128-GCM, AES-256-GCM,
+/// ChaCha20-Poly1305 or export-only as the AEAD, in modes base and psk.
+/// The auth modes and every other KEM and KDF are deliberately left out.
+///
+/// Built only from this module's wrappers: X25519 (libsodium), HKDF and the
+/// AEADs (OpenSSL). Every intermediate secret (DH output, shared secret, key,
+/// base nonce, exporter secret) lives in `SecretBytes`.
+///
+///     let (enc, sender) = try HPKE.setupSender(recipient: pkR, info: info, aead: .chacha20Poly1305)
+///     let ct = try sender.seal(pt, aad: aad)
+///     let recipient = try HPKE.setupRecipient(encapsulatedKey: enc, recipient: skR,
+///                                             info: info, aead: .chacha20Poly1305)
+///     let pt2 = try recipient.open(ct, aad: aad)
+///
+/// Errors: every failure to open (bad tag, wrong key or aad, malformed or
+/// low-order encapsulated key) is `CryptoError.authenticationFailed`. Misuse
+/// (psk inputs that do not match the mode, sealing with an export-only
+/// context, sequence-number exhaustion) is `CryptoError.invalidParameter`.
+public enum HPKE {
+    /// HPKE modes (RFC 9180 section 5, table 1). mode_auth (0x02) and
+    /// mode_auth_psk (0x03) are not implemented.
+    public enum Mode: UInt8, Sendable {
+        case base = 0x00
+        case psk = 0x01
+    }
+
+    /// AEAD identifiers (RFC 9180 section 7.3, table 5).
+    public enum AEADID: UInt16, Sendable, CaseIterable {
+        case aes128GCM = 0x0001
+        case aes256GCM = 0x0002
+        case chacha20Poly1305 = 0x0003
+        /// No encryption: the context can only export secrets (section 5.3).
+        case exportOnly = 0xFFFF
+
+        var algorithm: AEADAlgorithm? {
+            switch self {
+            case .aes128GCM: return .aes128GCM
+            case .aes256GCM: return .aes256GCM
+            case .chacha20Poly1305: return .chacha20Poly1305
+            case .exportOnly: return nil
+            }
+        }
+        /// Nk (table 5); zero for export-only.
+        var keyLength: Int { algorithm?.keyLength ?? 0 }
+        /// Nn (table 5); zero for export-only.
+        var nonceLength: Int { algorithm == nil ? 0 : AEADAlgorithm.nonceLength }
+    }
+
+    /// kem_id of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
+    public static let kemID: UInt16 = 0x0020
+    /// kdf_id of HKDF-SHA256 (section 7.2, table 3).
+    public static let kdfID: UInt16 = 0x0001
+    /// Nenc = Npk of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
+    public static let encapsulatedKeyLength = 32
+    /// Nsecret = Nsk of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
+    static let kemSecretLength = 32
+    /// Nh of HKDF-SHA256 (section 7.2, table 3).
+    static let hashLength = HKDF.hashLength
+    /// "the PSK MUST have at least 32 bytes of entropy" (section 9.5); we
+    /// enforce the length. DeriveKeyPair's ikm SHOULD be at least Nsk bytes
+    /// (section 7.1.3); we enforce that too.
+    public static let minimumPSKLength = 32
+    public static let minimumIKMLength = 32
+
+    // MARK: Labels (all ASCII, no terminator)
+
+    /// The version prefix of every labeled KDF input (section 4).
+    static let versionLabel = Array("HPKE-v1".utf8)
+    /// suite_id inside the KEM: "KEM" || I2OSP(kem_id, 2) (section 4.1).
+    static let kemSuiteID = Array("KEM".utf8) + i2osp2(kemID)
+    /// suite_id for the key schedule and export:
+    /// "HPKE" || I2OSP(kem_id, 2) || I2OSP(kdf_id, 2) || I2OSP(aead_id, 2) (section 5.1).
+    static func suiteID(_ aead: AEADID) -> [UInt8] {
+        Array("HPKE".utf8) + i2osp2(kemID) + i2osp2(kdfID) + i2osp2(aead.rawValue)
+    }
+    /// ExtractAndExpand inside DHKEM (section 4.1).
+    static let eaePRKLabel = Array("eae_prk".utf8), sharedSecretLabel = Array("shared_secret".utf8)
+    /// DeriveKeyPair for X25519 (section 7.1.3).
+    static let dkpPRKLabel = Array("dkp_prk".utf8), skLabel = Array("sk".utf8)
+    /// KeySchedule (section 5.1).
+    static let pskIDHashLabel = Array("psk_id_hash".utf8), infoHashLabel = Array("info_hash".utf8),
+               secretLabel = Array("secret".utf8), keyLabel = Array("key".utf8),
+               baseNonceLabel = Array("base_nonce".utf8), exporterLabel = Array("exp".utf8)
+    /// Secret export (section 5.3).
+    static let exportLabel = Array("sec".utf8)
+
+    static func i2osp2(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xff)] }
+
+    // MARK: Labeled KDF (section 4)
+
+    /// LabeledExtract(salt, label, ikm) = Extract(salt, "HPKE-v1" || suite_id || label || ikm).
+    /// The labeled ikm is assembled in guarded memory because ikm is secret.
+    static func labeledExtract(suiteID: [UInt8], salt: some ContiguousBytes, label: [UInt8],
+                               ikm: some ContiguousBytes) throws -> SecretBytes {
+        let labeledIKM = concatenate([versionLabel, suiteID, label, ikm])
+        return try HKDF.extract(salt: salt, ikm: labeledIKM)
+    }
+
+    /// LabeledExpand(prk, label, info, L) =
+    /// Expand(prk, I2OSP(L, 2) || "HPKE-v1" || suite_id || label || info, L).
+    static func labeledExpand(suiteID: [UInt8], prk: SecretBytes, label: [UInt8],
+                              info: some ContiguousBytes, length: Int) throws -> SecretBytes {
+        guard length > 0, length <= 255 * hashLength else {
+            throw CryptoError.invalidParameter("HPKE output length \(length) not in 1...\(255 * hashLength)")
+        }
+        let labeledInfo = i2osp2(UInt16(length)) + versionLabel + suiteID + label
+            + info.withUnsafeBytes { Array($0) }
+        return try HKDF.expand(prk: prk, info: labeledInfo, length: length)
+    }
+
+    private static func concatenate(_ parts: [any ContiguousBytes]) -> SecretBytes {
+        let total = parts.reduce(0) { n, p in n + p.withUnsafeBytes { $0.count } }
+        let out = SecretBytes(count: total)
+        out.withUnsafeMutableBytes { o in
+            var offset = 0
+            for part in parts {
+                part.withUnsafeBytes { b in
+                    if b.count > 0 { (o.baseAddress! + offset).copyMemory(from: b.baseAddress!, byteCount: b.count) }
+                    offset += b.count
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: DHKEM(X25519, HKDF-SHA256) (section 4.1)
+
+    /// DeriveKeyPair(ikm) for X25519 (section 7.1.3): sk = LabeledExpand(
+    /// LabeledExtract("", "dkp_prk", ikm), "sk", "", Nsk). X25519 clamps the
+    /// scalar when it is used, so the bytes are kept as derived.
+    public static func deriveKeyPair(ikm: some ContiguousBytes) throws -> X25519PrivateKey {
+        let n = ikm.withUnsafeBytes { $0.count }
+        guard n >= minimumIKMLength else {
+            throw CryptoError.invalidParameter("HPKE DeriveKeyPair ikm shorter than \(minimumIKMLength) bytes")
+        }
+        let prk = try labeledExtract(suiteID: kemSuiteID, salt: [UInt8](), label: dkpPRKLabel, ikm: ikm)
+        let sk = try labeledExpand(suiteID: kemSuiteID, prk: prk, label: skLabel, info: [UInt8](),
+                                   length: kemSecretLength)
+        return try X25519PrivateKey(secret: sk)
+    }
+
+    /// ExtractAndExpand(dh, kem_context).
+    static func extractAndExpand(dh: SecretBytes, kemContext: [UInt8]) throws -> SecretBytes {
+        let prk = try labeledExtract(suiteID: kemSuiteID, salt: [UInt8](), label: eaePRKLabel, ikm: dh)
+        return try labeledExpand(suiteID: kemSuiteID, prk: prk, label: sharedSecretLabel, info: kemContext,
+                                 length: kemSecretLength)
+    }
+
+    /// Encap(pkR) with the ephemeral key given: returns (shared_secret, enc).
+    /// A low-order pkR throws `weakSharedSecret` (section 7.1.4).
+    static func encap(to pkR: X25519PublicKey, ephemeral skE: X25519PrivateKey) throws
+        -> (sharedSecret: SecretBytes, enc: [UInt8]) {
+        let dh = try skE.sharedSecret(with: pkR)
+        let enc = skE.publicKey.bytes
+        return (try extractAndExpand(dh: dh, kemContext: enc + pkR.bytes), enc)
+    }
+
+    /// Decap(enc, skR). A malformed or low-order enc is an open failure.
+    static func decap(_ enc: [UInt8], recipient skR: X25519PrivateKey) throws -> SecretBytes {
+        guard let pkE = try? X25519PublicKey(bytes: enc),
+              let dh = try? skR.sharedSecret(with: pkE) else { throw CryptoError.authenticationFailed }
+        return try extractAndExpand(dh: dh, kemContext: enc + skR.publicKey.bytes)
+    }
+
+    // MARK: Key schedule (section 5.1)
+
+    /// VerifyPSKInputs (section 5.1), plus the length floor of section 9.5.
+    static func verifyPSKInputs(mode: Mode, psk: SecretBytes?, pskID: [UInt8]) throws {
+        let gotPSK = (psk?.count ?? 0) > 0, gotPSKID = !pskID.isEmpty
+        guard gotPSK == gotPSKID else { throw CryptoError.invalidParameter("HPKE psk and psk_id must be given together") }
+        switch mode {
+        case .base where gotPSK: throw CryptoError.invalidParameter("HPKE psk given in base mode")
+        case .psk where !gotPSK: throw CryptoError.invalidParameter("HPKE psk mode needs a psk and psk_id")
+        default: break
+        }
+        if let psk, gotPSK, psk.count < minimumPSKLength {
+            throw CryptoError.invalidParameter("HPKE psk shorter than \(minimumPSKLength) bytes")
+        }
+    }
+
+    /// KeySchedule(mode, shared_secret, info, psk, psk_id). The setup
+    /// functions run VerifyPSKInputs before the KEM, so misuse is reported as
+    /// such rather than hidden behind a decapsulation failure.
+    static func keySchedule(mode: Mode, sharedSecret: SecretBytes, info: [UInt8], psk: SecretBytes?,
+                            pskID: [UInt8], aead: AEADID) throws -> Context {
+        let suite = suiteID(aead)
+        let pskIDHash = try labeledExtract(suiteID: suite, salt: [UInt8](), label: pskIDHashLabel, ikm: pskID)
+        let infoHash = try labeledExtract(suiteID: suite, salt: [UInt8](), label: infoHashLabel, ikm: info)
+        // key_schedule_context = mode || psk_id_hash || info_hash (public values).
+        let context = [mode.rawValue] + pskIDHash.withUnsafeBytes { Array($0) } + infoHash.withUnsafeBytes { Array($0) }
+        let secret = try labeledExtract(suiteID: suite, salt: sharedSecret, label: secretLabel,
+                                        ikm: psk ?? SecretBytes(count: 0))
+        func expand(_ label: [UInt8], _ length: Int) throws -> SecretBytes {
+            // Export-only has Nk = Nn = 0: nothing to expand.
+            if length == 0 { return SecretBytes(count: 0) }
+            return try labeledExpand(suiteID: suite, prk: secret, label: label, info: context, length: length)
+        }
+        return try Context(aead: aead, suiteID: suite,
+                           key: expand(keyLabel, aead.keyLength),
+                           baseNonce: expand(baseNonceLabel, aead.nonceLength),
+                           exporterSecret: expand(exporterLabel, hashLength))
+    }
+
+    /// The state both sides share after the key schedule. Not thread-safe.
+    final class Context {
+        let suiteID: [UInt8]
+        let key: SecretBytes
+        let baseNonce: SecretBytes
+        let exporterSecret: SecretBytes
+        let aead: AEAD?
+        /// The next message's sequence number. A UInt64 is shorter than Nn
+        /// bytes, which section 5.2 allows as long as overflow is an error.
+        var sequenceNumber: UInt64 = 0
+
+        init(aead: AEADID, suiteID: [UInt8], key: SecretBytes, baseNonce: SecretBytes,
+             exporterSecret: SecretBytes) throws {
+            self.suiteID = suiteID
+            self.key = key
+            self.baseNonce = baseNonce
+            self.exporterSecret = exporterSecret
+            self.aead = try aead.algorithm.map { try AEAD($0, key: key) }
+        }
+
+        /// Runs `body` with ComputeNonce(seq) = base_nonce XOR I2OSP(seq, Nn),
+        /// then increments seq, only if `body` succeeded (section 5.2).
+        func withNextNonce<R>(_ body: (AEAD, [UInt8]) throws -> R) throws -> R {
+            guard let aead else { throw CryptoError.invalidParameter("HPKE export-only context cannot seal or open") }
+            guard sequenceNumber < UInt64.max else { throw CryptoError.invalidParameter("HPKE message limit reached") }
+            var nonce = baseNonce.withUnsafeBytes { Array($0) }
+            withUnsafeBytes(of: sequenceNumber.bigEndian) { seq in
+                for i in 0..<seq.count { nonce[nonce.count - seq.count + i] ^= seq[i] }
+            }
+            let result = try body(aead, nonce)
+            sequenceNumber += 1
+            return result
+        }
+
+        /// Export(exporter_context, L) = LabeledExpand(exporter_secret, "sec",
+        /// exporter_context, L), L at most 255 * Nh (section 5.3).
+        func export(context: some ContiguousBytes, length: Int) throws -> SecretBytes {
+            try HPKE.labeledExpand(suiteID: suiteID, prk: exporterSecret, label: exportLabel,
+                                   info: context, length: length)
+        }
+    }
+
+    // MARK: Public API (sections 5.1.1, 5.1.2, 5.2, 5.3)
+
+    /// The sender's context: seals messages in order and exports secrets.
+    public final class SenderContext {
+        let context: Context
+        init(_ context: Context) { self.context = context }
+
+        /// How many messages this context has sealed.
+        public var sequenceNumber: UInt64 { context.sequenceNumber }
+
+        /// Seal(aad, pt): returns `ciphertext || tag` under the next nonce.
+        public func seal(_ plaintext: some ContiguousBytes, aad: some ContiguousBytes = [UInt8]()) throws -> [UInt8] {
+            try context.withNextNonce { aead, nonce in try aead.seal(nonce: nonce, aad: aad, plaintext: plaintext) }
+        }
+
+        /// Export(exporter_context, L), in guarded memory.
+        public func export(context exporterContext: some ContiguousBytes, length: Int) throws -> SecretBytes {
+            try context.export(context: exporterContext, length: length)
+        }
+    }
+
+    /// The recipient's context: opens messages in the order they were sealed
+    /// and exports secrets. A failed open does not advance the sequence number.
+    public final class RecipientContext {
+        let context: Context
+        init(_ context: Context) { self.context = context }
+
+        /// How many messages this context has opened.
+        public var sequenceNumber: UInt64 { context.sequenceNumber }
+
+        /// Open(aad, ct). Throws `authenticationFailed` if the tag does not verify.
+        public func open(_ ciphertext: some ContiguousBytes, aad: some ContiguousBytes = [UInt8]()) throws -> [UInt8] {
+            try context.withNextNonce { aead, nonce in try aead.open(nonce: nonce, aad: aad, sealed: ciphertext) }
+        }
+
+        /// Open into guarded memory, for plaintexts that are keys.
+        public func openSecret(_ ciphertext: some ContiguousBytes,
+                               aad: some ContiguousBytes = [UInt8]()) throws -> SecretBytes {
+            try context.withNextNonce { aead, nonce in try aead.openSecret(nonce: nonce, aad: aad, sealed: ciphertext) }
+        }
+
+        /// Export(exporter_context, L), in guarded memory.
+        public func export(context exporterContext: some ContiguousBytes, length: Int) throws -> SecretBytes {
+            try context.export(context: exporterContext, length: length)
+        }
+    }
+
+    /// SetupBaseS / SetupPSKS: encapsulates to `recipient` with a fresh
+    /// ephemeral key. Send `encapsulatedKey` (32 bytes) with the ciphertexts.
+    public static func setupSender(recipient: X25519PublicKey, info: some ContiguousBytes, aead: AEADID,
+                                   mode: Mode = .base, psk: SecretBytes? = nil,
+                                   pskID: some ContiguousBytes = [UInt8]()) throws
+        -> (encapsulatedKey: [UInt8], context: SenderContext) {
+        try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID,
+                        ephemeralKey: X25519PrivateKey())
+    }
+
+    /// As above with the ephemeral key injected. Internal: reusing an
+    /// ephemeral key breaks HPKE; only the RFC 9180 vectors need this.
+    static func setupSender(recipient: X25519PublicKey, info: some ContiguousBytes, aead: AEADID,
+                            mode: Mode = .base, psk: SecretBytes? = nil, pskID: some ContiguousBytes = [UInt8](),
+                            ephemeralKey: X25519PrivateKey) throws
+        -> (encapsulatedKey: [UInt8], context: SenderContext) {
+        let id = pskID.withUnsafeBytes { Array($0) }
+        try verifyPSKInputs(mode: mode, psk: psk, pskID: id)
+        let (sharedSecret, enc) = try encap(to: recipient, ephemeral: ephemeralKey)
+        let context = try keySchedule(mode: mode, sharedSecret: sharedSecret, info: info.withUnsafeBytes { Array($0) },
+                                      psk: psk, pskID: id, aead: aead)
+        return (enc, SenderContext(context))
+    }
+
+    /// SetupBaseR / SetupPSKR: decapsulates `encapsulatedKey` with `recipient`.
+    public static func setupRecipient(encapsulatedKey: some ContiguousBytes, recipient: X25519PrivateKey,
+                                      info: some ContiguousBytes, aead: AEADID, mode: Mode = .base,
+                                      psk: SecretBytes? = nil,
+                                      pskID: some ContiguousBytes = [UInt8]()) throws -> RecipientContext {
+        let id = pskID.withUnsafeBytes { Array($0) }
+        try verifyPSKInputs(mode: mode, psk: psk, pskID: id)
+        let sharedSecret = try decap(encapsulatedKey.withUnsafeBytes { Array($0) }, recipient: recipient)
+        let context = try keySchedule(mode: mode, sharedSecret: sharedSecret, info: info.withUnsafeBytes { Array($0) },
+                                      psk: psk, pskID: id, aead: aead)
+        return RecipientContext(context)
+    }
+
+    // MARK: Single-shot (section 6.1)
+
+    /// Seal(pkR, info, aad, pt) in one call: returns (enc, ct).
+    public static func seal(_ plaintext: some ContiguousBytes, to recipient: X25519PublicKey,
+                            info: some ContiguousBytes, aad: some ContiguousBytes = [UInt8](), aead: AEADID,
+                            mode: Mode = .base, psk: SecretBytes? = nil,
+                            pskID: some ContiguousBytes = [UInt8]()) throws
+        -> (encapsulatedKey: [UInt8], ciphertext: [UInt8]) {
+        let (enc, sender) = try setupSender(recipient: recipient, info: info, aead: aead, mode: mode,
+                                            psk: psk, pskID: pskID)
+        return (enc, try sender.seal(plaintext, aad: aad))
+    }
+
+    /// Open(enc, skR, info, aad, ct) in one call.
+    public static func open(_ ciphertext: some ContiguousBytes, encapsulatedKey: some ContiguousBytes,
+                            recipient: X25519PrivateKey, info: some ContiguousBytes,
+                            aad: some ContiguousBytes = [UInt8](), aead: AEADID, mode: Mode = .base,
+                            psk: SecretBytes? = nil, pskID: some ContiguousBytes = [UInt8]()) throws -> [UInt8] {
+        try setupRecipient(encapsulatedKey: encapsulatedKey, recipient: recipient, info: info, aead: aead,
+                           mode: mode, psk: psk, pskID: pskID).open(ciphertext, aad: aad)
+    }
+}
