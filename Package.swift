@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "vault", targets: ["vault"]),
+        .executable(name: "vault-bench", targets: ["VaultBench"]),
         .executable(name: "fuzz-item", targets: ["FuzzItem"]),
     ],
     targets: [
@@ -21,6 +22,8 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
+        // Measurements for `make bench`; not installed.
+        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto"]),
         // libFuzzer entry point; built only by `make fuzz` (see Makefile).
         .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
 

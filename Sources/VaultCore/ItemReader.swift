@@ -113,34 +113,50 @@ public final class ItemReader: @unchecked Sendable {
         return Array(buffer[..<c])
     }
 
-    /// Streams all content to `sink` in order, a batch of chunks at a time,
-    /// opened in parallel. Nothing of a batch reaches the sink unless all of
-    /// it authenticated.
-    public func readAll(to sink: ByteSink, batchChunks: Int = 8) throws {
+    /// Streams all content to `sink` in order. Batches of chunks are opened
+    /// in parallel in place; while the workers open one batch, one of them
+    /// first writes out the previous (already authenticated) batch and reads
+    /// the next. Nothing of a batch reaches the sink unless all of it
+    /// authenticated.
+    public func readAll(to sink: ByteSink, batchChunks: Int = 16) throws {
         let sealedSize = ItemCipher.sealedChunkSize
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: batchChunks * sealedSize, alignment: 64)
-        defer { buffer.deallocate() }
-        let shared = SharedBuffer(raw: buffer)
-        var first: UInt64 = 0
-        while first < chunkCount {
-            let count = Int(min(UInt64(batchChunks), chunkCount - first))
-            let last = first + UInt64(count) - 1
-            let bytes = (count - 1) * sealedSize + plaintextSize(last) + ItemCipher.tagLength
-            let offset = UInt64(ItemHeader.length) + first * UInt64(sealedSize)
-            guard try source.read(at: offset, into: .init(rebasing: buffer[..<bytes])) == bytes else {
+        let buffers = (0..<2).map { _ in
+            SharedBuffer(raw: .allocate(byteCount: batchChunks * sealedSize, alignment: 64))
+        }
+        defer { buffers.forEach { $0.raw.deallocate() } }
+        let batches = (chunkCount + UInt64(batchChunks) - 1) / UInt64(batchChunks)
+        let firstChunk = { (b: UInt64) in b * UInt64(batchChunks) }
+        let chunksIn = { (b: UInt64) in Int(min(UInt64(batchChunks), self.chunkCount - firstChunk(b))) }
+
+        func read(batch b: UInt64, into buffer: SharedBuffer) throws {
+            let count = chunksIn(b)
+            let last = firstChunk(b) + UInt64(count) - 1
+            let bytes = (count - 1) * sealedSize + self.plaintextSize(last) + ItemCipher.tagLength
+            let offset = UInt64(ItemHeader.length) + firstChunk(b) * UInt64(sealedSize)
+            guard try self.source.read(at: offset, into: .init(rebasing: buffer.raw[..<bytes])) == bytes else {
                 throw VaultError.corruptedOrTampered
             }
-            let base = first
-            try workers.forEach(count) { aead, k in
-                try self.open(chunk: base + UInt64(k), at: shared.raw.baseAddress! + k * sealedSize, aead: aead)
-            }
-            for k in 0..<count {
-                let plain = UnsafeRawBufferPointer(start: buffer.baseAddress! + k * sealedSize,
-                                                   count: plaintextSize(first + UInt64(k)))
-                let n = try content(ofChunk: first + UInt64(k), plaintext: plain)
+        }
+        func write(batch b: UInt64, from buffer: SharedBuffer) throws {
+            for k in 0..<chunksIn(b) {
+                let i = firstChunk(b) + UInt64(k)
+                let plain = UnsafeRawBufferPointer(start: buffer.raw.baseAddress! + k * sealedSize,
+                                                   count: self.plaintextSize(i))
+                let n = try self.content(ofChunk: i, plaintext: plain)
                 if n > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: plain[..<n])) }
             }
-            first += UInt64(count)
         }
+
+        try read(batch: 0, into: buffers[0])
+        for b in 0..<batches {
+            let (mine, other) = (buffers[Int(b % 2)], buffers[Int((b + 1) % 2)])
+            try workers.forEach(chunksIn(b), alongside: {
+                if b > 0 { try write(batch: b - 1, from: other) }
+                if b + 1 < batches { try read(batch: b + 1, into: other) }
+            }) { aead, k in
+                try self.open(chunk: firstChunk(b) + UInt64(k), at: mine.raw.baseAddress! + k * sealedSize, aead: aead)
+            }
+        }
+        try write(batch: batches - 1, from: buffers[Int((batches - 1) % 2)])
     }
 }

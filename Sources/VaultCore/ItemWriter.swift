@@ -2,95 +2,106 @@ import VaultCrypto
 
 /// Streams content into the sealed item format (see ItemCipher.swift).
 ///
-/// Memory is flat: one batch of `batchChunks` sealed chunks plus one spare
-/// slot, whatever the content size. A chunk is sealed only once the writer
-/// knows whether it is the final one: when more input arrives, or at `finish`.
-/// Chunks are sealed in place, a batch at a time, on all worker threads.
+/// Memory is flat: two batches of `batchChunks` sealed chunk slots, whatever
+/// the content size. While the workers seal one batch in place, one of them
+/// first writes the previous batch out (and, in `consume`, reads the next
+/// one in), so I/O and the cipher overlap. A full batch can always be sealed
+/// as non-final, because the padded stream always continues past the content
+/// with at least the 8-byte length trailer; only `finish` seals a final chunk.
 public final class ItemWriter {
     public let header: ItemHeader
     private let headerBytes: [UInt8]
     private let sink: ByteSink
     private let workers: ChunkWorkers
     private let batchChunks: Int
-    private let buffer: UnsafeMutableRawBufferPointer   // (batchChunks + 1) sealed slots
-
-    private var fullChunks = 0          // complete plaintext chunks waiting in the buffer
+    private let buffers: [UnsafeMutableRawBufferPointer]
+    private var current = 0             // the batch being filled
+    private var fullChunks = 0          // complete plaintext chunks in it
     private var partial = 0             // bytes in the slot after them
-    private var nextIndex: UInt64 = 0   // chunk index of buffer slot 0
+    private var pendingBytes = 0        // sealed bytes waiting in the other batch
+    private var nextIndex: UInt64 = 0   // chunk index of the current batch's slot 0
     public private(set) var contentLength: UInt64 = 0
     public private(set) var sealedLength: UInt64 = 0
     private var finished = false
 
     public init(key: FileKey, header: ItemHeader, sink: ByteSink,
-                threads: Int = 2, batchChunks: Int = 8) throws {
+                threads: Int = 2, batchChunks: Int = 16) throws {
         precondition(batchChunks >= 1)
         self.header = header
         self.headerBytes = header.bytes
         self.sink = sink
         self.batchChunks = batchChunks
         self.workers = try ChunkWorkers(key: key, threads: threads)
-        buffer = .allocate(byteCount: (batchChunks + 1) * ItemCipher.sealedChunkSize, alignment: 64)
+        buffers = (0..<2).map { _ in .allocate(byteCount: batchChunks * ItemCipher.sealedChunkSize, alignment: 64) }
         try headerBytes.withUnsafeBytes { try sink.write($0) }
         sealedLength = UInt64(ItemHeader.length)
     }
 
-    deinit { buffer.deallocate() }
+    deinit { buffers.forEach { $0.deallocate() } }
 
-    private func slot(_ k: Int) -> UnsafeMutableRawPointer {
-        buffer.baseAddress! + k * ItemCipher.sealedChunkSize
+    private func slot(_ k: Int, in buffer: Int? = nil) -> UnsafeMutableRawPointer {
+        buffers[buffer ?? current].baseAddress! + k * ItemCipher.sealedChunkSize
     }
 
     /// Appends content bytes.
     public func write(_ data: UnsafeRawBufferPointer) throws {
         precondition(!finished, "write after finish")
         try append(data)
-        contentLength += UInt64(data.count)
-        guard contentLength <= ItemCipher.maxContentLength else {
-            throw VaultError.invalidArgument("item larger than the format allows")
-        }
+        try count(UInt64(data.count))
     }
 
     public func write(_ data: [UInt8]) throws { try data.withUnsafeBytes { try write($0) } }
 
-    /// Reads `source` sequentially to its end, straight into the chunk slots
-    /// (no intermediate copy). Returns the number of bytes consumed.
-    @discardableResult
-    public func consume(_ source: FileHandleFD) throws -> UInt64 {
-        precondition(!finished, "write after finish")
-        var total: UInt64 = 0
-        while true {
-            if fullChunks == batchChunks {
-                // Buffer full: read ahead into the spare slot to learn whether
-                // the batch holds the final chunk.
-                let n = try source.readSequential(into: .init(start: slot(batchChunks), count: ItemCipher.chunkSize))
-                if n == 0 { break }
-                try flush(lastIsFinal: false, chunks: batchChunks)
-                slot(0).copyMemory(from: slot(batchChunks), byteCount: n)
-                partial = n
-                if partial == ItemCipher.chunkSize { fullChunks = 1; partial = 0 }
-                total += UInt64(n)
-            } else {
-                let room = ItemCipher.chunkSize - partial
-                let n = try source.readSequential(into: .init(start: slot(fullChunks) + partial, count: room))
-                if n == 0 { break }
-                partial += n
-                total += UInt64(n)
-                if partial == ItemCipher.chunkSize { fullChunks += 1; partial = 0 }
-            }
-        }
-        contentLength += total
+    private func count(_ n: UInt64) throws {
+        contentLength += n
         guard contentLength <= ItemCipher.maxContentLength else {
             throw VaultError.invalidArgument("item larger than the format allows")
         }
-        return total
     }
 
-    /// Copies stream bytes into the slots, sealing full batches (never final)
-    /// only when more bytes are waiting.
+    /// Reads `source` sequentially to its end, straight into the chunk slots
+    /// (no intermediate copy), reading the next batch while the workers seal
+    /// this one. Returns the number of bytes consumed.
+    @discardableResult
+    public func consume(_ source: FileHandleFD) throws -> UInt64 {
+        precondition(!finished, "write after finish")
+        let start = contentLength
+        // Fill the current batch; seal it while the next one is read.
+        var (full, part, eof) = try fill(current, from: source, full: fullChunks, partial: partial)
+        (fullChunks, partial) = (full, part)
+        while !eof && fullChunks == batchChunks {
+            let other = 1 - current
+            var result = (0, 0, false)
+            try sealCurrent(final: false) {
+                result = try self.fill(other, from: source, full: 0, partial: 0)
+            }
+            (full, part, eof) = result
+            (fullChunks, partial) = (full, part)
+        }
+        return contentLength - start
+    }
+
+    /// Reads into batch `b` from (full, partial) until it is full or the
+    /// source ends; returns the new (full, partial, reached end).
+    private func fill(_ b: Int, from source: FileHandleFD, full: Int, partial: Int) throws -> (Int, Int, Bool) {
+        var (full, partial) = (full, partial)
+        while full < batchChunks {
+            let room = ItemCipher.chunkSize - partial
+            let n = try source.readSequential(into: .init(start: slot(full, in: b) + partial, count: room))
+            try count(UInt64(n))
+            partial += n
+            if partial == ItemCipher.chunkSize { full += 1; partial = 0 }
+            if n < room { return (full, partial, true) }
+        }
+        return (full, partial, false)
+    }
+
+    /// Copies stream bytes into the slots, sealing a full batch only when
+    /// more bytes are waiting.
     private func append(_ data: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < data.count {
-            if fullChunks == batchChunks { try flush(lastIsFinal: false, chunks: batchChunks) }
+            if fullChunks == batchChunks { try sealCurrent(final: false) }
             let n = min(ItemCipher.chunkSize - partial, data.count - offset)
             (slot(fullChunks) + partial).copyMemory(from: data.baseAddress! + offset, byteCount: n)
             partial += n
@@ -99,35 +110,38 @@ public final class ItemWriter {
         }
     }
 
-    /// Seals the first `chunks` slots (the last of which is `partial` bytes
-    /// if partial > 0 and it is the slot after the full ones) and writes them.
-    private func flush(lastIsFinal: Bool, chunks: Int) throws {
-        let lastSize = chunks > fullChunks ? partial : ItemCipher.chunkSize
-        let first = nextIndex
-        let header = headerBytes
-        let prefix = self.header.noncePrefix
-        let buf = SharedBuffer(raw: buffer)
-        try workers.forEach(chunks) { aead, k in
+    /// Seals the current batch in place (its last chunk final if `final`),
+    /// while one worker writes out the previous batch and then runs `more`.
+    /// Afterwards the sealed batch is pending and the other one is current.
+    private func sealCurrent(final: Bool, alongside more: (() throws -> Void)? = nil) throws {
+        let chunks = fullChunks + (partial > 0 ? 1 : 0)
+        let lastSize = partial > 0 ? partial : ItemCipher.chunkSize
+        let (first, header, prefix) = (nextIndex, headerBytes, self.header.noncePrefix)
+        let buf = SharedBuffer(raw: buffers[current])
+        let (pendingBuffer, pending, sink) = (SharedBuffer(raw: buffers[1 - current]), pendingBytes, self.sink)
+        try workers.forEach(chunks, alongside: {
+            if pending > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: pendingBuffer.raw[..<pending])) }
+            try more?()
+        }) { aead, k in
             let size = k == chunks - 1 ? lastSize : ItemCipher.chunkSize
             let index = UInt32(first + UInt64(k))
             let p = buf.raw.baseAddress! + k * ItemCipher.sealedChunkSize
             let nonce = ItemCipher.nonce(prefix: prefix, index: index)
-            let aad = ItemCipher.aad(header: header, index: index, final: lastIsFinal && k == chunks - 1)
+            let aad = ItemCipher.aad(header: header, index: index, final: final && k == chunks - 1)
             try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in
                 try aead.seal(nonce: n, aad: a, plaintext: UnsafeRawBufferPointer(start: p, count: size),
                               into: UnsafeMutableRawBufferPointer(start: p, count: size + ItemCipher.tagLength))
             } }
         }
-        let bytes = (chunks - 1) * ItemCipher.sealedChunkSize + lastSize + ItemCipher.tagLength
-        try sink.write(UnsafeRawBufferPointer(start: buffer.baseAddress, count: bytes))
-        sealedLength += UInt64(bytes)
+        sealedLength += UInt64(pending)
+        pendingBytes = (chunks - 1) * ItemCipher.sealedChunkSize + lastSize + ItemCipher.tagLength
         nextIndex += UInt64(chunks)
-        if chunks > fullChunks { partial = 0 }
-        fullChunks = max(0, fullChunks - chunks)
+        current = 1 - current
+        (fullChunks, partial) = (0, 0)
     }
 
-    /// Appends the padding and length trailer and seals the final chunk.
-    /// Returns the total sealed length written to the sink.
+    /// Appends the padding and length trailer, seals the final chunk and
+    /// writes everything out. Returns the total sealed length.
     @discardableResult
     public func finish() throws -> UInt64 {
         precondition(!finished, "finish called twice")
@@ -141,7 +155,10 @@ public final class ItemWriter {
             padding -= UInt64(n)
         }
         try withUnsafeBytes(of: contentLength.bigEndian) { try append($0) }
-        try flush(lastIsFinal: true, chunks: fullChunks + (partial > 0 ? 1 : 0))
+        try sealCurrent(final: true)
+        try sink.write(UnsafeRawBufferPointer(rebasing: buffers[1 - current][..<pendingBytes]))
+        sealedLength += UInt64(pendingBytes)
+        pendingBytes = 0
         return sealedLength
     }
 }

@@ -44,20 +44,23 @@ struct ItemRoundTripTests {
         }
     }
 
-    @Test("consume(fd) reads a file straight into the slots and matches write()")
-    func consumeFile() throws {
-        let content = F.content(10 * F.M + 3)
-        let path = "/tmp/vault-test-consume-\(getpid())"
+    @Test("consume(fd) reads a file straight into the slots and matches write()",
+          arguments: [0, 5, 4 * F.M, 4 * F.M + 1, 8 * F.M, 10 * F.M + 3])
+    func consumeFile(size: Int) throws {
+        let content = F.content(size, seed: 9)
+        let path = "/tmp/vault-test-consume-\(getpid())-\(size)"
         unlink(path)
         defer { unlink(path) }
         let f = try FileHandleFD(creating: path)
         try content.withUnsafeBytes { try f.write($0) }
-        let input = try FileHandleFD(readingFrom: path)
+        // Some bytes through write() first, the rest from the file.
+        let head = F.content(3, seed: 10)
         let sink = MemoryBytes()
         let w = try ItemWriter(key: F.key(), header: F.header(), sink: sink, batchChunks: 4)
-        #expect(try w.consume(input) == UInt64(content.count))
+        try w.write(head)
+        #expect(try w.consume(try FileHandleFD(readingFrom: path)) == UInt64(content.count))
         try w.finish()
-        #expect(sink.bytes == (try F.seal(content)))
+        #expect(sink.bytes == (try F.seal(head + content)))
     }
 
     @Test("Padmé leaves O(log log L) bits and matches the paper's examples")
