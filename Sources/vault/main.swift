@@ -1,1 +1,2 @@
-print("vault")
+// The vault command line; see Terminal.swift for all output.
+print("vault 0.1.0")

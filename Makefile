@@ -1,0 +1,55 @@
+# vault: see README.md. `make demo` and `make test` work on a fresh Debian 12.
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SWIFT ?= swift
+BIN := .build/release/vault
+FUZZ_SECONDS ?= 60
+# Debian packages: build (C libraries), tests (python3-cryptography for the
+# independent reference reader, pty via python3), bench references (age, bc).
+DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev pkg-config \
+                python3 python3-cryptography age bc openssl
+
+.PHONY: all deps build test demo bench fuzz install uninstall clean crashtest
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "make deps: missing Debian packages; run: sudo apt-get install -y $$missing"; exit 1; \
+	  fi; \
+	fi
+	@python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography
+
+build: deps
+	$(SWIFT) build -c release --product vault
+	$(SWIFT) build -c release --product vault-bench
+
+test: build
+	VAULT_BIN=$(CURDIR)/$(BIN) $(SWIFT) test
+
+demo: build
+	@scripts/demo.sh $(BIN)
+
+bench: build
+	@scripts/bench.sh
+
+fuzz: deps
+	SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-item \
+	  --sanitize fuzzer --sanitize address \
+	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vault
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/vault
+
+clean:
+	rm -rf .build
