@@ -34,6 +34,13 @@ public final class FileHandleFD: ByteSink, ByteSource {
         size = (try? Syscall.fileSize(fd)) ?? 0
     }
 
+    /// Takes ownership of an open descriptor.
+    init(owning fd: Int32) {
+        self.fd = fd
+        owned = true
+        size = (try? Syscall.fileSize(fd)) ?? 0
+    }
+
     /// Creates `path` exclusively (never over an existing file), mode 0600.
     public init(creating path: String) throws {
         fd = try Syscall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)

@@ -5,6 +5,9 @@
 import Glibc
 #endif
 
+// Glibc's `flock` name resolves to the struct; bind the function directly.
+@_silgen_name("flock") private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
+
 enum Syscall {
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ operation: String, path: String? = nil,
@@ -64,4 +67,70 @@ enum Syscall {
     }
 
     static func fsync(_ fd: Int32) throws { _ = try retrying("fsync") { Glibc.fsync(fd) } }
+
+    static func mkdir(_ path: String, _ mode: mode_t = 0o700) throws {
+        _ = try retrying("mkdir", path: path) { Glibc.mkdir(path, mode) }
+    }
+
+    static func rename(_ from: String, _ to: String) throws {
+        _ = try retrying("rename", path: to) { Glibc.rename(from, to) }
+    }
+
+    /// Moves `from` to `to` only if `to` does not exist (link, then unlink
+    /// the old name): the way plaintext output never overwrites a user's
+    /// file, even one created a moment ago. Throws EEXIST otherwise.
+    static func renameNoReplace(_ from: String, _ to: String) throws {
+        _ = try retrying("link", path: to) { Glibc.link(from, to) }
+        try unlink(from)
+    }
+
+    static func unlink(_ path: String) throws { _ = try retrying("unlink", path: path) { Glibc.unlink(path) } }
+
+    static func rmdir(_ path: String) throws { _ = try retrying("rmdir", path: path) { Glibc.rmdir(path) } }
+
+    /// fsync of a directory, so a rename or unlink in it is durable.
+    static func fsyncDirectory(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try fsync(fd)
+    }
+
+    /// lstat; nil if the path does not exist.
+    static func lstat(_ path: String) throws -> stat? {
+        var st = stat()
+        if Glibc.lstat(path, &st) == 0 { return st }
+        if errno == ENOENT { return nil }
+        throw VaultError.system(operation: "lstat", path: path, errno: errno)
+    }
+
+    /// flock; returns false if another holder has it and `wait` is false.
+    static func flock(_ fd: Int32, exclusive: Bool = true, wait: Bool = false) throws -> Bool {
+        let op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)
+        while true {
+            if c_flock(fd, op) == 0 { return true }
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { return false }
+            throw VaultError.system(operation: "flock", path: nil, errno: errno)
+        }
+    }
+
+    /// Names in a directory, without "." and "..".
+    static func listDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw VaultError.system(operation: "opendir", path: path, errno: errno) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func fchmod(_ fd: Int32, _ mode: mode_t) throws { _ = try retrying("fchmod") { Glibc.fchmod(fd, mode) } }
+
+    static func ftruncate(_ fd: Int32, _ size: UInt64) throws {
+        _ = try retrying("ftruncate") { Glibc.ftruncate(fd, off_t(size)) }
+    }
 }

@@ -5,6 +5,24 @@ public enum VaultError: Error, Equatable, Sendable {
     /// Every such failure reads the same, whatever the cause, so the error
     /// reveals nothing about which check an attacker's edit tripped.
     case corruptedOrTampered
+    /// The same, for one named item.
+    case itemCorrupted(name: String)
+    /// The password (or kit passphrase) did not unwrap the master key.
+    case wrongPassword
+    /// No vault at the path (no header there, or not a vault header).
+    case notAVault
+    /// A vault header of a format version this build cannot read.
+    case unsupportedVersion(Int)
+    /// Another process holds the writer lock.
+    case busy
+    /// The target exists and will not be overwritten.
+    case alreadyExists(path: String)
+    /// No item of that name.
+    case noSuchItem(name: String)
+    /// An item name that cannot be stored (empty, too long, control characters, '/').
+    case invalidName(String)
+    /// A path inside the vault is a symbolic link or has the wrong type.
+    case unsafeVaultPath(String)
     /// A system call failed; `operation` names it, `errno` keeps the code.
     case system(operation: String, path: String?, errno: Int32)
     /// A value was outside what this format or operation allows.

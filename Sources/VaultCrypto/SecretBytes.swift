@@ -81,3 +81,10 @@ public enum SecureRandom {
 public func constantTimeEqual(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in Sodium.equal(pa, pb) } }
 }
+
+/// Zeroing that the compiler may not optimise away (sodium_memzero), for
+/// buffers that briefly held secrets outside SecretBytes.
+public enum SecureZero {
+    public static func zero(_ buffer: UnsafeMutableRawBufferPointer) { Sodium.zero(buffer) }
+    public static func zero(_ bytes: inout [UInt8]) { bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
+}

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import VaultCrypto
+
+/// A vault on disk, not unlocked: what works without the password
+/// (creating one, reading its header, dropping items in).
+public final class Vault: Sendable {
+    public let paths: VaultPaths
+    public let header: VaultHeader
+
+    /// Opens the vault at `root`: layout checked (no symbolic links), header
+    /// parsed with its exact shape and bounded KDF parameters. No secret needed.
+    public init(at root: String) throws {
+        paths = VaultPaths(root: root)
+        try VaultDirectory.checkLayout(paths)
+        header = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+    }
+
+    /// Creates a vault at `root` (an absent or empty directory, or one left by
+    /// an interrupted init) and returns it unlocked. The header is written
+    /// last: until it exists there is no vault.
+    public static func create(at root: String, password: Password, kdf: Argon2Parameters,
+                              options: VaultOptions = []) throws -> UnlockedVault {
+        let paths = VaultPaths(root: root)
+        if try Syscall.lstat(paths.header) != nil { throw VaultError.alreadyExists(path: root) }
+        try VaultHeader.checkBounds(kdf)
+        if try Syscall.lstat(root) == nil { try Syscall.mkdir(root) }
+        guard let st = try Syscall.lstat(root), st.st_mode & S_IFMT == S_IFDIR else { throw VaultError.unsafeVaultPath(root) }
+        for dir in [paths.items, paths.inbox] where try Syscall.lstat(dir) == nil { try Syscall.mkdir(dir) }
+        let lock = try WriterLock(paths)
+        let vaultID = SecureRandom.bytes(16), salt = SecureRandom.bytes(16)
+        let masterKey = MasterKey.random()
+        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
+        let header = try VaultHeader.seal(vaultID: vaultID, kdf: kdf, salt: salt, kek: kek, masterKey: masterKey, options: options)
+        let keys = try VaultKeys(masterKey: masterKey, vaultID: vaultID)
+        try VaultDirectory.atomicWrite(try Manifest().sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
+        try Syscall.fsyncDirectory(root)
+        try VaultDirectory.atomicWrite(header.bytes, to: paths.header)
+        return try UnlockedVault(vault: Vault(at: root), keys: keys, lock: lock)
+    }
+
+    /// Unlocks with the password: Argon2id (parameters already bounded by
+    /// the parser), unwrap, header MAC. Takes the writer lock when free; a
+    /// read-only caller proceeds without it if another writer holds it.
+    public func unlock(password: Password, forWriting: Bool) throws -> UnlockedVault {
+        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: header.salt, parameters: header.kdf)
+        return try unlock(masterKey: header.unlock(kek: kek), forWriting: forWriting)
+    }
+
+    /// Unlocks with a master key obtained another way (a recovery kit).
+    public func unlock(masterKey: MasterKey, forWriting: Bool) throws -> UnlockedVault {
+        try header.verify(masterKey: masterKey)
+        var lock: WriterLock?
+        do { lock = try WriterLock(paths) } catch VaultError.busy where !forWriting { lock = nil }
+        return try UnlockedVault(vault: self, keys: VaultKeys(masterKey: masterKey, vaultID: header.vaultID), lock: lock)
+    }
+
+    /// Drop-ins waiting in the inbox (envelopes not yet absorbed).
+    public func waitingDropIns() throws -> Int {
+        try Syscall.listDirectory(paths.inbox).filter { $0.hasSuffix(".env") }.count
+    }
+
+    /// Adds content without the password: seals it under a fresh file key
+    /// into the inbox, then seals the file key and metadata to the vault's
+    /// public key (HPKE). The content's temp file stays flock'ed until the
+    /// envelope has landed, so cleanup never takes a half-done drop-in.
+    @discardableResult
+    public func dropIn(from source: FileHandleFD, name: String, kind: ItemKind = .file, flags: ItemFlags = [],
+                       mode: UInt16, modified: Int64, fileCount: UInt64 = 1,
+                       write: ((ItemWriter) throws -> Void)? = nil) throws -> ManifestEntry {
+        try ManifestEntry.checkName(name)
+        let itemHeader = ItemHeader.random(flags: flags)
+        let fileKey = FileKey.random()
+        let blob = Hex.encode(itemHeader.itemID)
+        let content = try TempFile(beside: paths.dropInContent(blob))
+        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: content.file)
+        if let write { try write(writer) } else { try writer.consume(source) }
+        try writer.finish()
+        try content.commit(to: paths.dropInContent(blob))
+        let entry = try ManifestEntry(itemID: itemHeader.itemID, fileKey: fileKey, kind: kind, origin: .droppedIn,
+                                      mode: mode & 0o7777, size: writer.contentLength, fileCount: fileCount,
+                                      added: Int64(time(nil)), modified: modified, name: name)
+        let envelope = try DropInEnvelope.seal(entry, to: header.publicKey, vaultID: header.vaultID)
+        try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob))
+        return entry
+    }
+}
+
+/// The keys an unlocked vault works with, all derived from the master key.
+struct VaultKeys: Sendable {
+    let master: MasterKey
+    let manifest: SecretBytes
+    let privateKey: X25519PrivateKey
+
+    init(masterKey: MasterKey, vaultID: [UInt8]) throws {
+        master = masterKey
+        manifest = try masterKey.manifestKey(vaultID: vaultID)
+        privateKey = try masterKey.vaultKeyPair(vaultID: vaultID)
+    }
+}

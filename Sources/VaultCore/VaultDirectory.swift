@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import VaultCrypto
+
+// The vault on disk (docs/FORMAT.md, "Layout"):
+//
+//   DIR/vault.header      the header (VaultHeader.swift), written last at init
+//   DIR/manifest          the encrypted manifest (Manifest.swift)
+//   DIR/items/<id hex>    one sealed item per stored item (ItemCipher.swift)
+//   DIR/inbox/<id>.item   a drop-in's sealed content
+//   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
+//   DIR/lock              the writers' flock
+//   .tmp-<hex>            a file being written, in the directory it will land in
+//
+// Directories are 0700, files 0600. Any of these paths being a symbolic link
+// makes the vault refuse to open.
+
+public struct VaultPaths: Sendable {
+    public let root: String
+    public init(root: String) { self.root = root }
+    public var header: String { root + "/vault.header" }
+    public var manifest: String { root + "/manifest" }
+    public var items: String { root + "/items" }
+    public var inbox: String { root + "/inbox" }
+    public var lock: String { root + "/lock" }
+    public func item(_ blobName: String) -> String { items + "/" + blobName }
+    public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
+    public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }
+}
+
+enum VaultDirectory {
+    static let tempPrefix = ".tmp-"
+
+    /// Refuses a vault whose own paths are symbolic links or of the wrong type.
+    static func checkLayout(_ paths: VaultPaths) throws {
+        guard let root = try Syscall.lstat(paths.root) else { throw VaultError.notAVault }
+        guard root.st_mode & S_IFMT == S_IFDIR else {
+            if root.st_mode & S_IFMT == S_IFLNK { throw VaultError.unsafeVaultPath(paths.root) }
+            throw VaultError.notAVault
+        }
+        guard let header = try Syscall.lstat(paths.header) else { throw VaultError.notAVault }
+        guard header.st_mode & S_IFMT == S_IFREG else { throw VaultError.unsafeVaultPath(paths.header) }
+        for (path, type) in [(paths.manifest, S_IFREG), (paths.items, S_IFDIR), (paths.inbox, S_IFDIR)] {
+            guard let st = try Syscall.lstat(path) else { throw VaultError.corruptedOrTampered }
+            guard st.st_mode & S_IFMT == type else { throw VaultError.unsafeVaultPath(path) }
+        }
+    }
+
+    /// Reads a whole small file (header, manifest, envelope) of at most
+    /// `limit` bytes, refusing symbolic links and anything larger.
+    static func readFile(_ path: String, limit: Int) throws -> [UInt8] {
+        let f = try FileHandleFD(readingFrom: path)
+        guard f.size <= UInt64(limit) else { throw VaultError.corruptedOrTampered }
+        var b = [UInt8](repeating: 0, count: Int(f.size))
+        let n = try b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }
+        guard n == b.count else { throw VaultError.corruptedOrTampered }
+        return b
+    }
+
+    /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync dir.
+    static func atomicWrite(_ bytes: [UInt8], to path: String) throws {
+        let temp = try TempFile(beside: path)
+        try bytes.withUnsafeBytes { try temp.file.write($0) }
+        try temp.commit(to: path)
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+/// A file being written next to where it will land, named `.tmp-<random>`,
+/// flock'ed while open so cleanup can tell it from an abandoned one. Removed
+/// on deinit unless committed.
+final class TempFile {
+    let path: String
+    let file: FileHandleFD
+    private var committed = false
+
+    init(beside target: String) throws {
+        path = VaultDirectory.directory(of: target) + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
+        file = try FileHandleFD(creating: path)
+        _ = try Syscall.flock(file.fd)
+    }
+
+    /// fsync, rename over `target` (or, with `noReplace`, only if it does not
+    /// exist), fsync the directory. The flock stays held until deinit.
+    func commit(to target: String, noReplace: Bool = false) throws {
+        try file.sync()
+        if noReplace { try Syscall.renameNoReplace(path, target) } else { try Syscall.rename(path, target) }
+        committed = true
+        try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
+    }
+
+    deinit { if !committed { try? Syscall.unlink(path) } }
+}
+
+/// The writers' lock: an exclusive flock on DIR/lock, held until deinit.
+/// Drop-ins never take it.
+final class WriterLock {
+    private let file: FileHandleFD
+
+    init(_ paths: VaultPaths) throws {
+        let fd = try Syscall.open(paths.lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+        file = FileHandleFD(owning: fd)
+        guard try Syscall.flock(fd) else { throw VaultError.busy }
+    }
+}
+
+/// Whether some process holds a flock on `path` (a temp file being written).
+func isLockedByWriter(_ path: String) -> Bool {
+    guard let fd = try? Syscall.open(path, O_RDONLY | O_NOFOLLOW) else { return false }
+    defer { Syscall.close(fd) }
+    return (try? Syscall.flock(fd)) == false
+}

@@ -1,0 +1,57 @@
+import Foundation
+import VaultCrypto
+@testable import VaultCore
+
+/// A throw-away vault in a temp directory, with a cheap KDF so tests stay fast.
+final class TempVault {
+    static let weakKDF = try! Argon2Parameters(memoryKiB: 1024, passes: 1, lanes: 1)
+    let dir: String
+    var root: String { dir + "/vault" }
+
+    init() {
+        dir = NSTemporaryDirectory() + "vault-core-test-" + Hex.encode(SecureRandom.bytes(6))
+        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
+    static func password(_ s: String) -> Password {
+        var b = Array(s.utf8)
+        return Password(secret: SecretBytes(consuming: &b))
+    }
+
+    @discardableResult
+    func create(_ password: String = "correct horse") throws -> UnlockedVault {
+        try Vault.create(at: root, password: Self.password(password), kdf: Self.weakKDF)
+    }
+
+    func unlock(_ password: String = "correct horse", forWriting: Bool = true) throws -> UnlockedVault {
+        try Vault(at: root).unlock(password: Self.password(password), forWriting: forWriting)
+    }
+
+    /// Writes `content` to a file and drops it in.
+    @discardableResult
+    func add(_ name: String, _ content: [UInt8]) throws -> ManifestEntry {
+        let path = dir + "/src-" + Hex.encode(SecureRandom.bytes(4))
+        FileManager.default.createFile(atPath: path, contents: Data(content))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try Vault(at: root).dropIn(from: FileHandleFD(readingFrom: path), name: name, mode: 0o644, modified: 1_700_000_000)
+    }
+
+    func read(_ v: UnlockedVault, _ name: String) throws -> [UInt8] {
+        let out = MemoryBytes()
+        try v.read(try v.entry(named: name), to: out)
+        return out.bytes
+    }
+
+    func files(_ sub: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + sub)) ?? []).sorted()
+    }
+
+    func flip(_ relative: String, at offset: Int) throws {
+        let url = URL(fileURLWithPath: root + "/" + relative)
+        var d = try Data(contentsOf: url)
+        d[offset] ^= 0x01
+        try d.write(to: url)
+    }
+}
