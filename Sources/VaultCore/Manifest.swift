@@ -51,7 +51,7 @@ public struct Manifest: Sendable {
     }
 
     /// The sealed file bytes.
-    func sealed(key: SecretBytes, vaultID: [UInt8]) throws -> [UInt8] {
+    func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12)) throws -> [UInt8] {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         var plain = [UInt8]()
@@ -59,7 +59,7 @@ public struct Manifest: Sendable {
         plain += withUnsafeBytes(of: UInt32(entries.count).bigEndian, Array.init)
         for e in entries { e.encode(into: &plain) }
         defer { SecureZero.zero(&plain) }
-        let prefix = Self.magic + [Self.version, 0, 0, 0] + SecureRandom.bytes(12)
+        let prefix = Self.magic + [Self.version, 0, 0, 0] + nonce
         let sealed = try AEAD(.aes256GCM, key: key).seal(nonce: Array(prefix[12..<24]), aad: vaultID + prefix,
                                                          plaintext: plain)
         return prefix + sealed

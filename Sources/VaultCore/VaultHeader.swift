@@ -55,10 +55,10 @@ public struct VaultHeader: Equatable, Sendable {
 
     /// A new header for `masterKey`, wrapped under `kek`, MAC'ed.
     static func seal(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey,
-                     masterKey: MasterKey, options: VaultOptions) throws -> VaultHeader {
+                     masterKey: MasterKey, options: VaultOptions,
+                     nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
         try checkBounds(kdf)
         let publicKey = try masterKey.vaultKeyPair(vaultID: vaultID).publicKey
-        let nonce = SecureRandom.bytes(12)
         let prefix = fixedPrefix(vaultID: vaultID, kdf: kdf, salt: salt)
         let wrapped = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: prefix, plaintext: masterKey.secret)
         var unsigned = prefix + nonce + wrapped + publicKey.bytes

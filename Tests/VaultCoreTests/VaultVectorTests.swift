@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import VaultCrypto
+@testable import VaultCore
+
+/// The vault-format test vectors published in docs/FORMAT.md ("Test vector:
+/// a complete vault"): fixed inputs, every derived key and every file's exact
+/// bytes. Run with VAULT_PRINT_VECTORS=1 to print them.
+@Suite("Vault format vectors")
+struct VaultVectorTests {
+    static func seq(_ from: UInt8, _ n: Int) -> [UInt8] { (0..<n).map { from &+ UInt8($0) } }
+    static func secret(_ b: [UInt8]) -> SecretBytes { var c = b; return SecretBytes(consuming: &c) }
+    static func bytes(_ s: SecretBytes) -> [UInt8] { s.withUnsafeBytes { Array($0) } }
+
+    static let password = "correct horse battery staple"
+    static let salt = seq(0x10, 16), vaultID = seq(0x20, 16), vmk = seq(0x40, 32), wrapNonce = seq(0x60, 12)
+    static let itemID = seq(0x70, 16), fileKey = seq(0x80, 32), manifestNonce = seq(0x90, 12)
+    static let ephemeral = seq(0xa0, 32), noncePrefix = seq(0xc0, 8)
+    static let kdf = try! Argon2Parameters(memoryKiB: 256, passes: 2, lanes: 1)
+
+    static func entry() throws -> ManifestEntry {
+        try ManifestEntry(itemID: itemID, fileKey: FileKey(secret: secret(fileKey)), kind: .file, origin: .droppedIn,
+                          mode: 0o644, size: 12, fileCount: 1, added: 1_767_225_600, modified: 1_767_139_200,
+                          name: "hello.txt")
+    }
+
+    static let expected: [String: String] = [
+        "kek": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
+        "header mac key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
+        "manifest key": "b1fc74e6e38ef5bdadc9fad96a840504a12f1e8ae811b30965a42a07a76dbcb4",
+        "x25519 private key": "629b4b9b7506ed13c4075331d0cc6538d592bbbcf8912a7a44b2a141b95cd31c",
+        "x25519 public key": "0eefe759c78604cc48b2780fc54f13574d11ce1bea1e6292a33b92299f173645",
+        "vault.header": "5641554c5448445201010101202122232425262728292a2b2c2d2e2f0000010000000002000000011011121314151617" +
+            "18191a1b1c1d1e1f606162636465666768696a6bf360a4260e9b483c56dabedccce6623ed694c66db9cfff25e32961cf" +
+            "65f2598853d5c991260c8bdd8c432176f009c54b0eefe759c78604cc48b2780fc54f13574d11ce1bea1e6292a33b9229" +
+            "9f17364500002ea70675c539ab1cc450102d40932d5a5387e934f91a6f95de6441847bd6c2c9",
+        "manifest": "5641554c544d414e01000000909192939495969798999a9bc38c272a7a081049e807c36911ef4807e4d929f6c43464f0" +
+            "eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b65e0b17b6a5e66a084354b95dc518ba8174ff46688bb16dd2" +
+            "5cbdde5f099243c9b418d4c454fbb502167c55b5b6ca0984a5277dd20b4e10f4c39b230427148bcb3759aa",
+        "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
+            "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
+            "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
+            "27a40409e4d4cc7f15",
+        "items/<id>": "5641554c5449544d01010000707172737475767778797a7b7c7d7e7fc0c1c2c3c4c5c6c707dc3c2d5ac1b3716a9b36e2" +
+            "f781f37fc746e8f85f4b4b2697513873a1547d92a3e3f48f",
+    ]
+
+    @Test func completeVault() throws {
+        var got: [String: String] = [:]
+        let kek = try KeyEncryptionKey.derive(password: Self.secret(Array(Self.password.utf8)), salt: Self.salt, parameters: Self.kdf)
+        let master = try MasterKey(secret: Self.secret(Self.vmk))
+        got["kek"] = Hex.encode(Self.bytes(kek.secret))
+        got["header mac key"] = Hex.encode(Self.bytes(try master.headerMACKey(vaultID: Self.vaultID)))
+        got["manifest key"] = Hex.encode(Self.bytes(try master.manifestKey(vaultID: Self.vaultID)))
+        let pair = try master.vaultKeyPair(vaultID: Self.vaultID)
+        got["x25519 private key"] = Hex.encode(Self.bytes(pair.secret))
+        got["x25519 public key"] = Hex.encode(pair.publicKey.bytes)
+        let header = try VaultHeader.seal(vaultID: Self.vaultID, kdf: Self.kdf, salt: Self.salt, kek: kek,
+                                          masterKey: master, options: [], nonce: Self.wrapNonce)
+        got["vault.header"] = Hex.encode(header.bytes)
+        let manifest = try Manifest(entries: [Self.entry()])
+        let manifestKey = try master.manifestKey(vaultID: Self.vaultID)
+        got["manifest"] = Hex.encode(try manifest.sealed(key: manifestKey, vaultID: Self.vaultID, nonce: Self.manifestNonce))
+        // The envelope, with the ephemeral key fixed (only a test may do that).
+        var payload = [UInt8]()
+        try Self.entry().encode(into: &payload)
+        let (enc, sender) = try HPKE.setupSender(recipient: pair.publicKey, info: DropInEnvelope.info + Self.vaultID,
+                                                 aead: .aes256GCM, mode: .base, psk: nil, pskID: [UInt8](),
+                                                 ephemeralKey: X25519PrivateKey(secret: Self.secret(Self.ephemeral)))
+        let prefix = DropInEnvelope.magic + [1, 1] + enc
+        let envelope = prefix + (try sender.seal(payload, aad: prefix))
+        got["inbox/<id>.env"] = Hex.encode(envelope)
+        let item = MemoryBytes()
+        let w = try ItemWriter(key: FileKey(secret: Self.secret(Self.fileKey)),
+                               header: ItemHeader(flags: [], itemID: Self.itemID, noncePrefix: Self.noncePrefix), sink: item)
+        try w.write(Array("hello, vault".utf8))
+        try w.finish()
+        got["items/<id>"] = Hex.encode(item.bytes)
+
+        if ProcessInfo.processInfo.environment["VAULT_PRINT_VECTORS"] != nil {
+            for (k, v) in got.sorted(by: { $0.key < $1.key }) { print("VECTOR \(k) = \(v)") }
+        }
+        for (k, v) in Self.expected { #expect(got[k] == v, "vector \(k)") }
+
+        // And the files open: header with the password, manifest, envelope, item.
+        let parsed = try VaultHeader(parsing: header.bytes)
+        #expect(try parsed.unlock(kek: kek).secret == master.secret)
+        let opened = try Manifest.open(Hex.decode(got["manifest"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        #expect(opened.entries.map(\.name) == ["hello.txt"])
+        let fromEnvelope = try DropInEnvelope.open(envelope, with: pair, vaultID: Self.vaultID)
+        #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)
+    }
+}
