@@ -1,0 +1,587 @@
+#!/usr/bin/env python3
+"""An independent reader of a whole vault directory, written from
+docs/FORMAT.md alone (vault layout, key hierarchy, vault header, manifest,
+manifest entry, drop-in envelope, item content) on the Python standard library
+and the `cryptography` package. RFC 9180 HPKE (base mode, DHKEM(X25519,
+HKDF-SHA256), HKDF-SHA256, AES-256-GCM) is implemented here from the RFC.
+
+usage: vault_read.py list  VAULTDIR PASSWORDFILE
+       vault_read.py get   VAULTDIR PASSWORDFILE NAME   > content
+       vault_read.py check-vector
+
+The password file's content has one trailing newline stripped, is normalised
+to NFC and encoded as UTF-8. Errors go to stderr as one line; exit status 1.
+"""
+import hashlib
+import hmac
+import lzma
+import os
+import re
+import stat
+import struct
+import sys
+import tempfile
+import unicodedata
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vault_item  # noqa: E402  (the "Item content" reader)
+
+
+class VaultError(Exception):
+    pass
+
+
+def corrupted():
+    return VaultError("corrupted or tampered")
+
+
+# --------------------------------------------------------------------------
+# HKDF-SHA256 (RFC 5869) and RFC 9180 HPKE, base mode, open (and seal, for the
+# test vector), suite 0x0020 / 0x0001 / 0x0002.
+
+def hkdf_extract(salt, ikm):
+    return hmac.new(salt if salt else bytes(32), ikm, hashlib.sha256).digest()
+
+
+def hkdf_expand(prk, info, length):
+    out, t, i = b"", b"", 1
+    while len(out) < length:
+        t = hmac.new(prk, t + info + bytes([i]), hashlib.sha256).digest()
+        out += t
+        i += 1
+    return out[:length]
+
+
+def hkdf(ikm, salt, info, length):
+    return hkdf_expand(hkdf_extract(salt, ikm), info, length)
+
+
+KEM_SUITE = b"KEM" + struct.pack(">H", 0x0020)
+HPKE_SUITE = b"HPKE" + struct.pack(">HHH", 0x0020, 0x0001, 0x0002)
+
+
+def labeled_extract(suite, salt, label, ikm):
+    return hkdf_extract(salt, b"HPKE-v1" + suite + label + ikm)
+
+
+def labeled_expand(suite, prk, label, info, length):
+    return hkdf_expand(prk, struct.pack(">H", length) + b"HPKE-v1" + suite + label + info, length)
+
+
+def _x25519(sk_bytes, pk_bytes):
+    try:
+        return X25519PrivateKey.from_private_bytes(sk_bytes).exchange(
+            X25519PublicKey.from_public_bytes(pk_bytes))
+    except ValueError:  # all-zero shared secret (RFC 9180 7.1.4)
+        raise corrupted()
+
+
+def _kem_shared_secret(dh, enc, pk_r):
+    eae_prk = labeled_extract(KEM_SUITE, b"", b"eae_prk", dh)
+    return labeled_expand(KEM_SUITE, eae_prk, b"shared_secret", enc + pk_r, 32)
+
+
+def _key_schedule_base(shared_secret, info):
+    psk_id_hash = labeled_extract(HPKE_SUITE, b"", b"psk_id_hash", b"")
+    info_hash = labeled_extract(HPKE_SUITE, b"", b"info_hash", info)
+    context = bytes([0x00]) + psk_id_hash + info_hash
+    secret = labeled_extract(HPKE_SUITE, shared_secret, b"secret", b"")
+    key = labeled_expand(HPKE_SUITE, secret, b"key", context, 32)
+    base_nonce = labeled_expand(HPKE_SUITE, secret, b"base_nonce", context, 12)
+    return key, base_nonce
+
+
+def hpke_open_base(sk_r, pk_r, enc, info, aad, ct):
+    """SetupBaseR + ctx.Open (sequence 0). Raises InvalidTag on failure."""
+    dh = _x25519(sk_r, enc)
+    key, base_nonce = _key_schedule_base(_kem_shared_secret(dh, enc, pk_r), info)
+    return AESGCM(key).decrypt(base_nonce, ct, aad)
+
+
+def hpke_seal_base_with_ephemeral(pk_r, sk_e, info, aad, pt):
+    """SetupBaseS with a given ephemeral key + ctx.Seal (only for the vector)."""
+    enc = X25519PrivateKey.from_private_bytes(sk_e).public_key().public_bytes_raw()
+    dh = _x25519(sk_e, pk_r)
+    key, base_nonce = _key_schedule_base(_kem_shared_secret(dh, enc, pk_r), info)
+    return enc, AESGCM(key).encrypt(base_nonce, pt, aad)
+
+
+# --------------------------------------------------------------------------
+# Key hierarchy and vault header
+
+HEADER_LEN = 182
+HEADER_MAGIC = b"VAULTHDR"
+
+
+def derive_keys(vmk, vault_id):
+    mac_key = hkdf(vmk, vault_id, b"vault v1 header mac", 32)
+    manifest_key = hkdf(vmk, vault_id, b"vault v1 manifest key", 32)
+    x_priv = hkdf(vmk, vault_id, b"vault v1 x25519 private key", 32)
+    x_pub = X25519PrivateKey.from_private_bytes(x_priv).public_key().public_bytes_raw()
+    return mac_key, manifest_key, x_priv, x_pub
+
+
+def kek_from_password(password, salt, m, t, p):
+    return Argon2id(salt=salt, length=32, iterations=t, lanes=p, memory_cost=m,
+                    ad=None, secret=None).derive(password)
+
+
+class Vault:
+    pass
+
+
+def parse_header(h):
+    """All checks that come before Argon2."""
+    if len(h) < 8 or h[:8] != HEADER_MAGIC:
+        raise VaultError("not a vault")
+    if len(h) != HEADER_LEN:
+        raise corrupted()
+    if h[8] != 0x01:
+        raise VaultError("unsupported version")
+    if h[9] != 0x01 or h[10] != 0x01 or h[11] != 0x01:
+        raise VaultError("unsupported version")
+    m, t, p = struct.unpack(">III", h[28:40])
+    if not (1 <= p <= 8) or not (8 * p <= m <= 2097152) or not (1 <= t <= 16):
+        raise corrupted()
+    options = struct.unpack(">H", h[148:150])[0]
+    if options & ~0x0001:
+        raise corrupted()
+    v = Vault()
+    v.header = h
+    v.vault_id = h[12:28]
+    v.m, v.t, v.p = m, t, p
+    v.salt = h[40:56]
+    v.wrap_nonce = h[56:68]
+    v.wrapped_vmk = h[68:116]
+    v.public_key = h[116:148]
+    v.options = options
+    v.mac = h[150:182]
+    return v
+
+
+def unlock(v, password):
+    kek = kek_from_password(password, v.salt, v.m, v.t, v.p)
+    try:
+        vmk = AESGCM(kek).decrypt(v.wrap_nonce, v.wrapped_vmk, v.header[0:56])
+    except InvalidTag:
+        raise VaultError("wrong password")
+    v.kek, v.vmk = kek, vmk
+    v.mac_key, v.manifest_key, v.x_priv, x_pub = derive_keys(vmk, v.vault_id)
+    expected = hmac.new(v.mac_key, v.header[0:150], hashlib.sha256).digest()
+    if not hmac.compare_digest(expected, v.mac):
+        raise corrupted()
+    if not hmac.compare_digest(x_pub, v.public_key):
+        raise corrupted()
+    return v
+
+
+# --------------------------------------------------------------------------
+# Manifest entries, manifest, envelopes
+
+ENTRY_FIXED = 86
+MAX_NAME = 1024
+
+
+class Entry:
+    def __init__(self, raw, item_id, file_key, kind, origin, mode, size, count, added, modified, name):
+        self.raw, self.item_id, self.file_key = raw, item_id, file_key
+        self.kind, self.origin, self.mode = kind, origin, mode
+        self.size, self.count, self.added, self.modified, self.name = size, count, added, modified, name
+
+
+def parse_entry(buf, off):
+    if len(buf) - off < ENTRY_FIXED:
+        raise corrupted()
+    item_id = bytes(buf[off:off + 16])
+    file_key = bytes(buf[off + 16:off + 48])
+    kind, origin = buf[off + 48], buf[off + 49]
+    mode, size, count, added, modified, nlen = struct.unpack(">HQQqqH", buf[off + 50:off + 86])
+    if kind not in (0, 1) or origin not in (0, 1) or mode > 0o7777:
+        raise corrupted()
+    if kind == 0 and count != 1:
+        raise corrupted()
+    if not (1 <= nlen <= MAX_NAME) or len(buf) - off - ENTRY_FIXED < nlen:
+        raise corrupted()
+    raw_name = bytes(buf[off + 86:off + 86 + nlen])
+    try:
+        name = raw_name.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise corrupted()
+    if name in (".", "..") or "/" in name or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise corrupted()
+    end = off + 86 + nlen
+    return Entry(bytes(buf[off:end]), item_id, file_key, kind, origin, mode, size, count,
+                 added, modified, name), end
+
+
+MANIFEST_MAGIC = b"VAULTMAN"
+MANIFEST_MAX = 256 << 20
+MAX_ENTRIES = 1000000
+
+
+def open_manifest(v, data):
+    if len(data) > MANIFEST_MAX or len(data) < 24 + 16 + 4:
+        raise corrupted()
+    if data[:8] != MANIFEST_MAGIC:
+        raise corrupted()
+    if data[8] != 0x01:
+        raise VaultError("unsupported version")
+    if data[9:12] != b"\x00\x00\x00":
+        raise corrupted()
+    try:
+        pt = AESGCM(v.manifest_key).decrypt(data[12:24], data[24:], v.vault_id + data[0:24])
+    except InvalidTag:
+        raise corrupted()
+    (n,) = struct.unpack(">I", pt[0:4])
+    if n > MAX_ENTRIES:
+        raise corrupted()
+    entries, off = [], 4
+    for _ in range(n):
+        e, off = parse_entry(pt, off)
+        entries.append(e)
+    if off != len(pt):
+        raise corrupted()
+    if len({e.name for e in entries}) != n or len({e.item_id for e in entries}) != n:
+        raise corrupted()
+    return entries
+
+
+ENV_MAGIC = b"VAULTENV"
+ENV_MIN = 42 + ENTRY_FIXED + 1 + 16
+ENV_MAX = 42 + ENTRY_FIXED + MAX_NAME + 16
+
+
+def envelope_info(vault_id):
+    return b"vault v1 drop-in" + vault_id
+
+
+def open_envelope(v, data, expected_id):
+    if not (ENV_MIN <= len(data) <= ENV_MAX) or data[:8] != ENV_MAGIC:
+        raise corrupted()
+    if data[8] != 0x01:
+        raise VaultError("unsupported version")
+    if data[9] != 0x01:
+        raise corrupted()
+    enc = data[10:42]
+    try:
+        pt = hpke_open_base(v.x_priv, v.public_key, enc, envelope_info(v.vault_id), data[0:42], data[42:])
+    except InvalidTag:
+        raise corrupted()
+    e, end = parse_entry(pt, 0)
+    if end != len(pt) or e.origin != 1 or e.item_id != expected_id:
+        raise corrupted()
+    return e
+
+
+# --------------------------------------------------------------------------
+# Directory access
+
+HEX_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _read_regular(path, missing_error=None):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if missing_error is not None:
+            raise missing_error
+        raise corrupted()
+    if stat.S_ISLNK(st.st_mode):
+        raise VaultError("refusing a symbolic link: " + path)
+    if not stat.S_ISREG(st.st_mode):
+        raise corrupted()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _check_dir(path, must_exist):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if must_exist:
+            raise corrupted()
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise VaultError("refusing a symbolic link: " + path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise corrupted()
+    return True
+
+
+def open_vault(vaultdir, password):
+    if not _check_dir(vaultdir, False):
+        raise VaultError("not a vault")
+    header = _read_regular(os.path.join(vaultdir, "vault.header"), VaultError("not a vault"))
+    v = parse_header(header)
+    unlock(v, password)
+    v.dir = vaultdir
+    v.entries = open_manifest(v, _read_regular(os.path.join(vaultdir, "manifest")))
+    # Waiting drop-ins: inbox/<id>.env in name order, the ones not yet absorbed.
+    v.waiting, v.inbox_errors = [], []
+    inbox = os.path.join(vaultdir, "inbox")
+    known = {e.item_id for e in v.entries}
+    if _check_dir(inbox, False):
+        for fn in sorted(os.listdir(inbox)):
+            if not fn.endswith(".env") or not HEX_ID.match(fn[:-4]):
+                continue
+            iid = bytes.fromhex(fn[:-4])
+            try:
+                e = open_envelope(v, _read_regular(os.path.join(inbox, fn)), iid)
+            except VaultError as err:
+                v.inbox_errors.append("inbox/%s: %s" % (fn, err))
+                continue
+            if e.item_id in known:
+                continue  # already absorbed; the envelope is only a leftover
+            e.waiting = True
+            v.waiting.append(e)
+    return v
+
+
+def read_item(v, e):
+    hexid = e.item_id.hex()
+    if getattr(e, "waiting", False):
+        path = os.path.join(v.dir, "inbox", hexid + ".item")
+    else:
+        _check_dir(os.path.join(v.dir, "items"), True)
+        path = os.path.join(v.dir, "items", hexid)
+    sealed = _read_regular(path)
+    try:
+        content = vault_item.open_(e.file_key, sealed)
+    except vault_item.Corrupted:
+        raise corrupted()
+    # header is authenticated (it is in every chunk's aad)
+    if sealed[12:28] != e.item_id:
+        raise corrupted()
+    flags = struct.unpack(">H", sealed[10:12])[0]
+    if bool(flags & 0x0002) != (e.kind == 1):
+        raise corrupted()
+    if flags & 0x0001:
+        try:
+            content = lzma.decompress(content, format=lzma.FORMAT_XZ)
+        except lzma.LZMAError:
+            raise corrupted()
+    if e.kind == 0 and len(content) != e.size:
+        raise corrupted()
+    return content
+
+
+def read_password(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise VaultError("password file is not UTF-8")
+    if s.endswith("\n"):
+        s = s[:-1]
+    return unicodedata.normalize("NFC", s).encode("utf-8")
+
+
+def all_items(v):
+    return sorted(v.entries + v.waiting, key=lambda e: (e.name.encode("utf-8"), bool(getattr(e, "waiting", False))))
+
+
+def origin_text(e):
+    if getattr(e, "waiting", False):
+        return "dropped-in (waiting)"
+    return "dropped-in" if e.origin == 1 else "written"
+
+
+def cmd_list(vaultdir, pwfile, out):
+    v = open_vault(vaultdir, read_password(pwfile))
+    for msg in v.inbox_errors:
+        print("vault_read: " + msg, file=sys.stderr)
+    for e in all_items(v):
+        out.write("%s\t%d\t%s\t%s\n" % (e.name, e.size, "folder" if e.kind else "file", origin_text(e)))
+
+
+def cmd_get(vaultdir, pwfile, name):
+    v = open_vault(vaultdir, read_password(pwfile))
+    for e in all_items(v):  # a stored item wins over a waiting drop-in of the same name
+        if e.name == name:
+            return read_item(v, e)
+    raise VaultError("no such item: " + name)
+
+
+# --------------------------------------------------------------------------
+# Test vector: a complete vault (docs/FORMAT.md)
+
+def _seq(a, b):
+    return bytes(range(a, b + 1))
+
+
+def _h(s):
+    return bytes.fromhex("".join(s.split()))
+
+
+VEC_PASSWORD = "correct horse battery staple"
+VEC_SALT = _seq(0x10, 0x1f)
+VEC_VAULT_ID = _seq(0x20, 0x2f)
+VEC_VMK = _seq(0x40, 0x5f)
+VEC_WRAP_NONCE = _seq(0x60, 0x6b)
+VEC_M, VEC_T, VEC_P = 256, 2, 1
+VEC_ITEM_ID = _seq(0x70, 0x7f)
+VEC_FILE_KEY = _seq(0x80, 0x9f)
+VEC_PREFIX = _seq(0xc0, 0xc7)
+VEC_CONTENT = b"hello, vault"
+VEC_MANIFEST_NONCE = _seq(0x90, 0x9b)
+VEC_EPHEMERAL = _seq(0xa0, 0xbf)
+VEC_ENTRY = dict(kind=0, origin=1, mode=0o644, size=12, count=1, added=1767225600,
+                 modified=1767139200, name="hello.txt")
+
+VEC_DERIVED = {
+    "KEK": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
+    "header MAC key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
+    "manifest key": "b1fc74e6e38ef5bdadc9fad96a840504a12f1e8ae811b30965a42a07a76dbcb4",
+    "X25519 private key": "629b4b9b7506ed13c4075331d0cc6538d592bbbcf8912a7a44b2a141b95cd31c",
+    "X25519 public key": "0eefe759c78604cc48b2780fc54f13574d11ce1bea1e6292a33b92299f173645",
+}
+
+VEC_HEADER = _h("""
+5641554c5448445201010101202122232425262728292a2b2c2d2e2f0000010000000002
+00000001101112131415161718191a1b1c1d1e1f606162636465666768696a6bf360a426
+0e9b483c56dabedccce6623ed694c66db9cfff25e32961cf65f2598853d5c991260c8bdd
+8c432176f009c54b0eefe759c78604cc48b2780fc54f13574d11ce1bea1e6292a33b9229
+9f17364500002ea70675c539ab1cc450102d40932d5a5387e934f91a6f95de6441847bd6
+c2c9""")
+VEC_MANIFEST = _h("""
+5641554c544d414e01000000909192939495969798999a9bc38c272a7a081049e807c369
+11ef4807e4d929f6c43464f0eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b6
+5e0b17b6a5e66a084354b95dc518ba8174ff46688bb16dd25cbdde5f099243c9b418d4c4
+54fbb502167c55b5b6ca0984a5277dd20b4e10f4c39b230427148bcb3759aa""")
+VEC_ENVELOPE = _h("""
+5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4a
+b6e2f805d23cb27bebc629f8f9926d4fd07a66d364617776e5006b458ac17dada2e14136
+4e9a54e35757066c594d38bb187f82e26545974f7f65d8f0388781657b7350445e7b9ac2
+ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec
+27a40409e4d4cc7f15""")
+VEC_ITEM = _h("""
+5641554c5449544d01010000707172737475767778797a7b7c7d7e7fc0c1c2c3c4c5c6c7
+07dc3c2d5ac1b3716a9b36e2f781f37fc746e8f85f4b4b2697513873a1547d92a3e3f48f""")
+
+
+def check_vector():
+    diffs = []
+
+    def eq(what, got, want):
+        if got != want:
+            diffs.append("%s: got %s, spec says %s" % (
+                what, got.hex() if isinstance(got, bytes) else got, want.hex() if isinstance(want, bytes) else want))
+
+    password = unicodedata.normalize("NFC", VEC_PASSWORD).encode("utf-8")
+    # 1. derived values
+    kek = kek_from_password(password, VEC_SALT, VEC_M, VEC_T, VEC_P)
+    mac_key, manifest_key, x_priv, x_pub = derive_keys(VEC_VMK, VEC_VAULT_ID)
+    for what, got in (("KEK", kek), ("header MAC key", mac_key), ("manifest key", manifest_key),
+                      ("X25519 private key", x_priv), ("X25519 public key", x_pub)):
+        eq(what, got.hex(), VEC_DERIVED[what])
+
+    # 2. the published files, cross-checked against the inputs
+    eq("header vault id", VEC_HEADER[12:28], VEC_VAULT_ID)
+    eq("header m,t,p", struct.unpack(">III", VEC_HEADER[28:40]), (VEC_M, VEC_T, VEC_P))
+    eq("header salt", VEC_HEADER[40:56], VEC_SALT)
+    eq("header wrap nonce", VEC_HEADER[56:68], VEC_WRAP_NONCE)
+    eq("header options", VEC_HEADER[148:150], b"\x00\x00")
+    eq("wrapped VMK (re-sealed from inputs)",
+       AESGCM(kek).encrypt(VEC_WRAP_NONCE, VEC_VMK, VEC_HEADER[0:56]), VEC_HEADER[68:116])
+    eq("manifest nonce", VEC_MANIFEST[12:24], VEC_MANIFEST_NONCE)
+    enc_from_eph = X25519PrivateKey.from_private_bytes(VEC_EPHEMERAL).public_key().public_bytes_raw()
+    eq("envelope enc = pk(ephemeral)", VEC_ENVELOPE[10:42], enc_from_eph)
+    eq("item file", VEC_ITEM, vault_item.seal(VEC_FILE_KEY, VEC_ITEM_ID, VEC_PREFIX, 0, VEC_CONTENT))
+
+    # 3. write the vault and read it back through the CLI code paths
+    hexid = VEC_ITEM_ID.hex()
+    with tempfile.TemporaryDirectory() as tmp:
+        vdir = os.path.join(tmp, "vault")
+        os.mkdir(vdir, 0o700)
+        os.mkdir(os.path.join(vdir, "items"), 0o700)
+        os.mkdir(os.path.join(vdir, "inbox"), 0o700)
+        for rel, data in (("vault.header", VEC_HEADER), ("manifest", VEC_MANIFEST),
+                          ("items/" + hexid, VEC_ITEM), ("inbox/" + hexid + ".env", VEC_ENVELOPE)):
+            fd = os.open(os.path.join(vdir, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        pwfile = os.path.join(tmp, "password")
+        with open(pwfile, "w", encoding="utf-8") as f:
+            f.write(VEC_PASSWORD + "\n")
+        try:
+            v = open_vault(vdir, read_password(pwfile))
+        except VaultError as err:
+            diffs.append("opening the vault: %s" % err)
+            v = None
+        if v is not None:
+            eq("unlocked VMK", v.vmk, VEC_VMK)
+            eq("KEK from header", v.kek, kek)
+            eq("manifest entries", [e.name for e in v.entries], ["hello.txt"])
+            eq("inbox errors", v.inbox_errors, [])
+            eq("waiting drop-ins (the envelope's id is in the manifest)", [e.name for e in v.waiting], [])
+            if v.entries:
+                e = v.entries[0]
+                eq("entry item id", e.item_id, VEC_ITEM_ID)
+                eq("entry file key", e.file_key, VEC_FILE_KEY)
+                eq("entry fields", dict(kind=e.kind, origin=e.origin, mode=e.mode, size=e.size, count=e.count,
+                                        added=e.added, modified=e.modified, name=e.name), VEC_ENTRY)
+                try:
+                    env = open_envelope(v, VEC_ENVELOPE, VEC_ITEM_ID)
+                    eq("envelope entry", env.raw, e.raw)
+                    _, ct = hpke_seal_base_with_ephemeral(x_pub, VEC_EPHEMERAL, envelope_info(VEC_VAULT_ID),
+                                                          VEC_ENVELOPE[0:42], e.raw)
+                    eq("envelope (re-sealed with the ephemeral key)", ct, VEC_ENVELOPE[42:])
+                except VaultError as err:
+                    diffs.append("envelope: %s" % err)
+                try:
+                    eq("item content", read_item(v, e), VEC_CONTENT)
+                except VaultError as err:
+                    diffs.append("item: %s" % err)
+                pt = struct.pack(">I", 1) + e.raw
+                eq("manifest (re-sealed from inputs)", VEC_MANIFEST[24:],
+                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST[0:24]))
+            try:
+                eq("get hello.txt", cmd_get(vdir, pwfile, "hello.txt"), VEC_CONTENT)
+            except VaultError as err:
+                diffs.append("get: %s" % err)
+        # a wrong password must be told apart
+        with open(pwfile, "w", encoding="utf-8") as f:
+            f.write("wrong\n")
+        try:
+            open_vault(vdir, read_password(pwfile))
+            diffs.append("a wrong password unlocked the vault")
+        except VaultError as err:
+            eq("wrong password error", str(err), "wrong password")
+    return diffs
+
+
+def main(argv):
+    try:
+        if len(argv) == 2 and argv[1] == "check-vector":
+            diffs = check_vector()
+            if diffs:
+                for d in diffs:
+                    print(d)
+                return 1
+            print("ok")
+            return 0
+        if len(argv) == 4 and argv[1] == "list":
+            cmd_list(argv[2], argv[3], sys.stdout)
+            return 0
+        if len(argv) == 5 and argv[1] == "get":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(cmd_get(argv[2], argv[3], argv[4]))
+            return 0
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    except VaultError as err:
+        print("vault_read: %s" % err, file=sys.stderr)
+        return 1
+    except OSError as err:
+        print("vault_read: %s" % err, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
