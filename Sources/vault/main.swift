@@ -1,2 +1,38 @@
-// The vault command line; see Terminal.swift for all output.
-print("vault 0.1.0")
+// The vault command line. Order matters: the process is hardened and Ctrl-C
+// handling installed before anything else runs or any thread starts; then
+// parse, validate (no I/O), resolve the vault, run. Every message is printed
+// by Terminal; every exit code comes from ExitCode.
+import Foundation
+
+Interrupts.install()
+ProcessHardening.apply(Terminal(quiet: false))
+
+func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
+    var terminal = Terminal(quiet: false)
+    var vaultDirectory: String?
+    do {
+        switch try ArgumentParser.parse(Array(arguments.dropFirst())) {
+        case .help(let command?):
+            try terminal.printLine(Help.page(for: command))
+        case .help(nil):
+            try terminal.printLine(Help.text)
+        case .version:
+            try terminal.printLine("\(Terminal.program) \(Terminal.version)")
+        case .run(let command, let globals):
+            terminal = Terminal(quiet: globals.quiet)
+            try command.validate(environment: environment)
+            let directory = try VaultLocation.resolve(option: globals.vault, environment: environment)
+            vaultDirectory = directory
+            let context = Context(terminal: terminal, environment: environment, globals: globals,
+                                  vaultDirectory: directory)
+            return try command.run(context)
+        }
+        return .ok
+    } catch {
+        let report = ErrorReport.cliError(for: error, vaultDirectory: vaultDirectory)
+        terminal.report(report)
+        return report.code
+    }
+}
+
+Syscall.exit(main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment).rawValue)

@@ -1,0 +1,196 @@
+// The hand-written command-line parser. Grammar:
+//
+//   vault [GLOBAL...] COMMAND [GLOBAL | OPTION | ARG]... [-- ARG...]
+//
+// Global options may come before or after the command; a command's own
+// options only after it. `--opt VALUE` and `--opt=VALUE` are the same; an
+// option's value is the next word whatever it looks like, so file names that
+// start with '-' work. `--` ends options. `-` is an ordinary argument (stdin
+// or stdout, by the command's choice). `--help` wins over any other mistake
+// on the line, so `vault get --help` works before `get` has its NAME.
+
+/// One option: its spellings (the first is canonical) and, if it takes a
+/// value, the value's name as help shows it.
+struct OptionSpec: Sendable {
+    let names: [String]
+    let valueName: String?
+
+    var canonical: String { names[0] }
+
+    static func flag(_ names: String...) -> OptionSpec { OptionSpec(names: names, valueName: nil) }
+    static func value(_ names: String..., as valueName: String) -> OptionSpec { OptionSpec(names: names, valueName: valueName) }
+}
+
+/// Options valid before or after any command.
+struct GlobalOptions: Equatable, Sendable {
+    var vault: String?
+    var passwordFile: String?
+    var passwordCommand: String?
+    var quiet = false
+
+    static let specs: [OptionSpec] = [
+        .value("--vault", as: "DIR"),
+        .value("--password-file", as: "FILE"),
+        .value("--password-command", as: "CMD"),
+        .flag("--quiet"),
+        .flag("--help", "-h"),
+        .flag("--version"),
+    ]
+}
+
+/// The words given to one command: its options (by canonical name) and its
+/// positional arguments, in order. Commands turn these into typed fields.
+struct ParsedArguments: Sendable {
+    let command: String
+    fileprivate(set) var values: [String: String] = [:]
+    fileprivate(set) var flags: Set<String> = []
+    fileprivate(set) var positionals: [String] = []
+
+    init(command: String) { self.command = command }
+
+    func value(_ option: String) -> String? { values[option] }
+    func flag(_ option: String) -> Bool { flags.contains(option) }
+
+    /// A usage error that points at this command's help.
+    func usageError(_ message: String) -> CLIError { .usage(message, command: command) }
+
+    /// The positionals, which must match `names` one for one ("NAME", "NEWNAME").
+    func exactly(_ names: String...) throws(CLIError) -> [String] {
+        if positionals.count < names.count { throw usageError("missing \(names[positionals.count])") }
+        if positionals.count > names.count { throw usageError("unexpected argument '\(positionals[names.count])'") }
+        return positionals
+    }
+
+    /// One or more positionals called `name` ("PATH", "NAME").
+    func oneOrMore(_ name: String) throws(CLIError) -> [String] {
+        if positionals.isEmpty { throw usageError("missing \(name)") }
+        return positionals
+    }
+
+    /// The value of `option` as a whole number, if given.
+    func number(_ option: String) throws(CLIError) -> UInt32? {
+        guard let text = value(option) else { return nil }
+        guard let n = UInt32(text) else { throw usageError("option '\(option)' needs a whole number, not '\(text)'") }
+        return n
+    }
+}
+
+/// What the command line asks for.
+enum Invocation {
+    case help((any Command.Type)?)
+    case version
+    case run(any Command, GlobalOptions)
+}
+
+enum ArgumentParser {
+    static func parse(_ arguments: [String]) throws(CLIError) -> Invocation {
+        var scan = Scan()
+        try scan.run(arguments)
+        let commandName = scan.command?.name
+        if scan.help { return .help(scan.command) }
+        if let message = scan.firstError { throw .usage(message, command: commandName) }
+        if scan.version { return .version }
+        guard let type = scan.command, let parsed = scan.parsed else {
+            throw .usage("missing command", command: nil)
+        }
+        if scan.globals.passwordFile != nil && scan.globals.passwordCommand != nil {
+            throw .usage("--password-file and --password-command cannot be used together", command: nil)
+        }
+        return .run(try type.init(parsing: parsed), scan.globals)
+    }
+}
+
+/// One left-to-right pass over the words. Mistakes are recorded rather than
+/// thrown so that a later `--help` still wins; only an unknown command stops
+/// the scan, since nothing after it can be read without knowing its options.
+private struct Scan {
+    var globals = GlobalOptions()
+    var command: (any Command.Type)?
+    var parsed: ParsedArguments?
+    var help = false
+    var version = false
+    var firstError: String?
+
+    mutating func run(_ arguments: [String]) throws(CLIError) {
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let word = arguments[index]
+            index += 1
+            if optionsEnded || word == "-" || !word.hasPrefix("-") {
+                try positional(word)
+                continue
+            }
+            if word == "--" {
+                optionsEnded = true
+                continue
+            }
+            // "--name=value"; short options take their value as the next word only.
+            var name = word, inlineValue: String?
+            if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+                name = String(word[..<equals])
+                inlineValue = String(word[word.index(after: equals)...])
+            }
+            guard let spec = lookup(name) else {
+                let elsewhere = command == nil && Commands.all.contains { $0.options.contains { $0.names.contains(name) } }
+                fail(elsewhere ? "option '\(name)' must come after the command" : "unknown option '\(name)'")
+                continue
+            }
+            guard spec.valueName != nil else {
+                if inlineValue != nil { fail("option '\(name)' takes no value") } else { setFlag(spec.canonical) }
+                continue
+            }
+            var value = inlineValue
+            if value == nil, index < arguments.count {
+                value = arguments[index]
+                index += 1
+            }
+            guard let value, !value.isEmpty else {
+                fail("option '\(name)' needs a value")
+                continue
+            }
+            setValue(spec.canonical, value, spelled: name)
+        }
+    }
+
+    private func lookup(_ name: String) -> OptionSpec? {
+        let specs = GlobalOptions.specs + (command?.options ?? [])
+        return specs.first { $0.names.contains(name) }
+    }
+
+    private mutating func positional(_ word: String) throws(CLIError) {
+        if parsed != nil {
+            parsed!.positionals.append(word)
+        } else if let type = Commands.named(word) {
+            command = type
+            parsed = ParsedArguments(command: type.name)
+        } else {
+            throw .usage("unknown command '\(word)'", command: nil)
+        }
+    }
+
+    private mutating func setFlag(_ option: String) {
+        switch option {
+        case "--help": help = true
+        case "--version": version = true
+        case "--quiet": globals.quiet = true
+        default: parsed?.flags.insert(option)
+        }
+    }
+
+    private mutating func setValue(_ option: String, _ value: String, spelled: String) {
+        let previous: String?
+        switch option {
+        case "--vault": previous = globals.vault; globals.vault = value
+        case "--password-file": previous = globals.passwordFile; globals.passwordFile = value
+        case "--password-command": previous = globals.passwordCommand; globals.passwordCommand = value
+        default: previous = parsed?.values.updateValue(value, forKey: option)
+        }
+        // Last-one-wins would silently ignore one of two conflicting values.
+        if previous != nil { fail("option '\(spelled)' given twice") }
+    }
+
+    private mutating func fail(_ message: String) {
+        if firstError == nil { firstError = message }
+    }
+}

@@ -1,0 +1,19 @@
+/// An error ready for the user: one message, optional hints, one exit code.
+/// `Terminal.report` prints it as `vault: <message>` and `hint: <hint>` lines.
+struct CLIError: Error, Equatable, Sendable {
+    /// Lower case, no trailing period, no "error:" prefix.
+    var message: String
+    var hints: [String] = []
+    var code: ExitCode = .failure
+
+    /// A command-line mistake: exit 2, with a pointer to the right help page.
+    static func usage(_ message: String, command: String?) -> CLIError {
+        let page = command.map { "vault \($0) --help" } ?? "vault --help"
+        return CLIError(message: message, hints: ["see '\(page)'"], code: .usage)
+    }
+
+    /// The temporary seam in Wiring.swift, until a command reaches VaultCore.
+    static func notWired(_ command: String) -> CLIError {
+        CLIError(message: "internal error: '\(command)' is not wired to the vault core yet", code: .failure)
+    }
+}

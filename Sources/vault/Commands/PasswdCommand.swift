@@ -1,0 +1,37 @@
+/// `vault passwd`: a new password (re-wraps the master key only).
+struct PasswdCommand: Command {
+    static let name = "passwd"
+    static let abstract = "change the password"
+    static let options: [OptionSpec] = [.value("--new-password-file", as: "FILE")]
+    static let help = """
+        Usage: vault passwd [--new-password-file FILE]
+
+        Changes the password. The current one comes from the usual sources
+        (the terminal, --password-file, ...); the new one is asked twice on the
+        terminal, or read from FILE. Only the wrapped master key changes: no
+        item is re-encrypted, and the new header is verified before the old
+        one is replaced.
+
+        Options:
+          --new-password-file FILE   read the new password from FILE
+
+        Examples:
+          vault passwd
+          vault --password-file old.txt passwd --new-password-file new.txt
+        """
+
+    let newPasswordFile: String?
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        _ = try arguments.exactly()
+        newPasswordFile = arguments.value("--new-password-file")
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        // Both sources are resolved before either is read, so a missing way to
+        // get the new password is reported before the user types the old one.
+        let current = try context.passwordSource()
+        let new = try context.newPasswordSource(file: newPasswordFile)
+        return try Wiring.passwd(self, context, password: current, newPassword: new)
+    }
+}

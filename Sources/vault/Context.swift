@@ -1,0 +1,28 @@
+/// What a command's `run` gets: the terminal, where the vault is, and the
+/// ways to obtain passwords.
+struct Context {
+    let terminal: Terminal
+    let environment: [String: String]
+    let globals: GlobalOptions
+    /// From `VaultLocation`; whether a vault is there is VaultCore's to say.
+    let vaultDirectory: String
+
+    /// The source of the password that unlocks the vault. Resolved here, so
+    /// with no way to get a password the command fails (exit 2) before it
+    /// touches the vault; read only when the caller calls `read()`.
+    func passwordSource() throws(CLIError) -> PasswordSource {
+        try PasswordSource.resolve(globals: globals, environment: environment, terminal: terminal)
+    }
+
+    /// init: the vault's first password, from the usual sources, or asked
+    /// twice on the terminal.
+    func firstPasswordSource() throws(CLIError) -> NewPasswordSource {
+        NewPasswordSource(replacing: try passwordSource())
+    }
+
+    /// passwd: the new password, from `file` (--new-password-file), or asked
+    /// twice on the terminal. The global sources give the current password.
+    func newPasswordSource(file: String?) throws(CLIError) -> NewPasswordSource {
+        try NewPasswordSource.resolve(file: file, terminal: terminal)
+    }
+}

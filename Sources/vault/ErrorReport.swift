@@ -1,0 +1,71 @@
+import VaultCore
+import VaultCrypto
+
+/// The one place that turns library errors into what the user reads and the
+/// exit code scripts see. The switches are exhaustive on purpose: a new
+/// library error does not compile until someone decides how it reads.
+enum ErrorReport {
+    static func cliError(for error: any Error, vaultDirectory: String?) -> CLIError {
+        switch error {
+        case let error as CLIError: return error
+        case let error as VaultError: return cliError(for: error, vaultDirectory: vaultDirectory)
+        case let error as CryptoError: return cliError(for: error)
+        case let error as SystemError:
+            let path = error.path.map { " '\($0)'" } ?? ""
+            return CLIError(message: "cannot \(error.operation)\(path): \(error.reason)")
+        default: return CLIError(message: "internal error: \(error)")
+        }
+    }
+
+    /// One message for every authentication failure, whatever check tripped.
+    static let tampered = "data is corrupted or has been tampered with"
+
+    private static func cliError(for error: VaultError, vaultDirectory: String?) -> CLIError {
+        let vault = vaultDirectory ?? "that path"
+        switch error {
+        case .corruptedOrTampered:
+            return CLIError(message: "vault \(tampered)", hints: ["run 'vault check --read-data' to see what is affected"],
+                            code: .corrupted)
+        case .itemCorrupted(let name):
+            return CLIError(message: "item '\(name)': \(tampered)", code: .corrupted)
+        case .wrongPassword:
+            return CLIError(message: "wrong password", code: .wrongPassword)
+        case .notAVault:
+            return CLIError(message: "no vault at '\(vault)'",
+                            hints: ["create one with 'vault init', or point --vault or VAULT_DIR at one"], code: .noVault)
+        case .unsupportedVersion(let version):
+            return CLIError(message: "the vault at '\(vault)' has format version \(version), which this vault cannot read",
+                            hints: ["upgrade vault"])
+        case .busy:
+            return CLIError(message: "the vault is busy: another vault process is writing to it",
+                            hints: ["try again when it has finished"], code: .busy)
+        case .alreadyExists(let path):
+            return CLIError(message: "'\(path)' already exists", hints: ["vault never overwrites; choose another name"],
+                            code: .exists)
+        case .noSuchItem(let name):
+            return CLIError(message: "no item named '\(name)'", hints: ["see 'vault list'"], code: .noSuchItem)
+        case .invalidName(let name):
+            return CLIError(message: "'\(name)' cannot be an item name",
+                            hints: ["names are not empty, have no '/' or control characters, and are not too long"])
+        case .unsafeVaultPath(let path):
+            return CLIError(message: "refusing '\(path)': a symbolic link or not the expected kind of file")
+        case .system(let operation, let path, let code):
+            return cliError(for: SystemError(operation: operation, path: path, errno: code), vaultDirectory: vaultDirectory)
+        case .invalidArgument(let message):
+            return CLIError(message: message)
+        }
+    }
+
+    private static func cliError(for error: CryptoError) -> CLIError {
+        switch error {
+        case .authenticationFailed, .weakSharedSecret, .invalidLength:
+            return CLIError(message: tampered, code: .corrupted)
+        case .invalidParameter(let message):
+            return CLIError(message: message)
+        case .library(let library, let function, let code):
+            return CLIError(message: "internal error: \(library) \(function) failed with code \(code)")
+        case .outOfMemory:
+            return CLIError(message: "out of locked memory for keys", hints: ["raise 'ulimit -l'"])
+        }
+    }
+}

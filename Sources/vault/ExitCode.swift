@@ -1,0 +1,54 @@
+/// The one exit-code table. Scripts depend on these numbers: never renumber a
+/// case. `vault --help` prints `table`; README.md and the man page copy it.
+enum ExitCode: Int32, CaseIterable, Sendable {
+    /// Success.
+    case ok = 0
+    /// A failure with no more specific code below.
+    case failure = 1
+    /// The command line was wrong, or there is no way to get the password.
+    case usage = 2
+    /// Some inputs were skipped; the others were done.
+    case partial = 3
+    /// No vault at the given path.
+    case noVault = 10
+    /// Another process holds the vault's writer lock.
+    case busy = 11
+    /// The password did not open the vault.
+    case wrongPassword = 12
+    /// Reserved: too many wrong passwords, wait for the attempt delay.
+    case lockedOut = 13
+    /// Stored data failed authentication: corrupted or tampered with.
+    case corrupted = 14
+    /// The target already exists; vault never overwrites.
+    case exists = 15
+    /// No item of that name.
+    case noSuchItem = 16
+    /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
+    case interrupted = 130
+
+    /// The line for this code in `table`.
+    var summary: String {
+        switch self {
+        case .ok: "success"
+        case .failure: "failure not listed below"
+        case .usage: "usage: bad command line, or no way to get the password"
+        case .partial: "partial: some inputs were skipped, the others were done"
+        case .noVault: "no vault at that path"
+        case .busy: "vault busy: another process is writing to it"
+        case .wrongPassword: "wrong password"
+        case .lockedOut: "locked out after wrong passwords (reserved)"
+        case .corrupted: "corrupted or tampered data"
+        case .exists: "would overwrite: the target already exists"
+        case .noSuchItem: "no such item"
+        case .interrupted: "interrupted (Ctrl-C, SIGTERM, SIGHUP)"
+        }
+    }
+
+    /// The table as `vault --help` shows it.
+    static var table: String {
+        allCases.map { code in
+            let number = String(code.rawValue)
+            return String(repeating: " ", count: 5 - number.count) + number + "  " + code.summary
+        }.joined(separator: "\n")
+    }
+}

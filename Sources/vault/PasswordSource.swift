@@ -1,0 +1,178 @@
+import Foundation  // precomposedStringWithCanonicalMapping
+import VaultCrypto
+
+/// Where the password comes from, first that applies: `--password-file`,
+/// `--password-command`, `$VAULT_PASSWORD_FILE`, `$VAULT_PASSWORD_COMMAND`,
+/// a prompt on the terminal. Never the command line: argv is visible to
+/// every user of the machine in /proc.
+///
+/// Bytes are read into a fixed-size [UInt8] that is never grown (growing
+/// would leave an unzeroed copy in freed memory), copied into `SecretBytes`,
+/// and the array is zeroed. No password passes through String, except the
+/// non-ASCII case of `secret(from:count:)`.
+struct PasswordSource {
+    enum Origin {
+        case file(String)
+        /// Run with /bin/sh -c; its standard output is the password.
+        case command(String)
+        case terminal(TTY)
+    }
+
+    let origin: Origin
+    let terminal: Terminal
+
+    /// The longest password accepted, in bytes, from any source.
+    static let maximumLength = 4096
+
+    static func resolve(globals: GlobalOptions, environment: [String: String],
+                        terminal: Terminal) throws(CLIError) -> PasswordSource {
+        let origin: Origin
+        if let path = globals.passwordFile {
+            origin = .file(path)
+        } else if let command = globals.passwordCommand {
+            origin = .command(command)
+        } else if let path = environment.nonEmpty("VAULT_PASSWORD_FILE") {
+            origin = .file(path)
+        } else if let command = environment.nonEmpty("VAULT_PASSWORD_COMMAND") {
+            origin = .command(command)
+        } else if let tty = TTY.open() {
+            origin = .terminal(tty)
+        } else {
+            throw CLIError(message: "no password source: no terminal, and no --password-file or --password-command",
+                           hints: ["give --password-file FILE or --password-command CMD, or set VAULT_PASSWORD_FILE"],
+                           code: .usage)
+        }
+        return PasswordSource(origin: origin, terminal: terminal)
+    }
+
+    /// Reads the password; `prompt` is used only on the terminal.
+    func read(prompt: String = "password: ") throws(CLIError) -> SecretBytes {
+        switch origin {
+        case .file(let path): return try readFile(path)
+        case .command(let command): return try readCommand(command)
+        case .terminal(let tty):
+            var buffer = [UInt8](repeating: 0, count: Self.maximumLength + 1)
+            defer { SecureZero.zero(&buffer) }
+            let count = try terminal.readSecret(prompt: prompt, from: tty, into: &buffer)
+            guard count > 0 else { throw CLIError(message: "empty password") }
+            return Self.secret(from: &buffer, count: count)
+        }
+    }
+
+    private func readFile(_ path: String) throws(CLIError) -> SecretBytes {
+        // Room for the longest password, a CRLF, and one byte to detect more.
+        var buffer = [UInt8](repeating: 0, count: Self.maximumLength + 3)
+        defer { SecureZero.zero(&buffer) }
+        let read: Int
+        do {
+            let fd = try Syscall.open(path)
+            defer { Syscall.close(fd) }
+            if Syscall.isRegularFile(fd), try Syscall.permissions(fd, path: path) & 0o044 != 0 {
+                terminal.warning("password file '\(path)' can be read by other users", hints: ["chmod 600 '\(path)'"])
+            }
+            read = try Syscall.readFully(fd, into: &buffer, path: path)
+        } catch {
+            throw CLIError(message: "cannot read password file '\(path)': \(error.reason)")
+        }
+        let count = Self.withoutLineEnd(buffer, read)
+        guard read < buffer.count, count <= Self.maximumLength else {
+            throw CLIError(message: "password file '\(path)' is longer than \(Self.maximumLength) bytes")
+        }
+        guard count > 0 else { throw CLIError(message: "password file '\(path)' is empty") }
+        return Self.secret(from: &buffer, count: count)
+    }
+
+    private func readCommand(_ command: String) throws(CLIError) -> SecretBytes {
+        var buffer = [UInt8](repeating: 0, count: Self.maximumLength + 3)
+        defer { SecureZero.zero(&buffer) }
+        let read: Int
+        let termination: Syscall.Termination
+        do {
+            let child = try Syscall.spawnShell(command)
+            // If we are interrupted (SIGTERM reaches only us, unlike Ctrl-C),
+            // the command, which may be waiting on a pinentry, goes too.
+            let pid = child.pid
+            let cleanup = Interrupts.register { Syscall.terminate(pid) }
+            defer { Interrupts.unregister(cleanup) }
+            // Closing our end before waiting: a command that prints too much
+            // gets EPIPE instead of blocking forever on a full pipe.
+            let output = Result { () throws(SystemError) in
+                defer { Syscall.close(child.output) }
+                return try Syscall.readFully(child.output, into: &buffer)
+            }
+            termination = try Syscall.wait(child.pid)
+            read = try output.get()
+        } catch {
+            throw CLIError(message: "cannot run the password command: \(error.reason)")
+        }
+        // Too much output first: we closed the pipe on it, so its exit status
+        // (SIGPIPE) is our doing and says nothing.
+        let count = Self.withoutLineEnd(buffer, read)
+        guard read < buffer.count, count <= Self.maximumLength else {
+            throw CLIError(message: "password command printed more than \(Self.maximumLength) bytes")
+        }
+        switch termination {
+        case .exited(0): break
+        case .exited(let status): throw CLIError(message: "password command failed with exit status \(status)")
+        case .signaled(let signal): throw CLIError(message: "password command was killed by signal \(signal)")
+        }
+        guard count > 0 else { throw CLIError(message: "password command printed no password") }
+        return Self.secret(from: &buffer, count: count)
+    }
+
+    /// `count` less one trailing "\n" or "\r\n": the line end that `echo`
+    /// and editors add is not part of the password; any other is.
+    static func withoutLineEnd(_ bytes: [UInt8], _ count: Int) -> Int {
+        guard count > 0, bytes[count - 1] == UInt8(ascii: "\n") else { return count }
+        return count >= 2 && bytes[count - 2] == UInt8(ascii: "\r") ? count - 2 : count - 1
+    }
+
+    /// `buffer[..<count]` in guarded memory, NFC-normalised; all of `buffer`
+    /// is zeroed.
+    ///
+    /// Why NFC: "é" can be typed as one code point or as "e" plus a combining
+    /// accent, depending on keyboard, input method and OS; Argon2id sees bytes,
+    /// so the same password must become the same bytes everywhere.
+    ///
+    /// The trade-off: ASCII is already in NFC and is copied straight across.
+    /// Anything else has to pass through String to be normalised, and String
+    /// storage cannot be zeroed, so copies of a non-ASCII password may remain
+    /// in freed heap memory until reused. Core dumps and ptrace are off
+    /// (`ProcessHardening`), which limits who could read them. Bytes that are
+    /// not UTF-8 (a Latin-1 file) have no text to normalise and are used as is.
+    static func secret(from buffer: inout [UInt8], count: Int) -> SecretBytes {
+        defer { SecureZero.zero(&buffer) }
+        if !buffer[..<count].allSatisfy({ $0 < 0x80 }), let text = String(validating: buffer[..<count], as: UTF8.self) {
+            var normalised = Array(text.precomposedStringWithCanonicalMapping.utf8)
+            return SecretBytes(consuming: &normalised)
+        }
+        return buffer.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+}
+
+/// A new password (init, passwd): read once from a file or a command, or
+/// asked twice on the terminal so a typo does not lock the user out.
+struct NewPasswordSource {
+    private let source: PasswordSource
+
+    /// The given source; a terminal one is asked twice.
+    init(replacing source: PasswordSource) { self.source = source }
+
+    /// passwd: `--new-password-file FILE`, else the terminal.
+    static func resolve(file: String?, terminal: Terminal) throws(CLIError) -> NewPasswordSource {
+        if let file { return NewPasswordSource(replacing: PasswordSource(origin: .file(file), terminal: terminal)) }
+        guard let tty = TTY.open() else {
+            throw CLIError(message: "no terminal to ask for the new password", hints: ["use --new-password-file FILE"],
+                           code: .usage)
+        }
+        return NewPasswordSource(replacing: PasswordSource(origin: .terminal(tty), terminal: terminal))
+    }
+
+    func read() throws(CLIError) -> SecretBytes {
+        guard case .terminal = source.origin else { return try source.read() }
+        let first = try source.read(prompt: "new password: ")
+        let second = try source.read(prompt: "repeat new password: ")
+        guard first == second else { throw CLIError(message: "the passwords do not match") }
+        return first
+    }
+}

@@ -1,0 +1,120 @@
+import VaultCore
+
+/// All user-facing output goes through here, and nowhere else:
+///
+/// - messages on stderr: `vault: <message>` (lower case, no trailing period),
+///   then optional `hint: <text>` lines; warnings as `vault: warning: ...`;
+/// - data (item contents, listings, help) on stdout;
+/// - prompts on the controlling terminal (/dev/tty), never on stdout/stderr,
+///   so they work with both redirected.
+///
+/// vault never writes colour or other escape sequences (NO_COLOR is honoured
+/// trivially), and control characters from names or paths are shown escaped,
+/// so a hostile item name cannot drive the user's terminal.
+struct Terminal: Sendable {
+    /// `--quiet`: notes are dropped. Warnings and errors are always shown,
+    /// since the exit code alone cannot say what was skipped or why.
+    let quiet: Bool
+
+    static let program = "vault"
+    static let version = "0.1.0"
+
+    // MARK: stderr
+
+    func report(_ error: CLIError) {
+        var lines = ["\(Self.program): \(error.message)"]
+        lines += error.hints.map { "hint: \($0)" }
+        Self.writeStderr(lines)
+    }
+
+    func warning(_ message: String, hints: [String] = []) {
+        Self.writeStderr(["\(Self.program): warning: \(message)"] + hints.map { "hint: \($0)" })
+    }
+
+    /// Progress and confirmations ("created vault at ..."); silent with --quiet.
+    func note(_ message: String) {
+        if !quiet { Self.writeStderr(["\(Self.program): \(message)"]) }
+    }
+
+    /// Writes `lines` to stderr in one write(2), control characters escaped.
+    /// Failure to write to stderr has nowhere to be reported, so it is ignored.
+    static func writeStderr(_ lines: [String]) {
+        Syscall.writeText(2, lines.map(printable).joined(separator: "\n") + "\n")
+    }
+
+    /// `text` with C0/C1 control characters and DEL shown as `\xNN`.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v < 0x20 || (0x7f...0x9f).contains(v) {
+                let hex = String(v, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    // MARK: stdout
+
+    /// Item data to stdout, unchanged.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(CLIError) {
+        do { try Syscall.writeFully(1, bytes) } catch {
+            throw CLIError(message: "cannot write to standard output: \(error.reason)")
+        }
+    }
+
+    /// One line of output data (a listing, JSON) to stdout. Names inside
+    /// `line` should already have gone through `printable` where they are
+    /// shown to a person rather than to a JSON parser.
+    func printLine(_ line: String) throws(CLIError) {
+        do { try Syscall.writeFully(1, Array((line + "\n").utf8)) } catch {
+            throw CLIError(message: "cannot write to standard output: \(error.reason)")
+        }
+    }
+
+    // MARK: prompts
+
+    /// Asks on the terminal with echo off and reads one line into `buffer`
+    /// (which the caller zeroes), returning the byte count without the line
+    /// end. The terminal mode is restored on every path: by the defer, or by
+    /// the interrupt cleanup if Ctrl-C arrives while we wait.
+    func readSecret(prompt: String, from tty: TTY, into buffer: inout [UInt8]) throws(CLIError) -> Int {
+        let read: TTY.LineRead
+        do {
+            // Echo goes off before the prompt appears, so nothing typed after
+            // seeing the prompt can echo.
+            let fd = tty.fd
+            let mode = try Syscall.disableEcho(fd)
+            let cleanup = Interrupts.register {
+                Syscall.restore(fd, mode)
+                Syscall.writeText(fd, "\n")
+            }
+            defer {
+                Syscall.restore(fd, mode)
+                Interrupts.unregister(cleanup)
+                Syscall.writeText(fd, "\n")  // the user's Enter did not echo
+            }
+            Syscall.writeText(fd, prompt)
+            read = try tty.readLine(into: &buffer)
+        } catch {
+            throw CLIError(message: "cannot read the password from the terminal: \(error.reason)")
+        }
+        switch read {
+        case .line(let count): return count
+        case .endOfFile: throw CLIError(message: "no password entered")
+        case .tooLong: throw CLIError(message: "password longer than \(buffer.count - 1) bytes")
+        }
+    }
+}
+
+/// Standard output as a VaultCore sink (`vault get NAME` with no -o), so item
+/// bytes too leave through Terminal and a closed pipe reads as a clear error.
+final class StandardOutputSink: ByteSink {
+    private let terminal: Terminal
+    init(_ terminal: Terminal) { self.terminal = terminal }
+    func write(_ bytes: UnsafeRawBufferPointer) throws { try terminal.write(bytes) }
+}

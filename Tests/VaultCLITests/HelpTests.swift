@@ -1,0 +1,139 @@
+import Testing
+
+/// `--help`, `--version` and the per-command pages. The top-level page is
+/// compared in full: it carries the exit-code table that scripts rely on,
+/// and README.md must show the same table.
+@Suite struct HelpTests {
+    let sandbox: Sandbox
+    init() throws { sandbox = try Sandbox() }
+
+    @Test func topLevelHelpIsExactlyThePage() throws {
+        for flag in ["--help", "-h"] {
+            let r = try sandbox.run([flag])
+            #expect(r.status == 0)
+            #expect(r.stderr == "")
+            #expect(r.stdoutText == Self.topLevelHelp)
+        }
+    }
+
+    @Test func versionPrintsNameAndVersion() throws {
+        let r = try sandbox.run(["--version"])
+        #expect(r.status == 0)
+        #expect(r.stdoutText == "vault 0.1.0\n")
+        #expect(r.stderr == "")
+    }
+
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check"]
+
+    @Test(arguments: commands)
+    func everyCommandHasAPageWithExamples(command: String) throws {
+        let r = try sandbox.run([command, "--help"])
+        #expect(r.status == 0)
+        #expect(r.stderr == "")
+        let page = r.stdoutText
+        #expect(page.hasPrefix("Usage: vault \(command)"))
+        #expect(page.contains("\nExamples:\n  vault "))
+        #expect(page.hasSuffix("\n\nGlobal options, environment and exit codes: see 'vault --help'.\n"))
+        // -h, and --help before the command, show the same page.
+        #expect(try sandbox.run([command, "-h"]).stdoutText == page)
+        #expect(try sandbox.run(["--help", command]).stdoutText == page)
+    }
+
+    @Test func commandPageIsExactlyThePage() throws {
+        let r = try sandbox.run(["get", "--help"])
+        #expect(r.stdoutText == """
+            Usage: vault get NAME [-o FILE]
+
+            Decrypts the item NAME to FILE, or to standard output. Needs the
+            password. FILE must not exist yet: vault never overwrites a file.
+
+            Options:
+              -o, --output FILE   write to FILE; '-' is standard output (the default)
+
+            Examples:
+              vault get passport.pdf -o ~/Desktop/passport.pdf
+              vault get notes.txt | less
+
+            Global options, environment and exit codes: see 'vault --help'.
+
+            """)
+    }
+
+    @Test func helpWinsOverOtherMistakesOnTheLine() throws {
+        // `get` without NAME and with an unknown option: still its help page.
+        let r = try sandbox.run(["get", "--bogus", "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdoutText.hasPrefix("Usage: vault get NAME"))
+        #expect(r.stderr == "")
+    }
+
+    @Test func helpForAnUnknownCommandIsAnError() throws {
+        let r = try sandbox.run(["frob", "--help"])
+        #expect(r.status == 2)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr == "vault: unknown command 'frob'\nhint: see 'vault --help'\n")
+    }
+
+    static let topLevelHelp = """
+        vault 0.1.0: an encrypted vault for your files
+
+        Usage: vault [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGUMENTS]
+
+        Commands:
+          init      create a vault (asks for the new password twice)
+          add       add files without the password
+          list      list the items
+          info      show the vault's format and settings (no password)
+          get       decrypt an item to a file or to standard output
+          restore   write items out under a directory
+          remove    remove items
+          rename    rename an item
+          passwd    change the password
+          check     verify the vault, optionally every byte of it
+
+        Run 'vault COMMAND --help' for a command's options and examples.
+
+        Global options (before or after the command):
+          --vault DIR              the vault directory
+          --password-file FILE     read the password from FILE
+          --password-command CMD   run CMD with /bin/sh -c; its output is the password
+          --quiet                  print only warnings and errors
+          -h, --help               show this help, or a command's
+          --version                print the version
+
+        The password is never taken from the command line. Without a file or
+        a command, vault asks on the terminal, with echo off. One trailing
+        newline is dropped from a file's or a command's output.
+
+        Environment:
+          VAULT_DIR                the vault directory, if --vault is not given
+          XDG_DATA_HOME            otherwise the vault is $XDG_DATA_HOME/vault,
+                                   or else ~/.local/share/vault
+          VAULT_PASSWORD_FILE      like --password-file, if neither option is given
+          VAULT_PASSWORD_COMMAND   like --password-command, if none of the above
+          VAULT_ALLOW_WEAK_KDF     1 lets 'init' go below 64 MiB or 3 passes
+                                   (tests and demos only)
+          NO_COLOR                 honoured: vault never writes colour or escapes
+
+        Exit codes:
+            0  success
+            1  failure not listed below
+            2  usage: bad command line, or no way to get the password
+            3  partial: some inputs were skipped, the others were done
+           10  no vault at that path
+           11  vault busy: another process is writing to it
+           12  wrong password
+           13  locked out after wrong passwords (reserved)
+           14  corrupted or tampered data
+           15  would overwrite: the target already exists
+           16  no such item
+          130  interrupted (Ctrl-C, SIGTERM, SIGHUP)
+
+        Examples:
+          vault init
+          vault add passport.pdf
+          vault list
+          vault get passport.pdf -o ~/passport.pdf
+
+        """
+}
