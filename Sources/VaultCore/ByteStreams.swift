@@ -20,9 +20,10 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public let size: UInt64
     private let owned: Bool
 
-    /// Opens `path` read-only.
-    public init(readingFrom path: String) throws {
-        fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW)
+    /// Opens `path` read-only. Vault files are never opened through a
+    /// symbolic link; a user's input (`vault add LINK`) may be.
+    public init(readingFrom path: String, followSymlinks: Bool = false) throws {
+        fd = try Syscall.open(path, O_RDONLY | (followSymlinks ? 0 : O_NOFOLLOW))
         owned = true
         do { size = try Syscall.fileSize(fd) } catch { Syscall.close(fd); throw error }
     }
@@ -62,6 +63,13 @@ public final class FileHandleFD: ByteSink, ByteSource {
     }
 
     public func sync() throws { try Syscall.fsync(fd) }
+
+    /// fstat of the open file: (is a regular file, is a directory, permission bits, mtime).
+    public func status() throws -> (regular: Bool, directory: Bool, mode: UInt16, modified: Int64) {
+        let st = try Syscall.fstat(fd)
+        return (st.st_mode & S_IFMT == S_IFREG, st.st_mode & S_IFMT == S_IFDIR,
+                UInt16(st.st_mode & 0o7777), Int64(st.st_mtim.tv_sec))
+    }
 }
 
 /// Bytes in memory, for tests, the fuzzer and small files.

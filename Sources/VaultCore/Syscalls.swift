@@ -60,9 +60,15 @@ enum Syscall {
         }
     }
 
+    static func fstat(_ fd: Int32) throws -> stat {
+        var st = stat()
+        _ = try retrying("fstat") { Glibc.fstat(fd, &st) }
+        return st
+    }
+
     static func fileSize(_ fd: Int32) throws -> UInt64 {
         var st = stat()
-        _ = try retrying("fstat") { fstat(fd, &st) }
+        _ = try retrying("fstat") { Glibc.fstat(fd, &st) }
         return UInt64(st.st_size)
     }
 

@@ -12,8 +12,11 @@ struct CLIError: Error, Equatable, Sendable {
         return CLIError(message: message, hints: ["see '\(page)'"], code: .usage)
     }
 
-    /// The temporary seam in Wiring.swift, until a command reaches VaultCore.
-    static func notWired(_ command: String) -> CLIError {
-        CLIError(message: "internal error: '\(command)' is not wired to the vault core yet", code: .failure)
-    }
+}
+
+/// A failure whose messages the command has already printed (several of
+/// them, as `restore` and `check` do); only its exit code remains.
+struct ReportedError: Error {
+    let code: ExitCode
+    init(_ code: ExitCode) { self.code = code }
 }

@@ -1,60 +1,208 @@
 import VaultCore
 import VaultCrypto
 
-// THE SEAM between the command line and VaultCore: one function per command,
-// called from that command's run() after parsing and validation. Everything
-// the command line decides is done by then: the vault directory is in
-// `context.vaultDirectory`, options are typed fields of `command`, and the
-// password sources are resolved but not read (call `password.read()` when the
-// vault is known to exist, so a missing vault is exit 10 before any prompt;
-// wrap the result as `Password(secret:)`). Write output through
-// `context.terminal`; return .ok or .partial; throw VaultError/CryptoError
-// freely: ErrorReport turns them into messages and exit codes.
-//
-// TEMPORARY: every body below throws `CLIError.notWired` until it calls the
-// core. Search for "notWired" to find what is left.
+// The bridge between the command line and VaultCore: one function per
+// command, called from that command's run() after parsing and validation.
+// Passwords are read only once the vault is known to exist (a missing vault
+// is exit 10 before any prompt). Errors are thrown as they come; ErrorReport
+// turns them into one message and one exit code.
 enum Wiring {
     static func initVault(_ command: InitCommand, _ context: Context, password: NewPasswordSource) throws -> ExitCode {
-        // Reads the password for real, so the password sources are testable
-        // before the core is wired; keep reading it before creating the vault.
-        _ = try password.read()
-        throw CLIError.notWired(InitCommand.name)
+        let paths = VaultPaths(root: context.vaultDirectory)
+        if (try? Vault(at: paths.root)) != nil { throw VaultError.alreadyExists(path: paths.root) }
+        let secret = try password.read()
+        var kdf: Argon2Parameters
+        var seconds: Double? = nil
+        if command.kdfMemoryMiB != nil && command.kdfPasses != nil {
+            kdf = try command.kdf(calibrated: KDFCalibration.minimum)
+        } else {
+            context.terminal.note("calibrating Argon2id on this machine…")
+            let (calibrated, measured) = try KDFCalibration.calibrate()
+            kdf = try command.kdf(calibrated: calibrated)
+            if kdf == calibrated { seconds = measured }
+        }
+        let vault = try Vault.create(at: paths.root, password: Password(secret: secret), kdf: kdf).vault
+        let time = seconds.map { String(format: " (%.2f s per unlock here)", $0) } ?? ""
+        context.terminal.note("created a vault at '\(paths.root)'")
+        context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(kdf.passes) passes, \(kdf.lanes) lane\(kdf.lanes == 1 ? "" : "s")\(time)")
+        context.terminal.note("public key fingerprint: \(vault.header.fingerprint)")
+        if KDFCalibration.isWeak(kdf) {
+            context.terminal.warning("these Argon2id settings are weak: for tests and demos only")
+        }
+        return .ok
     }
 
     static func add(_ command: AddCommand, _ context: Context) throws -> ExitCode {
-        throw CLIError.notWired(AddCommand.name)
+        let vault = try Vault(at: context.vaultDirectory)
+        var skipped = false
+        for path in command.paths {
+            do {
+                let entry = try dropIn(path, name: command.itemName, into: vault)
+                context.terminal.note("added '\(entry.name)' (\(Format.size(entry.size)))")
+            } catch let error as VaultError where error.isAboutOneInput {
+                skipped = true
+                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            }
+        }
+        return skipped ? .partial : .ok
+    }
+
+    private static func dropIn(_ path: String, name: String?, into vault: Vault) throws -> ManifestEntry {
+        if path == "-" {
+            let now = Int64(Date().timeIntervalSince1970)
+            return try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now)
+        }
+        let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
+        let status = try source.status()
+        if status.directory { throw VaultError.invalidArgument("is a folder; folders are not supported yet") }
+        guard status.regular else { throw VaultError.invalidArgument("not a regular file") }
+        let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
+        return try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified)
+    }
+
+    /// Opens the vault, reads the password, unlocks, and (when this process
+    /// got the writer lock) absorbs drop-ins and removes leftovers.
+    private static func unlock(_ context: Context, _ password: PasswordSource, forWriting: Bool) throws -> UnlockedVault {
+        let vault = try Vault(at: context.vaultDirectory)
+        let secret = try password.read()
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting)
+        let report = try unlocked.tidy()
+        if !report.rejected.isEmpty {
+            context.terminal.warning("\(report.rejected.count) drop-in(s) could not be opened and were left in the inbox",
+                                     hints: ["run 'vault check' for details"])
+        }
+        if !unlocked.canWrite, try vault.waitingDropIns() > 0 {
+            context.terminal.warning("another vault process is writing: waiting drop-ins are not listed yet")
+        }
+        return unlocked
     }
 
     static func list(_ command: ListCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(ListCommand.name)
+        let vault = try unlock(context, password, forWriting: false)
+        let entries = vault.manifest.entries.sorted { $0.name < $1.name }
+        if command.json {
+            try context.terminal.printLine(JSON.list(entries))
+        } else {
+            for e in entries {
+                try context.terminal.printLine(Format.listLine(e))
+            }
+        }
+        return .ok
     }
 
     static func info(_ command: InfoCommand, _ context: Context) throws -> ExitCode {
-        throw CLIError.notWired(InfoCommand.name)
+        let vault = try Vault(at: context.vaultDirectory)
+        let waiting = try vault.waitingDropIns()
+        if command.json {
+            try context.terminal.printLine(JSON.info(vault, waiting: waiting))
+        } else {
+            let h = vault.header
+            for line in ["path: \(vault.paths.root)",
+                         "format version: \(VaultHeader.version)",
+                         "vault id: \(Hex.encode(h.vaultID))",
+                         "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(h.kdf.passes) passes, \(h.kdf.lanes) lanes",
+                         "items waiting to be absorbed: \(waiting)",
+                         "public key fingerprint: \(h.fingerprint)"] {
+                try context.terminal.printLine(Terminal.printable(line))
+            }
+        }
+        return .ok
     }
 
     static func get(_ command: GetCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(GetCommand.name)
+        let vault = try unlock(context, password, forWriting: false)
+        let entry = try vault.entry(named: command.itemName)
+        if let file = command.outputFile {
+            try export(entry, from: vault, to: file)
+        } else {
+            try vault.read(entry, to: StandardOutputSink(context.terminal))
+        }
+        return .ok
+    }
+
+    /// Writes an item to a new file, removing the partial plaintext if
+    /// interrupted (the core removes it on any error).
+    private static func export(_ entry: ManifestEntry, from vault: UnlockedVault, to path: String) throws {
+        var token: Interrupts.Token?
+        defer { token.map(Interrupts.unregister) }
+        try vault.export(entry, to: path) { temp in
+            token = Interrupts.register { _ = unlink(temp) }
+        }
     }
 
     static func restore(_ command: RestoreCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(RestoreCommand.name)
+        let vault = try unlock(context, password, forWriting: false)
+        let entries = try command.itemNames.map { try vault.entry(named: $0) }
+        var firstFailure: Error?
+        for entry in entries {
+            let target = command.directory + "/" + entry.name
+            do {
+                try export(entry, from: vault, to: target)
+                context.terminal.note("restored '\(entry.name)' to '\(target)'")
+            } catch {
+                firstFailure = firstFailure ?? error
+                context.terminal.report(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory))
+            }
+        }
+        if let firstFailure { throw ReportedError(ErrorReport.cliError(for: firstFailure, vaultDirectory: nil).code) }
+        return .ok
     }
 
     static func remove(_ command: RemoveCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(RemoveCommand.name)
+        let vault = try unlock(context, password, forWriting: true)
+        try vault.remove(command.itemNames)
+        for name in command.itemNames { context.terminal.note("removed '\(name)'") }
+        return .ok
     }
 
     static func rename(_ command: RenameCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(RenameCommand.name)
+        let vault = try unlock(context, password, forWriting: true)
+        try vault.rename(command.itemName, to: command.newName)
+        context.terminal.note("renamed '\(command.itemName)' to '\(command.newName)'")
+        return .ok
     }
 
     static func passwd(_ command: PasswdCommand, _ context: Context, password: PasswordSource,
                        newPassword: NewPasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(PasswdCommand.name)
+        let vault = try unlock(context, password, forWriting: true)
+        let secret = try newPassword.read()
+        try vault.changePassword(to: Password(secret: secret))
+        context.terminal.note("password changed")
+        return .ok
     }
 
     static func check(_ command: CheckCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        throw CLIError.notWired(CheckCommand.name)
+        let vault = try unlock(context, password, forWriting: command.repair)
+        let report = try vault.check(readData: command.readData, repair: command.repair)
+        if command.json {
+            try context.terminal.printLine(JSON.check(report, readData: command.readData))
+        } else {
+            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+            for f in report.leftovers {
+                context.terminal.warning("leftover of an interrupted operation: \(f)", hints: ["'vault check --repair' removes it"])
+            }
+            for f in report.rejectedDropIns { context.terminal.warning("drop-in that cannot be opened: inbox/\(f)") }
+            for f in report.removed { context.terminal.note("removed \(f)") }
+            let what = command.readData ? "\(report.itemsChecked) items, \(Format.size(report.bytesChecked)) read" : "\(report.itemsChecked) items"
+            context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))" : "\(report.problems.count) damaged item(s) (\(what))")
+        }
+        if !report.problems.isEmpty { throw ReportedError(.corrupted) }
+        return .ok
     }
 }
+
+extension VaultError {
+    /// Errors that concern one input of `add` (skip it, go on with the rest)
+    /// rather than the vault.
+    var isAboutOneInput: Bool {
+        switch self {
+        case .invalidName, .invalidArgument, .system: return true
+        default: return false
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation

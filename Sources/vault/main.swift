@@ -28,6 +28,8 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
             return try command.run(context)
         }
         return .ok
+    } catch let error as ReportedError {
+        return error.code
     } catch {
         let report = ErrorReport.cliError(for: error, vaultDirectory: vaultDirectory)
         terminal.report(report)

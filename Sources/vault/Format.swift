@@ -1,0 +1,67 @@
+import Foundation
+import VaultCore
+
+/// Human-readable renderings for `list`, `add`, `check`.
+enum Format {
+    /// 1536 -> "1.5 KiB"; exact bytes below 1 KiB.
+    static func size(_ bytes: UInt64) -> String {
+        if bytes < 1024 { return "\(bytes) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB", "PiB"]
+        var v = Double(bytes) / 1024, i = 0
+        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
+        return String(format: v < 10 ? "%.1f %@" : "%.0f %@", v, units[i])
+    }
+
+    static func date(_ unix: Int64) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyy-MM-dd HH:mm"
+        return f.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+    }
+
+    static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "added" : "edited" }
+
+    /// `SIZE  ADDED  KIND  ORIGIN  NAME`: name last, since it may hold spaces.
+    static func listLine(_ e: ManifestEntry) -> String {
+        let size = size(e.size).padding(toLength: 9, withPad: " ", startingAt: 0)
+        let kind = e.kind == .folder ? "folder(\(e.fileCount))" : "file"
+        return Terminal.printable("\(size)  \(date(e.added))  \(kind.padding(toLength: 6, withPad: " ", startingAt: 0))  \(origin(e.origin).padding(toLength: 6, withPad: " ", startingAt: 0))  \(e.name)")
+    }
+}
+
+/// The `--json` outputs. Their schema is documented in the README
+/// ("Machine-readable output") and is stable: fields are only ever added.
+enum JSON {
+    static func iso8601(_ unix: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+    }
+
+    static func encode(_ object: Any) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func list(_ entries: [ManifestEntry]) throws -> String {
+        try encode(["items": entries.map { e -> [String: Any] in
+            ["name": e.name, "size": e.size, "kind": e.kind == .folder ? "folder" : "file",
+             "files": e.fileCount, "origin": e.origin == .droppedIn ? "dropped-in" : "unlocked",
+             "added": iso8601(e.added), "modified": iso8601(e.modified), "mode": Int(e.mode)]
+        }])
+    }
+
+    static func info(_ vault: Vault, waiting: Int) throws -> String {
+        let h = vault.header
+        return try encode(["path": vault.paths.root, "format_version": Int(VaultHeader.version),
+                           "vault_id": Hex.encode(h.vaultID),
+                           "kdf": ["algorithm": "argon2id", "memory_kib": Int(h.kdf.memoryKiB),
+                                   "passes": Int(h.kdf.passes), "lanes": Int(h.kdf.lanes)],
+                           "waiting_drop_ins": waiting, "public_key_fingerprint": h.fingerprint])
+    }
+
+    static func check(_ r: CheckReport, readData: Bool) throws -> String {
+        try encode(["ok": r.problems.isEmpty, "items_checked": r.itemsChecked, "read_data": readData,
+                    "bytes_checked": r.bytesChecked,
+                    "problems": r.problems.map { ["item": $0.item, "message": $0.message] },
+                    "leftovers": r.leftovers, "rejected_drop_ins": r.rejectedDropIns, "removed": r.removed])
+    }
+}
