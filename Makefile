@@ -39,9 +39,9 @@ bench: build
 	@scripts/bench.sh
 
 fuzz: deps
-	SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-item \
+	for t in item header manifest envelope; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
 	  --sanitize fuzzer --sanitize address \
-	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp || exit 1; done
 	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)
 
 install: build

@@ -12,6 +12,9 @@ let package = Package(
         .executable(name: "vault", targets: ["vault"]),
         .executable(name: "vault-bench", targets: ["VaultBench"]),
         .executable(name: "fuzz-item", targets: ["FuzzItem"]),
+        .executable(name: "fuzz-header", targets: ["FuzzHeader"]),
+        .executable(name: "fuzz-manifest", targets: ["FuzzManifest"]),
+        .executable(name: "fuzz-envelope", targets: ["FuzzEnvelope"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -24,8 +27,11 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto"]),
-        // libFuzzer entry point; built only by `make fuzz` (see Makefile).
+        // libFuzzer entry points; built only by `make fuzz` (see Makefile).
         .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
+        .executableTarget(name: "FuzzHeader", dependencies: ["VaultCore"], path: "Fuzz/FuzzHeader"),
+        .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
+        .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -78,16 +78,20 @@ public struct Manifest: Sendable {
                                                              aad: vaultID + Array(file[0..<24]),
                                                              sealed: Array(file[24...]))
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        return try plain.withUnsafeBytes { b in
-            let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
-            guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
-            var offset = 4
-            var m = try Manifest()
-            for _ in 0..<count {
-                do { try m.add(try ManifestEntry.decode(b, offset: &offset)) } catch { throw VaultError.corruptedOrTampered }
-            }
-            guard offset == b.count else { throw VaultError.corruptedOrTampered }
-            return m
+        return try plain.withUnsafeBytes { try parse(plaintext: $0) }
+    }
+
+    /// Parses a decrypted manifest: exact shape, unique names and ids.
+    static func parse(plaintext b: UnsafeRawBufferPointer) throws -> Manifest {
+        guard b.count >= 4 else { throw VaultError.corruptedOrTampered }
+        let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
+        guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
+        var offset = 4
+        var m = try Manifest()
+        for _ in 0..<count {
+            do { try m.add(try ManifestEntry.decode(b, offset: &offset)) } catch { throw VaultError.corruptedOrTampered }
         }
+        guard offset == b.count else { throw VaultError.corruptedOrTampered }
+        return m
     }
 }

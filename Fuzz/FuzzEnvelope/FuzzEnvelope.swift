@@ -1,0 +1,15 @@
+// libFuzzer target: the drop-in envelope parser and the entry decoder its
+// payload goes through. Built by `make fuzz`.
+@testable import VaultCore
+import VaultCrypto
+
+private let vaultKey = X25519PrivateKey()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    _ = try? DropInEnvelope.open(Array(bytes), with: vaultKey, vaultID: [UInt8](repeating: 0, count: 16))
+    var offset = 0
+    _ = try? ManifestEntry.decode(bytes, offset: &offset)
+    return 0
+}
