@@ -60,6 +60,15 @@ enum Syscall {
         }
     }
 
+    static func pwriteFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        var done = 0
+        while done < buffer.count {
+            done += try retrying("pwrite") {
+                Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            }
+        }
+    }
+
     static func fstat(_ fd: Int32) throws -> stat {
         var st = stat()
         _ = try retrying("fstat") { Glibc.fstat(fd, &st) }

@@ -43,9 +43,15 @@ public final class Vault: Sendable {
     /// Unlocks with the password: Argon2id (parameters already bounded by
     /// the parser), unwrap, header MAC. Takes the writer lock when free; a
     /// read-only caller proceeds without it if another writer holds it.
-    public func unlock(password: Password, forWriting: Bool) throws -> UnlockedVault {
-        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: header.salt, parameters: header.kdf)
-        return try unlock(masterKey: header.unlock(kek: kek), forWriting: forWriting)
+    ///
+    /// Wrong passwords meet a persisted, growing delay (AttemptThrottle);
+    /// during a wait this throws `lockedOut` without running Argon2.
+    public func unlock(password: Password, forWriting: Bool, clock: UnlockClock = SystemClock()) throws -> UnlockedVault {
+        let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run {
+            let kek = try KeyEncryptionKey.derive(password: password.secret, salt: header.salt, parameters: header.kdf)
+            return try header.unlock(kek: kek)
+        }
+        return try unlock(masterKey: masterKey, forWriting: forWriting)
     }
 
     /// Unlocks with a master key obtained another way (a recovery kit).

@@ -9,6 +9,10 @@ public enum VaultError: Error, Equatable, Sendable {
     case itemCorrupted(name: String)
     /// The password (or kit passphrase) did not unwrap the master key.
     case wrongPassword
+    /// A wrong password, after which the next attempt must wait this long.
+    case wrongPasswordDelayed(retryInSeconds: Int)
+    /// Attempts are paused after repeated wrong passwords; nothing was tried.
+    case lockedOut(retryInSeconds: Int)
     /// No vault at the path (no header there, or not a vault header).
     case notAVault
     /// A vault header of a format version this build cannot read.

@@ -30,6 +30,13 @@ enum ErrorReport {
             return CLIError(message: "item '\(name)': \(tampered)", code: .corrupted)
         case .wrongPassword:
             return CLIError(message: "wrong password", code: .wrongPassword)
+        case .wrongPasswordDelayed(let seconds):
+            return CLIError(message: "wrong password; the next attempt is possible in \(duration(seconds))",
+                            hints: ["repeated wrong passwords wait longer each time, up to 30 minutes"],
+                            code: .wrongPassword)
+        case .lockedOut(let seconds):
+            return CLIError(message: "too many wrong passwords; try again in \(duration(seconds))",
+                            hints: ["the wait is cleared by the next correct password"], code: .lockedOut)
         case .notAVault:
             return CLIError(message: "no vault at '\(vault)'",
                             hints: ["create one with 'vault init', or point --vault or VAULT_DIR at one"], code: .noVault)
@@ -54,6 +61,13 @@ enum ErrorReport {
         case .invalidArgument(let message):
             return CLIError(message: message)
         }
+    }
+
+    /// "45 s", "2 min 5 s", "30 min".
+    static func duration(_ seconds: Int) -> String {
+        if seconds < 60 { return "\(seconds) s" }
+        let (m, s) = (seconds / 60, seconds % 60)
+        return s == 0 ? "\(m) min" : "\(m) min \(s) s"
     }
 
     private static func cliError(for error: CryptoError) -> CLIError {

@@ -214,3 +214,45 @@ struct VaultTests {
         }
     }
 }
+
+/// A clock the test moves by hand.
+final class FakeClock: UnlockClock, @unchecked Sendable {
+    var t: Int64 = 1_800_000_000
+    func now() -> Int64 { t }
+}
+
+@Suite("Attempt delay")
+struct AttemptDelayTests {
+    @Test func scheduleAfterTheFirstTwo() {
+        #expect((1...8).map { AttemptThrottle.delay(afterFailures: $0) } == [0, 0, 5, 30, 120, 600, 1800, 1800])
+    }
+
+    @Test func waitsGrowArePersistedAndClearedByTheRightPassword() throws {
+        let t = TempVault()
+        try t.create()
+        let clock = FakeClock()
+        func attempt(_ pw: String) throws { _ = try Vault(at: t.root).unlock(password: TempVault.password(pw), forWriting: false, clock: clock) }
+        #expect(throws: VaultError.wrongPassword) { try attempt("a") }
+        #expect(throws: VaultError.wrongPassword) { try attempt("b") }
+        #expect(throws: VaultError.wrongPasswordDelayed(retryInSeconds: 5)) { try attempt("c") }
+        // During the wait even the right password is refused, without Argon2.
+        #expect(throws: VaultError.lockedOut(retryInSeconds: 5)) { try attempt("correct horse") }
+        clock.t += 3
+        #expect(throws: VaultError.lockedOut(retryInSeconds: 2)) { try attempt("d") }
+        clock.t += 2
+        #expect(throws: VaultError.wrongPasswordDelayed(retryInSeconds: 30)) { try attempt("e") }
+        clock.t += 30
+        try attempt("correct horse")
+        #expect(throws: VaultError.wrongPassword) { try attempt("f") }
+    }
+
+    @Test func damagedStateCountsAsTheCap() throws {
+        let t = TempVault()
+        try t.create()
+        FileManager.default.createFile(atPath: t.root + "/attempts", contents: Data("garbage".utf8))
+        let clock = FakeClock()
+        #expect(throws: VaultError.wrongPasswordDelayed(retryInSeconds: 1800)) {
+            _ = try Vault(at: t.root).unlock(password: TempVault.password("x"), forWriting: false, clock: clock)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Attempt-delay state, file `attempts` in the vault directory (docs/FORMAT.md,
+// "Attempt delay"), 24 bytes, not secret and not authenticated:
+//
+//   magic "VAULTATT" (8) || version 0x01 || 3 zero bytes
+//   || u32be consecutive wrong passwords || i64be earliest next attempt (Unix s)
+//
+// A speed bump on this machine only: anyone with a copy of the vault, or who
+// can delete this file, is not slowed down. Argon2id is the real boundary.
+
+/// Where "now" comes from; tests inject a fast clock.
+public protocol UnlockClock: Sendable {
+    func now() -> Int64
+}
+
+public struct SystemClock: UnlockClock {
+    public init() {}
+    public func now() -> Int64 { Int64(time(nil)) }
+}
+
+/// Persisted, growing delay between wrong passwords: free for the first two,
+/// then 5 s, 30 s, 2 min, 10 min, and 30 min from then on. A correct password
+/// clears it. Attempts are serialised by a flock on the state file, so
+/// parallel guessing gains nothing.
+struct AttemptThrottle {
+    static let magic = Array("VAULTATT".utf8)
+    static let length = 24
+    static let schedule: [Int64] = [0, 0, 5, 30, 120, 600, 1800]
+
+    let path: String
+    let clock: UnlockClock
+
+    /// The wait imposed after the `failures`-th consecutive wrong password.
+    static func delay(afterFailures failures: UInt32) -> Int64 {
+        failures == 0 ? 0 : schedule[min(Int(failures), schedule.count) - 1]
+    }
+
+    struct State: Equatable {
+        var failures: UInt32 = 0
+        var notBefore: Int64 = 0
+    }
+
+    static func decode(_ b: [UInt8]) -> State? {
+        guard b.count == length, Array(b[0..<8]) == magic, b[8] == 1, b[9..<12].allSatisfy({ $0 == 0 }) else { return nil }
+        let failures = b[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let notBefore = Int64(bitPattern: b[16..<24].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        return State(failures: failures, notBefore: notBefore)
+    }
+
+    static func encode(_ s: State) -> [UInt8] {
+        magic + [1, 0, 0, 0] + withUnsafeBytes(of: s.failures.bigEndian, Array.init)
+            + withUnsafeBytes(of: s.notBefore.bigEndian, Array.init)
+    }
+
+    /// Runs `attempt` unless a wait is pending (then `lockedOut`, at once,
+    /// without running it). Counts `wrongPassword` failures; clears the
+    /// count on success. A damaged state file counts as the longest wait
+    /// already served, i.e. it is treated as at the cap.
+    func run<T>(_ attempt: () throws -> T) throws -> T {
+        let fd: Int32
+        do { fd = try Syscall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) } catch VaultError.system(_, _, let e)
+            where e == EROFS || e == EACCES {
+            return try attempt()   // read-only vault: no state can be kept
+        }
+        let file = FileHandleFD(owning: fd)
+        _ = try Syscall.flock(fd, exclusive: true, wait: true)
+        var raw = [UInt8](repeating: 0, count: Self.length + 1)
+        let n = try raw.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
+        var state = n == 0 ? State() : (Self.decode(Array(raw[..<n])) ?? State(failures: UInt32(Self.schedule.count), notBefore: 0))
+        let now = clock.now()
+        if state.notBefore > now { throw VaultError.lockedOut(retryInSeconds: Int(state.notBefore - now)) }
+        do {
+            let result = try attempt()
+            if state.failures > 0 { try save(State(), to: file) }
+            return result
+        } catch VaultError.wrongPassword {
+            state.failures = state.failures &+ 1
+            state.notBefore = now + Self.delay(afterFailures: state.failures)
+            try save(state, to: file)
+            let wait = Int(state.notBefore - now)
+            if wait > 0 { throw VaultError.wrongPasswordDelayed(retryInSeconds: wait) }
+            throw VaultError.wrongPassword
+        }
+    }
+
+    /// In place (fixed size), then fsync: the state must survive a crash or
+    /// a kill right after a wrong guess.
+    private func save(_ s: State, to file: FileHandleFD) throws {
+        try Syscall.ftruncate(file.fd, 0)
+        let b = Self.encode(s)
+        _ = try b.withUnsafeBytes { try Syscall.pwriteFully(file.fd, $0, at: 0) }
+        try file.sync()
+    }
+}
