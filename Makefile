@@ -6,7 +6,7 @@ BIN := .build/release/vault
 FUZZ_SECONDS ?= 60
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc).
-DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev pkg-config \
+DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev pkg-config xz-utils \
                 python3 python3-cryptography age bc openssl
 
 .PHONY: all deps build test demo bench fuzz install uninstall clean crashtest
@@ -31,6 +31,10 @@ build: deps
 
 test: build
 	VAULT_BIN=$(CURDIR)/$(BIN) $(SWIFT) test
+
+# The crash harness with many more kills than the suite's 50 per operation.
+crashtest: build
+	VAULT_BIN=$(CURDIR)/$(BIN) VAULT_CRASH_RUNS=$${VAULT_CRASH_RUNS:-500} $(SWIFT) test --filter Crash
 
 demo: build
 	@scripts/demo.sh $(BIN)

@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // The layers, bottom up: one system-library target per C library; VaultCrypto
-// (the only code that touches those C modules: typed wrappers and standard
-// constructions); VaultCore (file formats and vault operations; never prints,
+// (the only code that touches the crypto C modules: typed wrappers and
+// standard constructions); VaultCodecs (the liblzma and libarchive wrappers:
+// xz streams and pax archives); VaultCore (file formats and vault operations; never prints,
 // prompts or exits); the thin `vault` executable (the one terminal module).
 import PackageDescription
 
@@ -15,15 +16,19 @@ let package = Package(
         .executable(name: "fuzz-header", targets: ["FuzzHeader"]),
         .executable(name: "fuzz-manifest", targets: ["FuzzManifest"]),
         .executable(name: "fuzz-envelope", targets: ["FuzzEnvelope"]),
+        .executable(name: "fuzz-archive", targets: ["FuzzArchive"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
 
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
-        .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
+        // Compression (liblzma) and folder archives (libarchive): bytes in, bytes out.
+        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive"]),
+        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs"]),
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto"]),
@@ -32,9 +37,11 @@ let package = Package(
         .executableTarget(name: "FuzzHeader", dependencies: ["VaultCore"], path: "Fuzz/FuzzHeader"),
         .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
+        .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),
+        .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
     ]

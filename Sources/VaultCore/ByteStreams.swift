@@ -2,10 +2,13 @@
 import Glibc
 #endif
 
-/// Where sealed or plain bytes go, in order.
-public protocol ByteSink: AnyObject {
-    func write(_ bytes: UnsafeRawBufferPointer) throws
-}
+import VaultCodecs
+
+/// Where sealed or plain bytes go, in order (defined with the codecs, which
+/// plug into the same chain).
+public typealias ByteSink = VaultCodecs.ByteSink
+/// Sequential plain bytes, pulled (an item's content, a decompressor).
+public typealias ByteStream = VaultCodecs.ByteStream
 
 /// Random-access bytes of known size (a sealed item file, or memory).
 public protocol ByteSource: AnyObject {

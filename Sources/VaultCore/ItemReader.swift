@@ -159,4 +159,30 @@ public final class ItemReader: @unchecked Sendable {
         }
         try write(batch: batches - 1, from: buffers[Int((batches - 1) % 2)])
     }
+
+    /// The content as a sequential pull stream (one chunk at a time, each
+    /// authenticated before any of its bytes are handed out), for consumers
+    /// that pull: the xz decoder, the archive extractor.
+    public func contentStream() -> ByteStream { ContentStream(self) }
+
+    private final class ContentStream: ByteStream {
+        let reader: ItemReader
+        var next: UInt64 = 0
+        var chunk: [UInt8] = []
+        var offset = 0
+        init(_ reader: ItemReader) { self.reader = reader }
+
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            while offset == chunk.count {
+                guard next < reader.chunkCount else { return 0 }
+                chunk = try reader.readChunk(next)
+                offset = 0
+                next += 1
+            }
+            let n = min(buffer.count, chunk.count - offset)
+            chunk.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+            offset += n
+            return n
+        }
+    }
 }

@@ -8,7 +8,7 @@ import VaultCrypto
 /// one in), so I/O and the cipher overlap. A full batch can always be sealed
 /// as non-final, because the padded stream always continues past the content
 /// with at least the 8-byte length trailer; only `finish` seals a final chunk.
-public final class ItemWriter {
+public final class ItemWriter: ByteSink {
     public let header: ItemHeader
     private let headerBytes: [UInt8]
     private let sink: ByteSink
