@@ -7,10 +7,10 @@ import VaultCrypto
 /// writer lock held when it was free. Every change is atomic and ordered so a
 /// crash at any instant leaves a vault that opens with every completed item.
 public final class UnlockedVault {
-    public let vault: Vault
-    let keys: VaultKeys
+    public internal(set) var vault: Vault
+    var keys: VaultKeys
     private let lock: WriterLock?
-    public private(set) var manifest: Manifest
+    public internal(set) var manifest: Manifest
 
     /// Whether this process holds the writer lock (read-only otherwise).
     public var canWrite: Bool { lock != nil }
@@ -21,11 +21,12 @@ public final class UnlockedVault {
         self.vault = vault
         self.keys = keys
         self.lock = lock
-        manifest = try Manifest.open(VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize),
-                                     key: keys.manifest, vaultID: vault.header.vaultID)
+        let sealed = try vault.pendingRekey?.manifest ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
+        manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
+        if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 
-    private func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
+    func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
 
     func saveManifest() throws {
         try requireLock()

@@ -8,13 +8,17 @@ import VaultCrypto
 public final class Vault: Sendable {
     public let paths: VaultPaths
     public let header: VaultHeader
+    /// An interrupted rekey's new state, which is the truth until applied.
+    let pendingRekey: RekeySwitch?
 
     /// Opens the vault at `root`: layout checked (no symbolic links), header
     /// parsed with its exact shape and bounded KDF parameters. No secret needed.
     public init(at root: String) throws {
         paths = VaultPaths(root: root)
         try VaultDirectory.checkLayout(paths)
-        header = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        pendingRekey = try RekeySwitch.read(paths)
+        header = try pendingRekey?.header
+            ?? VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
     }
 
     /// Creates a vault at `root` (an absent or empty directory, or one left by

@@ -95,7 +95,7 @@ extension UnlockedVault {
     }
 
     func removeLeftovers(_ files: [String]) throws -> [String] {
-        try requireWriter()
+        try requireLock()
         var removed: [String] = []
         for f in files {
             let path = paths.root + "/" + f
@@ -115,5 +115,4 @@ extension UnlockedVault {
         return report
     }
 
-    private func requireWriter() throws { guard canWrite else { throw VaultError.busy } }
 }

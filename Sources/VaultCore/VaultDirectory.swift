@@ -12,6 +12,7 @@ import VaultCrypto
 //   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
 //   DIR/lock              the writers' flock
 //   DIR/attempts          the wrong-password delay state (AttemptThrottle.swift)
+//   DIR/rekey.pending     a rekey's new header and manifest (RekeySwitch.swift)
 //   .tmp-<hex>            a file being written, in the directory it will land in
 //
 // Directories are 0700, files 0600. Any of these paths being a symbolic link
@@ -26,6 +27,7 @@ public struct VaultPaths: Sendable {
     public var inbox: String { root + "/inbox" }
     public var lock: String { root + "/lock" }
     public var attempts: String { root + "/attempts" }
+    public var rekeyPending: String { root + "/rekey.pending" }
     public func item(_ blobName: String) -> String { items + "/" + blobName }
     public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
     public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }

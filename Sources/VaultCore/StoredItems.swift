@@ -1,0 +1,42 @@
+import VaultCrypto
+
+extension UnlockedVault {
+    /// Writes a new item straight into items/ (the vault is unlocked, so no
+    /// inbox): fresh item id, nonce prefix and file key; `produce` writes the
+    /// content stream and returns its size before compression and file count.
+    /// The blob is durable before this returns; until a manifest names it, it
+    /// is a leftover that cleanup removes.
+    func storeItem(flags: ItemFlags, key: FileKey = .random(),
+                   produce: (ItemWriter) throws -> (size: UInt64, files: UInt64))
+        throws -> (header: ItemHeader, key: FileKey, size: UInt64, files: UInt64) {
+        let header = ItemHeader.random(flags: flags)
+        let target = paths.item(Hex.encode(header.itemID))
+        let temp = try TempFile(beside: target)
+        let writer = try ItemWriter(key: key, header: header, sink: temp.file)
+        let (size, files) = try produce(writer)
+        try writer.finish()
+        try temp.commit(to: target)
+        return (header, key, size, files)
+    }
+
+    /// Replaces `old` by new content written by `produce`, under a new key
+    /// and nonce prefix: new blob, then the manifest, then the old blob goes.
+    @discardableResult
+    public func replaceItem(_ old: ManifestEntry, flags: ItemFlags, now: Int64,
+                            produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
+        try requireLock()
+        let stored = try storeItem(flags: flags, produce: produce)
+        var entry = old
+        entry.itemID = stored.header.itemID
+        entry.fileKey = stored.key
+        entry.size = stored.size
+        entry.fileCount = stored.files
+        entry.modified = now
+        entry.origin = .unlocked
+        manifest.replace(entry)
+        try saveManifest()
+        try? Syscall.unlink(paths.item(old.blobName))
+        return entry
+    }
+
+}

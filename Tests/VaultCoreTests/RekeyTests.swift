@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import VaultCrypto
+@testable import VaultCore
+
+@Suite("Rekey")
+struct RekeyTests {
+    func populated() throws -> (TempVault, [String: [UInt8]]) {
+        let t = TempVault()
+        try t.create()
+        var contents: [String: [UInt8]] = [:]
+        for (i, size) in [0, 10, 3 * ItemCipher.chunkSize + 7].enumerated() {
+            let c = ItemFixture.content(size, seed: UInt32(i + 1))
+            try t.add("item\(i)", c)
+            contents["item\(i)"] = c
+        }
+        try t.unlock().absorbInbox()
+        return (t, contents)
+    }
+
+    @Test func newKeysSameItemsSamePassword() throws {
+        let (t, contents) = try populated()
+        let before = try Vault(at: t.root).header
+        let oldBlobs = Set(t.files("items"))
+        try t.unlock().rekey(password: TempVault.password("correct horse"))
+        let after = try Vault(at: t.root).header
+        #expect(after.vaultID == before.vaultID && after.publicKey != before.publicKey && after.salt != before.salt)
+        #expect(Set(t.files("items")).isDisjoint(with: oldBlobs) && t.files("items").count == 3)
+        let v = try t.unlock()
+        for (name, c) in contents { #expect(try t.read(v, name) == c) }
+        #expect(try v.check(readData: true, repair: false).problems.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: t.root + "/rekey.pending"))
+    }
+
+    @Test func anInterruptedSwitchIsTheNewStateForReadersAndIsFinishedByTheNextWriter() throws {
+        let (t, contents) = try populated()
+        // Run a rekey, then put back the old header and manifest and the
+        // switch file, as if killed right after writing the switch.
+        let oldHeader = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
+        let oldManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
+        let oldBlobDir = t.dir + "/old-items"
+        try FileManager.default.copyItem(atPath: t.root + "/items", toPath: oldBlobDir)
+        try t.unlock().rekey(password: TempVault.password("correct horse"))
+        let newHeader = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
+        let newManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
+        let pending = RekeySwitch(header: try VaultHeader(parsing: Array(newHeader)), manifest: Array(newManifest))
+        try Data(pending.bytes).write(to: URL(fileURLWithPath: t.root + "/rekey.pending"))
+        try oldHeader.write(to: URL(fileURLWithPath: t.root + "/vault.header"))
+        try oldManifest.write(to: URL(fileURLWithPath: t.root + "/manifest"))
+        for f in try FileManager.default.contentsOfDirectory(atPath: oldBlobDir) {
+            try FileManager.default.copyItem(atPath: oldBlobDir + "/" + f, toPath: t.root + "/items/" + f)
+        }
+        #expect(try Vault(at: t.root).header.bytes == Array(newHeader))
+        do {
+            let holder = try t.unlock()            // a writer finishes the switch...
+            let reader = try t.unlock(forWriting: false)
+            #expect(!reader.canWrite)
+            for (name, c) in contents { #expect(try t.read(reader, name) == c) }
+            _ = holder
+        }
+        #expect(!FileManager.default.fileExists(atPath: t.root + "/rekey.pending"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header")) == newHeader)
+        let v = try t.unlock()
+        #expect(try v.check(readData: true, repair: false).problems.isEmpty)
+        try v.tidy()
+        #expect(t.files("items").count == 3)       // the old blobs were leftovers
+    }
+
+    @Test func dropInsSealedToTheOldKeyDuringARekeyAreKept() throws {
+        let (t, _) = try populated()
+        let v = try t.unlock()
+        // A drop-in sealed to the old public key, arriving after the rekey's
+        // first absorb: stash it away during the rekey, then put it back.
+        let late = try t.add("late.txt", Array("late".utf8))
+        let stash = t.dir + "/stash"
+        try FileManager.default.moveItem(atPath: t.root + "/inbox", toPath: stash)
+        try FileManager.default.createDirectory(atPath: t.root + "/inbox", withIntermediateDirectories: false)
+        let oldKeys = v.keys
+        try v.rekey(password: TempVault.password("correct horse"))
+        for ext in [".env", ".item"] {
+            try FileManager.default.moveItem(atPath: stash + "/" + late.blobName + ext,
+                                             toPath: t.root + "/inbox/" + late.blobName + ext)
+        }
+        #expect(try v.absorbInbox().rejected == [late.blobName + ".env"])   // the new key cannot open it
+        try v.absorbLateDropIns(oldKeys: oldKeys)
+        #expect(try t.read(v, "late.txt") == Array("late".utf8))
+        #expect(t.files("inbox").isEmpty)
+        #expect(v.manifest.entry(named: "late.txt")!.itemID != late.itemID)   // stored anew
+    }
+}
