@@ -78,6 +78,17 @@ struct Terminal: Sendable {
 
     // MARK: prompts
 
+    /// Asks a yes/no question on the terminal (echo on); true only for "y"
+    /// or "yes". No terminal: nil, and the caller asks for --yes instead.
+    func confirm(_ question: String) -> Bool? {
+        guard let tty = TTY.open() else { return nil }
+        Syscall.writeText(tty.fd, "\(question) [y/N] ")
+        var buffer = [UInt8](repeating: 0, count: 16)
+        guard case .line(let n)? = try? tty.readLine(into: &buffer) else { return false }
+        let answer = String(decoding: buffer[..<n], as: UTF8.self).lowercased()
+        return answer == "y" || answer == "yes"
+    }
+
     /// Asks on the terminal with echo off and reads one line into `buffer`
     /// (which the caller zeroes), returning the byte count without the line
     /// end. The terminal mode is restored on every path: by the defer, or by

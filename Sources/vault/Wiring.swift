@@ -171,6 +171,26 @@ enum Wiring {
         return .ok
     }
 
+    static func rekey(_ command: RekeyCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
+        let vault = try Vault(at: context.vaultDirectory)
+        if !command.confirmed {
+            context.terminal.warning("rekey re-encrypts every item; recovery kits made before it stop working")
+            guard let yes = context.terminal.confirm("continue?") else {
+                throw CLIError(message: "rekey needs confirmation", hints: ["run it on a terminal, or add --yes"],
+                               code: .usage)
+            }
+            guard yes else { throw CLIError(message: "rekey cancelled; nothing changed") }
+        }
+        let secret = try password.read()
+        let pw = Password(secret: secret)
+        let unlocked = try vault.unlock(password: pw, forWriting: true)
+        try unlocked.tidy()
+        try unlocked.rekey(password: pw)
+        context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
+        context.terminal.note("recovery kits made before this no longer open the vault")
+        return .ok
+    }
+
     static func check(_ command: CheckCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: command.repair)
         let report = try vault.check(readData: command.readData, repair: command.repair)
