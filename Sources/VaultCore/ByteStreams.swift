@@ -38,6 +38,13 @@ public final class FileHandleFD: ByteSink, ByteSource {
         size = (try? Syscall.fileSize(fd)) ?? 0
     }
 
+    /// What `path` is, following symbolic links, without opening it (opening
+    /// a FIFO would block): nil if it does not exist.
+    public static func kind(of path: String) throws -> (regular: Bool, directory: Bool)? {
+        guard let st = try Syscall.statFollowing(path) else { return nil }
+        return (st.st_mode & S_IFMT == S_IFREG, st.st_mode & S_IFMT == S_IFDIR)
+    }
+
     /// Takes ownership of an open descriptor.
     init(owning fd: Int32) {
         self.fd = fd

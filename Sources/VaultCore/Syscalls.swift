@@ -28,6 +28,23 @@ enum Syscall {
 
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
+    /// A new unnamed file in `directory` (O_TMPFILE, mode 0600), or nil
+    /// where the file system does not support that.
+    static func openNameless(in directory: String) throws -> Int32? {
+        // O_TMPFILE is a macro Swift does not import: __O_TMPFILE | O_DIRECTORY.
+        let fd = Glibc.open(directory, 0o20000000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
+        if fd >= 0 { return fd }
+        switch errno {
+        case EOPNOTSUPP, EISDIR, EINVAL: return nil
+        default: throw VaultError.system(operation: "open", path: directory, errno: errno)
+        }
+    }
+
+    /// Gives an O_TMPFILE file its name.
+    static func linkNameless(_ fd: Int32, to path: String) throws {
+        _ = try retrying("linkat", path: path) { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) }
+    }
+
     /// Reads until `buffer` is full or end of file; returns the count read.
     static func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
@@ -67,6 +84,14 @@ enum Syscall {
                 Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
         }
+    }
+
+    /// stat (following symbolic links); nil if the path does not exist.
+    static func statFollowing(_ path: String) throws -> Glibc.stat? {
+        var st = Glibc.stat()
+        if fstatat(AT_FDCWD, path, &st, 0) == 0 { return st }
+        if errno == ENOENT { return nil }
+        throw VaultError.system(operation: "stat", path: path, errno: errno)
     }
 
     static func fstat(_ fd: Int32) throws -> stat {

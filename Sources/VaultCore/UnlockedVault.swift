@@ -120,7 +120,10 @@ public final class UnlockedVault {
     /// written, so an interrupt handler can remove it.
     public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil) throws {
         if try Syscall.lstat(path) != nil { throw VaultError.alreadyExists(path: path) }
-        let temp = try TempFile(beside: path)
+        let temp: TempFile
+        do { temp = try TempFile(beside: path) } catch VaultError.system(let op, _, let code) {
+            throw VaultError.system(operation: op, path: path, errno: code)   // name the user's path, not ours
+        }
         tempFile?(temp.path)
         try read(entry, to: temp.file)
         do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {

@@ -29,7 +29,7 @@ public final class Vault: Sendable {
         let paths = VaultPaths(root: root)
         if try Syscall.lstat(paths.header) != nil { throw VaultError.alreadyExists(path: root) }
         try VaultHeader.checkBounds(kdf)
-        if try Syscall.lstat(root) == nil { try Syscall.mkdir(root) }
+        if try Syscall.lstat(root) == nil { try makeDirectories(root) }
         guard let st = try Syscall.lstat(root), st.st_mode & S_IFMT == S_IFDIR else { throw VaultError.unsafeVaultPath(root) }
         for dir in [paths.items, paths.inbox] where try Syscall.lstat(dir) == nil { try Syscall.mkdir(dir) }
         let lock = try WriterLock(paths)
@@ -42,6 +42,13 @@ public final class Vault: Sendable {
         try Syscall.fsyncDirectory(root)
         try VaultDirectory.atomicWrite(header.bytes, to: paths.header)
         return try UnlockedVault(vault: Vault(at: root), keys: keys, lock: lock)
+    }
+
+    /// mkdir -p, each new directory 0700.
+    private static func makeDirectories(_ path: String) throws {
+        let parent = VaultDirectory.directory(of: path)
+        if parent != path, parent != ".", try Syscall.statFollowing(parent) == nil { try makeDirectories(parent) }
+        try Syscall.mkdir(path)
     }
 
     /// Unlocks with the password: Argon2id (parameters already bounded by

@@ -83,10 +83,23 @@ final class TempFile {
     let file: FileHandleFD
     private var committed = false
 
+    /// The file is created nameless (O_TMPFILE), locked, and only then
+    /// linked under its temp name, so no cleanup can ever find it unlocked.
+    /// Where O_TMPFILE is unsupported (some network file systems) it is
+    /// created named and locked a moment later: a cleanup in that moment
+    /// could take it, and the add then fails cleanly (nothing is lost that
+    /// had been reported added).
     init(beside target: String) throws {
-        path = VaultDirectory.directory(of: target) + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
-        file = try FileHandleFD(creating: path)
-        _ = try Syscall.flock(file.fd)
+        let dir = VaultDirectory.directory(of: target)
+        path = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
+        if let fd = try Syscall.openNameless(in: dir) {
+            file = FileHandleFD(owning: fd)
+            _ = try Syscall.flock(fd)
+            try Syscall.linkNameless(fd, to: path)
+        } else {
+            file = try FileHandleFD(creating: path)
+            _ = try Syscall.flock(file.fd)
+        }
     }
 
     /// fsync, rename over `target` (or, with `noReplace`, only if it does not
@@ -113,7 +126,7 @@ final class WriterLock {
     }
 }
 
-/// Whether some process holds a flock on `path` (a temp file being written).
+/// Whether some process holds a flock on `path` (a file being written).
 func isLockedByWriter(_ path: String) -> Bool {
     guard let fd = try? Syscall.open(path, O_RDONLY | O_NOFOLLOW) else { return false }
     defer { Syscall.close(fd) }

@@ -205,10 +205,25 @@ enum Syscall {
         // pipe2(O_CLOEXEC) is not exported to Swift. vault spawns from one
         // thread only, so setting the flag just after cannot race a spawn.
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        do {
+            let pid = try spawnShell(command, arguments: [], directory: nil, stdout: fds[1])
+            close(fds[1])
+            return (pid, fds[0])
+        } catch {
+            close(fds[0]); close(fds[1])
+            throw error
+        }
+    }
+
+    /// Runs `/bin/sh -c command sh arguments...` (so the command sees the
+    /// arguments as "$@", the way editors are run), in `directory` if given,
+    /// with the terminal inherited, or standard output on `stdout` if given.
+    static func spawnShell(_ command: String, arguments: [String], directory: String?,
+                           stdout: Int32? = nil) throws(SystemError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)  // dup2 clears close-on-exec on fd 1
+        if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }  // dup2 clears close-on-exec on fd 1
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -221,17 +236,17 @@ enum Syscall {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let argv = ["/bin/sh", "-c", command]
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        // posix_spawn_file_actions_addchdir_np is not exported to Swift: the
+        // shell changes directory itself, with the directory as "$1".
+        let argv = directory.map { ["/bin/sh", "-c", "cd -- \"$1\" || exit 127; shift; " + command, "sh", $0] }
+            ?? ["/bin/sh", "-c", command, "sh"]
+        let fullArgv = argv + arguments
+        var cargs: [UnsafeMutablePointer<CChar>?] = fullArgv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, environ)
-        close(fds[1])
-        guard rc == 0 else {
-            close(fds[0])
-            throw SystemError(operation: "posix_spawn", path: "/bin/sh", errno: rc)
-        }
-        return (pid, fds[0])
+        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: "/bin/sh", errno: rc) }
+        return pid
     }
 
     /// How a child ended.

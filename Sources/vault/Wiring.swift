@@ -52,21 +52,27 @@ enum Wiring {
             let now = Int64(Date().timeIntervalSince1970)
             return try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now)
         }
+        guard let kind = try FileHandleFD.kind(of: path) else {
+            throw VaultError.system(operation: "open", path: path, errno: ENOENT)
+        }
+        if kind.directory { throw VaultError.invalidArgument("is a folder; folders are not supported yet") }
+        guard kind.regular else { throw VaultError.invalidArgument("not a regular file") }
         let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
         let status = try source.status()
-        if status.directory { throw VaultError.invalidArgument("is a folder; folders are not supported yet") }
         guard status.regular else { throw VaultError.invalidArgument("not a regular file") }
         let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
         return try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified)
     }
 
     /// Opens the vault, reads the password, unlocks, and (when this process
-    /// got the writer lock) absorbs drop-ins and removes leftovers.
-    private static func unlock(_ context: Context, _ password: PasswordSource, forWriting: Bool) throws -> UnlockedVault {
+    /// got the writer lock) absorbs drop-ins and, unless `tidy` is false
+    /// (`check` reports leftovers rather than removing them), removes leftovers.
+    private static func unlock(_ context: Context, _ password: PasswordSource, forWriting: Bool,
+                               tidy: Bool = true) throws -> UnlockedVault {
         let vault = try Vault(at: context.vaultDirectory)
         let secret = try password.read()
         let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting)
-        let report = try unlocked.tidy()
+        let report = tidy ? try unlocked.tidy() : try unlocked.absorbInbox()
         if !report.rejected.isEmpty {
             context.terminal.warning("\(report.rejected.count) drop-in(s) could not be opened and were left in the inbox",
                                      hints: ["run 'vault check' for details"])
@@ -192,7 +198,7 @@ enum Wiring {
     }
 
     static func check(_ command: CheckCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
-        let vault = try unlock(context, password, forWriting: command.repair)
+        let vault = try unlock(context, password, forWriting: command.repair, tidy: false)
         let report = try vault.check(readData: command.readData, repair: command.repair)
         if command.json {
             try context.terminal.printLine(JSON.check(report, readData: command.readData))
