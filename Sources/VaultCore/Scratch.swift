@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import VaultCrypto
 
 /// A private directory for `vault open`'s plaintext copy: 0700, under
@@ -9,9 +10,11 @@ import VaultCrypto
 /// owner (pid and the process's start time, so a reused pid does not count)
 /// in `owner`; any later vault command erases scratch directories whose
 /// owner is gone, before it does anything else.
-public final class Scratch {
+public final class Scratch: Sendable {
     public let path: String
-    private var erased = false
+    /// Set once erased. Held during the erase, so an interrupt arriving while
+    /// the main thread erases waits for it to finish before the process exits.
+    private let erased = Mutex(false)
 
     static let prefix = "open-"
 
@@ -38,9 +41,15 @@ public final class Scratch {
     /// Overwrites every file with zeros (fsync'ed), then unlinks everything.
     /// Idempotent; safe to call from an interrupt cleanup.
     public func erase() {
-        guard !erased else { return }
-        erased = true
-        Self.erase(path)
+        erased.withLock { done in
+            if !done { Self.erase(path) }
+            done = true
+        }
+    }
+
+    /// Every place scratch directories may be for this vault.
+    public static func bases(vaultRoot: String, environment: [String: String]) -> [String] {
+        Array(Set([base(vaultRoot: vaultRoot, environment: environment), vaultRoot + "/scratch"]))
     }
 
     /// Removes scratch directories under `base` whose owner process is gone.

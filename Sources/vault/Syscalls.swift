@@ -238,8 +238,10 @@ enum Syscall {
 
         // posix_spawn_file_actions_addchdir_np is not exported to Swift: the
         // shell changes directory itself, with the directory as "$1".
-        let argv = directory.map { ["/bin/sh", "-c", "cd -- \"$1\" || exit 127; shift; " + command, "sh", $0] }
-            ?? ["/bin/sh", "-c", command, "sh"]
+        // The arguments follow the command as "$@" ("$EDITOR" FILE).
+        let script = arguments.isEmpty ? command : command + " \"$@\""
+        let argv = directory.map { ["/bin/sh", "-c", "cd -- \"$1\" || exit 127; shift; " + script, "sh", $0] }
+            ?? ["/bin/sh", "-c", script, "sh"]
         let fullArgv = argv + arguments
         var cargs: [UnsafeMutablePointer<CChar>?] = fullArgv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
@@ -253,6 +255,14 @@ enum Syscall {
     enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signaled(Int32)
+
+        /// "exited with status 1", "was killed by signal 9".
+        var description: String {
+            switch self {
+            case .exited(let code): return "exited with status \(code)"
+            case .signaled(let signal): return "was killed by signal \(signal)"
+            }
+        }
     }
 
     static func wait(_ pid: pid_t) throws(SystemError) -> Termination {

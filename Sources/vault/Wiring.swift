@@ -177,6 +177,42 @@ enum Wiring {
         return .ok
     }
 
+    static func open(_ command: OpenCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
+        let vault = try unlock(context, password, forWriting: true)
+        let entry = try vault.entry(named: command.itemName)
+        let editor = command.with ?? context.environment.nonEmpty("VISUAL") ?? context.environment.nonEmpty("EDITOR")
+            ?? "xdg-open"
+        let scratch = try Scratch(base: Scratch.base(vaultRoot: vault.vault.paths.root, environment: context.environment))
+        let token = Interrupts.register { scratch.erase() }
+        defer { scratch.erase(); Interrupts.unregister(token) }
+        let copy = scratch.path + "/" + entry.name
+        try vault.export(entry, to: copy)
+        let before = try TreeFingerprint.of(copy)
+
+        let pid = try Syscall.spawnShell(editor, arguments: [copy], directory: nil)
+        let status = try Syscall.wait(pid)
+        guard status == .exited(0) else {
+            throw CLIError(message: "'\(editor)' \(status.description); changes (if any) were not saved",
+                           hints: ["the stored item is unchanged and the private copy was erased"])
+        }
+        guard try TreeFingerprint.of(copy) != before else {
+            context.terminal.note("'\(entry.name)' unchanged")
+            return .ok
+        }
+        do {
+            let source = try FileHandleFD(readingFrom: copy)
+            try vault.replaceItem(entry, flags: [], now: Int64(Date().timeIntervalSince1970)) { writer in
+                (try writer.consume(source), 1)
+            }
+        } catch {
+            let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+            throw CLIError(message: "saving '\(entry.name)' failed: \(report.message); the stored item is unchanged",
+                           hints: report.hints, code: report.code)
+        }
+        context.terminal.note("saved the changes to '\(entry.name)'")
+        return .ok
+    }
+
     static func rekey(_ command: RekeyCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         if !command.confirmed {

@@ -3,6 +3,7 @@
 // parse, validate (no I/O), resolve the vault, run. Every message is printed
 // by Terminal; every exit code comes from ExitCode.
 import Foundation
+import VaultCore
 
 Interrupts.install()
 ProcessHardening.apply(Terminal(quiet: false))
@@ -23,6 +24,11 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
             try command.validate(environment: environment)
             let directory = try VaultLocation.resolve(option: globals.vault, environment: environment)
             vaultDirectory = directory
+            // Before anything else: erase plaintext an earlier, killed `vault open` left.
+            for base in Scratch.bases(vaultRoot: directory, environment: environment) {
+                let n = Scratch.removeAbandoned(base: base)
+                if n > 0 { terminal.note("erased \(n) private cop\(n == 1 ? "y" : "ies") left by an interrupted 'vault open'") }
+            }
             let context = Context(terminal: terminal, environment: environment, globals: globals,
                                   vaultDirectory: directory)
             return try command.run(context)
