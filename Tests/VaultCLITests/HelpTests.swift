@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "rekey"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -90,6 +90,7 @@ import Testing
           rename    rename an item
           passwd    change the password
           check     verify the vault, optionally every byte of it
+          open      edit an item in a private copy, then re-encrypt it
           rekey     new master key and file keys, every item re-encrypted
 
         Run 'vault COMMAND --help' for a command's options and examples.
