@@ -39,8 +39,10 @@ extension UnlockedVault {
             do {
                 let r = try reader(for: entry)
                 let expectArchive = entry.kind == .folder
+                // A plain file's stored length is its size; a folder's archive
+                // or a compressed stream is longer or shorter.
                 guard r.header.flags.contains(.archive) == expectArchive,
-                      r.header.flags.contains(.compressed) || r.contentLength == entry.size else {
+                      expectArchive || r.header.flags.contains(.compressed) || r.contentLength == entry.size else {
                     report.problems.append(.init(item: entry.name, message: "corrupted or tampered"))
                     continue
                 }

@@ -27,6 +27,10 @@ public enum VaultError: Error, Equatable, Sendable {
     case invalidName(String)
     /// A path inside the vault is a symbolic link or has the wrong type.
     case unsafeVaultPath(String)
+    /// A folder item holds an entry that would land outside the restore
+    /// target (absolute path, "..", through a symlink, a device); nothing
+    /// of that item was written.
+    case unsafeArchiveEntry(item: String, entry: String, reason: String)
     /// A system call failed; `operation` names it, `errno` keeps the code.
     case system(operation: String, path: String?, errno: Int32)
     /// A value was outside what this format or operation allows.

@@ -54,6 +54,9 @@ enum ErrorReport {
         case .invalidName(let name):
             return CLIError(message: "'\(name)' cannot be an item name",
                             hints: ["names are not empty, have no '/' or control characters, and are not too long"])
+        case .unsafeArchiveEntry(let item, let entry, let reason):
+            return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(reason)",
+                            hints: ["nothing of that item was written"])
         case .unsafeVaultPath(let path):
             return CLIError(message: "refusing '\(path)': a symbolic link or not the expected kind of file")
         case .system(let operation, let path, let code):

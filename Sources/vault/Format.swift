@@ -22,10 +22,11 @@ enum Format {
     static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "added" : "edited" }
 
     /// `SIZE  ADDED  KIND  ORIGIN  NAME`: name last, since it may hold spaces.
+    /// A folder's kind shows its file count ("folder:12"), its size the total.
     static func listLine(_ e: ManifestEntry) -> String {
-        let size = size(e.size).padding(toLength: 9, withPad: " ", startingAt: 0)
-        let kind = e.kind == .folder ? "folder(\(e.fileCount))" : "file"
-        return Terminal.printable("\(size)  \(date(e.added))  \(kind.padding(toLength: 6, withPad: " ", startingAt: 0))  \(origin(e.origin).padding(toLength: 6, withPad: " ", startingAt: 0))  \(e.name)")
+        func pad(_ s: String, _ n: Int) -> String { s.padding(toLength: max(n, s.count), withPad: " ", startingAt: 0) }
+        let kind = e.kind == .folder ? "folder:\(e.fileCount)" : "file"
+        return Terminal.printable("\(pad(size(e.size), 9))  \(date(e.added))  \(pad(kind, 11))  \(pad(origin(e.origin), 6))  \(e.name)")
     }
 }
 

@@ -37,8 +37,13 @@ enum Wiring {
         var skipped = false
         for path in command.paths {
             do {
-                let entry = try dropIn(path, name: command.itemName, into: vault)
-                context.terminal.note("added '\(entry.name)' (\(Format.size(entry.size)))")
+                let (entry, skippedInside) = try dropIn(path, name: command.itemName, into: vault)
+                for inner in skippedInside {
+                    skipped = true
+                    context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
+                }
+                let what = entry.kind == .folder ? "\(entry.fileCount) files, " : ""
+                context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size)))")
             } catch let error as VaultError where error.isAboutOneInput {
                 skipped = true
                 context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
@@ -47,21 +52,25 @@ enum Wiring {
         return skipped ? .partial : .ok
     }
 
-    private static func dropIn(_ path: String, name: String?, into vault: Vault) throws -> ManifestEntry {
+    /// One input of `add`: stdin, a file, or a folder (with the paths of
+    /// special files inside it that were left out).
+    private static func dropIn(_ path: String, name: String?, into vault: Vault) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)
-            return try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now)
+            return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
             throw VaultError.system(operation: "open", path: path, errno: ENOENT)
         }
-        if kind.directory { throw VaultError.invalidArgument("is a folder; folders are not supported yet") }
-        guard kind.regular else { throw VaultError.invalidArgument("not a regular file") }
+        guard kind.regular || kind.directory else { throw VaultError.invalidArgument("not a regular file or folder") }
         let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
         let status = try source.status()
-        guard status.regular else { throw VaultError.invalidArgument("not a regular file") }
         let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
-        return try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified)
+        if status.directory {
+            return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified)
+        }
+        guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
+        return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified), [])
     }
 
     /// Opens the vault, reads the password, unlocks, and (when this process
@@ -143,7 +152,11 @@ enum Wiring {
         for entry in entries {
             let target = command.directory + "/" + entry.name
             do {
-                try export(entry, from: vault, to: target)
+                if entry.kind == .folder {
+                    try vault.restoreFolder(entry, to: target)
+                } else {
+                    try export(entry, from: vault, to: target)
+                }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
                 firstFailure = firstFailure ?? error
@@ -180,16 +193,21 @@ enum Wiring {
     static func open(_ command: OpenCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: true)
         let entry = try vault.entry(named: command.itemName)
-        let editor = command.with ?? context.environment.nonEmpty("VISUAL") ?? context.environment.nonEmpty("EDITOR")
-            ?? "xdg-open"
+        let folder = entry.kind == .folder
+        // A folder opens in a shell started inside it; a file in the editor.
+        let editor = command.with
+            ?? (folder ? context.environment.nonEmpty("SHELL") ?? "/bin/sh"
+                       : context.environment.nonEmpty("VISUAL") ?? context.environment.nonEmpty("EDITOR") ?? "xdg-open")
         let scratch = try Scratch(base: Scratch.base(vaultRoot: vault.vault.paths.root, environment: context.environment))
         let token = Interrupts.register { scratch.erase() }
         defer { scratch.erase(); Interrupts.unregister(token) }
         let copy = scratch.path + "/" + entry.name
-        try vault.export(entry, to: copy)
+        if folder { try vault.restoreFolder(entry, to: copy) } else { try vault.export(entry, to: copy) }
         let before = try TreeFingerprint.of(copy)
 
-        let pid = try Syscall.spawnShell(editor, arguments: [copy], directory: nil)
+        let pid = command.with == nil && folder
+            ? try Syscall.spawnShell(editor, arguments: [], directory: copy)
+            : try Syscall.spawnShell(editor, arguments: [copy], directory: nil)
         let status = try Syscall.wait(pid)
         guard status == .exited(0) else {
             throw CLIError(message: "'\(editor)' \(status.description); changes (if any) were not saved",
@@ -200,9 +218,12 @@ enum Wiring {
             return .ok
         }
         do {
-            let source = try FileHandleFD(readingFrom: copy)
-            try vault.replaceItem(entry, flags: [], now: Int64(Date().timeIntervalSince1970)) { writer in
-                (try writer.consume(source), 1)
+            let now = Int64(Date().timeIntervalSince1970)
+            if folder {
+                try vault.replaceFolder(entry, from: copy, now: now)
+            } else {
+                let source = try FileHandleFD(readingFrom: copy)
+                try vault.replaceItem(entry, flags: [], now: now) { writer in (try writer.consume(source), 1) }
             }
         } catch {
             let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)

@@ -1,0 +1,472 @@
+// Folders as pax streams: `write` walks a directory into a pax (restricted)
+// archive pushed to a ByteSink, `extract` pulls one from a ByteStream into a
+// new directory, refusing anything that would land outside it. Streaming
+// both ways: file data passes through one 64 KiB buffer and no temporary
+// file is made (extraction keeps only the list of paths it created, to
+// refuse duplicates). libarchive is behind LibArchive.swift; the file-system
+// calls are here, each through `FileSystem.call` (errno in one place).
+//
+// Archive layout (pax restricted, 10240-byte records, see docs/FORMAT.md):
+//   entry* || two zero blocks || zero padding to the record
+//   entry = [pax header, only when ustar cannot hold a field] || ustar header || data padded to 512
+// Entries are relative to the folder itself ("a.txt", "sub/b.txt"), in
+// depth-first order with each directory before its contents and names in
+// byte order, so the same tree always gives the same bytes. Each carries its
+// type, permission bits and mtime in whole seconds (the ustar field: with
+// nanoseconds, restricted pax would add a 1 KiB pax header to every entry);
+// owners are stored as uid/gid 0 without names, which would only leak who
+// made the archive.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `write` stored or `extract` restored.
+public struct ArchiveSummary: Equatable, Sendable {
+    /// Regular files (hard links included on extraction).
+    public var files: UInt64 = 0
+    /// Their total size in bytes.
+    public var bytes: UInt64 = 0
+    /// Relative paths of devices, FIFOs and sockets left out by `write`.
+    public var skipped: [String] = []
+
+    public init(files: UInt64 = 0, bytes: UInt64 = 0, skipped: [String] = []) {
+        (self.files, self.bytes, self.skipped) = (files, bytes, skipped)
+    }
+}
+
+/// Errors of the folder archive layer, each naming the path it concerns.
+public enum ArchiveError: Error, Equatable, Sendable {
+    /// Extraction refused `entry` (its path in the archive); nothing was left behind.
+    case refused(entry: String, reason: Refusal)
+    /// The extraction destination exists already; nothing is overwritten.
+    case destinationExists(path: String)
+    /// A file shrank while it was being archived, so its stored copy would be wrong.
+    case changedWhileReading(path: String)
+    /// A file-system call failed; `function` names it, `errno` says why.
+    case system(function: String, path: String, errno: Int32)
+    /// libarchive failed: a damaged or non-tar stream, or an I/O error.
+    /// `code` is its ARCHIVE_* return, `errno` archive_errno, `message` archive_error_string.
+    case library(function: String, code: Int, errno: Int32, message: String)
+
+    /// Why an entry was refused on extraction.
+    public enum Refusal: Equatable, Sendable, CustomStringConvertible {
+        /// The entry has no name (or only "." for something other than a directory).
+        case emptyPath
+        /// The path starts with "/".
+        case absolutePath
+        /// The path has a ".." component.
+        case parentDirectory
+        /// The path would exceed PATH_MAX once placed under the destination.
+        case pathTooLong
+        /// A device, FIFO or socket (named), which a folder item never holds.
+        case specialFile(String)
+        /// The path was already created by an earlier entry.
+        case alreadyExists
+        /// A parent of the path is a symlink made by an earlier entry.
+        case throughSymlink
+        /// A parent of the path is a regular file made by an earlier entry.
+        case parentNotDirectory
+        /// A hard link whose target is not a regular file extracted before it.
+        case hardLinkOutside
+        /// libarchive's secure extraction refused it or could not create it; its message.
+        case library(String)
+
+        public var description: String {
+            switch self {
+            case .emptyPath: return "empty path"
+            case .absolutePath: return "absolute path"
+            case .parentDirectory: return "path contains '..'"
+            case .pathTooLong: return "path too long"
+            case .specialFile(let kind): return "\(kind), not a file, directory or symlink"
+            case .alreadyExists: return "already exists (named twice in the archive)"
+            case .throughSymlink: return "would be written through a symlink"
+            case .parentNotDirectory: return "a parent is not a directory"
+            case .hardLinkOutside: return "hard link to something outside the archive"
+            case .library(let message): return message
+            }
+        }
+    }
+}
+
+public enum FolderArchive {
+    /// Bytes read from a file per write into the archive.
+    static let blockSize = 64 << 10
+
+    /// Writes a pax archive of `directory`'s contents to `sink` (layout
+    /// above). Symlinks are stored as links and never followed; devices,
+    /// FIFOs and sockets are skipped and listed in the summary. A file that
+    /// cannot be read fails the whole archive.
+    public static func write(directory: String, to sink: ByteSink) throws -> ArchiveSummary {
+        let root = try FileDescriptor.open(at: AT_FDCWD, Array(directory.utf8), display: directory,
+                                           flags: O_RDONLY | O_DIRECTORY)
+        let writer = try PaxWriter(sink: sink)
+        let buffer = Buffer(count: blockSize)
+        var summary = ArchiveSummary()
+        try writeContents(of: root, prefix: [], writer: writer, buffer: buffer, summary: &summary)
+        try writer.close()
+        return summary
+    }
+
+    /// Extracts a tar/pax stream into `destination`, which must not exist:
+    /// everything goes into a 0700 sibling `destination.partial-<random>`,
+    /// renamed into place only once complete. Any refused entry (see
+    /// `ArchiveError.Refusal`) or failure removes that sibling, so neither
+    /// name is left behind. Permissions (without setuid/setgid) and mtimes
+    /// are restored, owners are not. The stream is read to its end.
+    public static func extract(from stream: ByteStream, into destination: String) throws -> ArchiveSummary {
+        var dest = Array(destination.utf8)
+        while dest.count > 1, dest.last == slash { dest.removeLast() }
+        guard !dest.isEmpty, dest != [slash] else {
+            throw ArchiveError.system(function: "mkdir", path: destination, errno: EINVAL)
+        }
+        if FileSystem.exists(dest) { throw ArchiveError.destinationExists(path: destination) }
+        let partial = dest + Array(".partial-\(String(UInt64.random(in: .min ... .max), radix: 16))".utf8)
+        try FileSystem.call("mkdir", partial) { mkdir($0, 0o700) }
+        do {
+            let summary = try extractEntries(from: stream, under: try FileSystem.realPath(partial))
+            try FileSystem.renameNoReplace(partial, dest, display: destination)
+            return summary
+        } catch {
+            FileSystem.removeTree(partial)
+            throw error
+        }
+    }
+
+    /// The (path, size) of each entry of a tar/pax stream, without extracting.
+    public static func list(from stream: ByteStream) throws -> [(path: String, size: UInt64)] {
+        let reader = try TarReader(stream: stream)
+        var out: [(path: String, size: UInt64)] = []
+        while let entry = try reader.next() { out.append((entry.displayPath, entry.size)) }
+        try reader.drainInput()
+        return out
+    }
+}
+
+// MARK: - Walking a folder
+
+private let slash = UInt8(ascii: "/")
+
+extension FolderArchive {
+    /// Stores the entries of the open directory `dir`, sorted by name, each
+    /// directory followed by its own contents. Every child is opened relative
+    /// to `dir` with O_NOFOLLOW and checked with fstat on the open descriptor,
+    /// so a name swapped for a symlink mid-walk is refused, not followed.
+    private static func writeContents(of dir: FileDescriptor, prefix: [UInt8], writer: PaxWriter,
+                                      buffer: Buffer, summary: inout ArchiveSummary) throws {
+        for name in try FileSystem.names(in: dir, display: String(decoding: prefix, as: UTF8.self)) {
+            let path = prefix.isEmpty ? name : prefix + [slash] + name
+            let display = String(decoding: path, as: UTF8.self)
+            var st = try FileSystem.lstat(at: dir, name, display: display)
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                let child = try FileDescriptor.open(at: dir.fd, name, display: display,
+                                                    flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+                st = try FileSystem.fstat(child, display: display)
+                try writer.writeHeader(header(path, .directory, st))
+                try writer.finishEntry()
+                try writeContents(of: child, prefix: path, writer: writer, buffer: buffer, summary: &summary)
+            case S_IFREG:
+                // O_NONBLOCK: should the name have become a FIFO, open must not hang.
+                let file = try FileDescriptor.open(at: dir.fd, name, display: display,
+                                                   flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                st = try FileSystem.fstat(file, display: display)
+                guard st.st_mode & S_IFMT == S_IFREG else { summary.skipped.append(display); continue }
+                var entry = header(path, .regular, st)
+                entry.size = UInt64(st.st_size)
+                try writer.writeHeader(entry)
+                var left = entry.size
+                while left > 0 {
+                    let n = try FileSystem.read(file, into: buffer.bytes, upTo: Int(min(left, UInt64(buffer.bytes.count))), display: display)
+                    guard n > 0 else { throw ArchiveError.changedWhileReading(path: display) }
+                    try writer.writeData(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<n]))
+                    left -= UInt64(n)
+                }
+                try writer.finishEntry()
+                summary.files += 1
+                summary.bytes += entry.size
+            case S_IFLNK:
+                var entry = header(path, .symlink, st)
+                entry.linkTarget = try FileSystem.readLink(at: dir, name, display: display)
+                try writer.writeHeader(entry)
+                try writer.finishEntry()
+            default:
+                summary.skipped.append(display)
+            }
+        }
+    }
+
+    private static func header(_ path: [UInt8], _ kind: PaxEntry.Kind, _ st: stat) -> PaxEntry {
+        PaxEntry(path: path, kind: kind, permissions: UInt32(st.st_mode) & 0o7777,
+                 mtime: (Int64(st.st_mtim.tv_sec), 0))
+    }
+}
+
+// MARK: - Extracting
+
+extension FolderArchive {
+    /// Extracts every entry under `root` (absolute, symlink-free, new and
+    /// private), after `ExtractionPlan.admit` has checked it. Both libarchive
+    /// handles are freed when this returns, before any cleanup.
+    private static func extractEntries(from stream: ByteStream, under root: [UInt8]) throws -> ArchiveSummary {
+        let reader = try TarReader(stream: stream)
+        let disk = try DiskWriter(root: String(decoding: root, as: UTF8.self))
+        var plan = ExtractionPlan(root: root)
+        var summary = ArchiveSummary()
+        while let entry = try reader.next() {
+            guard let target = try plan.admit(entry) else { continue }
+            try disk.writeHeader(target, name: entry.displayPath)
+            if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk) }
+            try disk.finishEntry()
+            if target.kind == .regular || target.kind == .hardlink {
+                summary.files += 1
+                summary.bytes += target.size
+            }
+        }
+        try disk.close()
+        try reader.drainInput()
+        return summary
+    }
+}
+
+/// What extraction has created so far, and the rules each new entry must
+/// pass before libarchive (whose own secure checks stay on) sees it.
+/// libarchive's NO_OVERWRITE silently skips an existing path, so refusing
+/// duplicates has to happen here.
+private struct ExtractionPlan {
+    let root: [UInt8]
+    /// Paths of entries extracted so far, with their kinds.
+    var created: [[UInt8]: PaxEntry.Kind] = [:]
+    /// Directories libarchive made on the way to an entry.
+    var implied: Set<[UInt8]> = []
+
+    init(root: [UInt8]) { self.root = root }
+
+    /// The entry to hand to libarchive (paths under `root`, setuid and
+    /// setgid cleared, hard links without data), nil to skip it (the
+    /// archive's own "." directory), or a refusal naming it.
+    mutating func admit(_ entry: PaxEntry) throws -> PaxEntry? {
+        func refuse(_ r: ArchiveError.Refusal) -> ArchiveError { .refused(entry: entry.displayPath, reason: r) }
+
+        if case .special(let kind) = entry.kind { throw refuse(.specialFile(kind)) }
+        guard let parts = try components(entry.path, refuse) else {
+            if entry.kind == .directory { return nil }
+            throw refuse(.emptyPath)
+        }
+        let path = parts.joined(separator: [slash]).map { $0 }
+        if created[path] != nil { throw refuse(.alreadyExists) }
+        if implied.contains(path), entry.kind != .directory { throw refuse(.alreadyExists) }
+        var ancestor: [UInt8] = []
+        for part in parts.dropLast() {
+            ancestor += ancestor.isEmpty ? part : [slash] + part
+            switch created[ancestor] {
+            case nil, .directory?: continue
+            case .symlink?: throw refuse(.throughSymlink)
+            default: throw refuse(.parentNotDirectory)
+            }
+        }
+
+        var target = entry
+        target.path = try placed(path, refuse)
+        target.permissions &= 0o1777
+        if entry.kind == .hardlink {
+            guard let linkParts = try? components(entry.linkTarget, refuse) else { throw refuse(.hardLinkOutside) }
+            let link = linkParts.joined(separator: [slash]).map { $0 }
+            switch created[link] {
+            case .regular?, .hardlink?: target.linkTarget = try placed(link, refuse)
+            default: throw refuse(.hardLinkOutside)
+            }
+            target.size = 0
+        }
+
+        created[path] = entry.kind
+        ancestor = []
+        for part in parts.dropLast() {
+            ancestor += ancestor.isEmpty ? part : [slash] + part
+            if created[ancestor] == nil { implied.insert(ancestor) }
+        }
+        return target
+    }
+
+    /// The path's components without "." and empty ones; nil if none are left.
+    private func components(_ path: [UInt8], _ refuse: (ArchiveError.Refusal) -> ArchiveError) throws -> [ArraySlice<UInt8>]? {
+        if path.isEmpty { throw refuse(.emptyPath) }
+        if path.first == slash { throw refuse(.absolutePath) }
+        let parts = path.split(separator: slash, omittingEmptySubsequences: true)
+        if parts.contains(where: { $0.elementsEqual("..".utf8) }) { throw refuse(.parentDirectory) }
+        let kept = parts.filter { !$0.elementsEqual(".".utf8) }
+        return kept.isEmpty ? nil : kept
+    }
+
+    /// `root/path`, refused if it would not fit in PATH_MAX (beyond which
+    /// libarchive would chdir, which changes the whole process's directory).
+    private func placed(_ path: [UInt8], _ refuse: (ArchiveError.Refusal) -> ArchiveError) throws -> [UInt8] {
+        let full = root + [slash] + path
+        if full.count >= Int(PATH_MAX) { throw refuse(.pathTooLong) }
+        return full
+    }
+}
+
+// MARK: - libc
+
+/// A buffer owned for one walk.
+private final class Buffer {
+    let bytes: UnsafeMutableRawBufferPointer
+    init(count: Int) { bytes = .allocate(byteCount: count, alignment: 16) }
+    deinit { bytes.deallocate() }
+}
+
+/// An open file descriptor, closed in deinit.
+private final class FileDescriptor {
+    let fd: Int32
+    private init(_ fd: Int32) { self.fd = fd }
+    deinit { _ = Glibc.close(fd) }
+
+    /// The corresponding C function is `openat`; O_CLOEXEC is always added.
+    static func open(at dir: Int32, _ name: [UInt8], display: String, flags: Int32) throws -> FileDescriptor {
+        FileDescriptor(try FileSystem.call("open", name, display: display) { openat(dir, $0, flags | O_CLOEXEC) })
+    }
+}
+
+private enum FileSystem {
+    /// Runs `body` with `path` as a C string, retrying EINTR and turning -1
+    /// into `ArchiveError.system`: the one place errno is read.
+    @discardableResult
+    static func call<T: BinaryInteger>(_ function: String, _ path: [UInt8], display: String? = nil,
+                                       _ body: (UnsafePointer<CChar>) -> T) throws -> T {
+        try (path + [0]).withUnsafeBufferPointer { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { c in
+                while true {
+                    let r = body(c.baseAddress!)
+                    if r != -1 { return r }
+                    if errno == EINTR { continue }
+                    throw ArchiveError.system(function: function, path: display ?? String(decoding: path, as: UTF8.self), errno: errno)
+                }
+            }
+        }
+    }
+
+    static func exists(_ path: [UInt8]) -> Bool {
+        var st = stat()
+        return (try? call("lstat", path) { Glibc.lstat($0, &st) }) != nil
+    }
+
+    static func lstat(at dir: FileDescriptor, _ name: [UInt8], display: String) throws -> stat {
+        var st = stat()
+        try call("fstatat", name, display: display) { fstatat(dir.fd, $0, &st, AT_SYMLINK_NOFOLLOW) }
+        return st
+    }
+
+    static func fstat(_ file: FileDescriptor, display: String) throws -> stat {
+        var st = stat()
+        try call("fstat", [], display: display) { _ in Glibc.fstat(file.fd, &st) }
+        return st
+    }
+
+    static func read(_ file: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, upTo count: Int, display: String) throws -> Int {
+        try call("read", [], display: display) { _ in Glibc.read(file.fd, buffer.baseAddress!, count) }
+    }
+
+    static func readLink(at dir: FileDescriptor, _ name: [UInt8], display: String) throws -> [UInt8] {
+        var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let n = try target.withUnsafeMutableBytes { out in
+            try call("readlinkat", name, display: display) {
+                readlinkat(dir.fd, $0, out.baseAddress!.assumingMemoryBound(to: CChar.self), out.count)
+            }
+        }
+        return Array(target[..<n])
+    }
+
+    /// The names in `dir` other than "." and "..", in byte order.
+    static func names(in dir: FileDescriptor, display: String) throws -> [[UInt8]] {
+        // fdopendir takes the descriptor it is given; give it its own.
+        let copy = try call("dup", [], display: display) { _ in dup(dir.fd) }
+        guard let stream = fdopendir(copy) else {
+            let e = errno
+            _ = Glibc.close(copy)
+            throw ArchiveError.system(function: "fdopendir", path: display, errno: e)
+        }
+        let listing = DirectoryStream(stream)
+        var names: [[UInt8]] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(listing.stream) else {
+                if errno != 0 { throw ArchiveError.system(function: "readdir", path: display, errno: errno) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            names.append(name)
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The absolute, symlink-free form of `path` (the corresponding C function is `realpath`).
+    static func realPath(_ path: [UInt8]) throws -> [UInt8] {
+        var out = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let ok = (path + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { Glibc.realpath($0.baseAddress!, &out) != nil }
+        }
+        if !ok { throw ArchiveError.system(function: "realpath", path: String(decoding: path, as: UTF8.self), errno: errno) }
+        return out.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+    }
+
+    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    private static let renameNoReplaceFlag: UInt32 = 1   // RENAME_NOREPLACE, not exported by the Glibc module
+
+    /// Renames `from` to `to` unless `to` exists, atomically with renameat2
+    /// (looked up at run time: Swift's Glibc module does not declare it).
+    /// Where it is missing or unsupported, checks then renames.
+    static func renameNoReplace(_ from: [UInt8], _ to: [UInt8], display: String) throws {
+        let fn = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2").map { unsafeBitCast($0, to: RenameAt2.self) }
+        let done = try (to + [0]).withUnsafeBufferPointer { target in
+            try target.withMemoryRebound(to: CChar.self) { t -> Bool in
+                guard let fn else { return false }
+                do {
+                    try call("renameat2", from, display: display) { fn(AT_FDCWD, $0, AT_FDCWD, t.baseAddress!, renameNoReplaceFlag) }
+                    return true
+                } catch ArchiveError.system(_, _, let e) where e == EINVAL || e == ENOSYS {
+                    return false
+                } catch ArchiveError.system(_, _, let e) where e == EEXIST {
+                    throw ArchiveError.destinationExists(path: display)
+                }
+            }
+        }
+        if done { return }
+        if exists(to) { throw ArchiveError.destinationExists(path: display) }
+        try (to + [0]).withUnsafeBufferPointer { target in
+            try target.withMemoryRebound(to: CChar.self) { t in
+                _ = try call("rename", from, display: display) { Glibc.rename($0, t.baseAddress!) }
+            }
+        }
+    }
+
+    /// Removes `path` and everything under it without following symlinks,
+    /// making directories writable first (a restored 0500 directory would
+    /// otherwise keep its contents). By path, one directory open at a time,
+    /// so a tree deeper than the descriptor limit still goes; the paths are
+    /// all under PATH_MAX, as extraction refused longer ones, and the tree is
+    /// private (0700), so nothing can be swapped in between the calls.
+    /// Best effort: used on failure paths.
+    static func removeTree(_ path: [UInt8]) {
+        var st = stat()
+        guard (try? call("lstat", path) { Glibc.lstat($0, &st) }) != nil else { return }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            _ = try? call("unlink", path) { unlink($0) }
+            return
+        }
+        _ = try? call("chmod", path) { chmod($0, 0o700) }
+        let children = (try? FileDescriptor.open(at: AT_FDCWD, path, display: "", flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW))
+            .flatMap { try? names(in: $0, display: "") } ?? []
+        for name in children { removeTree(path + [slash] + name) }
+        _ = try? call("rmdir", path) { rmdir($0) }
+    }
+}
+
+/// A DIR stream, closed (with its descriptor) in deinit.
+private final class DirectoryStream {
+    let stream: OpaquePointer
+    init(_ stream: OpaquePointer) { self.stream = stream }
+    deinit { closedir(stream) }
+}
