@@ -1,4 +1,7 @@
 import VaultCodecs
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Folder items: a pax archive of the folder (VaultCodecs.FolderArchive)
 // streamed straight into the item cipher, so no unencrypted archive ever
@@ -9,22 +12,59 @@ extension Vault {
     /// Drops a whole folder in as one item, without the password. Devices,
     /// FIFOs and sockets are left out and listed in the returned `skipped`.
     @discardableResult
-    public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64)
-        throws -> (entry: ManifestEntry, skipped: [String]) {
+    public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
+                       compression: CompressionChoice = .none) throws -> (entry: ManifestEntry, skipped: [String]) {
+        var level: Int?
+        switch compression {
+        case .none: break
+        case .level(let l): level = l
+        case .auto:
+            let sample = Self.sample(folder: path)
+            if try sample.withUnsafeBytes({ try CompressionProbe.worthCompressing(sample: $0) }) {
+                level = CompressionLevel.autoPreset
+            }
+        }
         var skipped: [String] = []
-        let entry = try dropIn(name: name, kind: .folder, flags: [.archive], mode: mode, modified: modified) { writer in
-            let summary = try archiveError { try FolderArchive.write(directory: path, to: writer) }
+        let flags: ItemFlags = level == nil ? [.archive] : [.archive, .compressed]
+        let entry = try dropIn(name: name, kind: .folder, flags: flags, mode: mode, modified: modified) { writer in
+            let xz = try level.map { try XZCompressor(level: $0, threads: compressionThreads, downstream: writer) }
+            let summary = try archiveError { try FolderArchive.write(directory: path, to: xz ?? writer) }
+            try xz?.finish()
             skipped = summary.skipped
             return (summary.bytes, summary.files)
         }
         return (entry, skipped)
     }
+
+    /// The probe's sample for a folder: the start of its first regular files
+    /// (up to 16 of them, 4 KiB each, in the archive's order).
+    static func sample(folder: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var files = 0
+        func walk(_ dir: String) {
+            for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted() where files < 16 {
+                let path = dir + "/" + name
+                guard let st = try? Syscall.lstat(path) else { continue }
+                if st.st_mode & S_IFMT == S_IFDIR { walk(path); continue }
+                guard st.st_mode & S_IFMT == S_IFREG, let f = try? FileHandleFD(readingFrom: path) else { continue }
+                var b = [UInt8](repeating: 0, count: 4096)
+                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
+                out += b[..<n]
+                files += 1
+            }
+        }
+        walk(folder)
+        return out
+    }
 }
 
 extension UnlockedVault {
-    /// An item's content as a pull stream, authenticated chunk by chunk.
+    /// An item's content as a pull stream, authenticated chunk by chunk
+    /// and decompressed if it was stored compressed.
     public func contentStream(_ entry: ManifestEntry) throws -> ByteStream {
-        try reader(for: entry).contentStream()
+        let r = try reader(for: entry)
+        guard r.header.flags.contains(.compressed) else { return r.contentStream() }
+        return try xzError { try XZDecompressor(upstream: r.contentStream()) }
     }
 
     /// Replaces a folder item with the folder at `path`, archived anew.
@@ -45,7 +85,7 @@ extension UnlockedVault {
         let stream = try contentStream(entry)
         do {
             return try archiveError { try FolderArchive.extract(from: stream, into: destination) }
-        } catch VaultError.corruptedOrTampered {
+        } catch VaultError.corruptedOrTampered, is XZError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VaultCodecs
 import VaultCrypto
 
 /// A vault opened with its password (or kit): the manifest decrypted, the
@@ -105,10 +106,18 @@ public final class UnlockedVault {
         }
     }
 
-    /// Streams an item's content to `sink`, each chunk authenticated first.
-    public func read(_ entry: ManifestEntry, to sink: ByteSink) throws {
+    /// Streams an item's content to `sink`, each chunk authenticated first
+    /// (and decompressed, if it was stored compressed). Returns the bytes written.
+    @discardableResult
+    public func read(_ entry: ManifestEntry, to sink: ByteSink) throws -> UInt64 {
         let r = try reader(for: entry)
-        do { try r.readAll(to: sink) } catch VaultError.corruptedOrTampered {
+        do {
+            if r.header.flags.contains(.compressed) {
+                return try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: sink) }
+            }
+            try r.readAll(to: sink)
+            return r.contentLength
+        } catch VaultError.corruptedOrTampered {
             throw VaultError.itemCorrupted(name: entry.name)
         }
     }

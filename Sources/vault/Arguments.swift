@@ -14,11 +14,16 @@
 struct OptionSpec: Sendable {
     let names: [String]
     let valueName: String?
+    /// `--opt` alone or `--opt=VALUE` (never a separate word), as `--compress[=LEVEL]`.
+    var valueIsOptional = false
 
     var canonical: String { names[0] }
 
     static func flag(_ names: String...) -> OptionSpec { OptionSpec(names: names, valueName: nil) }
     static func value(_ names: String..., as valueName: String) -> OptionSpec { OptionSpec(names: names, valueName: valueName) }
+    static func optionalValue(_ name: String, as valueName: String) -> OptionSpec {
+        OptionSpec(names: [name], valueName: valueName, valueIsOptional: true)
+    }
 }
 
 /// Options valid before or after any command.
@@ -138,6 +143,10 @@ private struct Scan {
             }
             guard spec.valueName != nil else {
                 if inlineValue != nil { fail("option '\(name)' takes no value") } else { setFlag(spec.canonical) }
+                continue
+            }
+            if spec.valueIsOptional {
+                if let inlineValue { setValue(spec.canonical, inlineValue, spelled: name) } else { setFlag(spec.canonical) }
                 continue
             }
             var value = inlineValue

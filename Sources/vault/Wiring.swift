@@ -21,7 +21,8 @@ enum Wiring {
             kdf = try command.kdf(calibrated: calibrated)
             if kdf == calibrated { seconds = measured }
         }
-        let vault = try Vault.create(at: paths.root, password: Password(secret: secret), kdf: kdf).vault
+        let vault = try Vault.create(at: paths.root, password: Password(secret: secret), kdf: kdf,
+                                     options: command.compressByDefault ? [.compressByDefault] : []).vault
         let time = seconds.map { String(format: " (%.2f s per unlock here)", $0) } ?? ""
         context.terminal.note("created a vault at '\(paths.root)'")
         context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(kdf.passes) passes, \(kdf.lanes) lane\(kdf.lanes == 1 ? "" : "s")\(time)")
@@ -37,7 +38,8 @@ enum Wiring {
         var skipped = false
         for path in command.paths {
             do {
-                let (entry, skippedInside) = try dropIn(path, name: command.itemName, into: vault)
+                let (entry, skippedInside) = try dropIn(path, name: command.itemName, into: vault,
+                                                        compression: command.compression ?? vault.defaultCompression)
                 for inner in skippedInside {
                     skipped = true
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
@@ -54,10 +56,12 @@ enum Wiring {
 
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).
-    private static func dropIn(_ path: String, name: String?, into vault: Vault) throws -> (ManifestEntry, [String]) {
+    private static func dropIn(_ path: String, name: String?, into vault: Vault,
+                               compression: CompressionChoice) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)
-            return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now), [])
+            return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now,
+                                     compression: compression), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
             throw VaultError.system(operation: "open", path: path, errno: ENOENT)
@@ -67,10 +71,12 @@ enum Wiring {
         let status = try source.status()
         let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
         if status.directory {
-            return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified)
+            return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
+                                    compression: compression)
         }
         guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
-        return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified), [])
+        return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
+                                 compression: compression), [])
     }
 
     /// Opens the vault, reads the password, unlocks, and (when this process

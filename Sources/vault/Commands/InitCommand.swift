@@ -7,9 +7,10 @@ struct InitCommand: Command {
     static let abstract = "create a vault (asks for the new password twice)"
     static let options: [OptionSpec] = [
         .value("--kdf-memory", as: "MIB"), .value("--kdf-passes", as: "N"), .value("--kdf-lanes", as: "N"),
+        .flag("--compress"),
     ]
     static let help = """
-        Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N]
+        Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N] [--compress]
 
         Creates a vault in the vault directory (see --vault in 'vault --help').
         The password is asked twice on the terminal, or read once from
@@ -21,6 +22,8 @@ struct InitCommand: Command {
           --kdf-memory MIB   Argon2id memory in MiB (at least 64, at most 4096)
           --kdf-passes N     Argon2id passes (at least 3, at most 64)
           --kdf-lanes N      Argon2id lanes (1 to 16)
+          --compress         compress new items by default when it pays
+                             ('add --no-compress' overrides it per add)
 
         Values below 64 MiB or 3 passes are refused unless VAULT_ALLOW_WEAK_KDF=1
         is set in the environment. That is for tests and demos only: it makes
@@ -39,12 +42,14 @@ struct InitCommand: Command {
     let kdfMemoryMiB: UInt32?
     let kdfPasses: UInt32?
     let kdfLanes: UInt32?
+    let compressByDefault: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
         kdfMemoryMiB = try arguments.number("--kdf-memory")
         kdfPasses = try arguments.number("--kdf-passes")
         kdfLanes = try arguments.number("--kdf-lanes")
+        compressByDefault = arguments.flag("--compress")
     }
 
     func validate(environment: [String: String]) throws(CLIError) {
