@@ -5,12 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$1
 VAULT=$PWD/.build/release/vault
+vault() { "$VAULT" --quiet "$@"; }
 export VAULT_ALLOW_WEAK_KDF=1
-pw=$work/pw; printf 'bench password\n' > "$pw"
+pw=$work/pw; printf 'bench password\n' > "$pw"; chmod 600 "$pw"
 now() { date +%s.%N; }
 ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 # timed CMD...: wall seconds of one run.
-timed() { local t0 t1; t0=$(now); "$@" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc -l; }
+timed() { local t0 t1; t0=$(now); "$@" >/dev/null 2>&1; t1=$(now); echo "$t1 - $t0" | bc -l; }
 best3() { local b=999999 t; for _ in 1 2 3; do t=$("$@"); b=$(echo "if ($t < $b) $t else $b" | bc -l); done; printf '%.3f' "$b"; }
 rss_of() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
 
@@ -27,7 +28,7 @@ add_t=$(best3 add_once); cp_t=$(best3 cp_once)
 get_t=$(best3 timed sh -c "'$VAULT' --vault '$work/v' --password-file '$pw' get big > /dev/null")
 printf '  add: %.3f s = %sx (cp + sync: %.3f s)\n' "$add_t" "$(ratio "$add_t" "$cp_t")" "$cp_t"
 if command -v age >/dev/null; then
-    age-keygen -o "$work/age.key" 2>/dev/null; recip=$(age-keygen -y "$work/age.key")
+    rm -f "$work/age.key"; age-keygen -o "$work/age.key" 2>/dev/null; recip=$(age-keygen -y "$work/age.key")
     age_once() { rm -f "$work/age.out"; timed sh -c "age -r '$recip' -o '$work/age.out' '$work/in' && sync '$work/age.out'"; }
     age_e=$(best3 age_once)
     age_d=$(best3 timed age -d -i "$work/age.key" -o /dev/null "$work/age.out")
@@ -38,6 +39,11 @@ rm -rf "$work/v2"; "$VAULT" --vault "$work/v2" --password-file "$pw" init --kdf-
 printf '  peak RSS: add %s KiB, ' "$(rss_of "$VAULT" --vault "$work/v2" add "$work/in" --name big)"
 printf 'list (absorb) %s KiB, ' "$(rss_of "$VAULT" --vault "$work/v2" --password-file "$pw" list)"
 printf 'get %s KiB\n' "$(rss_of sh -c "'$VAULT' --vault '$work/v2' --password-file '$pw' get big > /dev/null")"
+echo "  auto compression on incompressible data (the JPEG case): must cost under 5%:"
+auto_once() { rm -rf "$work/v"; "$VAULT" --vault "$work/v" --password-file "$pw" init --kdf-memory 8 --kdf-passes 1 >/dev/null 2>&1
+              timed "$VAULT" --vault "$work/v" add "$work/in" --name big "$@"; }
+raw_t=$(best3 auto_once --no-compress); auto_t=$(best3 auto_once --compress)
+printf '  add --compress %.3f s vs --no-compress %.3f s = %sx\n' "$auto_t" "$raw_t" "$(ratio "$auto_t" "$raw_t")"
 rm -rf "$work/v" "$work/v2" "$work/cp" "$work/age.out"
 
 echo

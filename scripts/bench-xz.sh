@@ -26,7 +26,13 @@ cd "$(dirname "$0")/.."
 #   "$VAULT" --vault "$work/vx" add "$2" --name text --compress="$1" >/dev/null
 #   du -sb "$work/vx/items" | cut -f1
 vault_compress_cmd() {
-    return 2
+    local level=$1 input=$2 vault=$PWD/.build/release/vault dir
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/vault-bench-xz.XXXXXX")
+    printf 'bench\n' > "$dir/pw"
+    VAULT_ALLOW_WEAK_KDF=1 "$vault" --vault "$dir/v" --password-file "$dir/pw" init --kdf-memory 8 --kdf-passes 1 >/dev/null 2>&1
+    "$vault" --vault "$dir/v" add "$input" --name data --compress="$level" >/dev/null 2>&1 || return 1
+    stat -c %s "$dir"/v/inbox/*.item
+    rm -rf "$dir"
 }
 # ---------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ echo "item cipher, page cache -> new file (time as a multiple of cp; lower is be
 printf '  encrypt %.3f s = %sx cp (%.3f s);  decrypt %.3f s = %sx cp\n' "$enc_file" "$(ratio "$enc_file" "$cp_file")" "$cp_file" "$dec_file" "$(ratio "$dec_file" "$cp_file")"
 
 if command -v age >/dev/null && command -v age-keygen >/dev/null; then
-    age-keygen -o "$work/age.key" 2>/dev/null
+    rm -f "$work/age.key"; age-keygen -o "$work/age.key" 2>/dev/null
     recip=$(age-keygen -y "$work/age.key")
     age_enc=$(best_of sh -c "rm -f '$work/age.out'; age -r '$recip' -o '$work/age.out' '$work/in'")
     age_dec=$(best_of age -d -i "$work/age.key" -o /dev/null "$work/age.out")
@@ -64,4 +64,7 @@ echo "Argon2id (best of 3):"
 echo
 echo "memory stays flat (4 GiB through the item cipher):"
 "$BENCH" stream-rss 4 | sed 's/^/  /'
-if [ -x scripts/bench-vault.sh ]; then scripts/bench-vault.sh "$work"; fi
+scripts/bench-vault.sh "$work"
+rm -f "$work"/in* "$work"/item* "$work"/out
+echo
+scripts/bench-xz.sh "$work/xz"

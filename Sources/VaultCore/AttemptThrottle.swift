@@ -60,16 +60,17 @@ struct AttemptThrottle {
     /// count on success. A damaged state file counts as the longest wait
     /// already served, i.e. it is treated as at the cap.
     func run<T>(_ attempt: () throws -> T) throws -> T {
-        let fd: Int32
-        do { fd = try Syscall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) } catch VaultError.system(_, _, let e)
-            where e == EROFS || e == EACCES {
-            return try attempt()   // read-only vault: no state can be kept
+        // No file until the first wrong password: a vault that never saw
+        // one has none.
+        guard let file = try openState(create: false) else {
+            do { return try attempt() } catch VaultError.wrongPassword {
+                guard let file = try openState(create: true) else { throw VaultError.wrongPassword }
+                try recordFailure(State(), in: file)
+            }
         }
-        let file = FileHandleFD(owning: fd)
-        _ = try Syscall.flock(fd, exclusive: true, wait: true)
         var raw = [UInt8](repeating: 0, count: Self.length + 1)
         let n = try raw.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
-        var state = n == 0 ? State() : (Self.decode(Array(raw[..<n])) ?? State(failures: UInt32(Self.schedule.count), notBefore: 0))
+        let state = n == 0 ? State() : (Self.decode(Array(raw[..<n])) ?? State(failures: UInt32(Self.schedule.count), notBefore: 0))
         let now = clock.now()
         if state.notBefore > now { throw VaultError.lockedOut(retryInSeconds: Int(state.notBefore - now)) }
         do {
@@ -77,13 +78,33 @@ struct AttemptThrottle {
             if state.failures > 0 { try save(State(), to: file) }
             return result
         } catch VaultError.wrongPassword {
-            state.failures = state.failures &+ 1
-            state.notBefore = now + Self.delay(afterFailures: state.failures)
-            try save(state, to: file)
-            let wait = Int(state.notBefore - now)
-            if wait > 0 { throw VaultError.wrongPasswordDelayed(retryInSeconds: wait) }
-            throw VaultError.wrongPassword
+            try recordFailure(state, in: file)
         }
+    }
+
+    /// The state file, flock'ed (waiting for other attempts); nil if absent
+    /// (and not `create`) or if the vault is read-only.
+    private func openState(create: Bool) throws -> FileHandleFD? {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
+        } catch VaultError.system(_, _, let e) where e == ENOENT || e == EROFS || e == EACCES {
+            return nil
+        }
+        let file = FileHandleFD(owning: fd)
+        _ = try Syscall.flock(fd, exclusive: true, wait: true)
+        return file
+    }
+
+    /// Counts one more wrong password, persists it, and throws the error
+    /// that tells the user how long to wait.
+    private func recordFailure(_ previous: State, in file: FileHandleFD) throws -> Never {
+        let now = clock.now()
+        let failures = previous.failures &+ 1
+        let state = State(failures: failures, notBefore: now + Self.delay(afterFailures: failures))
+        try save(state, to: file)
+        let wait = Int(state.notBefore - now)
+        throw wait > 0 ? VaultError.wrongPasswordDelayed(retryInSeconds: wait) : VaultError.wrongPassword
     }
 
     /// In place (fixed size), then fsync: the state must survive a crash or

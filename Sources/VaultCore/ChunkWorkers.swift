@@ -15,7 +15,8 @@ final class ChunkWorkers: @unchecked Sendable {
 
     init(key: FileKey, threads: Int) throws {
         let n = max(1, min(threads, 8))
-        contexts = try (0..<n).map { _ in try AEAD(.aes256GCM, key: key.secret) }
+        let secret = key.secret
+        contexts = try (0..<n).map { _ in try AEAD(.aes256GCM, key: secret) }
     }
 
     subscript(_ w: Int) -> AEAD { contexts[w] }

@@ -84,7 +84,11 @@ extension UnlockedVault {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(entry)
         do {
-            return try archiveError { try FolderArchive.extract(from: stream, into: destination) }
+            let summary = try archiveError { try FolderArchive.extract(from: stream, into: destination) }
+            // The archive holds what is inside the folder; the folder's own
+            // mode and time are in the manifest entry.
+            try Syscall.setModeAndTime(destination, mode: entry.mode, modified: entry.modified)
+            return summary
         } catch VaultError.corruptedOrTampered, is XZError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
@@ -97,7 +101,6 @@ extension UnlockedVault {
 func archiveError<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as ArchiveError {
         switch error {
-        case .refused(let entry, .alreadyExists): throw VaultError.alreadyExists(path: entry)
         case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason.description)
         case .destinationExists(let path): throw VaultError.alreadyExists(path: path)
         case .changedWhileReading(let path): throw VaultError.invalidArgument("'\(path)' changed while it was being read")

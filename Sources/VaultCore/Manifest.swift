@@ -18,36 +18,53 @@ public struct Manifest: Sendable {
     public static let maxFileSize = 256 << 20
 
     public private(set) var entries: [ManifestEntry]
+    /// Indexes into `entries`, so lookups and the uniqueness checks of a
+    /// 10,000-item manifest stay linear overall, not quadratic.
+    private var byName: [String: Int] = [:]
+    private var byID: [[UInt8]: Int] = [:]
 
     public init(entries: [ManifestEntry] = []) throws {
         self.entries = []
         for e in entries { try add(e) }
     }
 
-    public func entry(named name: String) -> ManifestEntry? { entries.first { $0.name == name } }
-    public func entry(itemID: [UInt8]) -> ManifestEntry? { entries.first { $0.itemID == itemID } }
+    public func entry(named name: String) -> ManifestEntry? { byName[name].map { entries[$0] } }
+    public func entry(itemID: [UInt8]) -> ManifestEntry? { byID[itemID].map { entries[$0] } }
 
     public mutating func add(_ e: ManifestEntry) throws {
-        guard entry(named: e.name) == nil else { throw VaultError.alreadyExists(path: e.name) }
-        guard entry(itemID: e.itemID) == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        guard byName[e.name] == nil else { throw VaultError.alreadyExists(path: e.name) }
+        guard byID[e.itemID] == nil else { throw VaultError.invalidArgument("duplicate item id") }
         guard entries.count < Self.maxEntries else { throw VaultError.invalidArgument("too many items") }
+        byName[e.name] = entries.count
+        byID[e.itemID] = entries.count
         entries.append(e)
     }
 
     public mutating func remove(named name: String) -> ManifestEntry? {
-        guard let i = entries.firstIndex(where: { $0.name == name }) else { return nil }
-        return entries.remove(at: i)
+        guard let i = byName[name] else { return nil }
+        let e = entries.remove(at: i)
+        reindex()
+        return e
     }
 
     public mutating func rename(_ name: String, to newName: String) throws {
         try ManifestEntry.checkName(newName)
-        guard let i = entries.firstIndex(where: { $0.name == name }) else { throw VaultError.noSuchItem(name: name) }
-        guard entry(named: newName) == nil else { throw VaultError.alreadyExists(path: newName) }
+        guard let i = byName[name] else { throw VaultError.noSuchItem(name: name) }
+        guard byName[newName] == nil else { throw VaultError.alreadyExists(path: newName) }
         entries[i].name = newName
+        reindex()
     }
 
+    /// Replaces the entry of the same name (its item id may change).
     public mutating func replace(_ e: ManifestEntry) {
-        if let i = entries.firstIndex(where: { $0.name == e.name }) { entries[i] = e }
+        guard let i = byName[e.name] else { return }
+        entries[i] = e
+        reindex()
+    }
+
+    private mutating func reindex() {
+        byName = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.name, $0) })
+        byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.itemID, $0) })
     }
 
     /// The sealed file bytes.
@@ -78,18 +95,19 @@ public struct Manifest: Sendable {
                                                              aad: vaultID + Array(file[0..<24]),
                                                              sealed: Array(file[24...]))
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        return try plain.withUnsafeBytes { try parse(plaintext: $0) }
+        return try plain.withUnsafeBytes { try parse(plaintext: $0, keys: plain) }
     }
 
-    /// Parses a decrypted manifest: exact shape, unique names and ids.
-    static func parse(plaintext b: UnsafeRawBufferPointer) throws -> Manifest {
+    /// Parses a decrypted manifest: exact shape, unique names and ids. With
+    /// `keys` (the guarded buffer `b` views), file keys are shared from it.
+    static func parse(plaintext b: UnsafeRawBufferPointer, keys: SecretBytes? = nil) throws -> Manifest {
         guard b.count >= 4 else { throw VaultError.corruptedOrTampered }
         let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
         guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
         var offset = 4
         var m = try Manifest()
         for _ in 0..<count {
-            do { try m.add(try ManifestEntry.decode(b, offset: &offset)) } catch { throw VaultError.corruptedOrTampered }
+            do { try m.add(try ManifestEntry.decode(b, offset: &offset, keys: keys)) } catch { throw VaultError.corruptedOrTampered }
         }
         guard offset == b.count else { throw VaultError.corruptedOrTampered }
         return m

@@ -67,7 +67,7 @@ public struct ManifestEntry: Sendable {
     /// and then zero `out`.
     func encode(into out: inout [UInt8]) {
         out += itemID
-        fileKey.secret.withUnsafeBytes { out += $0 }
+        fileKey.withUnsafeBytes { out += $0 }
         out += [kind.rawValue, origin.rawValue, UInt8(mode >> 8), UInt8(mode & 0xff)]
         for v in [size, fileCount, UInt64(bitPattern: added), UInt64(bitPattern: modified)] {
             out += withUnsafeBytes(of: v.bigEndian, Array.init)
@@ -76,8 +76,10 @@ public struct ManifestEntry: Sendable {
         out += [UInt8(n.count >> 8), UInt8(n.count & 0xff)] + n
     }
 
-    /// Decodes one entry at `offset`, advancing it. Exact shape or `corruptedOrTampered`.
-    static func decode(_ b: UnsafeRawBufferPointer, offset: inout Int) throws -> ManifestEntry {
+    /// Decodes one entry at `offset`, advancing it. Exact shape or
+    /// `corruptedOrTampered`. With `keys`, the guarded buffer `b` views, the
+    /// file key is shared from it rather than copied.
+    static func decode(_ b: UnsafeRawBufferPointer, offset: inout Int, keys: SecretBytes? = nil) throws -> ManifestEntry {
         guard b.count - offset >= fixedLength else { throw VaultError.corruptedOrTampered }
         let o = offset
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(b[o + at + $1]) } }
@@ -88,7 +90,8 @@ public struct ManifestEntry: Sendable {
                                 as: UTF8.self) else {
             throw VaultError.corruptedOrTampered
         }
-        let key = try FileKey(secret: SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(o + 16)..<(o + 48)])))
+        let key = try keys.map { FileKey(within: $0, at: o + 16) }
+            ?? FileKey(secret: SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(o + 16)..<(o + 48)])))
         do {
             let e = try ManifestEntry(itemID: Array(b[o..<(o + 16)]), fileKey: key, kind: kind, origin: origin,
                                       mode: UInt16(b[o + 50]) << 8 | UInt16(b[o + 51]),

@@ -32,7 +32,10 @@ public final class Scratch: Sendable {
         guard let st = try Syscall.lstat(base), st.st_mode & S_IFMT == S_IFDIR else { throw VaultError.unsafeVaultPath(base) }
         path = base + "/" + Self.prefix + Hex.encode(SecureRandom.bytes(8))
         try Syscall.mkdir(path, 0o700)
-        let owner = Array("\(getpid()) \(Self.startTime(of: getpid()) ?? 0)\n".utf8)
+        guard let start = Self.startTime(of: getpid()) else {
+            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+        }
+        let owner = Array("\(getpid()) \(start)\n".utf8)
         try VaultDirectory.atomicWrite(owner, to: path + "/owner")
     }
 
@@ -79,8 +82,11 @@ public final class Scratch: Sendable {
 
     /// Field 22 of /proc/PID/stat (start time in clock ticks since boot).
     static func startTime(of pid: Int32) -> UInt64? {
-        guard let raw = try? VaultDirectory.readFile("/proc/\(pid)/stat", limit: 4096) else { return nil }
-        let text = String(decoding: raw, as: UTF8.self)
+        // /proc files report a size of 0, so read to the end, not by size.
+        guard let f = try? FileHandleFD(readingFrom: "/proc/\(pid)/stat") else { return nil }
+        var raw = [UInt8](repeating: 0, count: 4096)
+        guard let n = try? raw.withUnsafeMutableBytes({ try f.readSequential(into: $0) }) else { return nil }
+        let text = String(decoding: raw[..<n], as: UTF8.self)
         // The command name (field 2) may hold spaces; fields resume after its ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }
         let rest = text[text.index(after: close)...].split(separator: " ")

@@ -168,6 +168,12 @@ enum Syscall {
         return names
     }
 
+    static func setModeAndTime(_ path: String, mode: UInt16, modified: Int64) throws {
+        _ = try retrying("chmod", path: path) { Glibc.chmod(path, mode_t(mode & 0o777)) }
+        var times = [timespec(tv_sec: Int(modified), tv_nsec: 0), timespec(tv_sec: Int(modified), tv_nsec: 0)]
+        _ = try retrying("utimensat", path: path) { utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) }
+    }
+
     static func fchmod(_ fd: Int32, _ mode: mode_t) throws { _ = try retrying("fchmod") { Glibc.fchmod(fd, mode) } }
 
     static func ftruncate(_ fd: Int32, _ size: UInt64) throws {

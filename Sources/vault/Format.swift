@@ -12,11 +12,17 @@ enum Format {
         return String(format: v < 10 ? "%.1f %@" : "%.0f %@", v, units[i])
     }
 
-    static func date(_ unix: Int64) -> String {
+    /// One formatter for the whole listing: making one per line costs more
+    /// than everything else `list` does.
+    private static let dateFormatter: DateFormatter = {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.dateFormat = "yyyy-MM-dd HH:mm"
-        return f.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+        return f
+    }()
+
+    static func date(_ unix: Int64) -> String {
+        dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
     }
 
     static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "added" : "edited" }
@@ -33,8 +39,10 @@ enum Format {
 /// The `--json` outputs. Their schema is documented in the README
 /// ("Machine-readable output") and is stable: fields are only ever added.
 enum JSON {
+    nonisolated(unsafe) private static let isoFormatter = ISO8601DateFormatter()  // used from the main thread only
+
     static func iso8601(_ unix: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+        isoFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
     }
 
     static func encode(_ object: Any) throws -> String {
