@@ -42,6 +42,7 @@ LEVELS=${BENCH_XZ_LEVELS:-"0 1"}
 THREADS=${BENCH_XZ_THREADS:-2}
 if [ $# -ge 1 ]; then
     work=$1
+    mkdir -p "$work"
 else
     work=$(mktemp -d /var/tmp/vault-bench-xz.XXXXXX)
     trap 'rm -rf "$work"' EXIT
