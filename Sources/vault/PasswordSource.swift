@@ -114,6 +114,13 @@ struct PasswordSource {
         switch termination {
         case .exited(0): break
         case .exited(let status): throw CLIError(message: "password command failed with exit status \(status)")
+        // Ctrl-C reaches the whole foreground group: the command may die of it
+        // before our own interrupt handler has run. Give the handler a moment
+        // to finish (it exits the process, printing once); if the signal was
+        // the command's alone, report the same interrupt ourselves.
+        case .signaled(let signal) where Syscall.interruptSignals.contains(signal):
+            usleep(500_000)
+            throw CLIError(message: "interrupted", code: .interrupted)
         case .signaled(let signal): throw CLIError(message: "password command was killed by signal \(signal)")
         }
         guard count > 0 else { throw CLIError(message: "password command printed no password") }
