@@ -24,10 +24,12 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
-        // Compression (liblzma) and folder archives (libarchive): bytes in, bytes out.
-        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive"]),
+        // Compression (liblzma), folder archives (libarchive) and QR codes
+        // (libqrencode): bytes in, bytes out.
+        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs"]),
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
         // Measurements for `make bench`; not installed.

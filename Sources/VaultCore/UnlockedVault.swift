@@ -125,15 +125,14 @@ public final class UnlockedVault {
     /// Decrypts an item to a new file at `path`, never over an existing one:
     /// written beside it under a temp name (0600), fsync'ed, then linked into
     /// place only if `path` still does not exist.
-    /// `tempFile` is told the temp file's path before any plaintext is
-    /// written, so an interrupt handler can remove it.
+    /// `tempFile` is told the temp file's path before the file exists, so
+    /// an interrupt handler can remove it whenever the interrupt comes.
     public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil) throws {
         if try Syscall.lstat(path) != nil { throw VaultError.alreadyExists(path: path) }
         let temp: TempFile
-        do { temp = try TempFile(beside: path) } catch VaultError.system(let op, _, let code) {
+        do { temp = try TempFile(beside: path, announce: tempFile) } catch VaultError.system(let op, _, let code) {
             throw VaultError.system(operation: op, path: path, errno: code)   // name the user's path, not ours
         }
-        tempFile?(temp.path)
         try read(entry, to: temp.file)
         do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {
             throw VaultError.alreadyExists(path: path)

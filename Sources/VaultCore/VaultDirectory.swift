@@ -89,9 +89,12 @@ final class TempFile {
     /// created named and locked a moment later: a cleanup in that moment
     /// could take it, and the add then fails cleanly (nothing is lost that
     /// had been reported added).
-    init(beside target: String) throws {
+    /// `announce` learns the temp path before the file exists (so an
+    /// interrupt handler registered there can never miss it).
+    init(beside target: String, announce: ((String) -> Void)? = nil) throws {
         let dir = VaultDirectory.directory(of: target)
         path = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
+        announce?(path)
         if let fd = try Syscall.openNameless(in: dir) {
             file = FileHandleFD(owning: fd)
             _ = try Syscall.flock(fd)

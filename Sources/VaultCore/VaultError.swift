@@ -13,6 +13,13 @@ public enum VaultError: Error, Equatable, Sendable {
     case wrongPasswordDelayed(retryInSeconds: Int)
     /// Attempts are paused after repeated wrong passwords; nothing was tried.
     case lockedOut(retryInSeconds: Int)
+    /// A recovery kit that does not parse; `line` is the armored line whose
+    /// checksum failed (a typo), when that is what went wrong.
+    case kitDamaged(line: Int?)
+    /// A recovery kit made for another vault.
+    case kitForAnotherVault
+    /// A recovery kit made before the vault was rekeyed.
+    case kitStale
     /// No vault at the path (no header there, or not a vault header).
     case notAVault
     /// A vault header of a format version this build cannot read.

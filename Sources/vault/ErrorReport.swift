@@ -54,6 +54,17 @@ enum ErrorReport {
         case .invalidName(let name):
             return CLIError(message: "'\(name)' cannot be an item name",
                             hints: ["names are not empty, have no '/' or control characters, and are not too long"])
+        case .kitDamaged(let line?):
+            return CLIError(message: "recovery kit line \(line) does not match its checksum",
+                            hints: ["check that line for a typo (the line number starts it)"], code: .corrupted)
+        case .kitDamaged(nil):
+            return CLIError(message: "the recovery kit is damaged or incomplete", code: .corrupted)
+        case .kitForAnotherVault:
+            return CLIError(message: "this recovery kit belongs to another vault",
+                            hints: ["compare the vault id on the kit with 'vault info'"])
+        case .kitStale:
+            return CLIError(message: "this recovery kit is from before the vault was rekeyed and no longer opens it",
+                            hints: ["use a kit exported after the last 'vault rekey'"])
         case .unsafeArchiveEntry(let item, let entry, let reason):
             return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(reason)",
                             hints: ["nothing of that item was written"])

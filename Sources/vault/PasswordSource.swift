@@ -175,11 +175,17 @@ struct NewPasswordSource {
         return NewPasswordSource(replacing: PasswordSource(origin: .terminal(tty), terminal: terminal))
     }
 
-    func read() throws(CLIError) -> SecretBytes {
+    /// The same source, asked once (a secret being entered, not chosen).
+    var single: PasswordSource { source }
+
+    /// `what` names the secret in the two prompts ("new password").
+    func read(what: String = "new password") throws(CLIError) -> SecretBytes {
         guard case .terminal = source.origin else { return try source.read() }
-        let first = try source.read(prompt: "new password: ")
-        let second = try source.read(prompt: "repeat new password: ")
-        guard first == second else { throw CLIError(message: "the passwords do not match") }
+        let first = try source.read(prompt: "\(what): ")
+        let second = try source.read(prompt: "repeat \(what): ")
+        guard first == second else {
+            throw CLIError(message: what == "new password" ? "the passwords do not match" : "the \(what)s do not match")
+        }
         return first
     }
 }

@@ -240,6 +240,68 @@ enum Wiring {
         return .ok
     }
 
+    static func kitExport(_ command: KitCommand, _ context: Context, password: PasswordSource,
+                          passphrase: NewPasswordSource?, output: String?) throws -> ExitCode {
+        if let output, UserFiles.exists(output) { throw VaultError.alreadyExists(path: output) }
+        let vault = try unlock(context, password, forWriting: false)
+        var generated: [UInt8] = []
+        defer { SecureZero.zero(&generated) }
+        let secret: SecretBytes
+        if let passphrase {
+            secret = try passphrase.read(what: "kit passphrase")
+            guard secret.withUnsafeBytes({ $0.filter { $0 & 0xC0 != 0x80 }.count }) >= 8 else {
+                throw CLIError(message: "the kit passphrase must have at least 8 characters",
+                               hints: ["or let vault make one: 'vault kit export --generate'"], code: .usage)
+            }
+        } else {
+            generated = KitArmor.generatedPassphrase()
+            secret = SecretBytes(copying: generated.withUnsafeBytes { $0 })
+        }
+        var kdf: Argon2Parameters
+        if let m = command.kdfMemoryMiB, let t = command.kdfPasses {
+            kdf = try Argon2Parameters(memoryKiB: m * 1024, passes: t, lanes: 1)
+        } else {
+            context.terminal.note("calibrating Argon2id for the kit…")
+            let calibrated = try KDFCalibration.calibrate().0
+            kdf = try Argon2Parameters(memoryKiB: command.kdfMemoryMiB.map { $0 * 1024 } ?? calibrated.memoryKiB,
+                                       passes: command.kdfPasses ?? calibrated.passes, lanes: 1)
+        }
+        let kit = try vault.exportKit(passphrase: Password(secret: secret), kdf: kdf)
+        let document = try KitDocument.text(kit: kit, fingerprint: vault.vault.header.fingerprint, created: Date())
+        if let output {
+            try UserFiles.writeNew(Array(document.utf8), to: output)
+            context.terminal.note("wrote the recovery kit to '\(output)' (keep it offline; whoever has it and its passphrase can open the vault)")
+        } else {
+            try context.terminal.printLine(document)
+        }
+        if !generated.isEmpty {
+            try context.terminal.printLine("kit passphrase (shown once, write it down): " + String(decoding: generated, as: UTF8.self))
+        }
+        return .ok
+    }
+
+    static func kitRecover(_ command: KitCommand, _ context: Context, kit path: String,
+                           passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
+        let vault = try Vault(at: context.vaultDirectory)
+        let text: [UInt8]
+        if path == "-" {
+            text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
+        } else {
+            text = try FileHandleFD(readingFrom: path, followSymlinks: true).readAll(limit: 64 << 10)
+        }
+        let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
+        let secret = try passphrase.read(prompt: "kit passphrase: ")
+        let unlocked: UnlockedVault
+        do { unlocked = try vault.unlock(kit: kit, passphrase: Password(secret: secret)) } catch VaultError.wrongPassword {
+            throw CLIError(message: "wrong kit passphrase", code: .wrongPassword)
+        }
+        try unlocked.tidy()
+        let new = try newPassword.read()
+        try unlocked.changePassword(to: Password(secret: new))
+        context.terminal.note("recovered: the vault now opens with the new password")
+        return .ok
+    }
+
     static func rekey(_ command: RekeyCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         if !command.confirmed {

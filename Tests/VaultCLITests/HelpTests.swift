@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -92,6 +92,7 @@ import Testing
           check     verify the vault, optionally every byte of it
           open      edit an item in a private copy, then re-encrypt it
           rekey     new master key and file keys, every item re-encrypted
+          kit       export a recovery kit, or recover the vault with one
 
         Run 'vault COMMAND --help' for a command's options and examples.
 

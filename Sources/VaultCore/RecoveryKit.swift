@@ -1,0 +1,89 @@
+import VaultCrypto
+
+// Recovery kit payload (docs/FORMAT.md, "Recovery kit"), 116 bytes:
+//
+//   magic "VAULTKIT" (8) || version 0x01 || kdf 0x01 (Argon2id v1.3) || 00 00
+//   || vault id (16) || m u32be || t u32be || p u32be || salt (16)
+//   || nonce (12) || AES-256-GCM(KEK, nonce, aad = bytes 0..<56, VMK) (48)
+//   KEK = Argon2id(kit passphrase, salt, m, t, p)
+//
+// The kit holds the master key (not the data), sealed under its own
+// passphrase, so it works after any number of password changes and stops
+// after a rekey. Armored as base32 lines with per-line checksums (KitArmor).
+
+public struct RecoveryKit: Sendable {
+    public static let magic = Array("VAULTKIT".utf8)
+    public static let version: UInt8 = 1
+    public static let length = 116
+    static let aadLength = 56
+
+    public let vaultID: [UInt8]
+    public let kdf: Argon2Parameters
+    let salt: [UInt8]
+    let nonce: [UInt8]
+    let sealedKey: [UInt8]
+
+    /// Seals `masterKey` under `passphrase` with Argon2id at `kdf`.
+    static func seal(masterKey: MasterKey, vaultID: [UInt8], passphrase: Password, kdf: Argon2Parameters) throws -> RecoveryKit {
+        try VaultHeader.checkBounds(kdf)
+        let salt = SecureRandom.bytes(16), nonce = SecureRandom.bytes(12)
+        let kek = try KeyEncryptionKey.derive(password: passphrase.secret, salt: salt, parameters: kdf)
+        let prefix = Self.prefix(vaultID: vaultID, kdf: kdf, salt: salt)
+        let sealed = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: prefix, plaintext: masterKey.secret)
+        return RecoveryKit(vaultID: vaultID, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealed)
+    }
+
+    private init(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], nonce: [UInt8], sealedKey: [UInt8]) {
+        (self.vaultID, self.kdf, self.salt, self.nonce, self.sealedKey) = (vaultID, kdf, salt, nonce, sealedKey)
+    }
+
+    static func prefix(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8]) -> [UInt8] {
+        var b = magic + [version, 1, 0, 0] + vaultID
+        for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { b += withUnsafeBytes(of: v.bigEndian, Array.init) }
+        return b + salt
+    }
+
+    public var bytes: [UInt8] { Self.prefix(vaultID: vaultID, kdf: kdf, salt: salt) + nonce + sealedKey }
+
+    /// Exact shape, bounded Argon2 parameters (checked before Argon2 runs).
+    public init(parsing b: [UInt8]) throws {
+        guard b.count == Self.length, Array(b[0..<8]) == Self.magic, b[8] == Self.version, b[9] == 1,
+              b[10] == 0, b[11] == 0 else { throw VaultError.kitDamaged(line: nil) }
+        func u32(_ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        guard let kdf = try? Argon2Parameters(memoryKiB: u32(28), passes: u32(32), lanes: u32(36)),
+              (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.kitDamaged(line: nil) }
+        self.init(vaultID: Array(b[12..<28]), kdf: kdf, salt: Array(b[40..<56]), nonce: Array(b[56..<68]),
+                  sealedKey: Array(b[68..<116]))
+    }
+
+    /// The master key, if `passphrase` is the kit's.
+    func open(passphrase: Password) throws -> MasterKey {
+        let kek = try KeyEncryptionKey.derive(password: passphrase.secret, salt: salt, parameters: kdf)
+        do {
+            return try MasterKey(secret: AEAD(.aes256GCM, key: kek.secret).openSecret(
+                nonce: nonce, aad: Self.prefix(vaultID: vaultID, kdf: kdf, salt: salt), sealed: sealedKey))
+        } catch CryptoError.authenticationFailed {
+            throw VaultError.wrongPassword
+        }
+    }
+}
+
+extension UnlockedVault {
+    /// A recovery kit for this vault's current master key.
+    public func exportKit(passphrase: Password, kdf: Argon2Parameters) throws -> RecoveryKit {
+        try RecoveryKit.seal(masterKey: keys.master, vaultID: vaultID, passphrase: passphrase, kdf: kdf)
+    }
+}
+
+extension Vault {
+    /// Opens the vault with a recovery kit (for `kit recover`): the kit must
+    /// be this vault's (else `kitForAnotherVault`), its passphrase right
+    /// (else `wrongPassword`, with the attempt delay), and its master key the
+    /// current one (else `kitStale`: the vault was rekeyed since).
+    public func unlock(kit: RecoveryKit, passphrase: Password, clock: UnlockClock = SystemClock()) throws -> UnlockedVault {
+        guard kit.vaultID == header.vaultID else { throw VaultError.kitForAnotherVault }
+        let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run { try kit.open(passphrase: passphrase) }
+        do { try header.verify(masterKey: masterKey) } catch VaultError.corruptedOrTampered { throw VaultError.kitStale }
+        return try unlock(masterKey: masterKey, forWriting: true)
+    }
+}

@@ -1,0 +1,35 @@
+// Files the user names (outside the vault): never overwritten, created 0600.
+
+public enum UserFiles {
+    /// Whether anything (even a dangling symlink) is at `path`.
+    public static func exists(_ path: String) -> Bool { ((try? Syscall.lstat(path)) ?? nil) != nil }
+
+    /// Writes `bytes` to a new file at `path`: beside it under a temp name,
+    /// fsync'ed, then linked into place only if `path` still does not exist.
+    public static func writeNew(_ bytes: [UInt8], to path: String) throws {
+        if exists(path) { throw VaultError.alreadyExists(path: path) }
+        let temp: TempFile
+        do { temp = try TempFile(beside: path) } catch VaultError.system(let op, _, let code) {
+            throw VaultError.system(operation: op, path: path, errno: code)
+        }
+        try bytes.withUnsafeBytes { try temp.file.write($0) }
+        do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {
+            throw VaultError.alreadyExists(path: path)
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension FileHandleFD {
+    /// Everything left to read, at most `limit` bytes (more is an error).
+    public func readAll(limit: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: limit + 1)
+        let n = try out.withUnsafeMutableBytes { try readSequential(into: $0) }
+        guard n <= limit else { throw VaultError.invalidArgument("input larger than \(limit) bytes") }
+        out.removeSubrange(n...)
+        return out
+    }
+}
