@@ -27,7 +27,7 @@ extension Vault {
     /// Drops in a file or stdin, compressed as `compression` says.
     @discardableResult
     public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64,
-                       compression: CompressionChoice) throws -> ManifestEntry {
+                       compression: CompressionChoice, progress: ((UInt64) -> Void)? = nil) throws -> ManifestEntry {
         // The sample is read once and then written first, so nothing is read twice
         // (and stdin, which cannot be re-read, works the same way).
         var sample: [UInt8] = []
@@ -44,7 +44,7 @@ extension Vault {
             }
         }
         return try dropIn(name: name, kind: .file, flags: level == nil ? [] : [.compressed], mode: mode,
-                          modified: modified) { writer in
+                          modified: modified, progress: progress) { writer in
             guard let level else {
                 try writer.write(sample)
                 return (UInt64(sample.count) + (try writer.consume(source)), 1)

@@ -127,13 +127,14 @@ public final class UnlockedVault {
     /// place only if `path` still does not exist.
     /// `tempFile` is told the temp file's path before the file exists, so
     /// an interrupt handler can remove it whenever the interrupt comes.
-    public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil) throws {
+    public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil,
+                       progress: ((UInt64) -> Void)? = nil) throws {
         if try Syscall.lstat(path) != nil { throw VaultError.alreadyExists(path: path) }
         let temp: TempFile
         do { temp = try TempFile(beside: path, announce: tempFile) } catch VaultError.system(let op, _, let code) {
             throw VaultError.system(operation: op, path: path, errno: code)   // name the user's path, not ours
         }
-        try read(entry, to: temp.file)
+        try read(entry, to: progress.map { ProgressSink(temp.file, report: $0) } ?? temp.file)
         do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {
             throw VaultError.alreadyExists(path: path)
         }

@@ -33,3 +33,11 @@ extension FileHandleFD {
         return out
     }
 }
+
+extension FileHandleFD {
+    /// The size of the regular file at `path` (following links), or nil.
+    public static func size(of path: String) -> UInt64? {
+        guard let st = try? Syscall.statFollowing(path), st.st_mode & S_IFMT == S_IFREG else { return nil }
+        return UInt64(st.st_size)
+    }
+}

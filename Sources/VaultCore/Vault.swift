@@ -96,13 +96,15 @@ public final class Vault: Sendable {
     /// never takes a half-done drop-in.
     @discardableResult
     public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
+                       progress: ((UInt64) -> Void)? = nil,
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
         let itemHeader = ItemHeader.random(flags: flags)
         let fileKey = FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)
         let content = try TempFile(beside: paths.dropInContent(blob))
-        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: content.file)
+        let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
+        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink)
         let (size, files) = try produce(writer)
         try writer.finish()
         try content.commit(to: paths.dropInContent(blob))

@@ -1,4 +1,9 @@
+import Dispatch
+import Synchronization
 import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// All user-facing output goes through here, and nowhere else:
 ///
@@ -128,4 +133,47 @@ final class StandardOutputSink: ByteSink {
     private let terminal: Terminal
     init(_ terminal: Terminal) { self.terminal = terminal }
     func write(_ bytes: UnsafeRawBufferPointer) throws { try terminal.write(bytes) }
+}
+
+/// One progress line on stderr for long work: bytes, rate, time left when
+/// the total is known. Only when stderr is a terminal and not --quiet; redrawn
+/// at most ten times a second with a carriage return (no escape sequences),
+/// and wiped by `finish`. `update` may come from a worker thread.
+final class ProgressLine: @unchecked Sendable {
+    private let label: String
+    private let total: UInt64?
+    private let start = DispatchTime.now().uptimeNanoseconds
+    private let state = Mutex((last: UInt64(0), width: 0))
+
+    private init(label: String, total: UInt64?) { (self.label, self.total) = (label, total) }
+
+    /// nil when there is nobody to show it to.
+    static func start(_ terminal: Terminal, _ label: String, total: UInt64?) -> ProgressLine? {
+        guard !terminal.quiet, isatty(2) == 1 else { return nil }
+        return ProgressLine(label: Terminal.printable(label), total: total)
+    }
+
+    func update(_ done: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        state.withLock { s in
+            guard now - s.last >= 100_000_000 else { return }
+            s.last = now
+            let seconds = Double(now - start) / 1e9
+            let rate = seconds > 0 ? Double(done) / seconds : 0
+            var text = "\(label): \(Format.size(done))"
+            if let total, total > 0 { text += " of \(Format.size(total))" }
+            text += String(format: ", %@/s", Format.size(UInt64(rate)))
+            if let total, rate > 0, total > done { text += ", \(Int(Double(total - done) / rate)) s left" }
+            let padded = text.padding(toLength: max(text.count, s.width), withPad: " ", startingAt: 0)
+            s.width = text.count
+            Syscall.writeText(2, "\r" + padded)
+        }
+    }
+
+    func finish() {
+        state.withLock { s in
+            if s.width > 0 { Syscall.writeText(2, "\r" + String(repeating: " ", count: s.width) + "\r") }
+            s.width = 0
+        }
+    }
 }

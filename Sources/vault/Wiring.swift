@@ -38,8 +38,11 @@ enum Wiring {
         var skipped = false
         for path in command.paths {
             do {
+                let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path))
+                defer { progress?.finish() }
                 let (entry, skippedInside) = try dropIn(path, name: command.itemName, into: vault,
-                                                        compression: command.compression ?? vault.defaultCompression)
+                                                        compression: command.compression ?? vault.defaultCompression,
+                                                        progress: progress?.update)
                 for inner in skippedInside {
                     skipped = true
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
@@ -56,12 +59,12 @@ enum Wiring {
 
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).
-    private static func dropIn(_ path: String, name: String?, into vault: Vault,
-                               compression: CompressionChoice) throws -> (ManifestEntry, [String]) {
+    private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: CompressionChoice,
+                               progress: ((UInt64) -> Void)?) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)
             return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now,
-                                     compression: compression), [])
+                                     compression: compression, progress: progress), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
             throw VaultError.system(operation: "open", path: path, errno: ENOENT)
@@ -76,7 +79,7 @@ enum Wiring {
         }
         guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
         return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
-                                 compression: compression), [])
+                                 compression: compression, progress: progress), [])
     }
 
     /// Opens the vault, reads the password, unlocks, and (when this process
@@ -133,22 +136,26 @@ enum Wiring {
     static func get(_ command: GetCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: false)
         let entry = try vault.entry(named: command.itemName)
+        let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size)
+        defer { progress?.finish() }
         if let file = command.outputFile {
-            try export(entry, from: vault, to: file)
+            try export(entry, from: vault, to: file, progress: progress)
         } else {
-            try vault.read(entry, to: StandardOutputSink(context.terminal))
+            let out = StandardOutputSink(context.terminal)
+            try vault.read(entry, to: progress.map { ProgressSink(out, report: $0.update) } ?? out)
         }
         return .ok
     }
 
     /// Writes an item to a new file, removing the partial plaintext if
     /// interrupted (the core removes it on any error).
-    private static func export(_ entry: ManifestEntry, from vault: UnlockedVault, to path: String) throws {
+    private static func export(_ entry: ManifestEntry, from vault: UnlockedVault, to path: String,
+                               progress: ProgressLine? = nil) throws {
         var token: Interrupts.Token?
         defer { token.map(Interrupts.unregister) }
-        try vault.export(entry, to: path) { temp in
+        try vault.export(entry, to: path, tempFile: { temp in
             token = Interrupts.register { _ = unlink(temp) }
-        }
+        }, progress: progress?.update)
     }
 
     static func restore(_ command: RestoreCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
@@ -161,7 +168,9 @@ enum Wiring {
                 if entry.kind == .folder {
                     try vault.restoreFolder(entry, to: target)
                 } else {
-                    try export(entry, from: vault, to: target)
+                    let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
+                    defer { progress?.finish() }
+                    try export(entry, from: vault, to: target, progress: progress)
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
@@ -316,7 +325,10 @@ enum Wiring {
         let pw = Password(secret: secret)
         let unlocked = try vault.unlock(password: pw, forWriting: true)
         try unlocked.tidy()
-        try unlocked.rekey(password: pw)
+        let progress = ProgressLine.start(context.terminal, "re-encrypting",
+                                          total: unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size })
+        try unlocked.rekey(password: pw, progress: progress?.update)
+        progress?.finish()
         context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
         context.terminal.note("recovery kits made before this no longer open the vault")
         return .ok
@@ -324,7 +336,10 @@ enum Wiring {
 
     static func check(_ command: CheckCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: command.repair, tidy: false)
-        let report = try vault.check(readData: command.readData, repair: command.repair)
+        let total = vault.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+        let progress = command.readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
+        let report = try vault.check(readData: command.readData, repair: command.repair, progress: progress?.update)
+        progress?.finish()
         if command.json {
             try context.terminal.printLine(JSON.check(report, readData: command.readData))
         } else {
