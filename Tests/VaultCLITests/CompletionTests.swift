@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+
+/// The shell completions in completions/: each is loaded in its own shell
+/// (bash with bash-completion, zsh with compinit, fish) and asked for a few
+/// completions. Item names are secret: no script may run vault itself.
+@Suite struct CompletionTests {
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // CompletionTests.swift, VaultCLITests, Tests
+        return url.path
+    }()
+    static let dir = root + "/completions"
+    static let bashFile = dir + "/vault.bash"
+    static let zshFile = dir + "/_vault"
+    static let fishFile = dir + "/vault.fish"
+    static let bashCompletion = "/usr/share/bash-completion/bash_completion"
+
+    struct Output { var status: Int32; var stdout: String; var stderr: String }
+
+    /// Runs `argv` in `cwd` with a minimal environment and a private HOME.
+    static func run(_ argv: [String], cwd: String) throws -> Output {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = argv
+        p.currentDirectoryURL = URL(fileURLWithPath: cwd)
+        let home = (cwd as NSString).deletingLastPathComponent + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        p.environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
+            "XDG_CACHE_HOME": home + "/.cache", "TERM": "dumb",
+        ]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Output(status: p.terminationStatus,
+                      stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// A temporary working directory holding only a directory `somedir` and a
+    /// file `somefile` (HOME is its sibling `home`).
+    static func scratch() throws -> String {
+        let d = FileManager.default.temporaryDirectory
+            .appendingPathComponent("vault-completion-\(UUID().uuidString)").path + "/work"
+        try FileManager.default.createDirectory(atPath: d + "/somedir", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: d + "/somefile", contents: Data("x".utf8))
+        return d
+    }
+
+    static func shellQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    static func available(_ path: String) -> Bool { FileManager.default.isExecutableFile(atPath: path) }
+
+    // MARK: bash
+
+    /// The words bash would offer for `line` (the cursor at its end), one a line.
+    static func bashComplete(_ lines: [String], cwd: String) throws -> [String: [String]] {
+        var script = """
+            source \(bashCompletion) || exit 90
+            source \(shellQuote(bashFile)) || exit 91
+            complete -p vault | grep -q -- '-F _vault' || exit 92
+            t() {
+                local line=$1
+                read -ra COMP_WORDS <<<"$line"
+                [[ $line == *" " || ${#COMP_WORDS[@]} -eq 0 ]] && COMP_WORDS+=("")
+                COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+                COMP_LINE=$line COMP_POINT=${#line}
+                COMPREPLY=()
+                _vault vault "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf '@@%s\\n' "$line"
+                printf '%s\\n' "${COMPREPLY[@]}"
+            }
+
+            """
+        for l in lines { script += "t \(shellQuote(l))\n" }
+        let r = try run(["bash", "--norc", "--noprofile", "-c", script], cwd: cwd)
+        #expect(r.status == 0, "bash exited \(r.status): \(r.stderr)")
+        #expect(r.stderr == "", "bash stderr: \(r.stderr)")
+        var result: [String: [String]] = [:]
+        var current: String?
+        for l in r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if l.hasPrefix("@@") { current = String(l.dropFirst(2)); result[current!] = [] }
+            else if let c = current, !l.isEmpty { result[c, default: []].append(l) }
+        }
+        return result
+    }
+
+    @Test(.enabled(if: available("/bin/bash") && FileManager.default.fileExists(atPath: bashCompletion)))
+    func bashCompletesCommandsOptionsAndPaths() throws {
+        let cwd = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: (cwd as NSString).deletingLastPathComponent) }
+        let c = try Self.bashComplete([
+            "vault ", "vault --quiet ki", "vault --vault somedir ",
+            "vault get --", "vault get x -o ", "vault kit ", "vault kit recover ",
+            "vault kit recover kit.txt --", "vault --vault ", "vault restore a --to ",
+            "vault add ", "vault get ", "vault remove ", "vault --password-command ",
+            "vault open x --with ", "vault list --",
+        ], cwd: cwd)
+
+        let commands = c["vault "] ?? []
+        for cmd in ["init", "add", "list", "info", "get", "restore", "remove", "rename",
+                    "passwd", "check", "open", "rekey", "kit"] {
+            #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
+        }
+        #expect(c["vault --quiet ki"] == ["kit"])
+        #expect((c["vault --vault somedir "] ?? []).contains("init"))
+
+        let getOpts = c["vault get --"] ?? []
+        for o in ["--output", "--password-file", "--vault", "--password-command", "--quiet", "--help", "--version"] {
+            #expect(getOpts.contains(o), "vault get --: missing \(o): \(getOpts)")
+        }
+        #expect(!getOpts.contains("--json"))
+        #expect(Set(c["vault get x -o "] ?? []) == ["somedir", "somefile"])
+        #expect(Set(c["vault kit "] ?? []) == ["export", "recover"])
+        #expect(Set(c["vault kit recover "] ?? []) == ["somedir", "somefile"])
+        let recoverOpts = c["vault kit recover kit.txt --"] ?? []
+        #expect(recoverOpts.contains("--passphrase-file") && recoverOpts.contains("--new-password-file"))
+        #expect(!recoverOpts.contains("--generate"))
+        #expect(c["vault --vault "] == ["somedir"], "directories only")
+        #expect(c["vault restore a --to "] == ["somedir"], "directories only")
+        #expect(Set(c["vault add "] ?? []) == ["somedir", "somefile"])
+        // Item names are secret, free text is free: nothing is offered.
+        for l in ["vault get ", "vault remove ", "vault --password-command ", "vault open x --with "] {
+            #expect(c[l] == [], "\(l) offered \(c[l] ?? [])")
+        }
+        #expect((c["vault list --"] ?? []).contains("--json"))
+    }
+
+    // MARK: zsh
+
+    @Test(.enabled(if: available("/usr/bin/zsh") || available("/bin/zsh")))
+    func zshFunctionLoadsAndIsRegistered() throws {
+        let cwd = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: (cwd as NSString).deletingLastPathComponent) }
+        let script = """
+            autoload -U compinit
+            fpath=(\(Self.shellQuote(Self.dir)) $fpath)
+            compinit -u -d \(Self.shellQuote(cwd + "/../zcompdump"))
+            print -r -- "comp=$_comps[vault]"
+            autoload +X _vault || exit 93
+            (( $+functions[_vault] )) && print -r -- loaded
+            """
+        let r = try Self.run(["zsh", "-f", "-c", script], cwd: cwd)
+        #expect(r.status == 0, "zsh exited \(r.status): \(r.stderr)")
+        #expect(r.stderr == "", "zsh stderr: \(r.stderr)")
+        #expect(r.stdout.contains("comp=_vault\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("loaded\n"), "\(r.stdout)")
+        let zparse = try Self.run(["zsh", "-n", Self.zshFile], cwd: cwd)
+        #expect(zparse.status == 0, "zsh -n: \(zparse.stderr)")
+    }
+
+    // MARK: fish
+
+    static func fishComplete(_ lines: [String], cwd: String) throws -> [String: [String]] {
+        var script = "source \(shellQuote(fishFile)); or exit 94\n"
+        for l in lines { script += "echo @@\(shellQuote(l)); complete -C\(shellQuote(l))\n" }
+        let r = try run(["fish", "--no-config", "-c", script], cwd: cwd)
+        #expect(r.status == 0, "fish exited \(r.status): \(r.stderr)")
+        #expect(r.stderr == "", "fish stderr: \(r.stderr)")
+        var result: [String: [String]] = [:]
+        var current: String?
+        for l in r.stdout.split(separator: "\n").map(String.init) {
+            if l.hasPrefix("@@") { current = String(l.dropFirst(2)); result[current!] = [] }
+            else if let c = current {
+                result[c, default: []].append(String(l.split(separator: "\t", maxSplits: 1).first ?? ""))
+            }
+        }
+        return result
+    }
+
+    @Test(.enabled(if: available("/usr/bin/fish")))
+    func fishCompletesCommandsOptionsAndPaths() throws {
+        let cwd = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: (cwd as NSString).deletingLastPathComponent) }
+        let c = try Self.fishComplete([
+            "vault ", "vault get --o", "vault kit ", "vault --vault ", "vault --vault=",
+            "vault --vault somedir ", "vault get x -o ", "vault get ", "vault add ",
+            "vault restore a --to ", "vault get x --",
+        ], cwd: cwd)
+        let commands = c["vault "] ?? []
+        for cmd in ["init", "add", "get", "kit", "rekey"] {
+            #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
+        }
+        #expect(c["vault get --o"] == ["--output"])
+        #expect(Set(c["vault kit "] ?? []) == ["export", "recover"])
+        #expect(c["vault --vault "] == ["somedir/"], "directories only")
+        #expect(c["vault --vault="] == ["--vault=somedir/"], "directories only")
+        #expect((c["vault --vault somedir "] ?? []).contains("init"))
+        #expect(Set(c["vault get x -o "] ?? []) == ["somedir/", "somefile"])
+        #expect(c["vault get "] == [], "item names are not completed")
+        #expect(Set(c["vault add "] ?? []) == ["somedir/", "somefile"])
+        #expect(c["vault restore a --to "] == ["somedir/"])
+        let getOpts = c["vault get x --"] ?? []
+        #expect(getOpts.contains("--password-file") && getOpts.contains("--output"))
+    }
+
+    // MARK: all
+
+    /// Completion must never ask vault anything: item names are secret.
+    @Test(arguments: [bashFile, zshFile, fishFile])
+    func scriptNeverRunsVault(path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") { continue }  // comments, #compdef
+            // A call of vault would be the word vault in command position:
+            // at the start, or after ( $( ` | ; && || or "command".
+            let pattern = #"(^|[(`|;&]|\$\(|\bcommand\s+|\bexec\s+|\beval\s+)\s*(/\S*/)?vault(\s|$|[)`;|&"'])"#
+            #expect(line.range(of: pattern, options: .regularExpression) == nil,
+                    "\(path):\(n + 1) seems to run vault: \(line)")
+            #expect(!line.contains("_call_program"), "\(path):\(n + 1): \(line)")
+        }
+    }
+}

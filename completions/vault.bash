@@ -1,0 +1,150 @@
+# bash completion for vault                                   -*- shell-script -*-
+#
+# Completes commands, options and file paths. Item names are never
+# completed: they are secret, and this script never runs vault.
+# Install as /usr/share/bash-completion/completions/vault (or source it).
+
+_vault_opts_for() {
+    # Prints the options of command $1 (kit action $2, if any).
+    case $1 in
+        init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress" ;;
+        add)     echo "--name --compress --compress= --no-compress" ;;
+        list | info) echo "--json" ;;
+        get)     echo "-o --output" ;;
+        restore) echo "--to" ;;
+        passwd)  echo "--new-password-file" ;;
+        check)   echo "--read-data --repair --json" ;;
+        open)    echo "--with" ;;
+        rekey)   echo "--yes" ;;
+        kit)
+            case $2 in
+                export)  echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes" ;;
+                recover) echo "--passphrase-file --new-password-file" ;;
+                *)       echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes --new-password-file" ;;
+            esac ;;
+    esac
+}
+
+# How the value of option $1 is completed: dirs, files, none; or "" when $1
+# takes no value.
+_vault_value_kind() {
+    case $1 in
+        --vault | --to) echo dirs ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output) echo files ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes) echo none ;;
+    esac
+}
+
+_vault_complete_value() {
+    # $1: kind, $2: the partial word.
+    case $1 in
+        dirs)
+            if declare -F _filedir >/dev/null; then
+                local cur=$2
+                _filedir -d
+            else
+                compopt -o filenames 2>/dev/null
+                local IFS=$'\n'
+                COMPREPLY=($(compgen -d -- "$2"))
+            fi ;;
+        files)
+            if declare -F _filedir >/dev/null; then
+                local cur=$2
+                _filedir
+            else
+                compopt -o filenames 2>/dev/null
+                local IFS=$'\n'
+                COMPREPLY=($(compgen -f -- "$2"))
+            fi ;;
+        *) COMPREPLY=() ;;
+    esac
+}
+
+_vault() {
+    COMPREPLY=()
+    # Rejoin "--opt" "=" "value" (bash splits words at '=').
+    local -a w=()
+    local i=0 n=${#COMP_WORDS[@]} cw=-1 start
+    while ((i < n)); do
+        local t=${COMP_WORDS[i]}
+        start=$i
+        if [[ $t == --* && ${COMP_WORDS[i + 1]-} == "=" ]]; then
+            t+="="
+            ((i += 1))
+            if ((i + 1 < n)); then
+                ((i += 1))
+                t+=${COMP_WORDS[i]}
+            fi
+        fi
+        w+=("$t")
+        ((start <= COMP_CWORD && COMP_CWORD <= i)) && cw=$((${#w[@]} - 1))
+        ((i += 1))
+    done
+    if ((cw < 0)); then
+        w+=("")
+        cw=$((${#w[@]} - 1))
+    fi
+    local cur=${w[cw]-}
+
+    # Walk the words before the cursor: find the command, the kit action,
+    # and the positional arguments; skip option values.
+    local cmd="" action="" npos=0 endopts=0 kind
+    for ((i = 1; i < cw; i++)); do
+        local t=${w[i]}
+        if ((!endopts)) && [[ $t == -- ]]; then
+            endopts=1
+        elif ((!endopts)) && [[ $t == -?* ]]; then
+            if [[ $t != *=* ]] && [[ -n $(_vault_value_kind "$t") ]]; then
+                ((i += 1))
+            fi
+        elif [[ -z $cmd ]]; then
+            cmd=$t
+        else
+            [[ $cmd == kit && -z $action ]] && action=$t
+            ((npos += 1))
+        fi
+    done
+
+    # The value of an option: "--opt VALUE" or "--opt=VALUE".
+    if ((!endopts)) && [[ $cur == --*=* ]]; then
+        kind=$(_vault_value_kind "${cur%%=*}")
+        _vault_complete_value "${kind:-none}" "${cur#*=}"
+        return 0
+    fi
+    local prev=${w[cw - 1]-}
+    if ((cw >= 1)) && ((!endopts)) && [[ $prev == -?* && $prev != *=* ]]; then
+        kind=$(_vault_value_kind "$prev")
+        if [[ -n $kind ]]; then
+            _vault_complete_value "$kind" "$cur"
+            return 0
+        fi
+    fi
+
+    if ((!endopts)) && [[ $cur == -* ]]; then
+        local opts="--vault --password-file --password-command --quiet -h --help --version"
+        [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+            compopt -o nospace 2>/dev/null
+        fi
+        return 0
+    fi
+
+    if [[ -z $cmd ]]; then
+        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit" -- "$cur"))
+        return 0
+    fi
+    case $cmd in
+        add) _vault_complete_value files "$cur" ;;
+        kit)
+            if [[ -z $action ]]; then
+                COMPREPLY=($(compgen -W "export recover" -- "$cur"))
+            elif [[ $action == recover ]] && ((npos == 1)); then
+                _vault_complete_value files "$cur"
+            fi ;;
+        *) ;; # item names are secret: not completed
+    esac
+    return 0
+}
+
+complete -F _vault vault

@@ -1,0 +1,141 @@
+# fish completion for vault: commands, options and file paths. Item names
+# are never completed: they are secret, and this script never runs vault.
+# Install as vault.fish in ~/.config/fish/completions or
+# /usr/share/fish/vendor_completions.d.
+
+# Prints the command and, for kit, the action and the number of positional
+# arguments before the cursor; nothing when no command has been typed yet.
+function __vault_parse
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l cmd
+    set -l action
+    set -l npos 0
+    set -l skip 0
+    set -l endopts 0
+    for t in $tokens
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        if test $endopts -eq 0; and test "$t" = --
+            set endopts 1
+            continue
+        end
+        if test $endopts -eq 0; and string match -qr -- '^-.' $t
+            if contains -- $t --vault --password-file --password-command -o --output --to \
+                    --name --with --new-password-file --passphrase-file \
+                    --kdf-memory --kdf-passes --kdf-lanes
+                set skip 1
+            end
+            continue
+        end
+        if test -z "$cmd"
+            set cmd $t
+        else
+            if test "$cmd" = kit; and test -z "$action"
+                set action $t
+            end
+            set npos (math $npos + 1)
+        end
+    end
+    if test -n "$cmd"
+        echo $cmd
+        echo "$action"
+        echo $npos
+    end
+end
+
+function __vault_needs_command
+    set -l p (__vault_parse)
+    test -z "$p[1]"
+end
+
+function __vault_using
+    set -l p (__vault_parse)
+    test -n "$p[1]"; and contains -- $p[1] $argv
+end
+
+# __vault_kit ACTION: the command is kit and its action is ACTION ("" = none yet).
+function __vault_kit
+    set -l p (__vault_parse)
+    test "$p[1]" = kit; and test "$p[2]" = "$argv[1]"
+end
+
+function __vault_kit_wants_file
+    set -l p (__vault_parse)
+    test "$p[1]" = kit; and test "$p[2]" = recover; and test "$p[3]" -eq 1
+end
+
+# Directories for an option's value, also in the "--opt=VALUE" form.
+function __vault_dirs
+    __fish_complete_directories (string replace -r -- '^--[^=]*=' '' (commandline -ct))
+end
+
+complete -c vault -f
+
+# Global options, before or after the command.
+complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
+complete -c vault -l password-file -r -F -d 'Read the password from FILE'
+complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
+complete -c vault -l quiet -d 'Print only warnings and errors'
+complete -c vault -s h -l help -d 'Show this help, or a command\'s'
+complete -c vault -l version -d 'Print the version'
+
+# Commands.
+complete -c vault -n __vault_needs_command -a init -d 'Create a vault'
+complete -c vault -n __vault_needs_command -a add -d 'Add files without the password'
+complete -c vault -n __vault_needs_command -a list -d 'List the items'
+complete -c vault -n __vault_needs_command -a info -d 'Show the vault\'s format and settings'
+complete -c vault -n __vault_needs_command -a get -d 'Decrypt an item to a file or to standard output'
+complete -c vault -n __vault_needs_command -a restore -d 'Write items out under a directory'
+complete -c vault -n __vault_needs_command -a remove -d 'Remove items'
+complete -c vault -n __vault_needs_command -a rename -d 'Rename an item'
+complete -c vault -n __vault_needs_command -a passwd -d 'Change the password'
+complete -c vault -n __vault_needs_command -a check -d 'Verify the vault'
+complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private copy, then re-encrypt it'
+complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
+complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
+
+# init
+complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
+complete -c vault -n '__vault_using init' -l kdf-passes -x -d 'Argon2id passes'
+complete -c vault -n '__vault_using init' -l kdf-lanes -x -d 'Argon2id lanes'
+complete -c vault -n '__vault_using init' -l compress -d 'Compress new items by default when it pays'
+
+# add PATH...
+complete -c vault -n '__vault_using add' -F
+complete -c vault -n '__vault_using add' -l name -x -d 'The item\'s name'
+complete -c vault -n '__vault_using add' -l compress -d 'Compress (--compress=LEVEL: always, at xz preset LEVEL)'
+complete -c vault -n '__vault_using add' -l no-compress -d 'Store raw'
+
+# list, info, check
+complete -c vault -n '__vault_using list info check' -l json -d 'One JSON document on standard output'
+complete -c vault -n '__vault_using check' -l read-data -d 'Also decrypt and authenticate every chunk'
+complete -c vault -n '__vault_using check' -l repair -d 'Remove leftovers of interrupted operations'
+
+# get NAME (names are not completed)
+complete -c vault -n '__vault_using get' -s o -l output -r -F -d 'Write to FILE'
+
+# restore NAME... --to DIR
+complete -c vault -n '__vault_using restore' -l to -x -a '(__vault_dirs)' -d 'Where to write the items'
+
+# passwd
+complete -c vault -n '__vault_using passwd' -l new-password-file -r -F -d 'Read the new password from FILE'
+
+# open NAME --with CMD
+complete -c vault -n '__vault_using open' -l with -x -d 'The command to run on the copy'
+
+# rekey
+complete -c vault -n '__vault_using rekey' -l yes -d 'Do not ask for confirmation'
+
+# kit export|recover
+complete -c vault -n '__vault_kit ""' -a export -d 'Export a recovery kit'
+complete -c vault -n '__vault_kit ""' -a recover -d 'Recover the vault with a kit'
+complete -c vault -n '__vault_kit_wants_file' -F
+complete -c vault -n '__vault_kit export; or __vault_kit ""' -s o -l output -r -F -d 'Where to write the kit'
+complete -c vault -n '__vault_kit export; or __vault_kit ""' -l generate -d 'Make a random kit passphrase'
+complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-memory -x -d 'Argon2id memory for the kit'
+complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-passes -x -d 'Argon2id passes for the kit'
+complete -c vault -n '__vault_using kit' -l passphrase-file -r -F -d 'The kit passphrase, from FILE'
+complete -c vault -n '__vault_kit recover; or __vault_kit ""' -l new-password-file -r -F -d 'The new vault password, from FILE'
