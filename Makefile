@@ -49,11 +49,27 @@ fuzz: deps
 	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)
 
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vault
+	install -m 0644 man/vault.1 $(DESTDIR)$(PREFIX)/share/man/man1/vault.1
+	install -m 0644 man/vault-format.5 $(DESTDIR)$(PREFIX)/share/man/man5/vault-format.5
+	if [ -f completions/vault.bash ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions && \
+	  install -m 0644 completions/vault.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vault; fi
+	if [ -f completions/_vault ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/share/zsh/site-functions && \
+	  install -m 0644 completions/_vault $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vault; fi
+	if [ -f completions/vault.fish ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d && \
+	  install -m 0644 completions/vault.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vault.fish; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/vault
+	rm -f $(DESTDIR)$(PREFIX)/bin/vault \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/vault.1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man5/vault-format.5 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vault \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vault \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vault.fish
 
 clean:
 	rm -rf .build
