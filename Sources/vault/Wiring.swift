@@ -258,7 +258,8 @@ enum Wiring {
         let secret: SecretBytes
         if let passphrase {
             secret = try passphrase.read(what: "kit passphrase")
-            guard secret.withUnsafeBytes({ $0.filter { $0 & 0xC0 != 0x80 }.count }) >= 8 else {
+            // Characters = UTF-8 lead bytes; counted in place, without a copy of the secret.
+            guard secret.withUnsafeBytes({ $0.reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) } }) >= 8 else {
                 throw CLIError(message: "the kit passphrase must have at least 8 characters",
                                hints: ["or let vault make one: 'vault kit export --generate'"], code: .usage)
             }
