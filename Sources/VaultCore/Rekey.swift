@@ -60,12 +60,8 @@ extension UnlockedVault {
     /// Drop-ins that an `add` sealed to the old public key during the rekey:
     /// opened with the old key pair and re-stored under the new keys.
     func absorbLateDropIns(oldKeys: VaultKeys) throws {
-        for file in try Syscall.listDirectory(paths.inbox).sorted() where file.hasSuffix(".env") && !file.hasPrefix(".") {
-            let blob = String(file.dropLast(4))
-            guard var entry = try? DropInEnvelope.open(
-                    VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                    with: oldKeys.privateKey, vaultID: vaultID),
-                  entry.blobName == blob,
+        for (blob, opened) in try waitingDropIns(openedWith: oldKeys.privateKey) {
+            guard var entry = opened,
                   let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob)))
             else { continue }
             let stored = try storeItem(flags: reader.header.flags) { writer in

@@ -56,12 +56,9 @@ public final class UnlockedVault {
         var report = AbsorbReport()
         guard lock != nil else { return report }
         var done: [String] = []
-        for file in try Syscall.listDirectory(paths.inbox).sorted() where file.hasSuffix(".env") && !file.hasPrefix(".") {
-            let blob = String(file.dropLast(4))
-            guard var entry = try? DropInEnvelope.open(
-                    VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                    with: keys.privateKey, vaultID: vaultID),
-                  entry.blobName == blob else {
+        for (blob, opened) in try waitingDropIns(openedWith: keys.privateKey) {
+            let file = blob + ".env"
+            guard var entry = opened else {
                 report.rejected.append(file)
                 continue
             }
@@ -90,6 +87,18 @@ public final class UnlockedVault {
         for blob in done { try? Syscall.unlink(paths.dropInEnvelope(blob)) }
         try Syscall.fsyncDirectory(paths.inbox)
         return report
+    }
+
+    /// The inbox's envelopes in name order, each opened with `privateKey`
+    /// (nil if it does not open, or names another item than its file).
+    func waitingDropIns(openedWith privateKey: X25519PrivateKey) throws -> [(blob: String, entry: ManifestEntry?)] {
+        try Syscall.listDirectory(paths.inbox).sorted().filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }.map { file in
+            let blob = String(file.dropLast(4))
+            let entry = try? DropInEnvelope.open(
+                VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
+                with: privateKey, vaultID: vaultID)
+            return (blob, entry?.blobName == blob ? entry : nil)
+        }
     }
 
     // MARK: Reading
