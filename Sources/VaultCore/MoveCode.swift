@@ -1,0 +1,151 @@
+import Foundation
+import VaultCrypto
+
+// Move code (docs/FORMAT.md, "Device move"): what `vault move receive` shows
+// so the sender can reach it and authenticate it.
+//
+//   code      = version (1: 0x01) || n (1: 1...8) || address 1 || ... || address n
+//               || port (u16be, not 0) || receiver public key (32) || token (16)
+//               || checksum (4)
+//   address   = 0x04 || IPv4 (4)  |  0x06 || IPv6 (16)
+//   checksum  = SHA-256("vault v1 move code checksum" || every byte before it)[0..<4]
+//
+// Text form: the code in base32 (RFC 4648 alphabet, no padding), in groups of
+// four characters joined by "-", e.g. `AEAQ-CAYH-...-XK2Q`. The checksum is the
+// last 4 bytes, so any typo (or a swapped pair) fails the 32-bit check with
+// probability 1 - 2^-32. Reading forgives case, spaces, and 0/1/8 for O/I/B,
+// but the characters must be exactly the canonical encoding (no trailing bits).
+
+/// One address at which the receiver listens.
+public enum MoveAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
+    case ipv4([UInt8])
+    case ipv6([UInt8])
+
+    /// Parses dotted IPv4 or textual IPv6 (inet_pton).
+    public init?(_ text: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self = .ipv4(withUnsafeBytes(of: &v4, Array.init)); return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            self = .ipv6(withUnsafeBytes(of: &v6, Array.init)); return
+        }
+        return nil
+    }
+
+    public var bytes: [UInt8] {
+        switch self { case .ipv4(let b), .ipv6(let b): return b }
+    }
+
+    public var description: String {
+        let (family, count) = { () -> (Int32, Int) in
+            switch self { case .ipv4: return (AF_INET, 16); case .ipv6: return (AF_INET6, 46) }
+        }()
+        var out = [CChar](repeating: 0, count: count + 1)
+        let ok = bytes.withUnsafeBytes { b in inet_ntop(family, b.baseAddress, &out, socklen_t(count)) } != nil
+        return ok ? String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+    }
+}
+
+public struct MoveCode: Equatable, Sendable {
+    public static let version: UInt8 = 1
+    public static let maxAddresses = 8
+    public static let tokenLength = 16
+    public static let checksumLength = 4
+    static let checksumLabel = Array("vault v1 move code checksum".utf8)
+    static let groupLength = 4
+
+    public let addresses: [MoveAddress]
+    public let port: UInt16
+    public let publicKey: X25519PublicKey
+    public let token: [UInt8]
+
+    public init(addresses: [MoveAddress], port: UInt16, publicKey: X25519PublicKey, token: [UInt8]) throws {
+        guard (1...Self.maxAddresses).contains(addresses.count) else {
+            throw VaultError.invalidArgument("a move code holds 1 to \(Self.maxAddresses) addresses")
+        }
+        for a in addresses {
+            switch a {
+            case .ipv4(let b) where b.count == 4: continue
+            case .ipv6(let b) where b.count == 16: continue
+            default: throw VaultError.invalidArgument("bad address length in move code")
+            }
+        }
+        guard port != 0 else { throw VaultError.invalidArgument("move code port 0") }
+        guard token.count == Self.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+        self.addresses = addresses
+        self.port = port
+        self.publicKey = publicKey
+        self.token = token
+    }
+
+    // MARK: binary
+
+    public var bytes: [UInt8] {
+        var out: [UInt8] = [Self.version, UInt8(addresses.count)]
+        for a in addresses {
+            switch a {
+            case .ipv4(let b): out += [4] + b
+            case .ipv6(let b): out += [6] + b
+            }
+        }
+        out += [UInt8(port >> 8), UInt8(port & 0xff)] + publicKey.bytes + token
+        return out + Self.checksum(out)
+    }
+
+    static func checksum(_ body: [UInt8]) -> [UInt8] {
+        Array(((try? SHA256.hash(checksumLabel + body)) ?? [UInt8](repeating: 0, count: 32)).prefix(checksumLength))
+    }
+
+    /// Parses the exact binary shape; anything else is `corruptedOrTampered`.
+    public init(bytes b: [UInt8]) throws {
+        let bad = VaultError.corruptedOrTampered
+        // Smallest: 2 + 5 + 2 + 32 + 16 + 4; largest: 2 + 8*17 + 2 + 32 + 16 + 4.
+        guard b.count >= 61, b.count <= 2 + Self.maxAddresses * 17 + 54 else { throw bad }
+        let body = Array(b[..<(b.count - Self.checksumLength)])
+        guard constantTimeEqual(Self.checksum(body), Array(b[(b.count - Self.checksumLength)...])) else { throw bad }
+        guard body[0] == Self.version else { throw bad }
+        let n = Int(body[1])
+        guard (1...Self.maxAddresses).contains(n) else { throw bad }
+        var i = 2
+        var addresses: [MoveAddress] = []
+        for _ in 0..<n {
+            guard i < body.count else { throw bad }
+            let len: Int
+            switch body[i] { case 4: len = 4; case 6: len = 16; default: throw bad }
+            guard i + 1 + len <= body.count else { throw bad }
+            let a = Array(body[(i + 1)..<(i + 1 + len)])
+            addresses.append(len == 4 ? .ipv4(a) : .ipv6(a))
+            i += 1 + len
+        }
+        guard body.count - i == 2 + 32 + Self.tokenLength else { throw bad }
+        let port = UInt16(body[i]) << 8 | UInt16(body[i + 1])
+        guard port != 0 else { throw bad }
+        let key = try X25519PublicKey(bytes: Array(body[(i + 2)..<(i + 34)]))
+        try self.init(addresses: addresses, port: port, publicKey: key, token: Array(body[(i + 34)...]))
+    }
+
+    // MARK: text
+
+    /// Base32 in groups of four, joined by "-".
+    public var text: String {
+        let chars = KitArmor.base32(bytes)
+        return stride(from: 0, to: chars.count, by: Self.groupLength)
+            .map { String(decoding: chars[$0..<min($0 + Self.groupLength, chars.count)], as: UTF8.self) }
+            .joined(separator: "-")
+    }
+
+    /// Parses the text form; a typo, a wrong length or a bad checksum is
+    /// `corruptedOrTampered`.
+    public init(text: String) throws {
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard t.utf8.count <= 512 else { throw VaultError.corruptedOrTampered }
+        let chars = KitArmor.normalise(t)
+        guard !chars.isEmpty, chars.allSatisfy(KitArmor.alphabet.contains),
+              let raw = KitArmor.unbase32(chars), KitArmor.base32(raw) == chars else {
+            throw VaultError.corruptedOrTampered
+        }
+        try self.init(bytes: raw)
+    }
+}
