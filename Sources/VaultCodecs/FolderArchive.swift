@@ -113,7 +113,10 @@ public enum FolderArchive {
     /// `ArchiveError.Refusal`) or failure removes that sibling, so neither
     /// name is left behind. Permissions (without setuid/setgid) and mtimes
     /// are restored, owners are not. The stream is read to its end.
-    public static func extract(from stream: ByteStream, into destination: String) throws -> ArchiveSummary {
+    /// `announce` learns the sibling's path before it exists, so an interrupt
+    /// handler can remove it whenever the interrupt comes.
+    public static func extract(from stream: ByteStream, into destination: String,
+                               announce: ((String) -> Void)? = nil) throws -> ArchiveSummary {
         var dest = Array(destination.utf8)
         while dest.count > 1, dest.last == slash { dest.removeLast() }
         guard !dest.isEmpty, dest != [slash] else {
@@ -121,6 +124,7 @@ public enum FolderArchive {
         }
         if FileSystem.exists(dest) { throw ArchiveError.destinationExists(path: destination) }
         let partial = dest + Array(".partial-\(String(UInt64.random(in: .min ... .max), radix: 16))".utf8)
+        announce?(String(decoding: partial, as: UTF8.self))
         try FileSystem.call("mkdir", partial) { mkdir($0, 0o700) }
         do {
             let summary = try extractEntries(from: stream, under: try FileSystem.realPath(partial))

@@ -80,11 +80,12 @@ extension UnlockedVault {
     /// built beside it and renamed into place only when complete, so a
     /// refusal or damage leaves nothing behind.
     @discardableResult
-    public func restoreFolder(_ entry: ManifestEntry, to destination: String) throws -> ArchiveSummary {
+    public func restoreFolder(_ entry: ManifestEntry, to destination: String,
+                              partial: ((String) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(entry)
         do {
-            let summary = try archiveError { try FolderArchive.extract(from: stream, into: destination) }
+            let summary = try archiveError { try FolderArchive.extract(from: stream, into: destination, announce: partial) }
             // The archive holds what is inside the folder; the folder's own
             // mode and time are in the manifest entry.
             try Syscall.setModeAndTime(destination, mode: entry.mode, modified: entry.modified)

@@ -1,6 +1,15 @@
 // Files the user names (outside the vault): never overwritten, created 0600.
 
 public enum UserFiles {
+    /// Erases a file or tree of plaintext that another thread may still be
+    /// writing into (an interrupted extraction): first renamed out of the
+    /// writer's way, so it can add nothing more, then files overwritten with
+    /// zeros and unlinked, links unlinked (never followed), directories removed.
+    public static func erase(_ path: String) {
+        let moved = path + ".erasing"
+        Scratch.erase((try? Syscall.rename(path, moved)) != nil ? moved : path)
+    }
+
     /// Whether anything (even a dangling symlink) is at `path`.
     public static func exists(_ path: String) -> Bool { ((try? Syscall.lstat(path)) ?? nil) != nil }
 

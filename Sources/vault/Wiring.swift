@@ -166,7 +166,12 @@ enum Wiring {
             let target = command.directory + "/" + entry.name
             do {
                 if entry.kind == .folder {
-                    try vault.restoreFolder(entry, to: target)
+                    // Ctrl-C mid-extraction must not leave plaintext behind.
+                    var token: Interrupts.Token?
+                    defer { token.map(Interrupts.unregister) }
+                    try vault.restoreFolder(entry, to: target) { partial in
+                        token = Interrupts.register { UserFiles.erase(partial) }
+                    }
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
