@@ -61,7 +61,22 @@ public final class FileHandleFD: ByteSink, ByteSource {
 
     deinit { if owned { Syscall.close(fd) } }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) throws { try Syscall.writeFully(fd, bytes) }
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try Syscall.writeFully(fd, bytes)
+        written += UInt64(bytes.count)
+        // A file that will be fsync'ed anyway: start writing it back every
+        // 32 MiB, so the disk works while we encrypt and the final fsync has
+        // little left to do.
+        if startsWriteback, written - writebackStart >= 32 << 20 {
+            Syscall.startWriteback(fd, from: writebackStart, count: written - writebackStart)
+            writebackStart = written
+        }
+    }
+
+    /// Set for files that are fsync'ed when complete (TempFile).
+    var startsWriteback = false
+    private var written: UInt64 = 0
+    private var writebackStart: UInt64 = 0
 
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try Syscall.preadFully(fd, buffer, at: offset)

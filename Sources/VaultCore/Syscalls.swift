@@ -7,6 +7,9 @@ import Glibc
 
 // Glibc's `flock` name resolves to the struct; bind the function directly.
 @_silgen_name("flock") private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
+// sync_file_range is declared only under _GNU_SOURCE, which Swift's Glibc lacks.
+@_silgen_name("sync_file_range") private func c_sync_file_range(_ fd: Int32, _ offset: Int64, _ count: Int64,
+                                                                 _ flags: UInt32) -> Int32
 
 enum Syscall {
     @inline(__always)
@@ -107,6 +110,12 @@ enum Syscall {
     }
 
     static func fsync(_ fd: Int32) throws { _ = try retrying("fsync") { Glibc.fsync(fd) } }
+
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback of a range
+    /// without waiting. Only a hint: failures are ignored (fsync still follows).
+    static func startWriteback(_ fd: Int32, from offset: UInt64, count: UInt64) {
+        _ = c_sync_file_range(fd, Int64(offset), Int64(count), 2 /* SYNC_FILE_RANGE_WRITE */)
+    }
 
     static func mkdir(_ path: String, _ mode: mode_t = 0o700) throws {
         _ = try retrying("mkdir", path: path) { Glibc.mkdir(path, mode) }

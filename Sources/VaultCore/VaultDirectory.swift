@@ -103,6 +103,7 @@ final class TempFile {
             file = try FileHandleFD(creating: path)
             _ = try Syscall.flock(file.fd)
         }
+        file.startsWriteback = true
     }
 
     /// fsync, rename over `target` (or, with `noReplace`, only if it does not
