@@ -119,7 +119,12 @@ public final class UnlockedVault {
     /// (and decompressed, if it was stored compressed). Returns the bytes written.
     @discardableResult
     public func read(_ entry: ManifestEntry, to sink: ByteSink) throws -> UInt64 {
-        let r = try reader(for: entry)
+        try read(entry, with: reader(for: entry), to: sink)
+    }
+
+    /// The same, with the item already opened (check has opened it to look at
+    /// its header; opening again would authenticate the final chunk twice).
+    func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
         do {
             if r.header.flags.contains(.compressed) {
                 return try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: sink) }

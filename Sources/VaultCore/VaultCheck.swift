@@ -49,7 +49,7 @@ extension UnlockedVault {
                 if readData {
                     // Every chunk authenticated, and a compressed stream fully
                     // decoded (its CRC64 checked) to the size the manifest says.
-                    let n = try read(entry, to: DiscardingSink())
+                    let n = try read(entry, with: r, to: DiscardingSink())
                     if entry.kind == .file && n != entry.size { throw VaultError.itemCorrupted(name: entry.name) }
                     report.bytesChecked += n
                     progress?(report.bytesChecked)
