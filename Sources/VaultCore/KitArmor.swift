@@ -80,6 +80,7 @@ public enum KitArmor {
 
     static func base32(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 8 + 4) / 5)   // no reallocation: a passphrase leaves no stray copy
         var buffer = 0, bits = 0
         for b in bytes {
             buffer = buffer << 8 | Int(b); bits += 8
@@ -103,9 +104,12 @@ public enum KitArmor {
     /// A random passphrase of 26 base32 characters (130 bits) in groups of
     /// four: easy to copy by hand, and what `kit export --generate` prints.
     public static func generatedPassphrase() -> [UInt8] {
-        var chars = base32(SecureRandom.bytes(17)).prefix(26).map { $0 }
+        var random = SecureRandom.bytes(17)
+        var chars = base32(random)
+        SecureZero.zero(&random)
         var out: [UInt8] = []
-        for (i, c) in chars.enumerated() { if i > 0 && i % 4 == 0 { out.append(UInt8(ascii: "-")) }; out.append(c) }
+        out.reserveCapacity(32)
+        for (i, c) in chars.prefix(26).enumerated() { if i > 0 && i % 4 == 0 { out.append(UInt8(ascii: "-")) }; out.append(c) }
         SecureZero.zero(&chars)
         return out
     }
