@@ -1,4 +1,5 @@
 import Foundation
+import VaultCodecs
 import VaultCrypto
 
 // Move code (docs/FORMAT.md, "Device move"): what `vault move receive` shows
@@ -148,4 +149,8 @@ public struct MoveCode: Equatable, Sendable {
         }
         try self.init(bytes: raw)
     }
+
+    /// The text form as a QR code for a terminal (VaultCodecs.QRCode): the
+    /// text is upper-case base32 and '-', which QR encodes compactly.
+    public func qrText() throws -> String { try QRCode(encoding: text).renderText() }
 }

@@ -37,6 +37,13 @@ public final class FrameSealer {
 
     /// `u32be(L) || ciphertext || tag`. Refuses after the final frame.
     public func seal(_ plaintext: [UInt8], final: Bool = false) throws -> [UInt8] {
+        let (prefix, body) = try sealParts(plaintext, final: final)
+        return prefix + body
+    }
+
+    /// The same frame as its 4-byte prefix and its body, so a 4 MiB body is
+    /// sent as it is rather than copied behind the prefix.
+    public func sealParts(_ plaintext: [UInt8], final: Bool = false) throws -> (prefix: [UInt8], body: [UInt8]) {
         guard !finished else { throw VaultError.invalidArgument("move frame after the final frame") }
         guard plaintext.count <= MoveFrame.maxPlaintextLength else {
             throw VaultError.invalidArgument("move frame of \(plaintext.count) bytes")
@@ -45,7 +52,7 @@ public final class FrameSealer {
         let sealed = try aead.seal(nonce: MoveFrame.nonce(counter), aad: MoveFrame.aad(counter, final: final), plaintext: plaintext)
         counter += 1
         if final { finished = true }
-        return withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init) + sealed
+        return (withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init), sealed)
     }
 }
 
@@ -71,9 +78,9 @@ public final class FrameOpener {
 
     /// Opens the next frame's body (`ciphertext || tag`); returns the plaintext
     /// and whether it was the final frame.
-    public func open(sealed: [UInt8]) throws -> (plaintext: [UInt8], final: Bool) {
-        guard !failed, !finished, sealed.count >= MoveFrame.tagLength,
-              sealed.count <= MoveFrame.maxSealedLength else { throw fail() }
+    public func open(sealed: some ContiguousBytes) throws -> (plaintext: [UInt8], final: Bool) {
+        let count = sealed.withUnsafeBytes { $0.count }
+        guard !failed, !finished, count >= MoveFrame.tagLength, count <= MoveFrame.maxSealedLength else { throw fail() }
         let n = MoveFrame.nonce(counter)
         for final in [false, true] {
             if let p = try? aead.open(nonce: n, aad: MoveFrame.aad(counter, final: final), sealed: sealed) {

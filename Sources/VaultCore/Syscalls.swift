@@ -1,4 +1,4 @@
-// The only file in VaultCore that calls libc. Every call goes through
+// With Sockets.swift (TCP), the only file in VaultCore that calls libc. Every call goes through
 // `retrying`, which turns -1/errno into a typed `VaultError.system` and
 // retries EINTR in this one place.
 #if canImport(Glibc)
@@ -185,7 +185,24 @@ enum Syscall {
 
     static func fchmod(_ fd: Int32, _ mode: mode_t) throws { _ = try retrying("fchmod") { Glibc.fchmod(fd, mode) } }
 
+    /// Bytes an unprivileged user may still write on the file system
+    /// holding `path` (statvfs f_bavail * f_frsize); nil if unknown.
+    static func freeSpace(_ path: String) -> UInt64? {
+        var st = statvfs()
+        guard statvfs(path, &st) == 0 else { return nil }
+        return UInt64(st.f_bavail) * UInt64(st.f_frsize)
+    }
+
     static func ftruncate(_ fd: Int32, _ size: UInt64) throws {
         _ = try retrying("ftruncate") { Glibc.ftruncate(fd, off_t(size)) }
+    }
+}
+
+/// Seconds on CLOCK_MONOTONIC, for durations.
+enum MonotonicClock {
+    static func seconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

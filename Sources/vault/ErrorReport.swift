@@ -65,6 +65,14 @@ enum ErrorReport {
         case .kitStale:
             return CLIError(message: "this recovery kit is from before the vault was rekeyed and no longer opens it",
                             hints: ["use a kit exported after the last 'vault rekey'"])
+        case .moveCodeMismatch:
+            return CLIError(message: "the receiver does not hold the keys of this move code: a typo, an old code, or someone in between",
+                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+        case .moveConnectionLost:
+            return CLIError(message: "the connection ended before the move was confirmed",
+                            hints: ["the vault here is untouched; run the move again"])
+        case .moveRefused(let reason):
+            return CLIError(message: "the receiver refused the vault: \(reason)", hints: ["the vault here is untouched"])
         case .unsafeArchiveEntry(let item, let entry, let reason):
             return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(reason)",
                             hints: ["nothing of that item was written"])

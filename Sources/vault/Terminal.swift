@@ -94,6 +94,26 @@ struct Terminal: Sendable {
         return answer == "y" || answer == "yes"
     }
 
+    /// Asks for one line on the terminal, echo on (a move code read off
+    /// another screen). No terminal: nil.
+    func askLine(_ prompt: String, limit: Int) throws(CLIError) -> String? {
+        guard let tty = TTY.open() else { return nil }
+        Syscall.writeText(tty.fd, prompt)
+        var buffer = [UInt8](repeating: 0, count: limit + 1)
+        let read: TTY.LineRead
+        do { read = try tty.readLine(into: &buffer) } catch {
+            throw CLIError(message: "cannot read from the terminal: \(error.reason)")
+        }
+        switch read {
+        case .line(let n): return String(decoding: buffer[..<n], as: UTF8.self)
+        case .endOfFile: throw CLIError(message: "nothing entered")
+        case .tooLong: throw CLIError(message: "line longer than \(limit) bytes")
+        }
+    }
+
+    /// Whether standard output is a terminal (where a QR code is worth drawing).
+    var stdoutIsTerminal: Bool { isatty(1) == 1 }
+
     /// Asks on the terminal with echo off and reads one line into `buffer`
     /// (which the caller zeroes), returning the byte count without the line
     /// end. The terminal mode is restored on every path: by the defer, or by

@@ -1,0 +1,114 @@
+import VaultCrypto
+
+// The handshake and the sealed message stream of a move (docs/FORMAT.md,
+// "Device move: handshake"), over one TCP connection:
+//
+//   sender -> receiver:  sender's ephemeral public key (32, in the clear)
+//   sender -> receiver:  frame 0 = sender's key confirmation
+//   receiver -> sender:  frame 0 = receiver's key confirmation
+//
+// Each side checks the peer's confirmation before it sends anything else.
+// After that, every frame's plaintext is one `MoveMessage`.
+
+public final class MoveChannel {
+    public let connection: TCPConnection
+    public let session: MoveSession
+    private let sealer: FrameSealer
+    private let opener: FrameOpener
+    private var body = [UInt8](repeating: 0, count: MoveFrame.maxSealedLength)
+
+    private init(connection: TCPConnection, session: MoveSession) throws {
+        self.connection = connection
+        self.session = session
+        sealer = try session.makeSealer()
+        opener = try session.makeOpener()
+    }
+
+    /// The sender's side: we know the receiver's key and the token from the
+    /// code. A receiver that does not answer with its confirmation (it
+    /// closed, or its frame fails) means the code did not match:
+    /// `moveCodeMismatch`.
+    public static func connect(_ connection: TCPConnection, code: MoveCode) throws -> MoveChannel {
+        let own = X25519PrivateKey()
+        let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
+        let channel = try MoveChannel(connection: connection, session: session)
+        try own.publicKey.bytes.withUnsafeBytes { try connection.send($0, more: true) }
+        try channel.sendRaw(session.ownConfirmation())
+        do {
+            let (mac, final) = try channel.receiveRaw()
+            guard !final else { throw VaultError.corruptedOrTampered }
+            try session.verifyPeerConfirmation(mac)
+        } catch VaultError.corruptedOrTampered, VaultError.moveConnectionLost {
+            throw VaultError.moveCodeMismatch
+        }
+        return channel
+    }
+
+    /// The receiver's side: reads the sender's key and confirmation within
+    /// `timeout` seconds, then answers with ours. A wrong token or another
+    /// key throws `corruptedOrTampered` before we have sent anything.
+    public static func accept(_ connection: TCPConnection, ownKey: X25519PrivateKey, token: [UInt8],
+                              timeout: Int = 30) throws -> MoveChannel {
+        connection.setReceiveTimeout(timeout)
+        var peer = [UInt8](repeating: 0, count: 32)
+        guard try peer.withUnsafeMutableBytes({ try connection.receive(into: $0) }) == 32 else {
+            throw VaultError.corruptedOrTampered
+        }
+        let session = try MoveSession(role: .receiver, ownKey: ownKey, peerPublicKey: X25519PublicKey(bytes: peer), token: token)
+        let channel = try MoveChannel(connection: connection, session: session)
+        do {
+            let (mac, final) = try channel.receiveRaw()
+            guard !final else { throw VaultError.corruptedOrTampered }
+            try session.verifyPeerConfirmation(mac)
+        } catch VaultError.moveConnectionLost {
+            throw VaultError.corruptedOrTampered
+        }
+        try channel.sendRaw(session.ownConfirmation())
+        connection.setReceiveTimeout(0)
+        return channel
+    }
+
+    public var sas: String { session.sas }
+
+    public func send(_ message: MoveMessage, final: Bool = false) throws {
+        try sendRaw(message.bytes, final: final)
+    }
+
+    /// Sends a data message straight from `bytes` (a file's next piece).
+    public func sendData(_ bytes: UnsafeRawBufferPointer) throws {
+        var plaintext = [UInt8](repeating: 0x03, count: bytes.count + 1)
+        plaintext.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        try sendRaw(plaintext)
+    }
+
+    private func sendRaw(_ plaintext: [UInt8], final: Bool = false) throws {
+        let frame = try sealer.sealParts(plaintext, final: final)
+        try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
+        try frame.body.withUnsafeBytes { try connection.send($0) }
+    }
+
+    /// The next message and whether it was the peer's final frame. A
+    /// connection that ends first is `moveConnectionLost`; a frame that fails
+    /// is `corruptedOrTampered`.
+    public func receive() throws -> (MoveMessage, final: Bool) {
+        let (plaintext, final) = try receiveRaw()
+        return (try MoveMessage(parsing: plaintext), final)
+    }
+
+    private func receiveRaw() throws -> ([UInt8], Bool) {
+        var prefix = [UInt8](repeating: 0, count: MoveFrame.prefixLength)
+        let got = try prefix.withUnsafeMutableBytes { try connection.receive(into: $0) }
+        guard got == prefix.count else { throw VaultError.moveConnectionLost }
+        let length = try opener.sealedLength(prefix: prefix)
+        let n = try body.withUnsafeMutableBytes { try connection.receive(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<length])) }
+        guard n == length else { throw VaultError.moveConnectionLost }
+        return try opener.open(sealed: body.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[..<length]) })
+    }
+
+    /// After the peer's final frame: the peer must close with nothing more.
+    public func expectEnd() throws {
+        var extra = [UInt8](repeating: 0, count: 1)
+        let n = try extra.withUnsafeMutableBytes { try connection.receive(into: $0) }
+        try opener.finish(leftover: Array(extra[..<n]))
+    }
+}

@@ -1,0 +1,162 @@
+import VaultCrypto
+
+// What the move frames carry after the handshake (docs/FORMAT.md, "Device
+// move: transfer"). Each frame's plaintext is one message: a type byte, then
+// a fixed shape per type. Sender to receiver:
+//
+//   offer     0x01 || u32be file count (1...2^20) || u64be total bytes (<= 2^50)
+//   file      0x02 || u64be size || u8 path length (1...64) || path (ASCII)
+//   data      0x03 || 1 to 4 MiB of the current file's bytes
+//   file end  0x04 || SHA-256 of the file's bytes (32)
+//   end       0x05                                   (every file sent)
+//   done      0x06 || outcome (0x01 erased, 0x02 kept)   (the final frame)
+//
+// Receiver to sender (each is the final frame of its direction):
+//
+//   receipt   0x11 || SHA-256 receipt of everything received (32)
+//   refused   0x12 || reason (1 byte, `MoveRefusal`)
+//
+// Parsing is exact: an unknown type, a wrong length, a path outside the
+// vault layout, or a bound exceeded is `corruptedOrTampered`.
+
+public enum MoveOutcome: UInt8, Sendable {
+    case erased = 1
+    case kept = 2
+}
+
+/// Why a receiver refused the vault it was sent.
+public enum MoveRefusal: UInt8, Sendable, CustomStringConvertible {
+    case targetExists = 1
+    case noSpace = 2
+    case checkFailed = 3
+    case wrongPassword = 4
+    case writeFailed = 5
+
+    public var description: String {
+        switch self {
+        case .targetExists: "its target directory already holds something"
+        case .noSpace: "not enough free space"
+        case .checkFailed: "the received vault failed its check"
+        case .wrongPassword: "the password given there did not open the received vault"
+        case .writeFailed: "it could not write the files"
+        }
+    }
+}
+
+public enum MoveMessage: Equatable, Sendable {
+    case offer(files: Int, bytes: UInt64)
+    case file(path: String, size: UInt64)
+    case data([UInt8])
+    case fileEnd(sha256: [UInt8])
+    case end
+    case done(MoveOutcome)
+    case receipt([UInt8])
+    case refused(MoveRefusal)
+
+    public static let maxFiles = 1 << 20
+    public static let maxTotalBytes: UInt64 = 1 << 50
+    public static let maxData = 4 << 20
+    static let maxPath = 64
+
+    var type: UInt8 {
+        switch self {
+        case .offer: 0x01
+        case .file: 0x02
+        case .data: 0x03
+        case .fileEnd: 0x04
+        case .end: 0x05
+        case .done: 0x06
+        case .receipt: 0x11
+        case .refused: 0x12
+        }
+    }
+
+    public var bytes: [UInt8] {
+        switch self {
+        case .offer(let files, let total): [type] + be(UInt32(files)) + be(total)
+        case .file(let path, let size): [type] + be(size) + [UInt8(path.utf8.count)] + Array(path.utf8)
+        case .data(let d): [type] + d
+        case .fileEnd(let h), .receipt(let h): [type] + h
+        case .end: [type]
+        case .done(let o): [type, o.rawValue]
+        case .refused(let r): [type, r.rawValue]
+        }
+    }
+
+    /// Parses one frame's plaintext, exactly.
+    public init(parsing b: [UInt8]) throws {
+        let bad = VaultError.corruptedOrTampered
+        guard let type = b.first else { throw bad }
+        let body = b.dropFirst()
+        switch type {
+        case 0x01:
+            guard body.count == 12 else { throw bad }
+            let files = Int(readBE(body.prefix(4))), total = readBE(body.suffix(8))
+            guard (1...Self.maxFiles).contains(files), total <= Self.maxTotalBytes else { throw bad }
+            self = .offer(files: files, bytes: total)
+        case 0x02:
+            guard body.count >= 10 else { throw bad }
+            let size = readBE(body.prefix(8)), n = Int(body[body.startIndex + 8])
+            let path = Array(body.dropFirst(9))
+            guard size <= Self.maxTotalBytes, path.count == n, let p = MoveLayout.check(path) else { throw bad }
+            self = .file(path: p, size: size)
+        case 0x03:
+            guard (1...Self.maxData).contains(body.count) else { throw bad }
+            self = .data(Array(body))
+        case 0x04, 0x11:
+            guard body.count == 32 else { throw bad }
+            self = type == 0x04 ? .fileEnd(sha256: Array(body)) : .receipt(Array(body))
+        case 0x05:
+            guard body.isEmpty else { throw bad }
+            self = .end
+        case 0x06:
+            guard body.count == 1, let o = MoveOutcome(rawValue: body[body.startIndex]) else { throw bad }
+            self = .done(o)
+        case 0x12:
+            guard body.count == 1, let r = MoveRefusal(rawValue: body[body.startIndex]) else { throw bad }
+            self = .refused(r)
+        default:
+            throw bad
+        }
+    }
+}
+
+private func be<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.bigEndian, Array.init) }
+private func readBE<C: Collection<UInt8>>(_ b: C) -> UInt64 { b.reduce(0) { $0 << 8 | UInt64($1) } }
+
+/// The files a move carries, named relative to the vault directory: the
+/// vault's own files and nothing else (no lock, attempts, scratch or temp
+/// files, which belong to the machine).
+public enum MoveLayout {
+    static let fixed: Set<String> = ["vault.header", "manifest", "rekey.pending"]
+
+    /// The path if it is one a vault holds: `vault.header`, `manifest`,
+    /// `rekey.pending`, `items/<32 hex>`, `inbox/<32 hex>.item|.env`
+    /// (lower-case hex); nil otherwise.
+    public static func check(_ raw: [UInt8]) -> String? {
+        guard raw.count <= MoveMessage.maxPath, raw.allSatisfy({ $0 >= 0x21 && $0 < 0x7f }) else { return nil }
+        let p = String(decoding: raw, as: UTF8.self)
+        if fixed.contains(p) { return p }
+        func isID(_ s: Substring) -> Bool {
+            s.utf8.count == 32 && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        }
+        if p.hasPrefix("items/"), isID(p.dropFirst(6)) { return p }
+        if p.hasPrefix("inbox/"), p.hasSuffix(".item") || p.hasSuffix(".env") {
+            let name = p.dropFirst(6)
+            if isID(name.prefix(while: { $0 != "." })), name.utf8.count == 37 || name.utf8.count == 36 { return p }
+        }
+        return nil
+    }
+
+    /// The receipt both sides compute over the listing, in the order sent:
+    /// SHA-256("vault v1 move receipt" || for each file: u8 path length ||
+    /// path || u64be size || SHA-256 of its bytes).
+    public static func receipt(_ files: [(path: String, size: UInt64, sha256: [UInt8])]) throws -> [UInt8] {
+        let h = try SHA256()
+        try h.update(Array("vault v1 move receipt".utf8))
+        for f in files {
+            try h.update([UInt8(f.path.utf8.count)] + Array(f.path.utf8) + be(f.size) + f.sha256)
+        }
+        return try h.finish()
+    }
+}

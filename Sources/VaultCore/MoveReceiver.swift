@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import VaultCrypto
+
+/// The new machine's side of a move (docs/FORMAT.md, "Device move:
+/// transfer"). Files land in a staging directory beside the target, named
+/// `.<target name>.moving-<pid>-<start time>`; only a complete, verified
+/// vault is renamed into place. The staging directory is erased on every
+/// failure, and one left by a killed receiver is erased by the next
+/// `vault move receive` into the same directory (its pid and start time
+/// say whether its owner still runs).
+public final class MoveReceiver: @unchecked Sendable {
+    public let target: String
+    public let staging: String
+    /// Whether the staging directory exists, and whether it became the
+    /// target. Locked: `discard` may run on the interrupt thread.
+    private let state = Mutex((created: false, committed: false))
+    private var receipt: [UInt8] = []
+    public private(set) var summary = MoveSummary()
+
+    /// Refuses a target that holds anything (a vault or not): exit 15. An
+    /// empty directory is fine; it is replaced.
+    public init(target: String) throws {
+        self.target = target
+        guard Self.isFree(target) else { throw VaultError.alreadyExists(path: target) }
+        let parent = VaultDirectory.directory(of: target)
+        let name = String(target.split(separator: "/").last ?? "vault")
+        guard let start = Scratch.startTime(of: getpid()) else {
+            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+        }
+        Self.removeAbandoned(in: parent, for: name)
+        staging = parent + "/.\(name).moving-\(getpid())-\(start)"
+    }
+
+    deinit { discard() }
+
+    static func isFree(_ path: String) -> Bool {
+        guard let st = (try? Syscall.lstat(path)) ?? nil else { return true }
+        return st.st_mode & S_IFMT == S_IFDIR && ((try? Syscall.listDirectory(path))?.isEmpty ?? false)
+    }
+
+    /// Erases staging directories for `name` in `parent` whose receiver is gone.
+    static func removeAbandoned(in parent: String, for name: String) {
+        let prefix = ".\(name).moving-"
+        for entry in (try? Syscall.listDirectory(parent)) ?? [] where entry.hasPrefix(prefix) {
+            let owner = entry.dropFirst(prefix.count).split(separator: "-")
+            if owner.count == 2, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
+               Scratch.startTime(of: pid) == start { continue }
+            Scratch.erase(parent + "/" + entry)
+        }
+    }
+
+    /// Receives every file into the staging directory, checking each
+    /// against its hash, fsyncs them all, and computes the receipt. Local
+    /// failures (no space, a write error) are told to the sender.
+    public func receive(over channel: MoveChannel, progress: ((UInt64) -> Void)? = nil) throws {
+        let started = MonotonicClock.seconds()
+        guard case (.offer(let count, let total), false) = try channel.receive() else { throw VaultError.corruptedOrTampered }
+        let parent = VaultDirectory.directory(of: target)
+        if let free = Syscall.freeSpace(parent), free < total + (16 << 20) {
+            try? channel.send(.refused(.noSpace), final: true)
+            throw VaultError.system(operation: "receive \(total) bytes into", path: parent, errno: ENOSPC)
+        }
+        do {
+            try state.withLock { s in
+                try Syscall.mkdir(staging, 0o700)
+                s.created = true
+            }
+            try Syscall.mkdir(staging + "/items", 0o700)
+            try Syscall.mkdir(staging + "/inbox", 0o700)
+        } catch {
+            try? channel.send(.refused(.writeFailed), final: true)
+            throw error
+        }
+        var seen = Set<String>()
+        var files: [(path: String, size: UInt64, sha256: [UInt8])] = []
+        var bytes: UInt64 = 0
+        while true {
+            let (message, final) = try channel.receive()
+            guard !final else { throw VaultError.corruptedOrTampered }
+            if case .end = message { break }
+            guard case .file(let path, let size) = message, files.count < count, seen.insert(path).inserted,
+                  size <= total - bytes else { throw VaultError.corruptedOrTampered }
+            let digest = try receiveFile(path, size: size, over: channel) { n in
+                bytes += n
+                progress?(bytes)
+            }
+            files.append((path, size, digest))
+        }
+        guard files.count == count, bytes == total, seen.contains("vault.header"), seen.contains("manifest") else {
+            throw VaultError.corruptedOrTampered
+        }
+        for dir in [staging + "/items", staging + "/inbox", staging] { try Syscall.fsyncDirectory(dir) }
+        receipt = try MoveLayout.receipt(files)
+        summary = MoveSummary(files: count, bytes: total, seconds: MonotonicClock.seconds() - started)
+    }
+
+    /// One file: data messages up to `size`, then its hash, which must match.
+    private func receiveFile(_ path: String, size: UInt64, over channel: MoveChannel,
+                             received: (UInt64) -> Void) throws -> [UInt8] {
+        let out: FileHandleFD
+        do { out = try FileHandleFD(creating: staging + "/" + path) } catch {
+            try? channel.send(.refused(.writeFailed), final: true)
+            throw error
+        }
+        out.startsWriteback = true
+        let hash = try SHA256()
+        var left = size
+        while left > 0 {
+            guard case (.data(let d), false) = try channel.receive(), UInt64(d.count) <= left else {
+                throw VaultError.corruptedOrTampered
+            }
+            try hash.update(d)
+            do { try d.withUnsafeBytes { try out.write($0) } } catch {
+                try? channel.send(.refused(.writeFailed), final: true)
+                throw error
+            }
+            left -= UInt64(d.count)
+            received(UInt64(d.count))
+        }
+        let digest = try hash.finish()
+        guard case (.fileEnd(let expected), false) = try channel.receive(), constantTimeEqual(expected, digest) else {
+            throw VaultError.corruptedOrTampered
+        }
+        try out.sync()
+        return digest
+    }
+
+    /// Tells the sender the received vault was refused here (a failed check
+    /// or a wrong password), before the staging directory is erased.
+    public func refuse(_ reason: MoveRefusal, over channel: MoveChannel) {
+        try? channel.send(.refused(reason), final: true)
+    }
+
+    /// Renames the staging directory to the target (which must still be
+    /// free) and fsyncs the parent: from here on the vault is in place.
+    public func commit() throws {
+        do {
+            try state.withLock { s in
+                try Syscall.rename(staging, target)
+                s.committed = true
+            }
+        } catch VaultError.system(_, _, let code) where code == ENOTEMPTY || code == EEXIST || code == ENOTDIR {
+            throw VaultError.alreadyExists(path: target)
+        }
+        try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
+    }
+
+    /// Sends the receipt (the sender erases its vault only on it) and waits
+    /// for the sender to say what it did. A sender that goes away now
+    /// leaves `summary.outcome` nil: both vaults may then exist.
+    public func confirm(over channel: MoveChannel) throws {
+        precondition(state.withLock { $0.committed })
+        try channel.send(.receipt(receipt), final: true)
+        if case (.done(let outcome), true)? = try? channel.receive() {
+            summary.outcome = outcome
+        }
+    }
+
+    /// Erases the staging directory unless it was committed. Idempotent.
+    public func discard() {
+        state.withLock { s in
+            if s.created && !s.committed { Scratch.erase(staging) }
+            s.created = false
+        }
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import VaultCrypto
+
+/// One file a move carries, relative to the vault directory.
+public struct MoveFile: Equatable, Sendable {
+    public let path: String
+    public let size: UInt64
+}
+
+/// What a finished move did, for either side's summary.
+public struct MoveSummary: Sendable {
+    public var files = 0
+    public var bytes: UInt64 = 0
+    /// Seconds from the offer to the receipt (the receiver's check included
+    /// on the sender's side, excluded on the receiver's).
+    public var seconds = 0.0
+    /// nil on the receiver when the sender never said.
+    public var outcome: MoveOutcome?
+    /// Sender: files that arrived during the move (drop-ins) and so stayed.
+    public var leftBehind: [String] = []
+}
+
+/// The old machine's side of a move (docs/FORMAT.md, "Device move:
+/// transfer"). Holds the vault's writer lock from the listing to the erase,
+/// so nothing but new drop-ins can change underneath.
+public final class MoveSender {
+    let vault: UnlockedVault
+    public let files: [MoveFile]
+    public var totalBytes: UInt64 { files.reduce(0) { $0 + $1.size } }
+
+    /// Lists the vault's own files: header, manifest, rekey.pending, every
+    /// stored item, and each waiting drop-in whose envelope has landed (an
+    /// `.item` without its `.env` is a drop-in still being written). The
+    /// header goes last, so a receiver could never mistake a prefix of the
+    /// listing for a vault.
+    public init(vault: UnlockedVault) throws {
+        guard vault.canWrite else { throw VaultError.busy }
+        self.vault = vault
+        let paths = vault.paths
+        var names: [String] = []
+        names += try Syscall.listDirectory(paths.items).sorted().map { "items/" + $0 }
+        let inbox = Set(try Syscall.listDirectory(paths.inbox))
+        for name in inbox.sorted() where name.hasSuffix(".env") || inbox.contains(name.dropLast(5) + ".env") {
+            names.append("inbox/" + name)
+        }
+        if try Syscall.lstat(paths.rekeyPending) != nil { names.append("rekey.pending") }
+        names += ["manifest", "vault.header"]
+        var files: [MoveFile] = []
+        for name in names {
+            guard MoveLayout.check(Array(name.utf8)) != nil else { continue }  // temp files and strays stay
+            guard let st = try Syscall.lstat(paths.root + "/" + name), st.st_mode & S_IFMT == S_IFREG else {
+                throw VaultError.unsafeVaultPath(paths.root + "/" + name)
+            }
+            files.append(MoveFile(path: name, size: UInt64(st.st_size)))
+        }
+        guard files.count <= MoveMessage.maxFiles else { throw VaultError.invalidArgument("too many files to move") }
+        self.files = files
+    }
+
+    /// Sends every file, waits for the receiver's receipt, and only when it
+    /// matches erases the vault here (unless `keep`) and tells the receiver.
+    /// Anything else leaves the vault untouched and throws.
+    public func send(over channel: MoveChannel, keep: Bool, progress: ((UInt64) -> Void)? = nil) throws -> MoveSummary {
+        let started = MonotonicClock.seconds()
+        try channel.send(.offer(files: files.count, bytes: totalBytes))
+        var sent: [(path: String, size: UInt64, sha256: [UInt8])] = []
+        var buffer = [UInt8](repeating: 0, count: MoveMessage.maxData)
+        var done: UInt64 = 0
+        for f in files {
+            let source = try FileHandleFD(readingFrom: vault.paths.root + "/" + f.path)
+            // Under the writer lock only drop-ins appear; a listed file that
+            // changed size means something else is writing here: stop.
+            guard source.size == f.size else { throw VaultError.busy }
+            try channel.send(.file(path: f.path, size: f.size))
+            let hash = try SHA256()
+            var offset: UInt64 = 0
+            while offset < f.size {
+                let n = Int(min(UInt64(buffer.count), f.size - offset))
+                try buffer.withUnsafeMutableBytes { raw in
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: raw[..<n])
+                    guard try source.read(at: offset, into: piece) == n else { throw VaultError.busy }
+                    try hash.update(UnsafeRawBufferPointer(piece))
+                    try channel.sendData(UnsafeRawBufferPointer(piece))
+                }
+                offset += UInt64(n)
+                done += UInt64(n)
+                progress?(done)
+            }
+            let digest = try hash.finish()
+            try channel.send(.fileEnd(sha256: digest))
+            sent.append((f.path, f.size, digest))
+        }
+        try channel.send(.end)
+        let expected = try MoveLayout.receipt(sent)
+        // The receiver may check the vault before it answers: no timeout
+        // here, only TCP keepalive for a peer that vanished.
+        switch try channel.receive() {
+        case (.receipt(let r), true) where constantTimeEqual(r, expected):
+            break
+        case (.refused(let reason), true):
+            throw VaultError.moveRefused(reason)
+        default:
+            throw VaultError.corruptedOrTampered
+        }
+        var summary = MoveSummary(files: files.count, bytes: totalBytes, seconds: MonotonicClock.seconds() - started)
+        summary.outcome = keep ? .kept : .erased
+        if !keep { summary.leftBehind = try erase() }
+        // The receiver has the vault either way; it only learns what we did.
+        try? channel.send(.done(summary.outcome!), final: true)
+        channel.connection.shutdownSending()
+        return summary
+    }
+
+    /// Removes the moved vault: first rekey.pending and the header (after
+    /// that fsync the directory is no longer a vault, so a crash mid-erase
+    /// leaves junk, never a vault missing items), then everything listed,
+    /// the machine's own files, and the directories if nothing else is
+    /// left. Returns what stayed (drop-ins that arrived during the move).
+    func erase() throws -> [String] {
+        let paths = vault.paths
+        let root = paths.root
+        for name in ["rekey.pending", "vault.header"] where files.contains(where: { $0.path == name }) {
+            try Syscall.unlink(root + "/" + name)
+        }
+        try Syscall.fsyncDirectory(root)
+        for f in files where f.path != "rekey.pending" && f.path != "vault.header" {
+            try? Syscall.unlink(root + "/" + f.path)
+        }
+        try? Syscall.unlink(paths.attempts)
+        Scratch.erase(root + "/scratch")
+        try? Syscall.fsyncDirectory(paths.items)
+        try? Syscall.fsyncDirectory(paths.inbox)
+        var left: [String] = []
+        for dir in ["items", "inbox"] {
+            let names = (try? Syscall.listDirectory(root + "/" + dir)) ?? []
+            left += names.sorted().map { dir + "/" + $0 }
+            if names.isEmpty { try? Syscall.rmdir(root + "/" + dir) }
+        }
+        // The lock goes last: we hold it until here.
+        try? Syscall.unlink(paths.lock)
+        if (try? Syscall.listDirectory(root))?.isEmpty == true {
+            try? Syscall.rmdir(root)
+            try? Syscall.fsyncDirectory(VaultDirectory.directory(of: root))
+        } else {
+            try? Syscall.fsyncDirectory(root)
+        }
+        return left
+    }
+}

@@ -1,0 +1,261 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// TCP for `vault move`: the only file in VaultCore, besides Syscalls.swift,
+// that calls libc. Plain blocking sockets, one connection at a time; every
+// call retries EINTR and throws `VaultError.system` like Syscalls.swift.
+// Sends use MSG_NOSIGNAL, so a peer that went away is an EPIPE error and
+// never a SIGPIPE.
+
+/// A connected TCP socket. Closed on deinit.
+public final class TCPConnection: @unchecked Sendable {
+    let fd: Int32
+    /// The peer, as text ("127.0.0.1:40312", "[::1]:40312").
+    public let peer: String
+
+    init(fd: Int32, peer: String) {
+        self.fd = fd
+        self.peer = peer
+    }
+
+    deinit { Syscall.close(fd) }
+
+    /// Tries each address in order, each for at most `timeout` seconds.
+    /// Throws the last address's error if none answers.
+    public static func connect(to addresses: [MoveAddress], port: UInt16, timeout: Int32 = 5) throws -> TCPConnection {
+        var lastError: Error = VaultError.invalidArgument("no address to connect to")
+        for address in addresses {
+            do { return try connect(to: address, port: port, timeout: timeout) } catch { lastError = error }
+        }
+        throw lastError
+    }
+
+    static func connect(to address: MoveAddress, port: UInt16, timeout: Int32) throws -> TCPConnection {
+        var storage = SocketAddress(address, port: port)
+        let fd = try Syscall.retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let connection = TCPConnection(fd: fd, peer: storage.description)
+        // Non-blocking connect, so an unreachable address costs `timeout`
+        // seconds rather than the kernel's two minutes.
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        let r = storage.withSockaddr { Glibc.connect(fd, $0, $1) }
+        if r != 0 {
+            guard errno == EINPROGRESS || errno == EINTR else {
+                throw VaultError.system(operation: "connect", path: storage.description, errno: errno)
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = try Syscall.retrying("poll") { poll(&p, 1, timeout * 1000) }
+            guard ready == 1 else { throw VaultError.system(operation: "connect", path: storage.description, errno: ETIMEDOUT) }
+            var err: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
+            guard err == 0 else { throw VaultError.system(operation: "connect", path: storage.description, errno: err) }
+        }
+        _ = fcntl(fd, F_SETFL, flags)
+        connection.keepAlive()
+        return connection
+    }
+
+    /// TCP keepalive after 30 s idle, every 10 s, 6 probes: a peer that
+    /// vanished without a FIN (pulled cable, suspended laptop) is noticed in
+    /// about 90 s instead of hours, while a slow peer (checking a large
+    /// vault before it answers) may take as long as it needs.
+    func keepAlive() {
+        var on: Int32 = 1, idle: Int32 = 30, interval: Int32 = 10, count: Int32 = 6
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &count, size)
+    }
+
+    /// A receive timeout in seconds for the reads that follow (0: none).
+    public func setReceiveTimeout(_ seconds: Int) {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends all of `buffer`; `more` says another send follows at once
+    /// (MSG_MORE, so a frame's prefix and body leave in the same segments).
+    func send(_ buffer: UnsafeRawBufferPointer, more: Bool = false) throws {
+        var done = 0
+        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
+        while done < buffer.count {
+            done += try Syscall.retrying("send", path: peer) {
+                Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags)
+            }
+        }
+    }
+
+    /// Fills `buffer` unless the peer closes first; returns the count read.
+    /// A receive timeout reads as a closed connection.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc.recv(fd, buffer.baseAddress! + done, buffer.count - done, 0)
+            if n > 0 { done += n; continue }
+            if n == 0 { break }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, ECONNRESET, ETIMEDOUT, EPIPE: return done
+            default: throw VaultError.system(operation: "recv", path: peer, errno: errno)
+            }
+        }
+        return done
+    }
+
+    /// Ends our direction (FIN) so the peer sees end of stream.
+    public func shutdownSending() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+}
+
+/// A listening TCP socket. Closed on deinit.
+public final class TCPListener: @unchecked Sendable {
+    let fd: Int32
+    /// The port actually bound (the kernel's choice when asked for 0).
+    public let port: UInt16
+
+    /// Listens on `address` (nil: every interface, IPv6 and IPv4) and
+    /// `port` (0: a free one).
+    public init(address: MoveAddress?, port: UInt16) throws {
+        var storage = address.map { SocketAddress($0, port: port) } ?? SocketAddress(anyIPv6Port: port)
+        let fd = try Syscall.retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        var on: Int32 = 1, off: Int32 = 0
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size)
+        if address == nil { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, size) }
+        do {
+            let place = storage.description
+            _ = try Syscall.retrying("bind", path: place) { storage.withSockaddr { bind(fd, $0, $1) } }
+            _ = try Syscall.retrying("listen", path: place) { listen(fd, 4) }
+            var bound = SocketAddress()
+            _ = try Syscall.retrying("getsockname") { bound.withMutableSockaddr { getsockname(fd, $0, $1) } }
+            self.port = bound.port
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
+        self.fd = fd
+    }
+
+    deinit { Syscall.close(fd) }
+
+    /// Waits for the next connection.
+    public func accept() throws -> TCPConnection {
+        var peer = SocketAddress()
+        let c = try Syscall.retrying("accept") { peer.withMutableSockaddr { Glibc.accept(fd, $0, $1) } }
+        _ = fcntl(c, F_SETFD, FD_CLOEXEC)
+        let connection = TCPConnection(fd: c, peer: peer.description)
+        connection.keepAlive()
+        return connection
+    }
+
+    /// This machine's addresses worth putting in a move code: IPv4 first,
+    /// then global IPv6; loopback and link-local left out (a link-local
+    /// IPv6 address needs an interface name the code has no room for).
+    public static func localAddresses() -> [MoveAddress] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var v4: [MoveAddress] = [], v6: [MoveAddress] = []
+        var next: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = next {
+            next = entry.pointee.ifa_next
+            guard let sa = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0,
+                  entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0 else { continue }
+            switch Int32(sa.pointee.sa_family) {
+            case AF_INET:
+                let a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                v4.append(.ipv4(withUnsafeBytes(of: a, Array.init)))
+            case AF_INET6:
+                let a = sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                let b = withUnsafeBytes(of: a, Array.init)
+                if b[0] == 0xfe && b[1] & 0xc0 == 0x80 { continue }  // fe80::/10, link-local
+                v6.append(.ipv6(b))
+            default: continue
+            }
+        }
+        var seen = Set<MoveAddress>()
+        return (v4 + v6).filter { seen.insert($0).inserted }
+    }
+}
+
+/// A sockaddr_in or sockaddr_in6 in a sockaddr_storage.
+struct SocketAddress: CustomStringConvertible {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+
+    init() {}
+
+    init(_ address: MoveAddress, port: UInt16) {
+        switch address {
+        case .ipv4(let b):
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_port = port.bigEndian
+            withUnsafeMutableBytes(of: &sin.sin_addr) { $0.copyBytes(from: b) }
+            set(sin)
+        case .ipv6(let b):
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &sin6.sin6_addr) { $0.copyBytes(from: b) }
+            set(sin6)
+        }
+    }
+
+    init(anyIPv6Port port: UInt16) {
+        var sin6 = sockaddr_in6()
+        sin6.sin6_family = sa_family_t(AF_INET6)
+        sin6.sin6_port = port.bigEndian
+        set(sin6)
+    }
+
+    private mutating func set<T>(_ value: T) {
+        withUnsafeMutableBytes(of: &storage) { raw in
+            withUnsafeBytes(of: value) { raw.copyBytes(from: $0) }
+        }
+        length = socklen_t(MemoryLayout<T>.size)
+    }
+
+    var family: Int32 { Int32(storage.ss_family) }
+
+    var port: UInt16 {
+        withUnsafeBytes(of: storage) { raw in
+            // sin_port and sin6_port sit at the same offset (2), in network order.
+            UInt16(raw[2]) << 8 | UInt16(raw[3])
+        }
+    }
+
+    /// The address part, when it is IPv4 or IPv6 (an IPv4-mapped IPv6
+    /// address reads as IPv4).
+    var address: MoveAddress? {
+        withUnsafeBytes(of: storage) { raw in
+            switch family {
+            case AF_INET: return .ipv4(Array(raw[4..<8]))
+            case AF_INET6:
+                let b = Array(raw[8..<24])
+                if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff { return .ipv4(Array(b[12...])) }
+                return .ipv6(b)
+            default: return nil
+            }
+        }
+    }
+
+    var description: String {
+        guard let a = address else { return "?" }
+        if case .ipv6 = a { return "[\(a)]:\(port)" }
+        return "\(a):\(port)"
+    }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    }
+
+    mutating func withMutableSockaddr<R>(_ body: (UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> R) -> R {
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let r = withUnsafeMutableBytes(of: &storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &len) }
+        length = len
+        return r
+    }
+}

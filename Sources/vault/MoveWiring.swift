@@ -1,0 +1,177 @@
+import VaultCore
+import VaultCrypto
+
+// `vault move`: the bridge between MoveCommand and VaultCore's MoveSender,
+// MoveReceiver and MoveChannel. The order of what each side does is the
+// safety argument (docs/FORMAT.md, "Device move"):
+//
+//   sender:   code -> password -> check --read-data -> connect -> handshake
+//             -> send everything -> receipt matches -> erase -> done
+//   receiver: refuse an occupied target -> listen, show code -> handshake
+//             -> staging + hashes + fsync -> unlock and check -> rename into
+//             place -> receipt -> done
+//
+// The sender erases only after the receipt, which the receiver sends only
+// once the vault is durable in place: at every instant at least one
+// complete copy exists.
+enum MoveWiring {
+    /// Connections that fail the handshake before the receiver gives up.
+    static let maxFailedAttempts = 3
+
+    static func receive(_ command: MoveCommand, _ context: Context, password: PasswordSource?) throws -> ExitCode {
+        let terminal = context.terminal
+        let receiver = try MoveReceiver(target: command.into ?? context.vaultDirectory)
+        // Ctrl-C or SIGTERM: no half vault stays behind.
+        let cleanup = Interrupts.register { receiver.discard() }
+        defer { Interrupts.unregister(cleanup) }
+
+        let ownKey = X25519PrivateKey()
+        let token = SecureRandom.bytes(MoveCode.tokenLength)
+        var listener: TCPListener? = try TCPListener(address: command.listen?.address, port: command.listen?.port ?? 0)
+        let port = listener!.port
+        var addresses = command.listen?.address.map { [$0] } ?? TCPListener.localAddresses()
+        if addresses.isEmpty { addresses = [MoveAddress("127.0.0.1")!, MoveAddress("::1")!] }
+        let code = try MoveCode(addresses: Array(addresses.prefix(MoveCode.maxAddresses)), port: port,
+                                publicKey: ownKey.publicKey, token: token)
+        if let file = command.codeFile { try UserFiles.writeNew(Array((code.text + "\n").utf8), to: file) }
+        try terminal.printLine("move code: \(code.text)")
+        if terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
+        terminal.note("waiting on port \(port) (\(code.addresses.map(\.description).joined(separator: ", "))) for 'vault move send' on the old machine")
+        terminal.note("the code is a secret: show it only to the machine that sends")
+
+        var failures = 0
+        var channel: MoveChannel?
+        while channel == nil {
+            let connection = try listener!.accept()
+            do {
+                channel = try MoveChannel.accept(connection, ownKey: ownKey, token: token)
+            } catch let error as VaultError {
+                guard case .corruptedOrTampered = error else { throw error }
+                failures += 1
+                terminal.warning("refused a connection from \(connection.peer): it does not hold this move code (\(failures) of \(maxFailedAttempts))")
+                if failures == maxFailedAttempts {
+                    throw CLIError(message: "\(maxFailedAttempts) connections did not hold the move code; stopped listening",
+                                   hints: ["nothing was received; start 'vault move receive' again for a new code"],
+                                   code: .corrupted)
+                }
+            }
+        }
+        listener = nil  // one move per code: a second sender is refused by the kernel
+        let move = channel!
+        terminal.note("connected to \(move.connection.peer)")
+        terminal.note("security code: \(move.sas) (the sender shows the same)")
+
+        let progress = ProgressLine.start(terminal, "receiving", total: nil)
+        do { try receiver.receive(over: move, progress: progress?.update) } catch {
+            progress?.finish()
+            throw error
+        }
+        progress?.finish()
+        let received = receiver.summary
+        terminal.note("received \(received.files) files, \(Format.size(received.bytes)) in \(seconds(received.seconds)) (\(rate(received)))")
+        if let password {
+            try verify(receiver, move, password: password, terminal: terminal)
+        }
+        try receiver.commit()
+        try receiver.confirm(over: move)
+        terminal.note("the vault is now at '\(receiver.target)'")
+        switch receiver.summary.outcome {
+        case .erased?: terminal.note("the sender erased its copy")
+        case .kept?: terminal.note("the sender kept its copy (--keep)")
+        case nil: terminal.warning("the sender did not say whether it erased its copy", hints: ["look on the old machine"])
+        }
+        return .ok
+    }
+
+    /// Unlocks the staged vault with the password and checks every byte; a
+    /// failure is told to the sender (which then keeps its vault).
+    private static func verify(_ receiver: MoveReceiver, _ move: MoveChannel, password: PasswordSource,
+                               terminal: Terminal) throws {
+        do {
+            let vault = try Vault(at: receiver.staging)
+            let secret = try password.read(prompt: "password of the received vault: ")
+            let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false)
+            let total = unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+            let progress = ProgressLine.start(terminal, "checking", total: total)
+            let report = try unlocked.check(readData: true, repair: false, progress: progress?.update)
+            progress?.finish()
+            guard report.problems.isEmpty else {
+                for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+                throw CLIError(message: "the received vault failed its check; it was not kept", code: .corrupted)
+            }
+            terminal.note("opened and checked the received vault (\(report.itemsChecked) items)")
+        } catch {
+            switch error {
+            case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut:
+                receiver.refuse(.wrongPassword, over: move)
+            default:
+                receiver.refuse(.checkFailed, over: move)
+            }
+            throw error
+        }
+    }
+
+    static func send(_ command: MoveCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
+        let terminal = context.terminal
+        let code = try readCode(command.codeFile, terminal: terminal)
+        let vault = try Vault(at: context.vaultDirectory)
+        let secret = try password.read()
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true)
+        let total = unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+        let checking = ProgressLine.start(terminal, "checking", total: total)
+        let report = try unlocked.check(readData: true, repair: false, progress: checking?.update)
+        checking?.finish()
+        guard report.problems.isEmpty else {
+            for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+            throw CLIError(message: "the vault failed its check; nothing was sent",
+                           hints: ["see 'vault check --read-data'"], code: .corrupted)
+        }
+        terminal.note("checked \(report.itemsChecked) items")
+        let sender = try MoveSender(vault: unlocked)
+
+        let connection = try TCPConnection.connect(to: code.addresses, port: code.port)
+        let move = try MoveChannel.connect(connection, code: code)
+        terminal.note("connected to \(connection.peer)")
+        terminal.note("security code: \(move.sas) (the receiver shows the same)")
+        let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
+        let summary: MoveSummary
+        do { summary = try sender.send(over: move, keep: command.keep, progress: progress?.update) } catch {
+            progress?.finish()
+            throw error
+        }
+        progress?.finish()
+        terminal.note("moved \(summary.files) files, \(Format.size(summary.bytes)) in \(seconds(summary.seconds)) (\(rate(summary)))")
+        if command.keep {
+            terminal.note("kept the vault here (--keep)")
+        } else {
+            terminal.note("erased the vault at '\(context.vaultDirectory)'")
+            if !summary.leftBehind.isEmpty {
+                terminal.warning("\(summary.leftBehind.count) file(s) arrived during the move and stayed in '\(context.vaultDirectory)'",
+                                 hints: ["copy the inbox files into the new vault's inbox directory"])
+            }
+        }
+        return .ok
+    }
+
+    /// The move code, from FILE or the terminal; never from the command line.
+    static func readCode(_ file: String?, terminal: Terminal) throws -> MoveCode {
+        let text: String
+        if let file {
+            text = String(decoding: try FileHandleFD(readingFrom: file, followSymlinks: true).readAll(limit: 4096), as: UTF8.self)
+        } else if let line = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) {
+            text = line
+        } else {
+            throw CLIError(message: "no move code: no terminal to ask on", hints: ["give --code-file FILE"], code: .usage)
+        }
+        do { return try MoveCode(text: text) } catch {
+            throw CLIError(message: "that is not a valid move code (a typo?)",
+                           hints: ["copy it again from the receiving machine"], code: .corrupted)
+        }
+    }
+
+    static func seconds(_ s: Double) -> String { s < 10 ? String(format: "%.2f s", s) : String(format: "%.0f s", s) }
+
+    static func rate(_ summary: MoveSummary) -> String {
+        summary.seconds > 0 ? Format.size(UInt64(Double(summary.bytes) / summary.seconds)) + "/s" : "-"
+    }
+}
