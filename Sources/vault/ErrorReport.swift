@@ -70,7 +70,7 @@ enum ErrorReport {
                             hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
         case .moveConnectionLost:
             return CLIError(message: "the connection ended before the move was confirmed",
-                            hints: ["the vault here is untouched; run the move again"])
+                            hints: ["the old vault was not erased; run the move again"])
         case .moveRefused(let reason):
             return CLIError(message: "the receiver refused the vault: \(reason)", hints: ["the vault here is untouched"])
         case .unsafeArchiveEntry(let item, let entry, let reason):

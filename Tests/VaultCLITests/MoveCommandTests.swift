@@ -1,0 +1,336 @@
+import Foundation
+import Synchronization
+import Testing
+import VaultCrypto
+@testable import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vault move` end to end on 127.0.0.1: the built binary on both sides, or
+/// the binary on one side and this test playing a hostile peer on the other
+/// (real sockets, real frames sealed with the session's keys).
+@Suite("Move command", .serialized)
+struct MoveCommandTests {
+    /// A vault with two files, a folder and two waiting drop-ins.
+    static func populated() throws -> VaultFixture {
+        let v = try VaultFixture()
+        let a = try v.write("a.txt", Array("alpha\n".utf8))
+        let big = try v.write("big.bin", (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try FileManager.default.createDirectory(atPath: v.path + "/folder/sub", withIntermediateDirectories: true)
+        try v.write("folder/sub/x", Array("x\n".utf8))
+        for path in [a, big, v.path + "/folder"] { #expect(try v.add(["add", path]).status == 0) }
+        #expect(try v.run(["list"]).status == 0)  // absorbs the three
+        #expect(try v.add(["add", "-", "--name", "drop 1"], stdin: Array("one".utf8)).status == 0)
+        #expect(try v.add(["add", "-", "--name", "drop 2"], stdin: Array("two".utf8)).status == 0)
+        return v
+    }
+
+    static func waitForFile(_ path: String, timeout: Double = 20) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty { return text }
+            usleep(10_000)
+        }
+        throw Failure("no \(path) after \(timeout) s")
+    }
+
+    /// `move receive` into `target`, listening on 127.0.0.1; returns it once
+    /// its code file is there, with the code.
+    static func receiver(_ v: VaultFixture, into target: String, _ extra: [String] = []) throws -> (Background, MoveCode, String) {
+        let codeFile = v.path + "/code-\(UInt32.random(in: 0...UInt32.max))"
+        let p = try Background(["--password-file", v.passwordFile, "move", "receive", "--into", target,
+                                "--listen", "127.0.0.1:0", "--code-file", codeFile] + extra,
+                               environment: v.environment(), cwd: v.path)
+        let text = try waitForFile(codeFile)
+        return (p, try MoveCode(text: text), codeFile)
+    }
+
+    static func send(_ v: VaultFixture, codeFile: String, _ extra: [String] = []) throws -> CLIHarness.Result {
+        try v.run(["move", "send", "--code-file", codeFile] + extra, timeout: 60)
+    }
+
+    static func sas(_ stderr: String) -> String? {
+        stderr.split(separator: "\n").first { $0.contains("security code: ") }
+            .map { String($0.split(separator: " ")[3]) }
+    }
+
+    /// Nothing at `target`, and no staging directory beside it.
+    static func expectNothingAt(_ target: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(!FileManager.default.fileExists(atPath: target), "target exists", sourceLocation: sourceLocation)
+        let parent = (target as NSString).deletingLastPathComponent
+        let staging = try FileManager.default.contentsOfDirectory(atPath: parent).filter { $0.contains(".moving-") }
+        #expect(staging.isEmpty, "staging left: \(staging)", sourceLocation: sourceLocation)
+    }
+
+    /// The source vault still opens and every byte checks.
+    static func expectIntact(_ v: VaultFixture, items: Int = 5, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let r = try v.run(["check", "--read-data"])
+        #expect(r.status == 0, "check: \(r.stderr)", sourceLocation: sourceLocation)
+        #expect(try v.listed().count == items, sourceLocation: sourceLocation)
+    }
+
+    // MARK: the binary on both sides
+
+    @Test func fullMoveThenSecondSenderRefused() throws {
+        let v = try Self.populated()
+        let before = try v.listed().sorted { $0.name < $1.name }
+        let target = v.path + "/new/vault"  // the parent does not exist yet: created
+        try FileManager.default.createDirectory(atPath: v.path + "/new", withIntermediateDirectories: true)
+        let (receiver, _, codeFile) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        let s = try Self.send(v, codeFile: codeFile)
+        #expect(s.status == 0, "send: \(s.stderr)")
+        #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
+        #expect(Self.sas(s.stderr) != nil && Self.sas(s.stderr) == Self.sas(receiver.stderr))
+        #expect(s.stderr.contains("erased the vault"))
+        #expect(receiver.stderr.contains("the sender erased its copy"))
+        #expect(!FileManager.default.fileExists(atPath: v.dir), "the old vault is gone")
+
+        let moved = try VaultFixture(password: v.password, create: false)
+        let r = try CLIHarness.run(["--vault", target, "--password-file", moved.passwordFile, "list", "--json"],
+                                   environment: moved.environment(), cwd: moved.path)
+        #expect(r.status == 0, "list: \(r.stderr)")
+        #expect(try ListedItem.parse(r.stdout).sorted { $0.name < $1.name } == before)
+        let big = try CLIHarness.run(["--vault", target, "--password-file", moved.passwordFile, "get", "big.bin"],
+                                     environment: moved.environment(), cwd: moved.path)
+        #expect(big.stdout == (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+        // The receiver stopped listening after the move: a second sender is refused.
+        let second = try VaultFixture()
+        let again = try Self.send(second, codeFile: codeFile)
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("cannot connect"), "\(again.stderr)")
+        #expect(try second.listed().isEmpty)
+    }
+
+    @Test func keepLeavesBothVaults() throws {
+        let v = try Self.populated()
+        let target = v.path + "/copy"
+        let (receiver, _, codeFile) = try Self.receiver(v, into: target, ["--no-verify"])
+        defer { receiver.killGroup() }
+        let s = try Self.send(v, codeFile: codeFile, ["--keep"])
+        #expect(s.status == 0, "send: \(s.stderr)")
+        #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
+        #expect(receiver.stderr.contains("kept its copy"))
+        try Self.expectIntact(v)
+        let r = try CLIHarness.run(["--vault", target, "--password-file", v.passwordFile, "list"],
+                                   environment: v.environment(), cwd: v.path)
+        #expect(r.status == 0 && r.stdoutText.split(separator: "\n").count == 5, "\(r.stderr)")
+    }
+
+    @Test func occupiedTargetRefusedBeforeListening() throws {
+        let v = try VaultFixture()
+        let other = try VaultFixture()
+        let r = try other.run(["move", "receive", "--into", v.dir, "--listen", "127.0.0.1:0"])
+        #expect(r.status == 15)
+        #expect(r.stderr.contains("already exists"))
+        #expect(!r.stdoutText.contains("move code"))
+    }
+
+    @Test func wrongTokenAndOtherKeyRefusedThenGiveUp() throws {
+        let v = try Self.populated()
+        let target = v.path + "/new"
+        let (receiver, code, _) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        // A code with another token, then one with another public key (a
+        // man in the middle handing out his own key): both refused.
+        let wrongToken = try MoveCode(addresses: code.addresses, port: code.port, publicKey: code.publicKey,
+                                      token: SecureRandom.bytes(16))
+        let otherKey = try MoveCode(addresses: code.addresses, port: code.port,
+                                    publicKey: X25519PrivateKey().publicKey, token: code.token)
+        for (i, bad) in [wrongToken, otherKey, wrongToken].enumerated() {
+            let file = try v.sandbox.file("bad\(i)", bad.text)
+            let s = try Self.send(v, codeFile: file)
+            #expect(s.status == 14, "\(s.stderr)")
+            #expect(s.stderr.contains("does not hold the keys of this move code"))
+        }
+        #expect(receiver.wait(timeout: 10) == 14, "receiver: \(receiver.stderr)")
+        #expect(receiver.stderr.contains("3 connections did not hold the move code"))
+        try Self.expectNothingAt(target)
+        try Self.expectIntact(v)
+    }
+
+    @Test func mistypedCodeAndNoCode() throws {
+        let v = try VaultFixture()
+        let bad = try v.sandbox.file("typo", "AEAQ-I7YA-AAA3-JJPJ")
+        let r = try Self.send(v, codeFile: bad)
+        #expect(r.status == 14)
+        #expect(r.stderr.contains("not a valid move code"))
+        let none = try v.run(["move", "send"])  // no terminal, no --code-file
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("no move code"))
+    }
+
+    // MARK: a hostile or failing sender (this test), the binary receiving
+
+    /// Connects to the receiver and completes the handshake as a sender;
+    /// returns the socket and the sealer for our frames.
+    static func rawSender(_ code: MoveCode) throws -> (TCPConnection, FrameSealer) {
+        let connection = try TCPConnection.connect(to: code.addresses, port: code.port)
+        let own = X25519PrivateKey()
+        let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
+        let sealer = try session.makeSealer()
+        try own.publicKey.bytes.withUnsafeBytes { try connection.send($0) }
+        try sealer.seal(session.ownConfirmation()).withUnsafeBytes { try connection.send($0) }
+        var answer = [UInt8](repeating: 0, count: 4 + 48)
+        #expect(try answer.withUnsafeMutableBytes { try connection.receive(into: $0) } == answer.count)
+        return (connection, sealer)
+    }
+
+    static func sendRaw(_ connection: TCPConnection, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try connection.send($0) }
+    }
+
+    /// A valid beginning: an offer of one 10-byte manifest... then `tamper`
+    /// decides what follows. The receiver must exit non-zero with nothing
+    /// left behind.
+    func hostileSender(_ tamper: (TCPConnection, FrameSealer) throws -> Void) throws -> (Int32?, String) {
+        let v = try VaultFixture()
+        let target = v.path + "/new"
+        let (receiver, code, _) = try Self.receiver(v, into: target, ["--no-verify"])
+        defer { receiver.killGroup() }
+        let (connection, sealer) = try Self.rawSender(code)
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.offer(files: 2, bytes: 20).bytes))
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.file(path: "manifest", size: 10).bytes))
+        try tamper(connection, sealer)
+        let status = receiver.wait(timeout: 20)
+        try Self.expectNothingAt(target)
+        return (status, receiver.stderr)
+    }
+
+    @Test func replayedFrameRefused() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            let frame = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 5)).bytes)
+            try Self.sendRaw(c, frame)
+            try Self.sendRaw(c, frame)  // the same frame again
+        }
+        #expect(status == 14, "\(stderr)")
+    }
+
+    @Test func reorderedFramesRefused() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            let first = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 5)).bytes)
+            let second = try sealer.seal(MoveMessage.data(Array(repeating: 2, count: 5)).bytes)
+            try Self.sendRaw(c, second + first)
+        }
+        #expect(status == 14, "\(stderr)")
+    }
+
+    @Test func oversizedFrameRefusedFromItsPrefix() throws {
+        let (status, stderr) = try hostileSender { c, _ in
+            let length = UInt32(MoveFrame.maxSealedLength + 1)
+            try Self.sendRaw(c, withUnsafeBytes(of: length.bigEndian, Array.init) + [UInt8](repeating: 0, count: 64))
+        }
+        #expect(status == 14, "\(stderr)")
+    }
+
+    @Test func truncatedFrameThenCloseRefused() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            let frame = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 10)).bytes)
+            try Self.sendRaw(c, Array(frame.prefix(frame.count - 3)))
+            c.shutdownSending()  // the sender's socket closed mid-frame
+        }
+        #expect(status == 1, "\(stderr)")
+        #expect(stderr.contains("connection ended"))
+    }
+
+    @Test func moreDataThanAnnouncedRefused() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 11)).bytes))
+        }
+        #expect(status == 14, "\(stderr)")
+    }
+
+    @Test func pathOutsideTheVaultLayoutRefused() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 10)).bytes))
+            try Self.sendRaw(c, sealer.seal(MoveMessage.fileEnd(sha256: try SHA256.hash(Array(repeating: UInt8(1), count: 10))).bytes))
+            var file = MoveMessage.file(path: "manifest", size: 10).bytes
+            file.replaceSubrange(10..., with: Array("../evil".utf8))
+            file[9] = 7
+            try Self.sendRaw(c, sealer.seal(file))
+        }
+        #expect(status == 14, "\(stderr)")
+    }
+
+    @Test func receiverKilledLeavesStagingThatTheNextReceiveErases() throws {
+        let v = try VaultFixture()
+        let target = v.path + "/new"
+        let (receiver, code, _) = try Self.receiver(v, into: target, ["--no-verify"])
+        let (connection, sealer) = try Self.rawSender(code)
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.offer(files: 2, bytes: 20).bytes))
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.file(path: "manifest", size: 10).bytes))
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 4)).bytes))
+        let deadline = Date().addingTimeInterval(10)
+        func staging() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: v.path)) ?? []).filter { $0.contains(".moving-") }
+        }
+        while staging().isEmpty, Date() < deadline { usleep(10_000) }
+        #expect(!staging().isEmpty)
+        receiver.killGroup()  // SIGKILL: no cleanup runs
+        #expect(!FileManager.default.fileExists(atPath: target))
+        let (next, _, _) = try Self.receiver(v, into: target)
+        defer { next.killGroup() }
+        #expect(staging().isEmpty, "the next receive erased the abandoned staging")
+    }
+
+    // MARK: the binary sending, this test receiving
+
+    /// Listens as a receiver would, with our own key and token, and hands
+    /// the real sender's channel to `act` after the handshake.
+    func hostileReceiver(keep: Bool = false, _ act: (MoveChannel) throws -> Void) throws -> (VaultFixture, CLIHarness.Result) {
+        let v = try Self.populated()
+        let listener = try TCPListener(address: MoveAddress("127.0.0.1")!, port: 0)
+        let own = X25519PrivateKey(), token = SecureRandom.bytes(16)
+        let code = try MoveCode(addresses: [MoveAddress("127.0.0.1")!], port: listener.port, publicKey: own.publicKey, token: token)
+        let codeFile = try v.sandbox.file("code", code.text)
+        let result = Mutex<CLIHarness.Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let env = v.environment(), dir = v.dir, pw = v.passwordFile, cwd = v.path
+        Thread.detachNewThread {
+            let r = try? CLIHarness.run(["--vault", dir, "--password-file", pw, "move", "send", "--code-file", codeFile],
+                                        environment: env, cwd: cwd, timeout: 60)
+            result.withLock { $0 = r }
+            done.signal()
+        }
+        do {
+            // The channel (and its socket) ends with this scope, before we wait.
+            let channel = try MoveChannel.accept(listener.accept(), ownKey: own, token: token)
+            try act(channel)
+        }
+        done.wait()
+        guard let r = result.withLock({ $0 }) else { throw Failure("sender did not run") }
+        return (v, r)
+    }
+
+    @Test func wrongReceiptKeepsTheVault() throws {
+        let (v, r) = try hostileReceiver { channel in
+            while case (let m, false) = try channel.receive(), m != .end {}
+            try channel.send(.receipt(Array(repeating: 0, count: 32)), final: true)
+        }
+        #expect(r.status == 14, "\(r.stderr)")
+        try Self.expectIntact(v)
+    }
+
+    @Test func refusalKeepsTheVault() throws {
+        let (v, r) = try hostileReceiver { channel in
+            while case (let m, false) = try channel.receive(), m != .end {}
+            try channel.send(.refused(.checkFailed), final: true)
+        }
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("the receiver refused the vault: the received vault failed its check"))
+        try Self.expectIntact(v)
+    }
+
+    @Test func receiverCutMidTransferKeepsTheVault() throws {
+        let (v, r) = try hostileReceiver { channel in
+            _ = try channel.receive()  // the offer
+            _ = try channel.receive()  // the first file
+            // The connection is dropped here (the channel goes away).
+        }
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("connection ended") || r.stderr.contains("cannot send"), "\(r.stderr)")
+        try Self.expectIntact(v)
+    }
+}
