@@ -246,4 +246,55 @@ struct MoveTests {
         var good = try Self.frames(try Self.pair().1, 1)[0]
         #expect(throws: VaultError.corruptedOrTampered) { _ = try opener.next(from: &good) }
     }
+
+    // MARK: transfer messages (docs/FORMAT.md, "Device move: transfer")
+
+    @Test func messageVectors() throws {
+        #expect(hex(MoveMessage.offer(files: 3, bytes: 6).bytes) == "01000000030000000000000006")
+        #expect(hex(MoveMessage.file(path: "manifest", size: 3).bytes) == "020000000000000003086d616e6966657374")
+        let files: [(path: String, size: UInt64, sha256: [UInt8])] = try [
+            ("items/000102030405060708090a0b0c0d0e0f", 3, SHA256.hash(Array("abc".utf8))),
+            ("manifest", 0, SHA256.hash([UInt8]())),
+            ("vault.header", 3, SHA256.hash(Array("hdr".utf8))),
+        ]
+        #expect(hex(try MoveLayout.receipt(files)) == "d69f0cf493ee434aa4a20d12516e514586dd44fc316ff7316c819d50f6056861")
+    }
+
+    @Test func messagesRoundTrip() throws {
+        let all: [MoveMessage] = [
+            .offer(files: 1, bytes: 0), .offer(files: MoveMessage.maxFiles, bytes: MoveMessage.maxTotalBytes),
+            .file(path: "vault.header", size: 182), .file(path: "inbox/0123456789abcdef0123456789abcdef.env", size: 0),
+            .file(path: "inbox/0123456789abcdef0123456789abcdef.item", size: 1), .file(path: "rekey.pending", size: 9),
+            .data([1]), .data([UInt8](repeating: 7, count: MoveMessage.maxData)),
+            .fileEnd(sha256: Array(0..<32)), .end, .done(.erased), .done(.kept),
+            .receipt(Array(32..<64)), .refused(.noSpace), .refused(.wrongPassword),
+        ]
+        for m in all { #expect(try MoveMessage(parsing: m.bytes) == m) }
+    }
+
+    @Test func messagesRefused() throws {
+        let bad: [String: [UInt8]] = [
+            "empty": [],
+            "unknown type": [0x07],
+            "offer of no files": [0x01, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8),
+            "offer of too many files": [0x01, 0, 0x10, 0, 1] + [UInt8](repeating: 0, count: 8),
+            "offer too short": [0x01, 0, 0, 0, 1],
+            "empty data": [0x03],
+            "data too long": [0x03] + [UInt8](repeating: 0, count: MoveMessage.maxData + 1),
+            "short hash": [0x04] + [UInt8](repeating: 0, count: 31),
+            "end with a byte": [0x05, 0],
+            "unknown outcome": [0x06, 3],
+            "unknown refusal": [0x12, 0],
+            "path length lies": [0x02, 0, 0, 0, 0, 0, 0, 0, 1, 9] + Array("manifest".utf8),
+        ]
+        for (name, b) in bad {
+            #expect(throws: VaultError.corruptedOrTampered, "\(name)") { try MoveMessage(parsing: b) }
+        }
+        for path in ["../manifest", "/etc/passwd", "items/../vault.header", "items/0123456789ABCDEF0123456789ABCDEF",
+                     "items/0123456789abcdef0123456789abcde", "inbox/0123456789abcdef0123456789abcdef.tmp",
+                     "inbox/0123456789abcdef0123456789abcdef", "lock", "attempts", "scratch/x", "items/.tmp-00",
+                     "vault.header\u{0}", "manifest ", ""] {
+            #expect(MoveLayout.check(Array(path.utf8)) == nil, "\(path)")
+        }
+    }
 }
