@@ -55,9 +55,13 @@ public final class MoveReceiver: @unchecked Sendable {
     /// Receives every file into the staging directory, checking each
     /// against its hash, fsyncs them all, and computes the receipt. Local
     /// failures (no space, a write error) are told to the sender.
-    public func receive(over channel: MoveChannel, progress: ((UInt64) -> Void)? = nil) throws {
+    /// `offered` learns the file count and total size as soon as the
+    /// sender announces them; `progress` the bytes received so far.
+    public func receive(over channel: MoveChannel, offered: ((Int, UInt64) -> Void)? = nil,
+                        progress: ((UInt64) -> Void)? = nil) throws {
         let started = MonotonicClock.seconds()
         guard case (.offer(let count, let total), false) = try channel.receive() else { throw VaultError.corruptedOrTampered }
+        offered?(count, total)
         let parent = VaultDirectory.directory(of: target)
         if let free = Syscall.freeSpace(parent), free < total + (16 << 20) {
             try? channel.send(.refused(.noSpace), final: true)

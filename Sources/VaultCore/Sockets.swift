@@ -119,7 +119,13 @@ public final class TCPListener: @unchecked Sendable {
     /// `port` (0: a free one).
     public init(address: MoveAddress?, port: UInt16) throws {
         var storage = address.map { SocketAddress($0, port: port) } ?? SocketAddress(anyIPv6Port: port)
-        let fd = try Syscall.retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        var fd = socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if fd < 0 && address == nil && errno == EAFNOSUPPORT {
+            // IPv6 disabled on this machine: every IPv4 interface instead.
+            storage = SocketAddress(.ipv4([0, 0, 0, 0]), port: port)
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        guard fd >= 0 else { throw VaultError.system(operation: "socket", path: nil, errno: errno) }
         var on: Int32 = 1, off: Int32 = 0
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size)

@@ -61,11 +61,12 @@ enum MoveWiring {
         terminal.note("connected to \(move.connection.peer)")
         terminal.note("security code: \(move.sas) (the sender shows the same)")
 
-        let progress = ProgressLine.start(terminal, "receiving", total: nil)
-        do { try receiver.receive(over: move, progress: progress?.update) } catch {
-            progress?.finish()
-            throw error
-        }
+        var progress: ProgressLine?
+        defer { progress?.finish() }
+        try receiver.receive(over: move, offered: { files, bytes in
+            terminal.note("receiving \(files) files, \(Format.size(bytes))")
+            progress = ProgressLine.start(terminal, "receiving", total: bytes)
+        }, progress: { progress?.update($0) })
         progress?.finish()
         let received = receiver.summary
         terminal.note("received \(received.files) files, \(Format.size(received.bytes)) in \(seconds(received.seconds)) (\(rate(received)))")
@@ -134,11 +135,8 @@ enum MoveWiring {
         terminal.note("connected to \(connection.peer)")
         terminal.note("security code: \(move.sas) (the receiver shows the same)")
         let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
-        let summary: MoveSummary
-        do { summary = try sender.send(over: move, keep: command.keep, progress: progress?.update) } catch {
-            progress?.finish()
-            throw error
-        }
+        defer { progress?.finish() }
+        let summary = try sender.send(over: move, keep: command.keep, progress: progress?.update)
         progress?.finish()
         terminal.note("moved \(summary.files) files, \(Format.size(summary.bytes)) in \(seconds(summary.seconds)) (\(rate(summary)))")
         if command.keep {

@@ -235,6 +235,15 @@ struct MoveCommandTests {
         #expect(stderr.contains("connection ended"))
     }
 
+    @Test func senderGoneBetweenFramesLeavesNothing() throws {
+        let (status, stderr) = try hostileSender { c, sealer in
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 4)).bytes))
+            c.shutdownSending()  // as when the sender is killed: the kernel closes its socket
+        }
+        #expect(status == 1, "\(stderr)")
+        #expect(stderr.contains("connection ended"))
+    }
+
     @Test func moreDataThanAnnouncedRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
             try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 11)).bytes))
