@@ -119,6 +119,27 @@ struct MoveCommandTests {
         #expect(r.status == 0 && r.stdoutText.split(separator: "\n").count == 5, "\(r.stderr)")
     }
 
+    /// On a terminal: the code is typed at a prompt (echo on, it is read
+    /// off another screen), the password without echo.
+    @Test func codeAndPasswordTypedOnATerminal() throws {
+        let v = try Self.populated()
+        let target = v.path + "/new"
+        let (receiver, code, _) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        let r = try PTYDriver.run(["--vault", v.dir, "move", "send"],
+                                  steps: [.expect("move code (from 'vault move receive'): "),
+                                          .send(code.text.lowercased() + "\n"),
+                                          .expect("password: "), .send(v.password + "\n"),
+                                          .expect("erased the vault")],
+                                  environment: v.environment(), timeout: 60)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.echo_at_expect == [true, false, true])
+        #expect(!r.transcript.contains(v.password))
+        #expect(r.exit == 0)
+        #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
+        #expect(Self.sas(r.text) == Self.sas(receiver.stderr))
+    }
+
     @Test func occupiedTargetRefusedBeforeListening() throws {
         let v = try VaultFixture()
         let other = try VaultFixture()
