@@ -7,7 +7,7 @@ FUZZ_SECONDS ?= 60
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc).
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
-                python3 python3-cryptography age bc openssl strace groff-base man-db zsh fish bash-completion
+                python3 python3-cryptography age bc socat openssl strace groff-base man-db zsh fish bash-completion
 
 .PHONY: all deps build test demo bench fuzz install uninstall clean crashtest
 
@@ -43,7 +43,7 @@ bench: build
 	@scripts/bench.sh
 
 fuzz: deps
-	for t in item header manifest envelope archive; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
+	for t in item header manifest envelope archive move-frame move-code; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
 	  --sanitize fuzzer --sanitize address \
 	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp || exit 1; done
 	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)

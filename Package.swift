@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "fuzz-manifest", targets: ["FuzzManifest"]),
         .executable(name: "fuzz-envelope", targets: ["FuzzEnvelope"]),
         .executable(name: "fuzz-archive", targets: ["FuzzArchive"]),
+        .executable(name: "fuzz-move-frame", targets: ["FuzzMoveFrame"]),
+        .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -40,6 +42,8 @@ let package = Package(
         .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
         .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
+        .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
+        .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

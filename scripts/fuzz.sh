@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code}
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -24,14 +24,59 @@ open(out + "/header/vector", "wb").write(block("`vault.header`:"))
 open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry):"))
 open(out + "/envelope/vector", "wb").write(block("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
 PY
+# Device move: the code vector (bytes and text) and the frame vector, from the
+# spec; more frames sealed under its s2r and r2s keys. A move-frame input is
+# flags (1) || step (1) || payload: flags 0 the raw stream the receiver reads,
+# 2 the sender's, +4 read as MoveChannel does; flags 1/3 a list of
+# control (1) || u16be length || plaintext, sealed by the target itself
+# (see Fuzz/FuzzMoveFrame).
+python3 - "$corpus" <<'PY'
+import re, struct, sys
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+doc = open("docs/FORMAT.md").read()
+doc = doc[doc.index("## Device move"):]
+out = sys.argv[1]
+m = re.search(r"\(78 bytes\):\n\n((?:    [0-9a-f]+\n)+)\n((?:    [A-Z2-7-]+\n)+)", doc)
+open(out + "/move-code/vector", "wb").write(bytes.fromhex("".join(m.group(1).split())))
+open(out + "/move-code/vector-text", "w").write("".join(m.group(2).split()))
+open(out + "/move-code/vector-text-lower", "w").write(" ".join("".join(m.group(2).split()).lower().split("-")))
+val = lambda name: bytes.fromhex(re.search(re.escape(name) + r" +([0-9a-f]+)\n", doc).group(1))
+vector = bytes.fromhex(re.search(r"final flag set:\n`([0-9a-f]+)`", doc).group(1))
+def seal(key, plaintexts):
+    a, frames = AESGCM(key), b""
+    for i, (p, final) in enumerate(plaintexts):
+        c = a.encrypt(b"\0" * 4 + struct.pack(">Q", i), p, struct.pack(">QB", i, final))
+        frames += struct.pack(">I", len(c)) + c
+    return frames
+hid = bytes(range(0x70, 0x80)).hex()
+s2r = [(val("sender confirmation"), 0), (b"\x01" + struct.pack(">IQ", 2, 70), 0),
+       (b"\x02" + struct.pack(">Q", 64) + bytes([12]) + b"vault.header", 0), (b"\x03" + bytes(64), 0),
+       (b"\x04" + bytes(32), 0), (b"\x02" + struct.pack(">Q", 6) + bytes([43]) + f"inbox/{hid}.item".encode(), 0),
+       (b"\x03hello!", 0), (b"\x04" + bytes(32), 0), (b"\x05", 0), (b"\x06\x01", 1)]
+r2s = [(val("receiver confirmation"), 0), (b"\x11" + bytes(32), 1)]
+refused = [(val("receiver confirmation"), 0), (b"\x12\x04", 1)]
+chunks = lambda flags, ps: bytes([flags, 0]) + b"".join(bytes([f]) + struct.pack(">H", len(p)) + p for p, f in ps)
+seeds = {
+    "vector": bytes([0, 0]) + vector, "vector-channel": bytes([4, 0]) + vector, "vector-bytewise": bytes([0, 1]) + vector,
+    "transfer": bytes([0, 0]) + seal(val("s2r key"), s2r),
+    "transfer-channel": bytes([4, 7]) + seal(val("s2r key"), s2r),
+    "receipt": bytes([2, 0]) + seal(val("r2s key"), r2s), "refused": bytes([6, 3]) + seal(val("r2s key"), refused),
+    "sealed-transfer": chunks(1, s2r), "sealed-transfer-channel": chunks(5, s2r),
+    "sealed-receipt": chunks(3, r2s), "sealed-refused": chunks(3, refused),
+}
+for name, data in seeds.items():
+    open(out + "/move-frame/" + name, "wb").write(data)
+PY
 # A small folder as pax, the format folder items hold.
 seed=$(mktemp -d); mkdir -p "$seed/d/sub"; echo hi > "$seed/d/a.txt"; ln -s a.txt "$seed/d/link"; echo x > "$seed/d/sub/b"
 tar --format=pax -C "$seed/d" -cf "$corpus/archive/folder.pax" . ; rm -rf "$seed"
 status=0
-for target in item header manifest envelope archive; do
+for target in item header manifest envelope archive move-frame move-code; do
     echo "fuzzing $target for $seconds s"
+    # The move parsers must never allocate more than one frame (4 MiB + 33) at a time.
+    case $target in move-*) malloc=64 ;; *) malloc=4096 ;; esac
     (cd "$corpus" && "$OLDPWD/$dir/fuzz-$target" "$target" -max_total_time="$seconds" -max_len=2200000 \
-        -rss_limit_mb=4096 -print_final_stats=1 2>&1) | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' || true
+        -rss_limit_mb=4096 -malloc_limit_mb=$malloc -print_final_stats=1 2>&1) | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' || true
     if ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/oom-* 2>/dev/null | grep -q .; then
         echo "fuzz: $target found an input that fails: see $corpus"; status=1
     fi
