@@ -5,7 +5,7 @@
 # Install as /usr/share/bash-completion/completions/vault (or source it).
 
 _vault_opts_for() {
-    # Prints the options of command $1 (kit action $2, if any).
+    # Prints the options of command $1 (kit or move action $2, if any).
     case $1 in
         init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress" ;;
         add)     echo "--name --compress --compress= --no-compress" ;;
@@ -22,6 +22,12 @@ _vault_opts_for() {
                 recover) echo "--passphrase-file --new-password-file" ;;
                 *)       echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes --new-password-file" ;;
             esac ;;
+        move)
+            case $2 in
+                receive) echo "--into --listen --code-file --no-verify" ;;
+                send)    echo "--code-file --keep" ;;
+                *)       echo "--into --listen --code-file --no-verify --keep" ;;
+            esac ;;
     esac
 }
 
@@ -29,9 +35,9 @@ _vault_opts_for() {
 # takes no value.
 _vault_value_kind() {
     case $1 in
-        --vault | --to) echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output) echo files ;;
-        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes) echo none ;;
+        --vault | --to | --into) echo dirs ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen) echo none ;;
     esac
 }
 
@@ -86,8 +92,8 @@ _vault() {
     fi
     local cur=${w[cw]-}
 
-    # Walk the words before the cursor: find the command, the kit action,
-    # and the positional arguments; skip option values.
+    # Walk the words before the cursor: find the command, the kit or move
+    # action, and the positional arguments; skip option values.
     local cmd="" action="" npos=0 endopts=0 kind
     for ((i = 1; i < cw; i++)); do
         local t=${w[i]}
@@ -100,7 +106,7 @@ _vault() {
         elif [[ -z $cmd ]]; then
             cmd=$t
         else
-            [[ $cmd == kit && -z $action ]] && action=$t
+            [[ ($cmd == kit || $cmd == move) && -z $action ]] && action=$t
             ((npos += 1))
         fi
     done
@@ -131,7 +137,7 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move" -- "$cur"))
         return 0
     fi
     case $cmd in
@@ -141,6 +147,10 @@ _vault() {
                 COMPREPLY=($(compgen -W "export recover" -- "$cur"))
             elif [[ $action == recover ]] && ((npos == 1)); then
                 _vault_complete_value files "$cur"
+            fi ;;
+        move)
+            if [[ -z $action ]]; then
+                COMPREPLY=($(compgen -W "receive send" -- "$cur"))
             fi ;;
         *) ;; # item names are secret: not completed
     esac

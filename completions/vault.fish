@@ -3,8 +3,9 @@
 # Install as vault.fish in ~/.config/fish/completions or
 # /usr/share/fish/vendor_completions.d.
 
-# Prints the command and, for kit, the action and the number of positional
-# arguments before the cursor; nothing when no command has been typed yet.
+# Prints the command and, for kit and move, the action and the number of
+# positional arguments before the cursor; nothing when no command has been
+# typed yet.
 function __vault_parse
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -25,7 +26,7 @@ function __vault_parse
         if test $endopts -eq 0; and string match -qr -- '^-.' $t
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
-                    --kdf-memory --kdf-passes --kdf-lanes
+                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file
                 set skip 1
             end
             continue
@@ -33,7 +34,7 @@ function __vault_parse
         if test -z "$cmd"
             set cmd $t
         else
-            if test "$cmd" = kit; and test -z "$action"
+            if contains -- "$cmd" kit move; and test -z "$action"
                 set action $t
             end
             set npos (math $npos + 1)
@@ -60,6 +61,12 @@ end
 function __vault_kit
     set -l p (__vault_parse)
     test "$p[1]" = kit; and test "$p[2]" = "$argv[1]"
+end
+
+# __vault_move ACTION: the command is move and its action is ACTION ("" = none yet).
+function __vault_move
+    set -l p (__vault_parse)
+    test "$p[1]" = move; and test "$p[2]" = "$argv[1]"
 end
 
 function __vault_kit_wants_file
@@ -96,6 +103,7 @@ complete -c vault -n __vault_needs_command -a check -d 'Verify the vault'
 complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private copy, then re-encrypt it'
 complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
 complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
+complete -c vault -n __vault_needs_command -a move -d 'Move the vault to another machine over the network'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
@@ -139,3 +147,12 @@ complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-memory -x -d
 complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-passes -x -d 'Argon2id passes for the kit'
 complete -c vault -n '__vault_using kit' -l passphrase-file -r -F -d 'The kit passphrase, from FILE'
 complete -c vault -n '__vault_kit recover; or __vault_kit ""' -l new-password-file -r -F -d 'The new vault password, from FILE'
+
+# move receive|send
+complete -c vault -n '__vault_move ""' -a receive -d 'Receive the vault here, on the new machine'
+complete -c vault -n '__vault_move ""' -a send -d 'Send the vault, from the old machine'
+complete -c vault -n '__vault_move receive; or __vault_move ""' -l into -x -a '(__vault_dirs)' -d 'Where the vault goes'
+complete -c vault -n '__vault_move receive; or __vault_move ""' -l listen -x -d 'Where to listen (ADDR:PORT)'
+complete -c vault -n '__vault_move receive; or __vault_move ""' -l no-verify -d 'Do not unlock and check the received vault'
+complete -c vault -n '__vault_using move' -l code-file -r -F -d 'The move code: written to FILE (receive), read from it (send)'
+complete -c vault -n '__vault_move send; or __vault_move ""' -l keep -d 'Keep the vault here after the move'

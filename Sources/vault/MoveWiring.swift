@@ -130,7 +130,11 @@ enum MoveWiring {
         terminal.note("checked \(report.itemsChecked) items")
         let sender = try MoveSender(vault: unlocked)
 
-        let connection = try TCPConnection.connect(to: code.addresses, port: code.port)
+        let connection: TCPConnection
+        do { connection = try TCPConnection.connect(to: code.addresses, port: code.port) } catch VaultError.system(_, let place, let code) {
+            throw CLIError(message: "cannot connect to \(place ?? "the receiver"): \(Syscall.describe(code))",
+                           hints: ["is 'vault move receive' still running there, and reachable from here? nothing was sent"])
+        }
         let move = try MoveChannel.connect(connection, code: code)
         terminal.note("connected to \(connection.peer)")
         terminal.note("security code: \(move.sas) (the receiver shows the same)")

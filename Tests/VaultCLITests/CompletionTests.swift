@@ -102,11 +102,14 @@ import Testing
             "vault kit recover kit.txt --", "vault --vault ", "vault restore a --to ",
             "vault add ", "vault get ", "vault remove ", "vault --password-command ",
             "vault open x --with ", "vault list --",
+            "vault move ", "vault move receive --", "vault move send --", "vault move receive --into ",
+            "vault move send --code-file ", "vault move receive --code-file ", "vault move receive --listen ",
+            "vault move receive ", "vault move send ",
         ], cwd: cwd)
 
         let commands = c["vault "] ?? []
         for cmd in ["init", "add", "list", "info", "get", "restore", "remove", "rename",
-                    "passwd", "check", "open", "rekey", "kit"] {
+                    "passwd", "check", "open", "rekey", "kit", "move"] {
             #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
         }
         #expect(c["vault --quiet ki"] == ["kit"])
@@ -131,6 +134,21 @@ import Testing
             #expect(c[l] == [], "\(l) offered \(c[l] ?? [])")
         }
         #expect((c["vault list --"] ?? []).contains("--json"))
+
+        #expect(Set(c["vault move "] ?? []) == ["receive", "send"])
+        let receiveOpts = Set(c["vault move receive --"] ?? [])
+        #expect(receiveOpts.isSuperset(of: ["--into", "--listen", "--code-file", "--no-verify", "--password-file"]))
+        #expect(!receiveOpts.contains("--keep"))
+        let sendOpts = Set(c["vault move send --"] ?? [])
+        #expect(sendOpts.isSuperset(of: ["--code-file", "--keep", "--password-file"]))
+        #expect(sendOpts.isDisjoint(with: ["--into", "--listen", "--no-verify"]))
+        #expect(c["vault move receive --into "] == ["somedir"], "directories only")
+        #expect(Set(c["vault move send --code-file "] ?? []) == ["somedir", "somefile"])
+        #expect(Set(c["vault move receive --code-file "] ?? []) == ["somedir", "somefile"])
+        // An address, a move code: free text, nothing is offered; nor after the action.
+        for l in ["vault move receive --listen ", "vault move receive ", "vault move send "] {
+            #expect(c[l] == [], "\(l) offered \(c[l] ?? [])")
+        }
     }
 
     // MARK: zsh
@@ -183,9 +201,12 @@ import Testing
             "vault ", "vault get --o", "vault kit ", "vault --vault ", "vault --vault=",
             "vault --vault somedir ", "vault get x -o ", "vault get ", "vault add ",
             "vault restore a --to ", "vault get x --",
+            "vault move ", "vault move receive --", "vault move send --", "vault move receive --into ",
+            "vault move receive --into=", "vault move send --code-file ", "vault move receive --listen ",
+            "vault move send ",
         ], cwd: cwd)
         let commands = c["vault "] ?? []
-        for cmd in ["init", "add", "get", "kit", "rekey"] {
+        for cmd in ["init", "add", "get", "kit", "rekey", "move"] {
             #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
         }
         #expect(c["vault get --o"] == ["--output"])
@@ -199,6 +220,19 @@ import Testing
         #expect(c["vault restore a --to "] == ["somedir/"])
         let getOpts = c["vault get x --"] ?? []
         #expect(getOpts.contains("--password-file") && getOpts.contains("--output"))
+
+        #expect(Set(c["vault move "] ?? []) == ["receive", "send"])
+        let receiveOpts = Set(c["vault move receive --"] ?? [])
+        #expect(receiveOpts.isSuperset(of: ["--into", "--listen", "--code-file", "--no-verify", "--password-file"]))
+        #expect(!receiveOpts.contains("--keep"))
+        let sendOpts = Set(c["vault move send --"] ?? [])
+        #expect(sendOpts.isSuperset(of: ["--code-file", "--keep", "--password-file"]))
+        #expect(sendOpts.isDisjoint(with: ["--into", "--listen", "--no-verify"]))
+        #expect(c["vault move receive --into "] == ["somedir/"], "directories only")
+        #expect(c["vault move receive --into="] == ["--into=somedir/"], "directories only")
+        #expect(Set(c["vault move send --code-file "] ?? []) == ["somedir/", "somefile"])
+        #expect(c["vault move receive --listen "] == [], "an address is not completed")
+        #expect(c["vault move send "] == [], "nothing after the action")
     }
 
     // MARK: all

@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -93,6 +93,7 @@ import Testing
           open      edit an item in a private copy, then re-encrypt it
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
+          move      move the vault to another machine over the network
 
         Run 'vault COMMAND --help' for a command's options and examples.
 
