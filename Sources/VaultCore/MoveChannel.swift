@@ -102,13 +102,6 @@ public final class MoveChannel {
         let length = try opener.sealedLength(prefix: prefix)
         let n = try body.withUnsafeMutableBytes { try connection.receive(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<length])) }
         guard n == length else { throw VaultError.moveConnectionLost }
-        return try opener.open(sealed: body.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[..<length]) })
-    }
-
-    /// After the peer's final frame: the peer must close with nothing more.
-    public func expectEnd() throws {
-        var extra = [UInt8](repeating: 0, count: 1)
-        let n = try extra.withUnsafeMutableBytes { try connection.receive(into: $0) }
-        try opener.finish(leftover: Array(extra[..<n]))
+        return try body.withUnsafeBytes { try opener.open(sealed: UnsafeRawBufferPointer(rebasing: $0[..<length])) }
     }
 }

@@ -23,9 +23,14 @@ public final class MoveReceiver: @unchecked Sendable {
     /// Refuses a target that holds anything (a vault or not): exit 15. An
     /// empty directory is fine; it is replaced.
     public init(target: String) throws {
+        var target = target
+        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
         self.target = target
         guard Self.isFree(target) else { throw VaultError.alreadyExists(path: target) }
         let parent = VaultDirectory.directory(of: target)
+        // The default location's parents (~/.local/share) may not exist yet
+        // on a new machine.
+        if parent != ".", try Syscall.statFollowing(parent) == nil { try Vault.makeDirectories(parent) }
         let name = String(target.split(separator: "/").last ?? "vault")
         guard let start = Scratch.startTime(of: getpid()) else {
             throw VaultError.invalidArgument("cannot read this process's start time from /proc")

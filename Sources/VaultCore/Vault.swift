@@ -45,7 +45,7 @@ public final class Vault: Sendable {
     }
 
     /// mkdir -p, each new directory 0700.
-    private static func makeDirectories(_ path: String) throws {
+    static func makeDirectories(_ path: String) throws {
         let parent = VaultDirectory.directory(of: path)
         if parent != path, parent != ".", try Syscall.statFollowing(parent) == nil { try makeDirectories(parent) }
         try Syscall.mkdir(path)

@@ -140,6 +140,19 @@ struct MoveCommandTests {
         #expect(Self.sas(r.text) == Self.sas(receiver.stderr))
     }
 
+    @Test func missingParentsAreCreatedAndATrailingSlashIsFine() throws {
+        let v = try Self.populated()
+        let target = v.path + "/home/.local/share/vault/"
+        let (receiver, _, codeFile) = try Self.receiver(v, into: target, ["--no-verify"])
+        defer { receiver.killGroup() }
+        let s = try Self.send(v, codeFile: codeFile)
+        #expect(s.status == 0, "send: \(s.stderr)")
+        #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
+        let r = try CLIHarness.run(["--vault", target, "--password-file", v.passwordFile, "check", "--read-data"],
+                                   environment: v.environment(), cwd: v.path)
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
     @Test func occupiedTargetRefusedBeforeListening() throws {
         let v = try VaultFixture()
         let other = try VaultFixture()
