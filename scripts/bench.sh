@@ -68,3 +68,4 @@ scripts/bench-vault.sh "$work"
 rm -f "$work"/in* "$work"/item* "$work"/out
 echo
 scripts/bench-xz.sh "$work/xz"
+scripts/bench-move.sh "$work"
