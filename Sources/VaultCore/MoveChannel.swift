@@ -1,3 +1,4 @@
+import Foundation
 import VaultCrypto
 
 // The handshake and the sealed message stream of a move (docs/FORMAT.md,
@@ -16,6 +17,7 @@ public final class MoveChannel {
     private let sealer: FrameSealer
     private let opener: FrameOpener
     private var body = [UInt8](repeating: 0, count: MoveFrame.maxSealedLength)
+    private var outgoing = [UInt8](repeating: 0, count: MoveMessage.maxData + 1)
 
     private init(connection: TCPConnection, session: MoveSession) throws {
         self.connection = connection
@@ -74,14 +76,18 @@ public final class MoveChannel {
         try sendRaw(message.bytes, final: final)
     }
 
-    /// Sends a data message straight from `bytes` (a file's next piece).
-    public func sendData(_ bytes: UnsafeRawBufferPointer) throws {
-        var plaintext = [UInt8](repeating: 0x03, count: bytes.count + 1)
-        plaintext.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-        try sendRaw(plaintext)
+    /// Sends a data message of `count` bytes (1 … 4 MiB) that `fill` writes
+    /// straight into the outgoing plaintext buffer (a file's next piece),
+    /// and returns what `fill` returns.
+    public func sendData<R>(count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> R) throws -> R {
+        precondition(count >= 1 && count <= MoveMessage.maxData)
+        outgoing[0] = 0x03
+        let r = try outgoing.withUnsafeMutableBytes { try fill(UnsafeMutableRawBufferPointer(rebasing: $0[1...count])) }
+        try outgoing.withUnsafeBytes { try sendRaw(UnsafeRawBufferPointer(rebasing: $0[...count])) }
+        return r
     }
 
-    private func sendRaw(_ plaintext: [UInt8], final: Bool = false) throws {
+    private func sendRaw(_ plaintext: some ContiguousBytes, final: Bool = false) throws {
         let frame = try sealer.sealParts(plaintext, final: final)
         try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
         try frame.body.withUnsafeBytes { try connection.send($0) }

@@ -43,10 +43,11 @@ public final class FrameSealer {
 
     /// The same frame as its 4-byte prefix and its body, so a 4 MiB body is
     /// sent as it is rather than copied behind the prefix.
-    public func sealParts(_ plaintext: [UInt8], final: Bool = false) throws -> (prefix: [UInt8], body: [UInt8]) {
+    public func sealParts(_ plaintext: some ContiguousBytes, final: Bool = false) throws -> (prefix: [UInt8], body: [UInt8]) {
         guard !finished else { throw VaultError.invalidArgument("move frame after the final frame") }
-        guard plaintext.count <= MoveFrame.maxPlaintextLength else {
-            throw VaultError.invalidArgument("move frame of \(plaintext.count) bytes")
+        let count = plaintext.withUnsafeBytes { $0.count }
+        guard count <= MoveFrame.maxPlaintextLength else {
+            throw VaultError.invalidArgument("move frame of \(count) bytes")
         }
         guard counter < UInt64.max else { throw VaultError.invalidArgument("move frame counter exhausted") }
         let sealed = try aead.seal(nonce: MoveFrame.nonce(counter), aad: MoveFrame.aad(counter, final: final), plaintext: plaintext)

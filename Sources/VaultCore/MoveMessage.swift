@@ -46,7 +46,8 @@ public enum MoveRefusal: UInt8, Sendable, CustomStringConvertible {
 public enum MoveMessage: Equatable, Sendable {
     case offer(files: Int, bytes: UInt64)
     case file(path: String, size: UInt64)
-    case data([UInt8])
+    /// A slice of the opened frame, so 4 MiB are not copied once more.
+    case data(ArraySlice<UInt8>)
     case fileEnd(sha256: [UInt8])
     case end
     case done(MoveOutcome)
@@ -102,7 +103,7 @@ public enum MoveMessage: Equatable, Sendable {
             self = .file(path: p, size: size)
         case 0x03:
             guard (1...Self.maxData).contains(body.count) else { throw bad }
-            self = .data(Array(body))
+            self = .data(body)
         case 0x04, 0x11:
             guard body.count == 32 else { throw bad }
             self = type == 0x04 ? .fileEnd(sha256: Array(body)) : .receipt(Array(body))

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Synchronization
 import VaultCrypto
 
@@ -83,6 +84,7 @@ public final class MoveReceiver: @unchecked Sendable {
             try? channel.send(.refused(.writeFailed), final: true)
             throw error
         }
+        let writer = StagedFileWriter()
         var seen = Set<String>()
         var files: [(path: String, size: UInt64, sha256: [UInt8])] = []
         var bytes: UInt64 = 0
@@ -92,7 +94,7 @@ public final class MoveReceiver: @unchecked Sendable {
             if case .end = message { break }
             guard case .file(let path, let size) = message, files.count < count, seen.insert(path).inserted,
                   size <= total - bytes else { throw VaultError.corruptedOrTampered }
-            let digest = try receiveFile(path, size: size, over: channel) { n in
+            let digest = try receiveFile(path, size: size, over: channel, writer: writer) { n in
                 bytes += n
                 progress?(bytes)
             }
@@ -101,39 +103,43 @@ public final class MoveReceiver: @unchecked Sendable {
         guard files.count == count, bytes == total, seen.contains("vault.header"), seen.contains("manifest") else {
             throw VaultError.corruptedOrTampered
         }
+        // One syncfs for every file written (per-file fsync would cost a
+        // journal commit for each of thousands of small items), then the
+        // directories.
+        try Syscall.syncFileSystem(staging)
         for dir in [staging + "/items", staging + "/inbox", staging] { try Syscall.fsyncDirectory(dir) }
         receipt = try MoveLayout.receipt(files)
         summary = MoveSummary(files: count, bytes: total, seconds: MonotonicClock.seconds() - started)
     }
 
-    /// One file: data messages up to `size`, then its hash, which must match.
-    private func receiveFile(_ path: String, size: UInt64, over channel: MoveChannel,
+    /// One file: data messages up to `size`, then its hash, which must
+    /// match. The bytes are hashed and written on `writer`'s thread while
+    /// this one receives and opens the next frame.
+    private func receiveFile(_ path: String, size: UInt64, over channel: MoveChannel, writer: StagedFileWriter,
                              received: (UInt64) -> Void) throws -> [UInt8] {
-        let out: FileHandleFD
-        do { out = try FileHandleFD(creating: staging + "/" + path) } catch {
+        do { try writer.start(staging + "/" + path) } catch {
             try? channel.send(.refused(.writeFailed), final: true)
             throw error
         }
-        out.startsWriteback = true
-        let hash = try SHA256()
         var left = size
         while left > 0 {
             guard case (.data(let d), false) = try channel.receive(), UInt64(d.count) <= left else {
                 throw VaultError.corruptedOrTampered
             }
-            try hash.update(d)
-            do { try d.withUnsafeBytes { try out.write($0) } } catch {
+            do { try writer.write(d) } catch {
                 try? channel.send(.refused(.writeFailed), final: true)
                 throw error
             }
             left -= UInt64(d.count)
             received(UInt64(d.count))
         }
-        let digest = try hash.finish()
-        guard case (.fileEnd(let expected), false) = try channel.receive(), constantTimeEqual(expected, digest) else {
-            throw VaultError.corruptedOrTampered
+        guard case (.fileEnd(let expected), false) = try channel.receive() else { throw VaultError.corruptedOrTampered }
+        let digest: [UInt8]
+        do { digest = try writer.finish() } catch {
+            try? channel.send(.refused(.writeFailed), final: true)
+            throw error
         }
-        try out.sync()
+        guard constantTimeEqual(expected, digest) else { throw VaultError.corruptedOrTampered }
         return digest
     }
 
@@ -174,5 +180,69 @@ public final class MoveReceiver: @unchecked Sendable {
             if s.created && !s.committed { Scratch.erase(staging) }
             s.created = false
         }
+    }
+}
+
+/// Hashes and writes one staged file at a time on its own serial queue, so
+/// disk writes and SHA-256 overlap with receiving and opening frames. At
+/// most two frames wait in the queue (8 MiB). The first error sticks and is
+/// thrown by the next call.
+final class StagedFileWriter: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "vault.move.writer")
+    private let slots = DispatchSemaphore(value: 2)
+    private let failure = Mutex<VaultError?>(nil)
+    // Touched only on `queue`.
+    private var file: FileHandleFD?
+    private var hash: SHA256?
+    /// Written in pieces: on some virtual machines 4 MiB writes into the
+    /// page cache cost several times what 256 KiB ones do (measured by
+    /// make bench here: 0.45x against 0.7x of socat's throughput).
+    static let writeSize = 256 << 10
+
+    func start(_ path: String) throws {
+        try rethrowFailure()
+        try queue.sync {
+            let f = try FileHandleFD(creating: path)
+            f.startsWriteback = true
+            file = f
+            hash = try SHA256()
+        }
+    }
+
+    func write(_ data: ArraySlice<UInt8>) throws {
+        try rethrowFailure()
+        slots.wait()
+        queue.async { [self] in
+            defer { slots.signal() }
+            guard failure.withLock({ $0 == nil }), let file, let hash else { return }
+            do {
+                try data.withUnsafeBytes { raw in
+                    try hash.update(raw)
+                    var at = 0
+                    while at < raw.count {
+                        let n = min(Self.writeSize, raw.count - at)
+                        try file.write(UnsafeRawBufferPointer(rebasing: raw[at..<(at + n)]))
+                        at += n
+                    }
+                }
+            } catch {
+                failure.withLock { $0 = (error as? VaultError) ?? .system(operation: "write", path: nil, errno: EIO) }
+            }
+        }
+    }
+
+    /// Waits for the file's last write and returns its SHA-256.
+    func finish() throws -> [UInt8] {
+        let digest = try queue.sync { () throws -> [UInt8]? in
+            defer { file = nil; hash = nil }
+            return try hash?.finish()
+        }
+        try rethrowFailure()
+        guard let digest else { throw VaultError.invalidArgument("no staged file open") }
+        return digest
+    }
+
+    private func rethrowFailure() throws {
+        if let e = failure.withLock({ $0 }) { throw e }
     }
 }

@@ -66,7 +66,6 @@ public final class MoveSender {
         let started = MonotonicClock.seconds()
         try channel.send(.offer(files: files.count, bytes: totalBytes))
         var sent: [(path: String, size: UInt64, sha256: [UInt8])] = []
-        var buffer = [UInt8](repeating: 0, count: MoveMessage.maxData)
         var done: UInt64 = 0
         for f in files {
             let source = try FileHandleFD(readingFrom: vault.paths.root + "/" + f.path)
@@ -77,12 +76,10 @@ public final class MoveSender {
             let hash = try SHA256()
             var offset: UInt64 = 0
             while offset < f.size {
-                let n = Int(min(UInt64(buffer.count), f.size - offset))
-                try buffer.withUnsafeMutableBytes { raw in
-                    let piece = UnsafeMutableRawBufferPointer(rebasing: raw[..<n])
+                let n = Int(min(UInt64(MoveMessage.maxData), f.size - offset))
+                try channel.sendData(count: n) { piece in
                     guard try source.read(at: offset, into: piece) == n else { throw VaultError.busy }
                     try hash.update(UnsafeRawBufferPointer(piece))
-                    try channel.sendData(UnsafeRawBufferPointer(piece))
                 }
                 offset += UInt64(n)
                 done += UInt64(n)

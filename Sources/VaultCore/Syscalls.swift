@@ -11,6 +11,9 @@ import Glibc
 @_silgen_name("sync_file_range") private func c_sync_file_range(_ fd: Int32, _ offset: Int64, _ count: Int64,
                                                                  _ flags: UInt32) -> Int32
 
+// syncfs is declared only under _GNU_SOURCE too.
+@_silgen_name("syncfs") private func c_syncfs(_ fd: Int32) -> Int32
+
 enum Syscall {
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ operation: String, path: String? = nil,
@@ -184,6 +187,14 @@ enum Syscall {
     }
 
     static func fchmod(_ fd: Int32, _ mode: mode_t) throws { _ = try retrying("fchmod") { Glibc.fchmod(fd, mode) } }
+
+    /// syncfs(2) of the file system holding `path`: every dirty file on it
+    /// reaches the disk (write-back errors are reported since Linux 5.8).
+    static func syncFileSystem(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        _ = try retrying("syncfs", path: path) { c_syncfs(fd) }
+    }
 
     /// Bytes an unprivileged user may still write on the file system
     /// holding `path` (statvfs f_bavail * f_frsize); nil if unknown.

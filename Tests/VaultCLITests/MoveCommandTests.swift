@@ -235,7 +235,7 @@ struct MoveCommandTests {
 
     @Test func replayedFrameRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            let frame = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 5)).bytes)
+            let frame = try sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 5)).bytes)
             try Self.sendRaw(c, frame)
             try Self.sendRaw(c, frame)  // the same frame again
         }
@@ -244,8 +244,8 @@ struct MoveCommandTests {
 
     @Test func reorderedFramesRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            let first = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 5)).bytes)
-            let second = try sealer.seal(MoveMessage.data(Array(repeating: 2, count: 5)).bytes)
+            let first = try sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 5)).bytes)
+            let second = try sealer.seal(MoveMessage.data(ArraySlice(repeating: 2, count: 5)).bytes)
             try Self.sendRaw(c, second + first)
         }
         #expect(status == 14, "\(stderr)")
@@ -261,7 +261,7 @@ struct MoveCommandTests {
 
     @Test func truncatedFrameThenCloseRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            let frame = try sealer.seal(MoveMessage.data(Array(repeating: 1, count: 10)).bytes)
+            let frame = try sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 10)).bytes)
             try Self.sendRaw(c, Array(frame.prefix(frame.count - 3)))
             c.shutdownSending()  // the sender's socket closed mid-frame
         }
@@ -271,7 +271,7 @@ struct MoveCommandTests {
 
     @Test func senderGoneBetweenFramesLeavesNothing() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 4)).bytes))
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 4)).bytes))
             c.shutdownSending()  // as when the sender is killed: the kernel closes its socket
         }
         #expect(status == 1, "\(stderr)")
@@ -280,14 +280,14 @@ struct MoveCommandTests {
 
     @Test func moreDataThanAnnouncedRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 11)).bytes))
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 11)).bytes))
         }
         #expect(status == 14, "\(stderr)")
     }
 
     @Test func pathOutsideTheVaultLayoutRefused() throws {
         let (status, stderr) = try hostileSender { c, sealer in
-            try Self.sendRaw(c, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 10)).bytes))
+            try Self.sendRaw(c, sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 10)).bytes))
             try Self.sendRaw(c, sealer.seal(MoveMessage.fileEnd(sha256: try SHA256.hash(Array(repeating: UInt8(1), count: 10))).bytes))
             var file = MoveMessage.file(path: "manifest", size: 10).bytes
             file.replaceSubrange(10..., with: Array("../evil".utf8))
@@ -304,7 +304,7 @@ struct MoveCommandTests {
         let (connection, sealer) = try Self.rawSender(code)
         try Self.sendRaw(connection, sealer.seal(MoveMessage.offer(files: 2, bytes: 20).bytes))
         try Self.sendRaw(connection, sealer.seal(MoveMessage.file(path: "manifest", size: 10).bytes))
-        try Self.sendRaw(connection, sealer.seal(MoveMessage.data(Array(repeating: 1, count: 4)).bytes))
+        try Self.sendRaw(connection, sealer.seal(MoveMessage.data(ArraySlice(repeating: 1, count: 4)).bytes))
         let deadline = Date().addingTimeInterval(10)
         func staging() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: v.path)) ?? []).filter { $0.contains(".moving-") }

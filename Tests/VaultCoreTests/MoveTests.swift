@@ -265,7 +265,7 @@ struct MoveTests {
             .offer(files: 1, bytes: 0), .offer(files: MoveMessage.maxFiles, bytes: MoveMessage.maxTotalBytes),
             .file(path: "vault.header", size: 182), .file(path: "inbox/0123456789abcdef0123456789abcdef.env", size: 0),
             .file(path: "inbox/0123456789abcdef0123456789abcdef.item", size: 1), .file(path: "rekey.pending", size: 9),
-            .data([1]), .data([UInt8](repeating: 7, count: MoveMessage.maxData)),
+            .data([1]), .data(ArraySlice<UInt8>(repeating: 7, count: MoveMessage.maxData)),
             .fileEnd(sha256: Array(0..<32)), .end, .done(.erased), .done(.kept),
             .receipt(Array(32..<64)), .refused(.noSpace), .refused(.wrongPassword),
         ]
