@@ -31,5 +31,18 @@ say "grep -rF -e 'taxes.txt' -e 'Quarterly tax' vault/     # names and contents 
 if grep -rqF -e 'taxes.txt' -e 'Quarterly tax' vault/; then echo "found (unexpected)"; exit 1; else echo "nothing found"; fi
 run ls vault vault/items
 run vault --password-file password check --read-data
+
+# A device move, both ends on this machine over 127.0.0.1: the receiver shows
+# a one-time code (here also written to a file), the sender reads it, checks
+# and sends the vault, and erases its copy once the receiver confirmed.
+say "vault move receive --into moved --listen 127.0.0.1:0 --code-file code &   # the new machine"
+vault --password-file password move receive --into "$demo/moved" --listen 127.0.0.1:0 --code-file code 2>&1 \
+    | sed -u 's/^/    [receiver] /' &
+receiver=$!
+for _ in $(seq 100); do [ -s code ] && break; sleep 0.1; done
+say "vault move send --code-file code                       # the old machine"
+vault --password-file password move send --code-file code
+wait $receiver
+run vault --vault moved --password-file password list
 echo
-echo "demo done: init, add without the password, list/get/check with it"
+echo "demo done: init, add without the password, list/get/check with it, move to another place over TCP"

@@ -153,6 +153,25 @@ struct MoveCommandTests {
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    /// On a terminal the receiver draws the code as a QR code under its
+    /// text; the code file is private.
+    @Test func receiverShowsAQRCodeOnATerminal() throws {
+        let v = try VaultFixture()
+        let r = try PTYDriver.run(["--vault", v.path + "/new", "--password-file", v.passwordFile, "move", "receive",
+                                   "--listen", "127.0.0.1:0", "--code-file", v.path + "/code"],
+                                  steps: [.expect("move code: "), .expect("█"), .expect("waiting on port")],
+                                  environment: v.environment(), timeout: 4)
+        #expect(r.failed_step == nil, "\(r.text)")
+        let lines = r.text.split(separator: "\n")
+        let qr = lines.filter { $0.contains("█") || $0.contains("▀") || $0.contains("▄") }
+        #expect(qr.count >= 10, "\(r.text)")
+        let code = try String(contentsOfFile: v.path + "/code", encoding: .utf8)
+        #expect(r.text.contains("move code: " + code.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let mode = try FileManager.default.attributesOfItem(atPath: v.path + "/code")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: v.path + "/new"))
+    }
+
     @Test func occupiedTargetRefusedBeforeListening() throws {
         let v = try VaultFixture()
         let other = try VaultFixture()
