@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 // The handshake and the sealed message stream of a move (docs/FORMAT.md,
@@ -87,10 +90,16 @@ public final class MoveChannel {
         return r
     }
 
+    /// A peer that went away (reset, broken pipe) reads as
+    /// `moveConnectionLost`, the same as when we are the one reading.
     private func sendRaw(_ plaintext: some ContiguousBytes, final: Bool = false) throws {
         let frame = try sealer.sealParts(plaintext, final: final)
-        try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
-        try frame.body.withUnsafeBytes { try connection.send($0) }
+        do {
+            try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
+            try frame.body.withUnsafeBytes { try connection.send($0) }
+        } catch VaultError.system(_, _, let code) where code == ECONNRESET || code == EPIPE || code == ETIMEDOUT {
+            throw VaultError.moveConnectionLost
+        }
     }
 
     /// The next message and whether it was the peer's final frame. A
