@@ -60,9 +60,13 @@ public enum KitArmor {
         return payload
     }
 
+    /// ASCII letters only are upper-cased: a non-ASCII character stays
+    /// non-ASCII (and is refused), never folded into the alphabet ("ß" is
+    /// not "SS").
     static func normalise(_ s: String) -> [UInt8] {
-        s.uppercased().utf8.compactMap { c -> UInt8? in
+        s.utf8.compactMap { c -> UInt8? in
             switch c {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): return c - 32
             case UInt8(ascii: "0"): return UInt8(ascii: "O")
             case UInt8(ascii: "1"): return UInt8(ascii: "I")
             case UInt8(ascii: "8"): return UInt8(ascii: "B")
