@@ -75,12 +75,12 @@ def code_text(raw):
 
 
 def base32_decode_canonical(text):
-    """Readers ignore case, spaces and '-', read 0/1/8 as O/I/B, and require
-    the canonical encoding (unused low bits of the last character zero).
-    ASSUMPTION (gap): any whitespace (a trailing newline in a code file, tabs)
-    is ignored like a space; a length that no byte string encodes to
-    (1, 3 or 6 characters mod 8) is refused."""
-    s = re.sub(r"[\s\-]", "", text).upper().translate(str.maketrans("018", "OIB"))
+    """Readers drop leading and trailing white space, ignore ASCII case,
+    spaces and '-', read 0/1/8 as O/I/B, and require the canonical encoding
+    (a possible length, unused low bits of the last character zero)."""
+    if not text.isascii():
+        raise MoveError("not a valid move code")
+    s = re.sub(r"[ \-]", "", text.strip()).upper().translate(str.maketrans("018", "OIB"))
     if not s or any(c not in B32 for c in s) or len(s) % 8 in (1, 3, 6):
         raise MoveError("not a valid move code")
     bits, value, out = 0, 0, bytearray()
