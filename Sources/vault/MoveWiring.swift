@@ -97,15 +97,10 @@ enum MoveWiring {
             let vault = try Vault(at: receiver.staging)
             let secret = try password.read(prompt: "password of the received vault: ")
             let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false)
-            let total = unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
-            let progress = ProgressLine.start(terminal, "checking", total: total)
-            let report = try unlocked.check(readData: true, repair: false, progress: progress?.update)
-            progress?.finish()
-            guard report.problems.isEmpty else {
-                for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
-                throw CLIError(message: "the received vault failed its check; it was not kept", code: .corrupted)
-            }
-            terminal.note("opened and checked the received vault (\(report.itemsChecked) items)")
+            let items = try checkEveryByte(unlocked, terminal: terminal,
+                                           failure: CLIError(message: "the received vault failed its check; it was not kept",
+                                                             code: .corrupted))
+            terminal.note("opened and checked the received vault (\(items) items)")
         } catch {
             switch error {
             case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut:
@@ -123,16 +118,10 @@ enum MoveWiring {
         let vault = try Vault(at: context.vaultDirectory)
         let secret = try password.read()
         let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true)
-        let total = unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
-        let checking = ProgressLine.start(terminal, "checking", total: total)
-        let report = try unlocked.check(readData: true, repair: false, progress: checking?.update)
-        checking?.finish()
-        guard report.problems.isEmpty else {
-            for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
-            throw CLIError(message: "the vault failed its check; nothing was sent",
-                           hints: ["see 'vault check --read-data'"], code: .corrupted)
-        }
-        terminal.note("checked \(report.itemsChecked) items")
+        let items = try checkEveryByte(unlocked, terminal: terminal,
+                                       failure: CLIError(message: "the vault failed its check; nothing was sent",
+                                                         hints: ["see 'vault check --read-data'"], code: .corrupted))
+        terminal.note("checked \(items) items")
         let sender = try MoveSender(vault: unlocked)
 
         let connection: TCPConnection
@@ -158,6 +147,19 @@ enum MoveWiring {
             }
         }
         return .ok
+    }
+
+    /// check --read-data with a progress line; each damaged item reported,
+    /// then `failure` thrown. Returns the number of items checked.
+    private static func checkEveryByte(_ vault: UnlockedVault, terminal: Terminal, failure: CLIError) throws -> Int {
+        let total = vault.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+        let progress = ProgressLine.start(terminal, "checking", total: total)
+        defer { progress?.finish() }
+        let report = try vault.check(readData: true, repair: false, progress: progress?.update)
+        progress?.finish()
+        for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+        guard report.problems.isEmpty else { throw failure }
+        return report.itemsChecked
     }
 
     /// The move code, from FILE or the terminal; never from the command line.

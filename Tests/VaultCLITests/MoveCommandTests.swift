@@ -172,6 +172,30 @@ struct MoveCommandTests {
         #expect(!FileManager.default.fileExists(atPath: v.path + "/new"))
     }
 
+    /// A damaged vault is never sent: the sender's check fails before it connects.
+    @Test func damagedVaultIsNotSent() throws {
+        let v = try Self.populated()
+        let items = try FileManager.default.contentsOfDirectory(atPath: v.dir + "/items")
+        let blob = try #require(items.max { (try? FileManager.default.attributesOfItem(atPath: v.dir + "/items/" + $0)[.size] as? Int) ?? 0
+                                            < (try? FileManager.default.attributesOfItem(atPath: v.dir + "/items/" + $1)[.size] as? Int) ?? 0 })
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: v.dir + "/items/" + blob))
+        try handle.seek(toOffset: 100_000)
+        let byte = try #require(try handle.read(upToCount: 1)).first!
+        try handle.seek(toOffset: 100_000)
+        try handle.write(contentsOf: [byte ^ 0x01])
+        try handle.close()
+        let target = v.path + "/new"
+        let (receiver, _, codeFile) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        let s = try Self.send(v, codeFile: codeFile)
+        #expect(s.status == 14, "\(s.stderr)")
+        #expect(s.stderr.contains("the vault failed its check; nothing was sent"))
+        #expect(!s.stderr.contains("connected to"))
+        #expect(receiver.poll() == nil, "the receiver never saw a connection and still waits")
+        try Self.expectNothingAt(target)
+        #expect(FileManager.default.fileExists(atPath: v.dir + "/vault.header"))
+    }
+
     @Test func occupiedTargetRefusedBeforeListening() throws {
         let v = try VaultFixture()
         let other = try VaultFixture()
