@@ -29,7 +29,9 @@ final class LZMAStream {
         case LZMA_OK, LZMA_STREAM_END: return
         case LZMA_MEM_ERROR: throw XZError.outOfMemory
         case LZMA_MEMLIMIT_ERROR:
-            throw XZError.memoryLimitExceeded(needed: lzma_memusage(strm), limit: lzma_memlimit_get(strm))
+            // (What the stream would need is not reported: the threaded
+            // decoder's lzma_memusage is its current use, not the need.)
+            throw XZError.memoryLimitExceeded(limit: lzma_memlimit_get(strm))
         case LZMA_FORMAT_ERROR: throw XZError.notXZ
         case LZMA_DATA_ERROR: throw XZError.corrupt
         // No progress possible: for a decoder, the input ended early (our
@@ -70,11 +72,26 @@ final class LZMAStream {
     }
 
     /// An .xz decoder for exactly one stream (no LZMA_CONCATENATED) that will
-    /// not allocate more than `memoryLimit` bytes.
-    static func decoder(memoryLimit: UInt64) throws -> LZMAStream {
+    /// not allocate more than `memoryLimit` bytes. With several threads,
+    /// liblzma's multi-threaded decoder (lzma_stream_decoder_mt, as
+    /// `xz -d -T2`): the blocks our multi-threaded encoder writes are
+    /// decoded in parallel (1 GiB of text at preset 1: 6.0 s -> 3.0 s here);
+    /// a stream of one block, or one that would need more than the limit
+    /// to go parallel, is decoded by one thread.
+    static func decoder(memoryLimit: UInt64, threads: Int) throws -> LZMAStream {
         let s = LZMAStream()
         let tellUnsupportedCheck: UInt32 = 0x02   // LZMA_TELL_UNSUPPORTED_CHECK (a UINT32_C macro)
-        try s.check(lzma_stream_decoder(s.strm, memoryLimit, tellUnsupportedCheck), "lzma_stream_decoder")
+        if threads == 1 {
+            try s.check(lzma_stream_decoder(s.strm, memoryLimit, tellUnsupportedCheck), "lzma_stream_decoder")
+        } else {
+            var mt = lzma_mt()
+            mt.flags = tellUnsupportedCheck
+            mt.threads = UInt32(threads)
+            mt.timeout = 0                       // lzma_code blocks until it can make progress
+            mt.memlimit_threading = memoryLimit  // above it: one thread
+            mt.memlimit_stop = memoryLimit       // above it: LZMA_MEMLIMIT_ERROR
+            try s.check(lzma_stream_decoder_mt(s.strm, &mt), "lzma_stream_decoder_mt")
+        }
         return s
     }
 

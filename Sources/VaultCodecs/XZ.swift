@@ -20,8 +20,8 @@ public enum XZError: Error, Equatable, Sendable {
     case truncated
     /// Bytes follow the end of the stream.
     case trailingData
-    /// Decoding would need `needed` bytes of memory, more than `limit`; nothing was allocated beyond it.
-    case memoryLimitExceeded(needed: UInt64, limit: UInt64)
+    /// Decoding would need more memory than `limit`; nothing was allocated beyond it.
+    case memoryLimitExceeded(limit: UInt64)
     /// A compression level outside 0...9 or a thread count below 1.
     case invalidParameter(String)
     /// liblzma does not support these options or this integrity check; `function` names the call.
@@ -188,8 +188,11 @@ public final class XZDecompressor: ByteStream {
     private var upstreamEnded = false
     private var streamEnded = false
 
-    public init(upstream: ByteStream, memoryLimit: UInt64 = 256 << 20) throws {
-        lzma = try LZMAStream.decoder(memoryLimit: memoryLimit)
+    /// `threads` > 1 decodes independent blocks in parallel (see
+    /// `LZMAStream.decoder`); the memory limit covers all of them.
+    public init(upstream: ByteStream, memoryLimit: UInt64 = 256 << 20, threads: Int = 2) throws {
+        guard threads >= 1 else { throw XZError.invalidParameter("thread count \(threads) is below 1") }
+        lzma = try LZMAStream.decoder(memoryLimit: memoryLimit, threads: threads)
         self.upstream = upstream
         input = .allocate(byteCount: Self.inputBufferSize, alignment: 16)
     }

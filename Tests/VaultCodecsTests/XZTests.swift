@@ -221,9 +221,8 @@ func systemXZ(_ arguments: [String], input: [UInt8]) throws -> [UInt8] {
         #expect(throws: XZError.self) { try xzDecompress(packed, memoryLimit: 4 << 20) }
         do {
             _ = try xzDecompress(packed, memoryLimit: 4 << 20)
-        } catch let XZError.memoryLimitExceeded(needed, limit) {
+        } catch let XZError.memoryLimitExceeded(limit) {
             #expect(limit == 4 << 20)
-            #expect(needed > limit)
         }
         #expect(try xzDecompress(packed, memoryLimit: 16 << 20) == Array("small".utf8))
     }
