@@ -43,7 +43,7 @@ bench: build
 	@scripts/bench.sh
 
 fuzz: deps
-	for t in item header manifest envelope archive move-frame move-code; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
+	for t in item header manifest envelope archive move-frame move-code xz; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
 	  --sanitize fuzzer --sanitize address \
 	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp || exit 1; done
 	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)

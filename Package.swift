@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "fuzz-archive", targets: ["FuzzArchive"]),
         .executable(name: "fuzz-move-frame", targets: ["FuzzMoveFrame"]),
         .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
+        .executable(name: "fuzz-xz", targets: ["FuzzXZ"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -44,6 +45,7 @@ let package = Package(
         .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
         .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
         .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
+        .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz}
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -70,11 +70,19 @@ PY
 # A small folder as pax, the format folder items hold.
 seed=$(mktemp -d); mkdir -p "$seed/d/sub"; echo hi > "$seed/d/a.txt"; ln -s a.txt "$seed/d/link"; echo x > "$seed/d/sub/b"
 tar --format=pax -C "$seed/d" -cf "$corpus/archive/folder.pax" . ; rm -rf "$seed"
+# xz streams as the vault writes them: one block, several blocks (what the
+# threaded encoder makes), empty, and each preset's dictionary size.
+seed=$(mktemp -d); seq 1 20000 > "$seed/text"
+xz -T1 -1 -c "$seed/text" > "$corpus/xz/one-block"
+xz -T2 -1 --block-size=16384 -c "$seed/text" > "$corpus/xz/blocks"
+printf '' | xz -c > "$corpus/xz/empty"
+for p in 0 3 6; do head -c 3000 "$seed/text" | xz -$p -c > "$corpus/xz/preset-$p"; done
+rm -rf "$seed"
 status=0
-for target in item header manifest envelope archive move-frame move-code; do
+for target in item header manifest envelope archive move-frame move-code xz; do
     echo "fuzzing $target for $seconds s"
     # The move parsers must never allocate more than one frame (4 MiB + 33) at a time.
-    case $target in move-*) malloc=64 ;; *) malloc=4096 ;; esac
+    case $target in move-*) malloc=64 ;; xz) malloc=512 ;; *) malloc=4096 ;; esac
     (cd "$corpus" && "$OLDPWD/$dir/fuzz-$target" "$target" -max_total_time="$seconds" -max_len=2200000 \
         -rss_limit_mb=4096 -malloc_limit_mb=$malloc -print_final_stats=1 2>&1) | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' || true
     if ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/oom-* 2>/dev/null | grep -q .; then
