@@ -118,13 +118,10 @@ public final class MoveSender {
     func erase() throws -> [String] {
         let paths = vault.paths
         let root = paths.root
-        for name in ["rekey.pending", "vault.header"] where files.contains(where: { $0.path == name }) {
-            try Syscall.unlink(root + "/" + name)
-        }
+        let headers: Set = ["rekey.pending", "vault.header"]
+        for f in files where headers.contains(f.path) { try Syscall.unlink(root + "/" + f.path) }
         try Syscall.fsyncDirectory(root)
-        for f in files where f.path != "rekey.pending" && f.path != "vault.header" {
-            try? Syscall.unlink(root + "/" + f.path)
-        }
+        for f in files where !headers.contains(f.path) { try? Syscall.unlink(root + "/" + f.path) }
         try? Syscall.unlink(paths.attempts)
         Scratch.erase(root + "/scratch")
         try? Syscall.fsyncDirectory(paths.items)

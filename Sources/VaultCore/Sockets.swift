@@ -210,11 +210,9 @@ struct SocketAddress: CustomStringConvertible {
         }
     }
 
+    /// [::]:port, every interface (IPv4 too unless IPV6_V6ONLY).
     init(anyIPv6Port port: UInt16) {
-        var sin6 = sockaddr_in6()
-        sin6.sin6_family = sa_family_t(AF_INET6)
-        sin6.sin6_port = port.bigEndian
-        set(sin6)
+        self.init(.ipv6([UInt8](repeating: 0, count: 16)), port: port)
     }
 
     private mutating func set<T>(_ value: T) {
