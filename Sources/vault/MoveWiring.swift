@@ -18,9 +18,15 @@ enum MoveWiring {
     /// Connections that fail the handshake before the receiver gives up.
     static let maxFailedAttempts = 3
 
-    static func receive(_ command: MoveCommand, _ context: Context, password: PasswordSource?) throws -> ExitCode {
+    static func receive(_ command: MoveCommand, _ context: Context) throws -> ExitCode {
         let terminal = context.terminal
-        let receiver = try MoveReceiver(target: command.into ?? context.vaultDirectory)
+        let receiver: MoveReceiver
+        do { receiver = try MoveReceiver(target: command.into ?? context.vaultDirectory) } catch VaultError.alreadyExists(let path) {
+            throw CLIError(message: "'\(path)' already exists and is not empty; a move never overwrites",
+                           hints: ["give 'vault move receive --into DIR' a new or empty directory"], code: .exists)
+        }
+        // With no way to get the password for the check, fail now, not after the transfer.
+        let password = command.verify ? try context.passwordSource() : nil
         // Ctrl-C or SIGTERM: no half vault stays behind.
         let cleanup = Interrupts.register { receiver.discard() }
         defer { Interrupts.unregister(cleanup) }

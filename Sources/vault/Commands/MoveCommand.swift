@@ -97,8 +97,7 @@ struct MoveCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         switch action {
         case .receive:
-            let password = verify ? try context.passwordSource() : nil
-            return try MoveWiring.receive(self, context, password: password)
+            return try MoveWiring.receive(self, context)
         case .send:
             return try MoveWiring.send(self, context, password: context.passwordSource())
         }
