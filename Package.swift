@@ -51,6 +51,6 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs"]),
     ]
 )

@@ -3,7 +3,7 @@
 @testable import VaultCore
 import VaultCrypto
 
-private let vaultKey = X25519PrivateKey()
+private let vaultKey = try! X25519PrivateKey()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -4,7 +4,7 @@
 @testable import VaultCore
 import VaultCrypto
 
-private let key = SecretBytes(count: 32)
+private let key = try! SecretBytes(count: 32)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzManifest(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

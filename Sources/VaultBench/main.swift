@@ -23,7 +23,7 @@ final class NullSink: ByteSink {
 }
 
 let args = CommandLine.arguments.dropFirst()
-let key = FileKey.random()
+let key = try FileKey.random()
 let threads = Int(ProcessInfo.processInfo.environment["VAULT_BENCH_THREADS"] ?? "") ?? 2
 
 switch args.first {

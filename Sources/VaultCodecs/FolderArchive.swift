@@ -32,6 +32,16 @@ public struct ArchiveSummary: Equatable, Sendable {
     public init(files: UInt64 = 0, bytes: UInt64 = 0, skipped: [String] = []) {
         (self.files, self.bytes, self.skipped) = (files, bytes, skipped)
     }
+
+    /// Adds an extracted entry: regular files and hard links are files.
+    /// Sizes come from archive headers, so the sum is checked, not trusted.
+    mutating func count(_ entry: PaxEntry) throws {
+        guard entry.kind == .regular || entry.kind == .hardlink else { return }
+        let (sum, overflow) = bytes.addingReportingOverflow(entry.size)
+        guard !overflow else { throw ArchiveError.library(function: "archive_entry_size", code: 0, errno: 0, message: "sizes overflow") }
+        files += 1
+        bytes = sum
+    }
 }
 
 /// Errors of the folder archive layer, each naming the path it concerns.
@@ -114,9 +124,11 @@ public enum FolderArchive {
     /// name is left behind. Permissions (without setuid/setgid) and mtimes
     /// are restored, owners are not. The stream is read to its end.
     /// `announce` learns the sibling's path before it exists, so an interrupt
-    /// handler can remove it whenever the interrupt comes.
+    /// handler can remove it whenever the interrupt comes. `verify` sees the
+    /// summary before the rename; if it throws, nothing is left behind.
     public static func extract(from stream: ByteStream, into destination: String,
-                               announce: ((String) -> Void)? = nil) throws -> ArchiveSummary {
+                               announce: ((String) -> Void)? = nil,
+                               verify: ((ArchiveSummary) throws -> Void)? = nil) throws -> ArchiveSummary {
         var dest = Array(destination.utf8)
         while dest.count > 1, dest.last == slash { dest.removeLast() }
         guard !dest.isEmpty, dest != [slash] else {
@@ -128,12 +140,28 @@ public enum FolderArchive {
         try FileSystem.call("mkdir", partial) { mkdir($0, 0o700) }
         do {
             let summary = try extractEntries(from: stream, under: try FileSystem.realPath(partial))
+            try verify?(summary)
             try FileSystem.renameNoReplace(partial, dest, display: destination)
             return summary
         } catch {
             FileSystem.removeTree(partial)
             throw error
         }
+    }
+
+    /// What `extract` would restore from `stream`, writing nothing: every
+    /// entry passes the same checks (a refusal is thrown as extraction would
+    /// throw it), and the stream is read to its end.
+    public static func summarize(from stream: ByteStream) throws -> ArchiveSummary {
+        let reader = try TarReader(stream: stream)
+        var plan = ExtractionPlan(root: [])
+        var summary = ArchiveSummary()
+        while let entry = try reader.next() {
+            guard let target = try plan.admit(entry) else { continue }
+            try summary.count(target)
+        }
+        try reader.drainInput()
+        return summary
     }
 
     /// The (path, size) of each entry of a tar/pax stream, without extracting.
@@ -221,10 +249,7 @@ extension FolderArchive {
             try disk.writeHeader(target, name: entry.displayPath)
             if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk) }
             try disk.finishEntry()
-            if target.kind == .regular || target.kind == .hardlink {
-                summary.files += 1
-                summary.bytes += target.size
-            }
+            try summary.count(target)
         }
         try disk.close()
         try reader.drainInput()

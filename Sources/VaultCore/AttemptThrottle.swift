@@ -29,6 +29,7 @@ struct AttemptThrottle {
     static let magic = Array("VAULTATT".utf8)
     static let length = 24
     static let schedule: [Int64] = [0, 0, 5, 30, 120, 600, 1800]
+    static let longestWait: Int64 = 1800
 
     let path: String
     let clock: UnlockClock
@@ -72,7 +73,17 @@ struct AttemptThrottle {
         let n = try raw.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
         let state = n == 0 ? State() : (Self.decode(Array(raw[..<n])) ?? State(failures: UInt32(Self.schedule.count), notBefore: 0))
         let now = clock.now()
-        if state.notBefore > now { throw VaultError.lockedOut(retryInSeconds: Int(state.notBefore - now)) }
+        // The file is not authenticated: whatever time it names, the wait is
+        // at most the schedule's longest. A time further ahead is damage; it
+        // is brought back to that cap, so the wait ends like any other.
+        if state.notBefore > now {
+            let (wait, overflow) = state.notBefore.subtractingReportingOverflow(now)
+            if overflow || wait > Self.longestWait {
+                try save(State(failures: state.failures, notBefore: now + Self.longestWait), to: file)
+                throw VaultError.lockedOut(retryInSeconds: Int(Self.longestWait))
+            }
+            throw VaultError.lockedOut(retryInSeconds: Int(wait))
+        }
         do {
             let result = try attempt()
             if state.failures > 0 { try save(State(), to: file) }

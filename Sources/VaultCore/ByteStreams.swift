@@ -24,11 +24,21 @@ public final class FileHandleFD: ByteSink, ByteSource {
     private let owned: Bool
 
     /// Opens `path` read-only. Vault files are never opened through a
-    /// symbolic link; a user's input (`vault add LINK`) may be.
+    /// symbolic link and must be regular files: they are opened without
+    /// blocking (a FIFO planted in the inbox must not hang an unlock that
+    /// holds the writer lock) and anything else is refused. A user's input
+    /// (`vault add LINK`, `vault add <(cmd)`) may be a link or a pipe.
     public init(readingFrom path: String, followSymlinks: Bool = false) throws {
-        fd = try Syscall.open(path, O_RDONLY | (followSymlinks ? 0 : O_NOFOLLOW))
+        fd = try Syscall.open(path, O_RDONLY | (followSymlinks ? 0 : O_NOFOLLOW | O_NONBLOCK))
         owned = true
-        do { size = try Syscall.fileSize(fd) } catch { Syscall.close(fd); throw error }
+        do {
+            let st = try Syscall.fstat(fd)
+            if !followSymlinks, st.st_mode & S_IFMT != S_IFREG { throw VaultError.unsafeVaultPath(path) }
+            size = UInt64(max(0, st.st_size))
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
     }
 
     /// Wraps a descriptor this object does not own (stdin, stdout).
@@ -141,5 +151,23 @@ public final class ProgressSink: ByteSink {
         try downstream.write(bytes)
         total += UInt64(bytes.count)
         report(total)
+    }
+}
+
+/// Hands out what `upstream` gives and copies it to `sink` on the way, for
+/// a reader that must see the bytes (the archive checker) while they are
+/// also written out (`get` of a folder item).
+final class TeeStream: ByteStream {
+    private let upstream: ByteStream
+    private let sink: ByteSink
+    private(set) var count: UInt64 = 0
+
+    init(_ upstream: ByteStream, copyingTo sink: ByteSink) { (self.upstream, self.sink) = (upstream, sink) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try upstream.read(into: buffer)
+        if n > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: buffer[..<n])) }
+        count += UInt64(n)
+        return n
     }
 }

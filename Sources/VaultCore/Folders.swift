@@ -59,10 +59,9 @@ extension Vault {
 }
 
 extension UnlockedVault {
-    /// An item's content as a pull stream, authenticated chunk by chunk
-    /// and decompressed if it was stored compressed.
-    public func contentStream(_ entry: ManifestEntry) throws -> ByteStream {
-        let r = try reader(for: entry)
+    /// An opened item's content as a pull stream, authenticated chunk by
+    /// chunk and decompressed if it was stored compressed.
+    func contentStream(_ r: ItemReader) throws -> ByteStream {
         guard r.header.flags.contains(.compressed) else { return r.contentStream() }
         return try xzError { try XZDecompressor(upstream: r.contentStream()) }
     }
@@ -83,9 +82,13 @@ extension UnlockedVault {
     public func restoreFolder(_ entry: ManifestEntry, to destination: String,
                               partial: ((String) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
-        let stream = try contentStream(entry)
+        let stream = try contentStream(reader(for: entry))
         do {
-            let summary = try archiveError { try FolderArchive.extract(from: stream, into: destination, announce: partial) }
+            let summary = try archiveError {
+                try FolderArchive.extract(from: stream, into: destination, announce: partial) {
+                    try ItemRules.checkArchive(entry, $0)
+                }
+            }
             // The archive holds what is inside the folder; the folder's own
             // mode and time are in the manifest entry.
             try Syscall.setModeAndTime(destination, mode: entry.mode, modified: entry.modified)

@@ -43,8 +43,8 @@ public struct ItemHeader: Equatable, Sendable {
     }
 
     /// A header with a fresh random item id and nonce prefix.
-    public static func random(flags: ItemFlags) -> ItemHeader {
-        try! ItemHeader(flags: flags, itemID: SecureRandom.bytes(itemIDLength),
+    public static func random(flags: ItemFlags) throws -> ItemHeader {
+        try ItemHeader(flags: flags, itemID: SecureRandom.bytes(itemIDLength),
                         noncePrefix: SecureRandom.bytes(noncePrefixLength))
     }
 

@@ -47,6 +47,10 @@ public final class ItemReader: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ItemCipher.sealedChunkSize, alignment: 64)
         defer { buffer.deallocate() }
         let n = try readAndOpen(chunk: chunks - 1, into: buffer, aead: workers[0])
+        // A final chunk shorter than the trailer is never canonical (with two
+        // or more chunks Padmé makes the last one a multiple of 32 KiB), and
+        // would leave no room to read the trailer from.
+        guard n >= ItemCipher.trailerLength else { throw VaultError.corruptedOrTampered }
         let trailer = buffer[(n - ItemCipher.trailerLength)..<n].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard trailer <= streamLength - UInt64(ItemCipher.trailerLength),
               ItemCipher.streamLength(contentLength: trailer) == streamLength else {

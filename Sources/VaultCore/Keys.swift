@@ -39,7 +39,7 @@ public struct MasterKey: Sendable {
         self.secret = secret
     }
 
-    public static func random() -> MasterKey { try! MasterKey(secret: .random(count: length)) }
+    public static func random() throws -> MasterKey { try MasterKey(secret: .random(count: length)) }
 
     func derive(_ label: [UInt8], vaultID: [UInt8]) throws -> SecretBytes {
         try HKDF.deriveKey(ikm: secret, salt: vaultID, info: label, length: 32)

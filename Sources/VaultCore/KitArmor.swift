@@ -30,56 +30,71 @@ public enum KitArmor {
             let chunk = Array(text[start..<min(start + lineLength, text.count)])
             let groups = stride(from: 0, to: chunk.count, by: 4).map { String(decoding: chunk[$0..<min($0 + 4, chunk.count)], as: UTF8.self) }
             let n = i + 1
-            lines.append((n < 10 ? "0\(n)" : "\(n)") + " " + groups.joined(separator: " ") + " " + checksum(line: n, chunk))
+            lines.append((n < 10 ? "0\(n)" : "\(n)") + " " + groups.joined(separator: " ") + " "
+                         + String(decoding: checksum(line: UInt8(n), chunk), as: UTF8.self))
         }
         return (lines + [end]).joined(separator: "\n")
     }
 
-    /// Finds the armored block in `text` and decodes it. A line whose
-    /// checksum fails is `kitDamaged(line:)`.
+    /// The armored lines of a kit payload (`RecoveryKit.length` bytes: 186 characters).
+    static let lineCount = ((RecoveryKit.length * 8 + 4) / 5 + lineLength - 1) / lineLength
+
+    /// Finds the armored block in `text` and decodes it. Spacing is free: a
+    /// line is its characters with every space, tab and '-' removed, the
+    /// first two being its number and the last two its checksum. A line
+    /// whose number or checksum does not fit is `kitDamaged(line:)`; anything
+    /// else amiss is `kitDamaged(line: nil)`. Work is bounded by the text's
+    /// size, whatever it holds.
     public static func decode(_ text: String) throws -> [UInt8] {
-        let all = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let b = all.firstIndex(of: begin), let e = all[b...].firstIndex(of: end), e > b else {
+        let all = text.split(whereSeparator: \.isNewline).map { line in
+            Array(line.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") })
+        }
+        let beginLine = squeezed(begin), endLine = squeezed(end)
+        guard let b = all.firstIndex(of: beginLine), let e = all[b...].firstIndex(of: endLine) else {
             throw VaultError.kitDamaged(line: nil)
         }
+        let lines = all[(b + 1)..<e].filter { !$0.isEmpty }
         var chars: [UInt8] = []
-        var expected = 1
-        for line in all[(b + 1)..<e] where !line.isEmpty {
-            var tokens = line.split(separator: " ").map(String.init)
-            guard tokens.count >= 3, Int(tokens[0]) == expected else { throw VaultError.kitDamaged(line: expected) }
-            tokens.removeFirst()
-            let sum = normalise(tokens.removeLast())
-            let body = normalise(tokens.joined())
-            guard body.count <= lineLength, body.allSatisfy(alphabet.contains), sum == Array(checksum(line: expected, body).utf8) else {
-                throw VaultError.kitDamaged(line: expected)
+        for (i, raw) in lines.enumerated() {
+            let n = i + 1
+            guard n <= lineCount, raw.count >= 5, raw[0] == digit(n / 10), raw[1] == digit(n % 10) else {
+                throw VaultError.kitDamaged(line: min(n, lineCount + 1))
+            }
+            let body = normalise(raw[2..<(raw.count - 2)]), sum = normalise(raw[(raw.count - 2)...])
+            guard body.count <= lineLength, body.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
+                throw VaultError.kitDamaged(line: n)
             }
             chars += body
-            expected += 1
         }
-        guard let payload = unbase32(chars) else { throw VaultError.kitDamaged(line: nil) }
+        guard lines.count == lineCount, let payload = unbase32(chars) else { throw VaultError.kitDamaged(line: nil) }
         return payload
     }
 
-    /// ASCII letters only are upper-cased: a non-ASCII character stays
-    /// non-ASCII (and is refused), never folded into the alphabet ("ß" is
-    /// not "SS").
-    static func normalise(_ s: String) -> [UInt8] {
-        s.utf8.compactMap { c -> UInt8? in
+    private static func digit(_ d: Int) -> UInt8 { UInt8(ascii: "0") + UInt8(d) }
+
+    /// A marker line as `decode` compares it: without spaces.
+    private static func squeezed(_ line: String) -> [UInt8] { Array(line.utf8.filter { $0 != UInt8(ascii: " ") }) }
+
+    /// ASCII letters only are upper-cased: a non-ASCII byte stays non-ASCII
+    /// (and is refused), never folded into the alphabet ("ß" is not "SS").
+    /// Dashes (group separators some people type) are dropped.
+    static func normalise(_ s: some Sequence<UInt8>) -> [UInt8] {
+        s.compactMap { c -> UInt8? in
             switch c {
             case UInt8(ascii: "a")...UInt8(ascii: "z"): return c - 32
             case UInt8(ascii: "0"): return UInt8(ascii: "O")
             case UInt8(ascii: "1"): return UInt8(ascii: "I")
             case UInt8(ascii: "8"): return UInt8(ascii: "B")
-            case UInt8(ascii: " "), UInt8(ascii: "-"): return nil
+            case UInt8(ascii: "-"): return nil
             default: return c
             }
         }
     }
 
-    static func checksum(line n: Int, _ chars: [UInt8]) -> String {
-        let h = (try? SHA256.hash(checksumLabel + [UInt8(n)] + chars)) ?? [0, 0]
+    static func checksum(line n: UInt8, _ chars: [UInt8]) -> [UInt8] {
+        let h = (try? SHA256.hash(checksumLabel + [n] + chars)) ?? [0, 0]
         let bits = Int(h[0]) << 2 | Int(h[1]) >> 6
-        return String(decoding: [alphabet[bits >> 5], alphabet[bits & 31]], as: UTF8.self)
+        return [alphabet[bits >> 5], alphabet[bits & 31]]
     }
 
     static func base32(_ bytes: [UInt8]) -> [UInt8] {

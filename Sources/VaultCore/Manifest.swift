@@ -13,57 +13,101 @@ public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
     public static let version: UInt8 = 1
     static let prefixLength = 24
-    /// Bounds on what a manifest may hold, checked while parsing.
+    /// Bounds on what a manifest may hold, checked while parsing, and by
+    /// every change before it is saved: the writer never saves a manifest
+    /// the reader would refuse.
     public static let maxEntries = 1_000_000
     public static let maxFileSize = 256 << 20
 
     public private(set) var entries: [ManifestEntry]
     /// Indexes into `entries`, so lookups and the uniqueness checks of a
-    /// 10,000-item manifest stay linear overall, not quadratic.
-    private var byName: [String: Int] = [:]
+    /// 100,000-item manifest stay linear overall, not quadratic. Names are
+    /// keyed by their UTF-8 bytes: FORMAT.md compares names byte for byte,
+    /// where Swift's String equality would merge canonically equivalent ones.
+    private var byName: [[UInt8]: Int] = [:]
     private var byID: [[UInt8]: Int] = [:]
+    /// The plaintext's size: 4 + the sum of the entries' encoded lengths.
+    public private(set) var plaintextSize = 4
+    /// The file size this manifest may seal to: `maxFileSize`, smaller only
+    /// in tests (which fill it to the brim without 256 MiB of names).
+    let capacity: Int
+    var plaintextCapacity: Int { capacity - Self.prefixLength - AEADAlgorithm.tagLength }
 
-    public init(entries: [ManifestEntry] = []) throws {
+    public init(entries: [ManifestEntry] = []) throws { try self.init(entries: entries, capacity: Self.maxFileSize) }
+
+    init(entries: [ManifestEntry], capacity: Int) throws {
+        self.capacity = capacity
         self.entries = []
+        self.entries.reserveCapacity(entries.count)
         for e in entries { try add(e) }
     }
 
-    public func entry(named name: String) -> ManifestEntry? { byName[name].map { entries[$0] } }
-    public func entry(itemID: [UInt8]) -> ManifestEntry? { byID[itemID].map { entries[$0] } }
-
-    public mutating func add(_ e: ManifestEntry) throws {
-        guard byName[e.name] == nil else { throw VaultError.alreadyExists(path: e.name) }
-        guard byID[e.itemID] == nil else { throw VaultError.invalidArgument("duplicate item id") }
-        guard entries.count < Self.maxEntries else { throw VaultError.invalidArgument("too many items") }
-        byName[e.name] = entries.count
-        byID[e.itemID] = entries.count
-        entries.append(e)
+    /// The items' total size, for progress displays. Sizes come from drop-in
+    /// envelopes, which anyone can write, so the sum saturates, never traps.
+    public var totalSize: UInt64 {
+        entries.reduce(UInt64(0)) { total, e in
+            let (sum, overflow) = total.addingReportingOverflow(e.size)
+            return overflow ? .max : sum
+        }
     }
 
-    public mutating func remove(named name: String) -> ManifestEntry? {
-        guard let i = byName[name] else { return nil }
-        let e = entries.remove(at: i)
+    public func entry(named name: String) -> ManifestEntry? { byName[Array(name.utf8)].map { entries[$0] } }
+    public func entry(itemID: [UInt8]) -> ManifestEntry? { byID[itemID].map { entries[$0] } }
+    public func contains(name: String) -> Bool { byName[Array(name.utf8)] != nil }
+
+    /// Whether `extra` more entries with names of `nameBytes` bytes in all still fit.
+    func hasRoom(entries extra: Int = 1, nameBytes: Int) -> Bool {
+        entries.count + extra <= Self.maxEntries
+            && plaintextSize + extra * ManifestEntry.fixedLength + nameBytes <= plaintextCapacity
+    }
+
+    public mutating func add(_ e: ManifestEntry) throws {
+        let name = Array(e.name.utf8)
+        guard byName[name] == nil else { throw VaultError.alreadyExists(path: e.name) }
+        guard byID[e.itemID] == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        guard hasRoom(nameBytes: name.count) else { throw VaultError.manifestFull }
+        byName[name] = entries.count
+        byID[e.itemID] = entries.count
+        entries.append(e)
+        plaintextSize += e.encodedLength
+    }
+
+    /// Removes the named entries (all of them exist, or nothing changes).
+    public mutating func remove(named names: [String]) throws -> [ManifestEntry] {
+        var doomed = Set<Int>()
+        for name in names {
+            guard let i = byName[Array(name.utf8)] else { throw VaultError.noSuchItem(name: name) }
+            doomed.insert(i)
+        }
+        let removed = doomed.sorted().map { entries[$0] }
+        entries = entries.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
+        plaintextSize -= removed.reduce(0) { $0 + $1.encodedLength }
         reindex()
-        return e
+        return removed
     }
 
     public mutating func rename(_ name: String, to newName: String) throws {
         try ManifestEntry.checkName(newName)
-        guard let i = byName[name] else { throw VaultError.noSuchItem(name: name) }
-        guard byName[newName] == nil else { throw VaultError.alreadyExists(path: newName) }
+        let old = Array(name.utf8), new = Array(newName.utf8)
+        guard let i = byName[old] else { throw VaultError.noSuchItem(name: name) }
+        guard byName[new] == nil else { throw VaultError.alreadyExists(path: newName) }
+        guard plaintextSize - old.count + new.count <= plaintextCapacity else { throw VaultError.manifestFull }
         entries[i].name = newName
-        reindex()
+        plaintextSize += new.count - old.count
+        byName[old] = nil
+        byName[new] = i
     }
 
     /// Replaces the entry of the same name (its item id may change).
     public mutating func replace(_ e: ManifestEntry) {
-        guard let i = byName[e.name] else { return }
+        guard let i = byName[Array(e.name.utf8)] else { return }
+        byID[entries[i].itemID] = nil
+        byID[e.itemID] = i
         entries[i] = e
-        reindex()
     }
 
     private mutating func reindex() {
-        byName = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.name, $0) })
+        byName = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (Array($1.name.utf8), $0) })
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.itemID, $0) })
     }
 
@@ -71,8 +115,9 @@ public struct Manifest: Sendable {
     func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12)) throws -> [UInt8] {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
+        guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
         var plain = [UInt8]()
-        plain.reserveCapacity(4 + entries.reduce(0) { $0 + $1.encodedLength })
+        plain.reserveCapacity(plaintextSize)
         plain += withUnsafeBytes(of: UInt32(entries.count).bigEndian, Array.init)
         for e in entries { e.encode(into: &plain) }
         defer { SecureZero.zero(&plain) }
@@ -84,8 +129,8 @@ public struct Manifest: Sendable {
 
     /// Opens and parses a sealed manifest: exact shape, every entry valid,
     /// unique names and ids, no trailing bytes.
-    static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8]) throws -> Manifest {
-        guard file.count >= prefixLength + AEADAlgorithm.tagLength + 4, file.count <= maxFileSize,
+    static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
+        guard file.count >= prefixLength + AEADAlgorithm.tagLength + 4, file.count <= capacity,
               Array(file[0..<8]) == magic, file[8] == version, file[9..<12].allSatisfy({ $0 == 0 }) else {
             throw VaultError.corruptedOrTampered
         }
@@ -95,19 +140,19 @@ public struct Manifest: Sendable {
                                                              aad: vaultID + Array(file[0..<24]),
                                                              sealed: Array(file[24...]))
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        return try plain.withUnsafeBytes { try parse(plaintext: $0, keys: plain) }
+        return try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity) }
     }
 
-    /// Parses a decrypted manifest: exact shape, unique names and ids. With
-    /// `keys` (the guarded buffer `b` views), file keys are shared from it.
-    static func parse(plaintext b: UnsafeRawBufferPointer, keys: SecretBytes? = nil) throws -> Manifest {
+    /// Parses a decrypted manifest: exact shape, unique names and ids.
+    static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize) throws -> Manifest {
         guard b.count >= 4 else { throw VaultError.corruptedOrTampered }
         let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
         guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
         var offset = 4
-        var m = try Manifest()
+        var m = try Manifest(entries: [], capacity: capacity)
+        m.entries.reserveCapacity(count)
         for _ in 0..<count {
-            do { try m.add(try ManifestEntry.decode(b, offset: &offset, keys: keys)) } catch { throw VaultError.corruptedOrTampered }
+            do { try m.add(try ManifestEntry.decode(b, offset: &offset)) } catch { throw VaultError.corruptedOrTampered }
         }
         guard offset == b.count else { throw VaultError.corruptedOrTampered }
         return m

@@ -77,9 +77,8 @@ public struct ManifestEntry: Sendable {
     }
 
     /// Decodes one entry at `offset`, advancing it. Exact shape or
-    /// `corruptedOrTampered`. With `keys`, the guarded buffer `b` views, the
-    /// file key is shared from it rather than copied.
-    static func decode(_ b: UnsafeRawBufferPointer, offset: inout Int, keys: SecretBytes? = nil) throws -> ManifestEntry {
+    /// `corruptedOrTampered`; the file key is copied into guarded memory.
+    static func decode(_ b: UnsafeRawBufferPointer, offset: inout Int) throws -> ManifestEntry {
         guard b.count - offset >= fixedLength else { throw VaultError.corruptedOrTampered }
         let o = offset
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(b[o + at + $1]) } }
@@ -90,8 +89,7 @@ public struct ManifestEntry: Sendable {
                                 as: UTF8.self) else {
             throw VaultError.corruptedOrTampered
         }
-        let key = try keys.map { FileKey(within: $0, at: o + 16) }
-            ?? FileKey(secret: SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[(o + 16)..<(o + 48)])))
+        let key = try FileKey(copying: UnsafeRawBufferPointer(rebasing: b[(o + 16)..<(o + 48)]))
         do {
             let e = try ManifestEntry(itemID: Array(b[o..<(o + 16)]), fileKey: key, kind: kind, origin: origin,
                                       mode: UInt16(b[o + 50]) << 8 | UInt16(b[o + 51]),

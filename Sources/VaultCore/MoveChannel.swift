@@ -34,7 +34,7 @@ public final class MoveChannel {
     /// closed, or its frame fails) means the code did not match:
     /// `moveCodeMismatch`.
     public static func connect(_ connection: TCPConnection, code: MoveCode) throws -> MoveChannel {
-        let own = X25519PrivateKey()
+        let own = try X25519PrivateKey()
         let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
         let channel = try MoveChannel(connection: connection, session: session)
         try own.publicKey.bytes.withUnsafeBytes { try connection.send($0, more: true) }

@@ -142,7 +142,7 @@ public struct MoveCode: Equatable, Sendable {
     public init(text: String) throws {
         let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard t.utf8.count <= 512 else { throw VaultError.corruptedOrTampered }
-        let chars = KitArmor.normalise(t)
+        let chars = KitArmor.normalise(t.utf8.filter { $0 != UInt8(ascii: " ") })
         guard !chars.isEmpty, chars.allSatisfy(KitArmor.alphabet.contains),
               let raw = KitArmor.unbase32(chars), KitArmor.base32(raw) == chars else {
             throw VaultError.corruptedOrTampered

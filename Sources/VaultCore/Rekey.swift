@@ -33,7 +33,7 @@ extension UnlockedVault {
         try Syscall.fsyncDirectory(paths.items)
 
         // 2. New master key, header and manifest, written as one switch file.
-        let master = MasterKey.random()
+        let master = try MasterKey.random()
         let old = vault.header
         let salt = SecureRandom.bytes(16)
         let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: old.kdf)
@@ -60,9 +60,10 @@ extension UnlockedVault {
     /// Drop-ins that an `add` sealed to the old public key during the rekey:
     /// opened with the old key pair and re-stored under the new keys.
     func absorbLateDropIns(oldKeys: VaultKeys) throws {
-        for (blob, opened) in try waitingDropIns(openedWith: oldKeys.privateKey) {
-            guard var entry = opened,
-                  let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob)))
+        for blob in try inboxEnvelopes() {
+            guard var entry = openEnvelope(blob, with: oldKeys.privateKey),
+                  let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob))),
+                  (try? ItemRules.checkItem(entry, header: reader.header, contentLength: reader.contentLength)) != nil
             else { continue }
             let stored = try storeItem(flags: reader.header.flags) { writer in
                 try reader.readAll(to: writer)

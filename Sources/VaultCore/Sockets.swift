@@ -32,7 +32,7 @@ public final class TCPConnection: @unchecked Sendable {
     }
 
     static func connect(to address: MoveAddress, port: UInt16, timeout: Int32) throws -> TCPConnection {
-        var storage = SocketAddress(address, port: port)
+        let storage = SocketAddress(address, port: port)
         let fd = try Syscall.retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         let connection = TCPConnection(fd: fd, peer: storage.description)
         // Non-blocking connect, so an unreachable address costs `timeout`

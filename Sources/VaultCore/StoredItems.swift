@@ -6,10 +6,11 @@ extension UnlockedVault {
     /// content stream and returns its size before compression and file count.
     /// The blob is durable before this returns; until a manifest names it, it
     /// is a leftover that cleanup removes.
-    func storeItem(flags: ItemFlags, key: FileKey = .random(),
+    func storeItem(flags: ItemFlags, key: FileKey? = nil,
                    produce: (ItemWriter) throws -> (size: UInt64, files: UInt64))
         throws -> (header: ItemHeader, key: FileKey, size: UInt64, files: UInt64) {
-        let header = ItemHeader.random(flags: flags)
+        let key = try key ?? FileKey.random()
+        let header = try ItemHeader.random(flags: flags)
         let target = paths.item(Hex.encode(header.itemID))
         let temp = try TempFile(beside: target)
         let writer = try ItemWriter(key: key, header: header, sink: temp.file)

@@ -109,7 +109,7 @@ enum Syscall {
     static func fileSize(_ fd: Int32) throws -> UInt64 {
         var st = stat()
         _ = try retrying("fstat") { Glibc.fstat(fd, &st) }
-        return UInt64(st.st_size)
+        return UInt64(max(0, st.st_size))
     }
 
     static func fsync(_ fd: Int32) throws { _ = try retrying("fsync") { Glibc.fsync(fd) } }

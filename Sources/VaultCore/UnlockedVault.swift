@@ -43,39 +43,37 @@ public final class UnlockedVault {
 
     public struct AbsorbReport: Sendable {
         public var absorbed: [String] = []
-        /// Envelopes that failed to open or whose content is missing or damaged; left in place.
+        /// Envelopes that failed to open, or whose content is missing, damaged
+        /// or disagrees with the envelope (ItemRules); left in place.
         public var rejected: [String] = []
+        /// Drop-ins left waiting because the manifest is full (see `manifestFull`).
+        public var deferred = 0
     }
 
     /// Moves waiting drop-ins into the manifest. Idempotent and crash-safe:
     /// content is renamed into items/ first, then one manifest write adds all
     /// entries, then the envelopes go. An envelope whose item is already in
     /// the manifest is only removed. A name already taken gets " (2)", " (3)"…
+    /// Envelopes are opened one at a time, so memory follows the number of
+    /// absorbed items, not of the files in the inbox.
     @discardableResult
     public func absorbInbox() throws -> AbsorbReport {
         var report = AbsorbReport()
         guard lock != nil else { return report }
         var done: [String] = []
-        for (blob, opened) in try waitingDropIns(openedWith: keys.privateKey) {
-            let file = blob + ".env"
-            guard var entry = opened else {
-                report.rejected.append(file)
+        var clashes: [String: Int] = [:]
+        for blob in try inboxEnvelopes() {
+            guard var entry = openEnvelope(blob, with: keys.privateKey) else {
+                report.rejected.append(blob + ".env")
                 continue
             }
             if manifest.entry(itemID: entry.itemID) != nil { done.append(blob); continue }
-            let inboxContent = paths.dropInContent(blob), stored = paths.item(blob)
-            if try Syscall.lstat(inboxContent) != nil {
-                guard (try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: inboxContent), threads: 1))?
-                        .header.itemID == entry.itemID else {
-                    report.rejected.append(file)
-                    continue
-                }
-                try Syscall.rename(inboxContent, stored)
-            } else if try Syscall.lstat(stored) == nil {
-                report.rejected.append(file)
+            entry.name = manifest.freeName(like: entry.name, clashes: &clashes)
+            guard manifest.hasRoom(nameBytes: entry.name.utf8.count) else { report.deferred += 1; continue }
+            guard try adoptContent(of: entry) else {
+                report.rejected.append(blob + ".env")
                 continue
             }
-            entry.name = manifest.freeName(like: entry.name)
             try manifest.add(entry)
             report.absorbed.append(entry.name)
             done.append(blob)
@@ -89,50 +87,88 @@ public final class UnlockedVault {
         return report
     }
 
-    /// The inbox's envelopes in name order, each opened with `privateKey`
-    /// (nil if it does not open, or names another item than its file).
-    func waitingDropIns(openedWith privateKey: X25519PrivateKey) throws -> [(blob: String, entry: ManifestEntry?)] {
-        try Syscall.listDirectory(paths.inbox).sorted().filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }.map { file in
-            let blob = String(file.dropLast(4))
-            let entry = try? DropInEnvelope.open(
-                VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                with: privateKey, vaultID: vaultID)
-            return (blob, entry?.blobName == blob ? entry : nil)
+    /// Moves a drop-in's content into items/ once it opens under the entry's
+    /// file key and agrees with the entry (ItemRules); false, touching
+    /// nothing, if it does not. Content already in items/ (an absorb
+    /// interrupted after the rename) is checked where it is.
+    func adoptContent(of entry: ManifestEntry) throws -> Bool {
+        let inInbox = paths.dropInContent(entry.blobName), stored = paths.item(entry.blobName)
+        let waiting = try Syscall.lstat(inInbox) != nil
+        do {
+            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: waiting ? inInbox : stored), threads: 1)
+            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
+        } catch {
+            return false
         }
+        if waiting { try Syscall.rename(inInbox, stored) }
+        return true
+    }
+
+    /// The blob names of the inbox's envelopes, in name order.
+    func inboxEnvelopes() throws -> [String] {
+        try Syscall.listDirectory(paths.inbox).filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
+            .map { String($0.dropLast(4)) }.sorted()
+    }
+
+    /// The entry in envelope `blob`, opened with `privateKey`; nil if it does
+    /// not open, names another item than its file, or breaks ItemRules.
+    func openEnvelope(_ blob: String, with privateKey: X25519PrivateKey) -> ManifestEntry? {
+        guard let entry = try? DropInEnvelope.open(
+                VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
+                with: privateKey, vaultID: vaultID),
+              entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return nil }
+        return entry
     }
 
     // MARK: Reading
 
-    /// Opens an item's blob. A missing, unreadable or damaged blob is
-    /// `itemCorrupted(name)`.
+    /// Opens an item's blob and checks it against its entry (ItemRules). A
+    /// missing, unreadable, damaged or mismatched blob is `itemCorrupted(name)`.
     public func reader(for entry: ManifestEntry) throws -> ItemReader {
         do {
             let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.item(entry.blobName)))
-            guard r.header.itemID == entry.itemID else { throw VaultError.corruptedOrTampered }
+            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
             return r
-        } catch VaultError.corruptedOrTampered, VaultError.system(_, _, ENOENT), VaultError.system(_, _, ELOOP) {
+        } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath, VaultError.system(_, _, ENOENT), VaultError.system(_, _, ELOOP) {
             throw VaultError.itemCorrupted(name: entry.name)
         }
     }
 
     /// Streams an item's content to `sink`, each chunk authenticated first
-    /// (and decompressed, if it was stored compressed). Returns the bytes written.
+    /// (and decompressed, if it was stored compressed): a file's bytes, or a
+    /// folder's pax archive. Returns the bytes written. What `check
+    /// --read-data` verifies is exactly what this releases: a file is
+    /// exactly its entry's size, a folder's archive passes restore's checks
+    /// and adds up to its entry; otherwise `itemCorrupted`.
     @discardableResult
     public func read(_ entry: ManifestEntry, to sink: ByteSink) throws -> UInt64 {
         try read(entry, with: reader(for: entry), to: sink)
     }
 
-    /// The same, with the item already opened (check has opened it to look at
-    /// its header; opening again would authenticate the final chunk twice).
+    /// The same, with the item already opened (check has opened it already;
+    /// opening again would authenticate the final chunk twice).
     func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
         do {
-            if r.header.flags.contains(.compressed) {
-                return try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: sink) }
+            switch entry.kind {
+            case .file:
+                let exact = ExactLengthSink(sink, expected: entry.size)
+                if r.header.flags.contains(.compressed) {
+                    _ = try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: exact) }
+                } else {
+                    try r.readAll(to: exact)
+                }
+                try exact.finish()
+                return exact.written
+            case .folder:
+                let tee = TeeStream(try contentStream(r), copyingTo: sink)
+                let summary = try archiveError { try FolderArchive.summarize(from: tee) }
+                try ItemRules.checkArchive(entry, summary)
+                return tee.count
             }
-            try r.readAll(to: sink)
-            return r.contentLength
-        } catch VaultError.corruptedOrTampered {
+        } catch VaultError.corruptedOrTampered, is XZError {
             throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
+            throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)
         }
     }
 
@@ -160,8 +196,7 @@ public final class UnlockedVault {
     /// their blobs are unlinked. Throws noSuchItem before changing anything.
     public func remove(_ names: [String]) throws {
         try requireLock()
-        for name in names where manifest.entry(named: name) == nil { throw VaultError.noSuchItem(name: name) }
-        let removed = names.compactMap { manifest.remove(named: $0) }
+        let removed = try manifest.remove(named: names)
         try saveManifest()
         for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }
         try Syscall.fsyncDirectory(paths.items)
@@ -200,15 +235,35 @@ public final class UnlockedVault {
 }
 
 extension Manifest {
-    /// `name` if free, else "stem (2).ext", "stem (3).ext", …
+    /// `name` if free, else "stem (n).ext" with the smallest free n ≥ 2 (the
+    /// extension starts at the last '.', unless that is the first character).
+    /// The result is always a name the reader accepts: when the suffix would
+    /// pass the name limit, whole characters are cut from the end of the stem
+    /// (then of the extension). `clashes` remembers, per name, where the last
+    /// search ended, so N drop-ins with one name cost O(N), not O(N²).
+    func freeName(like name: String, clashes: inout [String: Int]) -> String {
+        guard contains(name: name) else { return name }
+        var stem = Substring(name), ext: Substring = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex { (stem, ext) = (name[..<dot], name[dot...]) }
+        var n = clashes[name] ?? 2
+        while true {
+            let suffix = " (\(n))"
+            var (s, e) = (stem, ext)
+            while s.utf8.count + suffix.utf8.count + e.utf8.count > ManifestEntry.maxNameLength {
+                if !s.isEmpty { s.removeLast() } else { e.removeLast() }
+            }
+            let candidate = String(s) + suffix + String(e)
+            n += 1
+            if !contains(name: candidate) {
+                clashes[name] = n
+                return candidate
+            }
+        }
+    }
+
+    /// `freeName` for a single name.
     func freeName(like name: String) -> String {
-        guard entry(named: name) != nil else { return name }
-        let (stem, ext): (Substring, Substring) = {
-            if let dot = name.lastIndex(of: "."), dot != name.startIndex { return (name[..<dot], name[dot...]) }
-            return (Substring(name), "")
-        }()
-        var n = 2
-        while entry(named: "\(stem) (\(n))\(ext)") != nil { n += 1 }
-        return "\(stem) (\(n))\(ext)"
+        var clashes: [String: Int] = [:]
+        return freeName(like: name, clashes: &clashes)
     }
 }

@@ -34,7 +34,7 @@ public final class Vault: Sendable {
         for dir in [paths.items, paths.inbox] where try Syscall.lstat(dir) == nil { try Syscall.mkdir(dir) }
         let lock = try WriterLock(paths)
         let vaultID = SecureRandom.bytes(16), salt = SecureRandom.bytes(16)
-        let masterKey = MasterKey.random()
+        let masterKey = try MasterKey.random()
         let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
         let header = try VaultHeader.seal(vaultID: vaultID, kdf: kdf, salt: salt, kek: kek, masterKey: masterKey, options: options)
         let keys = try VaultKeys(masterKey: masterKey, vaultID: vaultID)
@@ -99,8 +99,8 @@ public final class Vault: Sendable {
                        progress: ((UInt64) -> Void)? = nil,
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
-        let itemHeader = ItemHeader.random(flags: flags)
-        let fileKey = FileKey.random()
+        let itemHeader = try ItemHeader.random(flags: flags)
+        let fileKey = try FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)
         let content = try TempFile(beside: paths.dropInContent(blob))
         let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file

@@ -20,7 +20,13 @@ import VaultCrypto
 
 public struct VaultPaths: Sendable {
     public let root: String
-    public init(root: String) { self.root = root }
+    /// Trailing slashes are dropped: lstat("link/") follows the link, which
+    /// would let a symbolic link to a vault pass the refusal.
+    public init(root: String) {
+        var r = Substring(root)
+        while r.count > 1, r.hasSuffix("/") { r.removeLast() }
+        self.root = String(r)
+    }
     public var header: String { root + "/vault.header" }
     public var manifest: String { root + "/manifest" }
     public var items: String { root + "/items" }

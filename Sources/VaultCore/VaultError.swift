@@ -49,4 +49,7 @@ public enum VaultError: Error, Equatable, Sendable {
     case system(operation: String, path: String?, errno: Int32)
     /// A value was outside what this format or operation allows.
     case invalidArgument(String)
+    /// The manifest would exceed what a reader accepts (1,000,000 items or
+    /// 256 MiB): the change was not made.
+    case manifestFull
 }

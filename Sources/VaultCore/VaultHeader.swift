@@ -31,11 +31,11 @@ public struct VaultHeader: Equatable, Sendable {
     static let wrapAADLength = 56
     static let macOffset = 150
 
-    /// Work factors a header may ask for. Above these the header is refused
-    /// before any allocation: 2 GiB, 16 passes, 8 lanes.
-    public static let maxMemoryKiB: UInt32 = 2 * 1024 * 1024
-    public static let maxPasses: UInt32 = 16
-    public static let maxLanes: UInt32 = 8
+    /// Work factors a header may ask for (KDFLimits). Above these the header
+    /// is refused before any allocation: 2 GiB, 16 passes, 8 lanes.
+    public static let maxMemoryKiB: UInt32 = KDFLimits.maxMemoryMiB * 1024
+    public static let maxPasses: UInt32 = KDFLimits.maxPasses
+    public static let maxLanes: UInt32 = KDFLimits.maxLanes
 
     public let vaultID: [UInt8]
     public let kdf: Argon2Parameters

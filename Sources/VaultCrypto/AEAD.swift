@@ -99,7 +99,7 @@ public final class AEAD {
                            sealed: some ContiguousBytes) throws -> SecretBytes {
         try nonce.withUnsafeBytes { n in try aad.withUnsafeBytes { a in try sealed.withUnsafeBytes { s in
             guard s.count >= AEADAlgorithm.tagLength else { throw CryptoError.authenticationFailed }
-            let out = SecretBytes(count: s.count - AEADAlgorithm.tagLength)
+            let out = try SecretBytes(count: s.count - AEADAlgorithm.tagLength)
             try out.withUnsafeMutableBytes { try open(nonce: n, aad: a, sealed: s, into: $0) }
             return out
         } } }

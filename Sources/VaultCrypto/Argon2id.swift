@@ -49,7 +49,7 @@ public enum Argon2id {
                                  associatedData: some ContiguousBytes = [UInt8](),
                                  backend: Argon2Backend? = nil) throws -> SecretBytes {
         guard (4...1024).contains(length) else { throw CryptoError.invalidParameter("argon2 output length \(length)") }
-        let out = SecretBytes(count: length)
+        let out = try SecretBytes(count: length)
         try password.withUnsafeBytes { pw in try salt.withUnsafeBytes { s in
         try secret.withUnsafeBytes { k in try associatedData.withUnsafeBytes { ad in
             guard s.count >= 8 else { throw CryptoError.invalidParameter("argon2 salt shorter than 8 bytes") }

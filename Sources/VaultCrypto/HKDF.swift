@@ -7,7 +7,7 @@ public enum HKDF {
 
     /// HKDF-Extract(salt, ikm) -> PRK (32 bytes).
     public static func extract(salt: some ContiguousBytes, ikm: some ContiguousBytes) throws -> SecretBytes {
-        let prk = SecretBytes(count: hashLength)
+        let prk = try SecretBytes(count: hashLength)
         try ikm.withUnsafeBytes { k in try salt.withUnsafeBytes { s in try prk.withUnsafeMutableBytes { o in
             try OpenSSL.hkdf(.extract, key: k, salt: s, info: UnsafeRawBufferPointer(start: nil, count: 0), into: o)
         } } }
@@ -19,7 +19,7 @@ public enum HKDF {
         guard length > 0, length <= 255 * hashLength else {
             throw CryptoError.invalidParameter("HKDF output length \(length)")
         }
-        let out = SecretBytes(count: length)
+        let out = try SecretBytes(count: length)
         try prk.withUnsafeBytes { k in try info.withUnsafeBytes { i in try out.withUnsafeMutableBytes { o in
             try OpenSSL.hkdf(.expand, key: k, salt: UnsafeRawBufferPointer(start: nil, count: 0), info: i, into: o)
         } } }

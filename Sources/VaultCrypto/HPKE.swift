@@ -95,7 +95,7 @@ public enum HPKE {
     /// The labeled ikm is assembled in guarded memory because ikm is secret.
     static func labeledExtract(suiteID: [UInt8], salt: some ContiguousBytes, label: [UInt8],
                                ikm: some ContiguousBytes) throws -> SecretBytes {
-        let labeledIKM = concatenate([versionLabel, suiteID, label, ikm])
+        let labeledIKM = try concatenate([versionLabel, suiteID, label, ikm])
         return try HKDF.extract(salt: salt, ikm: labeledIKM)
     }
 
@@ -111,9 +111,9 @@ public enum HPKE {
         return try HKDF.expand(prk: prk, info: labeledInfo, length: length)
     }
 
-    private static func concatenate(_ parts: [any ContiguousBytes]) -> SecretBytes {
+    private static func concatenate(_ parts: [any ContiguousBytes]) throws -> SecretBytes {
         let total = parts.reduce(0) { n, p in n + p.withUnsafeBytes { $0.count } }
-        let out = SecretBytes(count: total)
+        let out = try SecretBytes(count: total)
         out.withUnsafeMutableBytes { o in
             var offset = 0
             for part in parts {
@@ -195,7 +195,7 @@ public enum HPKE {
                                         ikm: psk ?? SecretBytes(count: 0))
         func expand(_ label: [UInt8], _ length: Int) throws -> SecretBytes {
             // Export-only has Nk = Nn = 0: nothing to expand.
-            if length == 0 { return SecretBytes(count: 0) }
+            if length == 0 { return try SecretBytes(count: 0) }
             return try labeledExpand(suiteID: suite, prk: secret, label: label, info: context, length: length)
         }
         return try Context(aead: aead, suiteID: suite,
@@ -300,7 +300,7 @@ public enum HPKE {
                                    pskID: some ContiguousBytes = [UInt8]()) throws
         -> (encapsulatedKey: [UInt8], context: SenderContext) {
         try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID,
-                        ephemeralKey: X25519PrivateKey())
+                        ephemeralKey: try X25519PrivateKey())
     }
 
     /// As above with the ephemeral key injected. Internal: reusing an

@@ -2,48 +2,57 @@ import Foundation
 
 /// Bytes that must not outlive their use: keys, passwords, passphrases.
 ///
-/// Backed by libsodium guarded memory (`sodium_malloc`): locked in RAM so it is
-/// not swapped, fenced by guard pages, and zeroed by `sodium_free` on deinit.
-/// Pointers to the storage never leave the `withUnsafe…` closures. Equality is
-/// constant time.
+/// Backed by libsodium guarded memory through `GuardedArena`: locked in RAM
+/// (up to RLIMIT_MEMLOCK) so it is not swapped, fenced by guard pages, never
+/// in a core dump, and zeroed when released. Pointers to the storage never
+/// leave the `withUnsafe…` closures. Equality is constant time.
+///
+/// Allocation failure is `CryptoError.outOfMemory`, thrown, never a trap.
+// @unchecked Sendable: the storage is owned by this object alone; callers
+// that write through withUnsafeMutableBytes do so before sharing it.
 public final class SecretBytes: @unchecked Sendable, Equatable, ContiguousBytes {
-    private let pointer: UnsafeMutableRawPointer
+    private let allocation: GuardedArena.Allocation
+    private var pointer: UnsafeMutableRawPointer { allocation.pointer }
     public let count: Int
 
     /// Zero-filled secret storage of `count` bytes.
-    public init(count: Int) {
-        precondition(count >= 0)
-        guard let p = Sodium.allocate(count) else { fatalError("guarded memory allocation failed") }
-        pointer = p
+    public init(count: Int) throws(CryptoError) {
+        allocation = try GuardedArena.allocate(count)
         self.count = count
-        Sodium.zero(UnsafeMutableRawBufferPointer(start: p, count: count))
     }
 
     /// Copies `bytes` into guarded memory. The caller stays responsible for
     /// erasing its own copy.
-    public convenience init(copying bytes: UnsafeRawBufferPointer) {
-        self.init(count: bytes.count)
-        if bytes.count > 0 { pointer.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+    public convenience init(copying bytes: UnsafeRawBufferPointer) throws(CryptoError) {
+        try self.init(count: bytes.count)
+        if let base = bytes.baseAddress, bytes.count > 0 { pointer.copyMemory(from: base, byteCount: bytes.count) }
     }
 
-    /// Copies and then zeroes `bytes` (for secrets that arrived in an array).
-    public convenience init(consuming bytes: inout [UInt8]) {
-        self.init(count: bytes.count)
-        bytes.withUnsafeMutableBytes { buf in
-            if buf.count > 0 { pointer.copyMemory(from: buf.baseAddress!, byteCount: buf.count) }
-            Sodium.zero(buf)
+    /// Copies and then zeroes `bytes` (for secrets that arrived in an array);
+    /// `bytes` is zeroed and emptied even if the allocation fails.
+    public convenience init(consuming bytes: inout [UInt8]) throws(CryptoError) {
+        defer {
+            bytes.withUnsafeMutableBytes { Sodium.zero($0) }
+            bytes.removeAll()
         }
-        bytes.removeAll()
+        try self.init(count: bytes.count)
+        bytes.withUnsafeBytes { buf in
+            if let base = buf.baseAddress, buf.count > 0 { pointer.copyMemory(from: base, byteCount: buf.count) }
+        }
     }
 
     /// `count` fresh random bytes from the OS CSPRNG.
-    public static func random(count: Int) -> SecretBytes {
-        let s = SecretBytes(count: count)
+    public static func random(count: Int) throws(CryptoError) -> SecretBytes {
+        let s = try SecretBytes(count: count)
         s.withUnsafeMutableBytes { Sodium.randomBytes($0) }
         return s
     }
 
-    deinit { Sodium.free(pointer) }
+    deinit { GuardedArena.release(allocation) }
+
+    /// How many guarded regions could not be locked in RAM (RLIMIT_MEMLOCK
+    /// reached): their secrets may be swapped, though never dumped.
+    public static var unlockedRegions: Int { GuardedArena.lockFailures }
 
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: pointer, count: count))
@@ -59,9 +68,15 @@ public final class SecretBytes: @unchecked Sendable, Equatable, ContiguousBytes 
     }
 
     /// A copy of bytes `range` in fresh guarded memory.
-    public func slice(_ range: Range<Int>) -> SecretBytes {
-        precondition(range.lowerBound >= 0 && range.upperBound <= count)
-        return withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[range])) }
+    public func slice(_ range: Range<Int>) throws(CryptoError) -> SecretBytes {
+        guard range.lowerBound >= 0 && range.upperBound <= count else {
+            throw .invalidLength(what: "secret slice", expected: count, got: range.upperBound)
+        }
+        var result: Result<SecretBytes, CryptoError> = .failure(.outOfMemory)
+        withUnsafeBytes { b in
+            result = Result { () throws(CryptoError) in try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: b[range])) }
+        }
+        return try result.get()
     }
 }
 

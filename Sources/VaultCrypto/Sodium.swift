@@ -22,6 +22,12 @@ enum Sodium {
 
     static func free(_ pointer: UnsafeMutableRawPointer) { sodium_free(pointer) }
 
+    /// mlock plus MADV_DONTDUMP (sodium_mlock); false when RLIMIT_MEMLOCK is reached.
+    static func lock(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return true }
+        return sodium_mlock(base, buffer.count) == 0
+    }
+
     static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         sodium_memzero(base, buffer.count)

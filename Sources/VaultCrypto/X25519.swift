@@ -20,8 +20,8 @@ public final class X25519PrivateKey: @unchecked Sendable {
     public let publicKey: X25519PublicKey
 
     /// A fresh random key pair.
-    public convenience init() {
-        try! self.init(secret: SecretBytes.random(count: Self.length))
+    public convenience init() throws {
+        try self.init(secret: SecretBytes.random(count: Self.length))
     }
 
     public init(secret: SecretBytes) throws {
@@ -37,7 +37,7 @@ public final class X25519PrivateKey: @unchecked Sendable {
     /// X25519(self, peer). Throws `weakSharedSecret` for an all-zero result
     /// (a low-order peer point), as RFC 7748 section 6.1 and RFC 9180 require.
     public func sharedSecret(with peer: X25519PublicKey) throws -> SecretBytes {
-        let out = SecretBytes(count: 32)
+        let out = try SecretBytes(count: 32)
         try secret.withUnsafeBytes { s in try peer.bytes.withUnsafeBytes { p in try out.withUnsafeMutableBytes { o in
             try Sodium.x25519(scalar: s, point: p, into: o)
         } } }

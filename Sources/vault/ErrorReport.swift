@@ -82,6 +82,9 @@ enum ErrorReport {
             return cliError(for: SystemError(operation: operation, path: path, errno: code), vaultDirectory: vaultDirectory)
         case .invalidArgument(let message):
             return CLIError(message: message)
+        case .manifestFull:
+            return CLIError(message: "the vault is full: its list of items would pass 1,000,000 items or 256 MiB",
+                            hints: ["remove items, or shorten long names, then try again"])
         }
     }
 

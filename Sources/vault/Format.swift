@@ -22,8 +22,12 @@ enum Format {
     }()
 
     static func date(_ unix: Int64) -> String {
-        dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+        dateFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(clampedTime(unix))))
     }
+
+    /// Years 1 to 9999: an entry written before absorb refused other times
+    /// still prints as a date.
+    static func clampedTime(_ unix: Int64) -> Int64 { min(max(unix, ItemRules.earliestTime), ItemRules.latestTime) }
 
     static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "added" : "edited" }
 
@@ -42,12 +46,29 @@ enum JSON {
     nonisolated(unsafe) private static let isoFormatter = ISO8601DateFormatter()  // used from the main thread only
 
     static func iso8601(_ unix: Int64) -> String {
-        isoFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+        isoFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(Format.clampedTime(unix))))
     }
 
     static func encode(_ object: Any) throws -> String {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        return escapingInvisible(String(decoding: data, as: UTF8.self))
+    }
+
+    /// JSONSerialization escapes only what JSON requires (C0, '"', '\\');
+    /// a name's C1 controls, DEL and format characters would reach whoever
+    /// prints the JSON raw. They can only occur inside strings, so each is
+    /// replaced by its `\uXXXX` escape (a surrogate pair above U+FFFF).
+    static func escapingInvisible(_ json: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(json.unicodeScalars.count)
+        for scalar in json.unicodeScalars {
+            guard (0x7f...0x9f).contains(scalar.value) || Terminal.isInvisible(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 { out += "\\u" + String(format: "%04x", unit) }
+        }
+        return out
     }
 
     static func list(_ entries: [ManifestEntry]) throws -> String {

@@ -31,7 +31,7 @@ enum MoveWiring {
         let cleanup = Interrupts.register { receiver.discard() }
         defer { Interrupts.unregister(cleanup) }
 
-        let ownKey = X25519PrivateKey()
+        let ownKey = try X25519PrivateKey()
         let token = SecureRandom.bytes(MoveCode.tokenLength)
         var listener: TCPListener? = try TCPListener(address: command.listen?.address, port: command.listen?.port ?? 0)
         let port = listener!.port
@@ -158,7 +158,7 @@ enum MoveWiring {
     /// check --read-data with a progress line; each damaged item reported,
     /// then `failure` thrown. Returns the number of items checked.
     private static func checkEveryByte(_ vault: UnlockedVault, terminal: Terminal, failure: CLIError) throws -> Int {
-        let total = vault.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+        let total = vault.manifest.totalSize
         let progress = ProgressLine.start(terminal, "checking", total: total)
         defer { progress?.finish() }
         let report = try vault.check(readData: true, repair: false, progress: progress?.update)

@@ -55,7 +55,7 @@ struct PasswordSource {
             defer { SecureZero.zero(&buffer) }
             let count = try terminal.readSecret(prompt: prompt, from: tty, into: &buffer)
             guard count > 0 else { throw CLIError(message: "empty password") }
-            return Self.secret(from: &buffer, count: count)
+            return try Self.secret(from: &buffer, count: count)
         }
     }
 
@@ -79,7 +79,7 @@ struct PasswordSource {
             throw CLIError(message: "password file '\(path)' is longer than \(Self.maximumLength) bytes")
         }
         guard count > 0 else { throw CLIError(message: "password file '\(path)' is empty") }
-        return Self.secret(from: &buffer, count: count)
+        return try Self.secret(from: &buffer, count: count)
     }
 
     private func readCommand(_ command: String) throws(CLIError) -> SecretBytes {
@@ -96,12 +96,14 @@ struct PasswordSource {
             defer { Interrupts.unregister(cleanup) }
             // Closing our end before waiting: a command that prints too much
             // gets EPIPE instead of blocking forever on a full pipe.
-            let output = Result { () throws(SystemError) in
-                defer { Syscall.close(child.output) }
-                return try Syscall.readFully(child.output, into: &buffer)
+            var output: Result<(Int, Syscall.Termination?), SystemError> = .success((0, nil))
+            buffer.withUnsafeMutableBytes { raw in
+                output = Result { () throws(SystemError) in try Syscall.readOutput(of: child.pid, from: child.output, into: raw) }
             }
-            termination = try Syscall.wait(child.pid)
-            read = try output.get()
+            Syscall.close(child.output)
+            let (count, ended) = try output.get()
+            if let ended { termination = ended } else { termination = try Syscall.wait(child.pid) }
+            read = count
         } catch {
             throw CLIError(message: "cannot run the password command: \(error.reason)")
         }
@@ -124,7 +126,7 @@ struct PasswordSource {
         case .signaled(let signal): throw CLIError(message: "password command was killed by signal \(signal)")
         }
         guard count > 0 else { throw CLIError(message: "password command printed no password") }
-        return Self.secret(from: &buffer, count: count)
+        return try Self.secret(from: &buffer, count: count)
     }
 
     /// `count` less one trailing "\n" or "\r\n": the line end that `echo`
@@ -147,13 +149,17 @@ struct PasswordSource {
     /// in freed heap memory until reused. Core dumps and ptrace are off
     /// (`ProcessHardening`), which limits who could read them. Bytes that are
     /// not UTF-8 (a Latin-1 file) have no text to normalise and are used as is.
-    static func secret(from buffer: inout [UInt8], count: Int) -> SecretBytes {
+    static func secret(from buffer: inout [UInt8], count: Int) throws(CLIError) -> SecretBytes {
         defer { SecureZero.zero(&buffer) }
-        if !buffer[..<count].allSatisfy({ $0 < 0x80 }), let text = String(validating: buffer[..<count], as: UTF8.self) {
-            var normalised = Array(text.precomposedStringWithCanonicalMapping.utf8)
-            return SecretBytes(consuming: &normalised)
+        do {
+            if !buffer[..<count].allSatisfy({ $0 < 0x80 }), let text = String(validating: buffer[..<count], as: UTF8.self) {
+                var normalised = Array(text.precomposedStringWithCanonicalMapping.utf8)
+                return try SecretBytes(consuming: &normalised)
+            }
+            return try buffer.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        } catch {
+            throw ErrorReport.cliError(for: error, vaultDirectory: nil)
         }
-        return buffer.withUnsafeBytes { SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 }
 

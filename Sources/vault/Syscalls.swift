@@ -128,6 +128,17 @@ enum Syscall {
         return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
     }
 
+    /// The signals of a crash. The Swift runtime's backtracer catches them and
+    /// prints registers and raw memory to stderr, which may hold keys or
+    /// passwords; the default action ends the process without a word (and,
+    /// with core dumps off, without a file).
+    static func restoreDefaultCrashSignals() -> Bool {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&action.sa_mask)
+        return [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT].allSatisfy { sigaction($0, &action, nil) == 0 }
+    }
+
     /// exit(3): the normal end of the process.
     static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
 
@@ -268,9 +279,46 @@ enum Syscall {
     static func wait(_ pid: pid_t) throws(SystemError) -> Termination {
         var status: Int32 = 0
         _ = try retrying("waitpid") { waitpid(pid, &status, 0) }
-        // The W* macros are not imported; these are their <sys/wait.h> definitions.
-        if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
-        return .signaled(status & 0x7f)
+        return termination(status)
+    }
+
+    /// The W* macros are not imported; these are their <sys/wait.h> definitions.
+    private static func termination(_ status: Int32) -> Termination {
+        status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
+    }
+
+    /// Reads child `pid`'s output from `fd` into `buffer` until the child has
+    /// exited and what it wrote is read, or the pipe ends, or `buffer` is
+    /// full. Not until end of file alone: a background process the command
+    /// started (`echo pw; sleep 100 &`) inherits the pipe and would hold it
+    /// open long after the command is done. Returns the bytes read and, if
+    /// the child was seen to exit, how it ended (else the caller waits).
+    static func readOutput(of pid: pid_t, from fd: Int32,
+                           into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> (Int, Termination?) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var count = 0
+        var ended: Termination?
+        while true {
+            while count < buffer.count {
+                let n = Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
+                if n > 0 { count += n; continue }
+                if n == 0 { return (count, ended) }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                throw SystemError(operation: "read", path: nil, errno: errno)
+            }
+            if count == buffer.count || ended != nil { return (count, ended) }
+            var status: Int32 = 0
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid {
+                ended = termination(status)   // one more pass drains what it wrote before exiting
+            } else if r == -1 && errno != EINTR {
+                throw SystemError(operation: "waitpid", path: nil, errno: errno)
+            } else {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&p, 1, 100)
+            }
+        }
     }
 
     /// SIGTERM, for a child we no longer wait for.

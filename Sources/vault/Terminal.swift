@@ -47,7 +47,10 @@ struct Terminal: Sendable {
         Syscall.writeText(2, lines.map(printable).joined(separator: "\n") + "\n")
     }
 
-    /// `text` with C0/C1 control characters and DEL shown as `\xNN`.
+    /// `text` with every character that could steer a terminal or disguise
+    /// what is shown escaped: C0/C1 controls and DEL as `\xNN`, and format
+    /// characters (bidirectional overrides such as U+202E, zero-width
+    /// characters) and line/paragraph separators as `\u{XXXX}`.
     static func printable(_ text: String) -> String {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
@@ -56,11 +59,21 @@ struct Terminal: Sendable {
             if v < 0x20 || (0x7f...0x9f).contains(v) {
                 let hex = String(v, radix: 16, uppercase: true)
                 out += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            } else if isInvisible(scalar) {
+                out += "\\u{" + String(v, radix: 16, uppercase: true) + "}"
             } else {
                 out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// Format characters (Cf) and line/paragraph separators (Zl, Zp).
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 
     // MARK: stdout

@@ -13,12 +13,12 @@ enum Wiring {
         let secret = try password.read()
         var kdf: Argon2Parameters
         var seconds: Double? = nil
-        if command.kdfMemoryMiB != nil && command.kdfPasses != nil {
-            kdf = try command.kdf(calibrated: KDFCalibration.minimum)
+        if command.kdf.skipsCalibration {
+            kdf = try command.kdf.parameters(calibrated: KDFCalibration.minimum)
         } else {
             context.terminal.note("calibrating Argon2id on this machine…")
             let (calibrated, measured) = try KDFCalibration.calibrate()
-            kdf = try command.kdf(calibrated: calibrated)
+            kdf = try command.kdf.parameters(calibrated: calibrated)
             if kdf == calibrated { seconds = measured }
         }
         let vault = try Vault.create(at: paths.root, password: Password(secret: secret), kdf: kdf,
@@ -270,16 +270,14 @@ enum Wiring {
             }
         } else {
             generated = KitArmor.generatedPassphrase()
-            secret = SecretBytes(copying: generated.withUnsafeBytes { $0 })
+            secret = try SecretBytes(copying: generated.withUnsafeBytes { $0 })
         }
         var kdf: Argon2Parameters
-        if let m = command.kdfMemoryMiB, let t = command.kdfPasses {
-            kdf = try Argon2Parameters(memoryKiB: m * 1024, passes: t, lanes: 1)
+        if command.kdf.skipsCalibration {
+            kdf = try command.kdf.parameters(calibrated: KDFCalibration.minimum)
         } else {
             context.terminal.note("calibrating Argon2id for the kit…")
-            let calibrated = try KDFCalibration.calibrate().0
-            kdf = try Argon2Parameters(memoryKiB: command.kdfMemoryMiB.map { $0 * 1024 } ?? calibrated.memoryKiB,
-                                       passes: command.kdfPasses ?? calibrated.passes, lanes: 1)
+            kdf = try command.kdf.parameters(calibrated: KDFCalibration.calibrate().0)
         }
         let kit = try vault.exportKit(passphrase: Password(secret: secret), kdf: kdf)
         let document = try KitDocument.text(kit: kit, fingerprint: vault.vault.header.fingerprint, created: Date())
@@ -332,7 +330,7 @@ enum Wiring {
         let unlocked = try vault.unlock(password: pw, forWriting: true)
         try unlocked.tidy()
         let progress = ProgressLine.start(context.terminal, "re-encrypting",
-                                          total: unlocked.manifest.entries.reduce(UInt64(0)) { $0 + $1.size })
+                                          total: unlocked.manifest.totalSize)
         try unlocked.rekey(password: pw, progress: progress?.update)
         progress?.finish()
         context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
@@ -342,7 +340,7 @@ enum Wiring {
 
     static func check(_ command: CheckCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: command.repair, tidy: false)
-        let total = vault.manifest.entries.reduce(UInt64(0)) { $0 + $1.size }
+        let total = vault.manifest.totalSize
         let progress = command.readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
         let report = try vault.check(readData: command.readData, repair: command.repair, progress: progress?.update)
         progress?.finish()

@@ -222,9 +222,12 @@ import Glibc
         let listed = try v.listed()
         #expect(listed.map(\.name).sorted() == (Array(archives.keys) + ["benign"]).sorted())
         #expect(listed.allSatisfy { $0.kind == "folder" })
-        // They are well-formed, authenticated items: check has nothing to say.
-        let check = try v.run(["check", "--read-data"])
-        #expect(check.status == 0, "\(check.stderr)")
+        // They are authenticated items, but restore would refuse each: check
+        // --read-data applies restore's rules and names every one of them.
+        let check = try v.run(["check", "--read-data", "--json"])
+        #expect(check.status == 14, "\(check.stderr)")
+        let problems = (try JSONObject.parse(check.stdout)["problems"] as? [[String: Any]] ?? []).compactMap { $0["item"] as? String }
+        #expect(problems.sorted() == archives.keys.sorted())
 
         let good = v.path + "/good"
         try FileManager.default.createDirectory(atPath: good, withIntermediateDirectories: false)
@@ -261,9 +264,10 @@ import Glibc
             #expect(firstLine(r.stderr).contains(reason), "\(name): \(r.stderr)")
         }
 
-        // The vault is fine afterwards.
+        // The vault is fine afterwards, once the refused items are gone.
         let list = try v.run(["list"])
         #expect(list.status == 0)
+        #expect(try v.run(["remove"] + archives.keys.sorted()).status == 0)
         #expect(try v.run(["check", "--read-data"]).status == 0)
     }
 

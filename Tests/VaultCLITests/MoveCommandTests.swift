@@ -215,7 +215,7 @@ struct MoveCommandTests {
         let wrongToken = try MoveCode(addresses: code.addresses, port: code.port, publicKey: code.publicKey,
                                       token: SecureRandom.bytes(16))
         let otherKey = try MoveCode(addresses: code.addresses, port: code.port,
-                                    publicKey: X25519PrivateKey().publicKey, token: code.token)
+                                    publicKey: try X25519PrivateKey().publicKey, token: code.token)
         for (i, bad) in [wrongToken, otherKey, wrongToken].enumerated() {
             let file = try v.sandbox.file("bad\(i)", bad.text)
             let s = try Self.send(v, codeFile: file)
@@ -245,7 +245,7 @@ struct MoveCommandTests {
     /// returns the socket and the sealer for our frames.
     static func rawSender(_ code: MoveCode) throws -> (TCPConnection, FrameSealer) {
         let connection = try TCPConnection.connect(to: code.addresses, port: code.port)
-        let own = X25519PrivateKey()
+        let own = try X25519PrivateKey()
         let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
         let sealer = try session.makeSealer()
         try own.publicKey.bytes.withUnsafeBytes { try connection.send($0) }
@@ -368,7 +368,7 @@ struct MoveCommandTests {
     func hostileReceiver(keep: Bool = false, _ act: (MoveChannel) throws -> Void) throws -> (VaultFixture, CLIHarness.Result) {
         let v = try Self.populated()
         let listener = try TCPListener(address: MoveAddress("127.0.0.1")!, port: 0)
-        let own = X25519PrivateKey(), token = SecureRandom.bytes(16)
+        let own = try X25519PrivateKey(), token = SecureRandom.bytes(16)
         let code = try MoveCode(addresses: [MoveAddress("127.0.0.1")!], port: listener.port, publicKey: own.publicKey, token: token)
         let codeFile = try v.sandbox.file("code", code.text)
         let result = Mutex<CLIHarness.Result?>(nil)

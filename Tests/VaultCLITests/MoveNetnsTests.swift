@@ -125,7 +125,7 @@ import Glibc
         }
         let port = UInt16.random(in: 20_000...60_000)
         let code = try MoveCode(addresses: [MoveAddress(address)!], port: port,
-                                publicKey: X25519PrivateKey().publicKey, token: randomBytes(MoveCode.tokenLength))
+                                publicKey: try X25519PrivateKey().publicKey, token: randomBytes(MoveCode.tokenLength))
         let codeFile = try src.sandbox.file("code", code.text + "\n")
 
         var sender = CLIHarness.Result(status: -1, stdout: [], stderr: "")

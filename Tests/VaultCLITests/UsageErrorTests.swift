@@ -46,11 +46,14 @@ import Testing
              page: "init"),
         Case(args: ["init", "--kdf-memory=-1"], message: "option '--kdf-memory' needs a whole number, not '-1'",
              page: "init"),
-        Case(args: ["init", "--kdf-memory", "5000"], message: "--kdf-memory 5000 MiB is above the maximum of 4096",
+        // The header's own limits (KDFLimits): anything above would make a vault that never opens.
+        Case(args: ["init", "--kdf-memory", "2049"], message: "--kdf-memory 2049 MiB is above the maximum of 2048",
              page: "init"),
         Case(args: ["init", "--kdf-lanes", "0"], message: "--kdf-lanes 0 is below the minimum of 1", page: "init"),
-        Case(args: ["init", "--kdf-lanes", "17"], message: "--kdf-lanes 17 is above the maximum of 16", page: "init"),
-        Case(args: ["init", "--kdf-passes", "65"], message: "--kdf-passes 65 is above the maximum of 64", page: "init"),
+        Case(args: ["init", "--kdf-lanes", "9"], message: "--kdf-lanes 9 is above the maximum of 8", page: "init"),
+        Case(args: ["init", "--kdf-passes", "17"], message: "--kdf-passes 17 is above the maximum of 16", page: "init"),
+        Case(args: ["kit", "export", "--kdf-passes", "17"], message: "--kdf-passes 17 is above the maximum of 16",
+             page: "kit"),
         // Global options after the command are still global.
         Case(args: ["list", "--password-file", "a", "--password-command", "b"],
              message: "--password-file and --password-command cannot be used together", page: nil),

@@ -9,7 +9,7 @@ enum ItemFixture {
 
     static func key(_ seed: UInt8 = 0) -> FileKey {
         var b = (0..<32).map { UInt8($0) &+ seed }
-        return try! FileKey(secret: SecretBytes(consuming: &b))
+        return try! FileKey(secret: try SecretBytes(consuming: &b))
     }
 
     static func header(_ seed: UInt8 = 0, flags: ItemFlags = []) -> ItemHeader {

@@ -9,13 +9,13 @@ import VaultCrypto
 struct MoveTests {
     static func key(_ first: UInt8) throws -> X25519PrivateKey {
         var b = (0..<32).map { first &+ UInt8($0) }
-        return try X25519PrivateKey(secret: SecretBytes(consuming: &b))
+        return try X25519PrivateKey(secret: try SecretBytes(consuming: &b))
     }
     static func secretHex(_ s: SecretBytes) -> String { s.withUnsafeBytes { hex(Array($0)) } }
 
     static func sampleCode() throws -> MoveCode {
         try MoveCode(addresses: [MoveAddress("192.168.1.20")!, MoveAddress("fe80::1")!, MoveAddress("10.0.0.5")!],
-                     port: 45123, publicKey: X25519PrivateKey().publicKey, token: SecureRandom.bytes(16))
+                     port: 45123, publicKey: try X25519PrivateKey().publicKey, token: SecureRandom.bytes(16))
     }
 
     static func pair(token: [UInt8] = Array(0x40...0x4f)) throws -> (MoveSession, MoveSession) {
@@ -36,7 +36,7 @@ struct MoveTests {
     }
 
     @Test func codeBounds() throws {
-        let pk = X25519PrivateKey().publicKey, t = SecureRandom.bytes(16)
+        let pk = try X25519PrivateKey().publicKey, t = SecureRandom.bytes(16)
         let nine = Array(repeating: MoveAddress("127.0.0.1")!, count: 9)
         #expect(throws: VaultError.self) { try MoveCode(addresses: nine, port: 1, publicKey: pk, token: t) }
         #expect(throws: VaultError.self) { try MoveCode(addresses: [], port: 1, publicKey: pk, token: t) }
@@ -93,7 +93,7 @@ struct MoveTests {
     // MARK: key schedule
 
     @Test func bothSidesAgree() throws {
-        let r = X25519PrivateKey(), s = X25519PrivateKey(), t = SecureRandom.bytes(16)
+        let r = try X25519PrivateKey(), s = try X25519PrivateKey(), t = SecureRandom.bytes(16)
         let rs = try MoveSession(role: .receiver, ownKey: r, peerPublicKey: s.publicKey, token: t)
         let ss = try MoveSession(role: .sender, ownKey: s, peerPublicKey: r.publicKey, token: t)
         #expect(rs.sas == ss.sas)
@@ -107,7 +107,7 @@ struct MoveTests {
     }
 
     @Test func wrongTokenOrKeyFails() throws {
-        let r = X25519PrivateKey(), s = X25519PrivateKey(), m = X25519PrivateKey(), t = SecureRandom.bytes(16)
+        let r = try X25519PrivateKey(), s = try X25519PrivateKey(), m = try X25519PrivateKey(), t = SecureRandom.bytes(16)
         let rs = try MoveSession(role: .receiver, ownKey: r, peerPublicKey: s.publicKey, token: t)
         var t2 = t; t2[0] ^= 1
         let wrongToken = try MoveSession(role: .sender, ownKey: s, peerPublicKey: r.publicKey, token: t2)

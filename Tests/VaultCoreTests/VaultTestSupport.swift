@@ -17,7 +17,7 @@ final class TempVault {
 
     static func password(_ s: String) -> Password {
         var b = Array(s.utf8)
-        return Password(secret: SecretBytes(consuming: &b))
+        return Password(secret: try! SecretBytes(consuming: &b))
     }
 
     @discardableResult

@@ -9,7 +9,7 @@ import Testing
 @Suite("Vault format vectors")
 struct VaultVectorTests {
     static func seq(_ from: UInt8, _ n: Int) -> [UInt8] { (0..<n).map { from &+ UInt8($0) } }
-    static func secret(_ b: [UInt8]) -> SecretBytes { var c = b; return SecretBytes(consuming: &c) }
+    static func secret(_ b: [UInt8]) -> SecretBytes { var c = b; return try! SecretBytes(consuming: &c) }
     static func bytes(_ s: SecretBytes) -> [UInt8] { s.withUnsafeBytes { Array($0) } }
 
     static let password = "correct horse battery staple"

@@ -20,7 +20,7 @@ import VaultCrypto
 
     @Test(arguments: algorithms)
     func tamperingFailsAuthentication(algorithm: AEADAlgorithm) throws {
-        let key = SecretBytes.random(count: algorithm.keyLength)
+        let key = try SecretBytes.random(count: algorithm.keyLength)
         let aead = try AEAD(algorithm, key: key)
         let nonce = SecureRandom.bytes(12), aad = Array("header".utf8), pt = Array("attack at dawn".utf8)
         let sealed = try aead.seal(nonce: nonce, aad: aad, plaintext: pt)
@@ -48,7 +48,7 @@ import VaultCrypto
     func wrongKeyOrNonceLengthIsRejected(algorithm: AEADAlgorithm) throws {
         for length in [0, 16, 24, 32, 33] where length != algorithm.keyLength {
             #expect(throws: CryptoError.invalidLength(what: "AEAD key", expected: algorithm.keyLength, got: length)) {
-                try AEAD(algorithm, key: SecretBytes(count: length))
+                try AEAD(algorithm, key: try SecretBytes(count: length))
             }
         }
         let aead = try AEAD(algorithm, key: .random(count: algorithm.keyLength))
@@ -60,7 +60,7 @@ import VaultCrypto
     /// The Galois/Counter Mode of Operation (McGrew and Viega), test case 16:
     /// AES-256, 96-bit IV, 60-byte plaintext, 20-byte AAD.
     @Test func aes256GCMKnownAnswer() throws {
-        let aead = try AEAD(.aes256GCM, key: SecretBytes(hex: "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308"))
+        let aead = try AEAD(.aes256GCM, key: try SecretBytes(hex: "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308"))
         let nonce = [UInt8](hex: "cafebabefacedbaddecaf888")
         let aad = [UInt8](hex: "feedfacedeadbeeffeedfacedeadbeefabaddad2")
         let pt = [UInt8](hex: "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
@@ -74,7 +74,7 @@ import VaultCrypto
 
     /// RFC 8439 section 2.8.2, AEAD_CHACHA20_POLY1305 example.
     @Test func chacha20Poly1305KnownAnswer() throws {
-        let aead = try AEAD(.chacha20Poly1305, key: SecretBytes(hex: "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"))
+        let aead = try AEAD(.chacha20Poly1305, key: try SecretBytes(hex: "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"))
         let nonce = [UInt8](hex: "070000004041424344454647")
         let aad = [UInt8](hex: "50515253c0c1c2c3c4c5c6c7")
         let pt = Array("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.".utf8)

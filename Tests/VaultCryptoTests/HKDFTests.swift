@@ -32,7 +32,7 @@ import VaultCrypto
     }
 
     @Test func outputLengthIsBounded() throws {
-        let prk = SecretBytes.random(count: 32)
+        let prk = try SecretBytes.random(count: 32)
         #expect(try HKDF.expand(prk: prk, info: [UInt8](), length: 255 * 32).count == 255 * 32)
         expectInvalidParameter { try HKDF.expand(prk: prk, info: [UInt8](), length: 255 * 32 + 1) }
         expectInvalidParameter { try HKDF.expand(prk: prk, info: [UInt8](), length: 0) }

@@ -34,7 +34,7 @@ struct HPKEVector: Decodable, Sendable {
     func rfc9180Vector(aead: HPKE.AEADID, mode: HPKE.Mode) throws {
         let v = try #require(HPKEVector.all.first { $0.aeadId == aead.rawValue && $0.mode == mode.rawValue })
         #expect(v.kemId == HPKE.kemID && v.kdfId == HPKE.kdfID)
-        let psk = v.psk.map { b -> SecretBytes in var copy = b.bytes; return SecretBytes(consuming: &copy) }
+        let psk = try v.psk.map { b -> SecretBytes in var copy = b.bytes; return try SecretBytes(consuming: &copy) }
         let pskID = v.pskId?.bytes ?? []
 
         // DeriveKeyPair (section 7.1.3).
@@ -91,7 +91,7 @@ struct HPKEVector: Decodable, Sendable {
 
     @Test(arguments: [HPKE.AEADID.aes128GCM, .aes256GCM, .chacha20Poly1305])
     func singleShotRoundTrip(aead: HPKE.AEADID) throws {
-        let skR = X25519PrivateKey()
+        let skR = try X25519PrivateKey()
         let pt = SecureRandom.bytes(1000)
         let (enc, ct) = try HPKE.seal(pt, to: skR.publicKey, info: info, aad: [1, 2, 3], aead: aead)
         #expect(enc.count == HPKE.encapsulatedKeyLength)
@@ -103,20 +103,20 @@ struct HPKEVector: Decodable, Sendable {
     }
 
     @Test func pskModeRoundTrip() throws {
-        let skR = X25519PrivateKey()
-        let psk = SecretBytes.random(count: 32)
+        let skR = try X25519PrivateKey()
+        let psk = try SecretBytes.random(count: 32)
         let (enc, ct) = try HPKE.seal([42], to: skR.publicKey, info: info, aead: .aes256GCM,
                                       mode: .psk, psk: psk, pskID: [7])
         #expect(try HPKE.open(ct, encapsulatedKey: enc, recipient: skR, info: info, aead: .aes256GCM,
                               mode: .psk, psk: psk, pskID: [7]) == [42])
         #expect(throws: CryptoError.authenticationFailed) {
             try HPKE.open(ct, encapsulatedKey: enc, recipient: skR, info: info, aead: .aes256GCM,
-                          mode: .psk, psk: SecretBytes.random(count: 32), pskID: [7])
+                          mode: .psk, psk: try SecretBytes.random(count: 32), pskID: [7])
         }
     }
 
     @Test func tamperingFailsAuthenticationAndDoesNotAdvance() throws {
-        let skR = X25519PrivateKey()
+        let skR = try X25519PrivateKey()
         let (enc, sender) = try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .chacha20Poly1305)
         let ct = try sender.seal(Array("hello".utf8), aad: [1])
         let recipient = try HPKE.setupRecipient(encapsulatedKey: enc, recipient: skR, info: info, aead: .chacha20Poly1305)
@@ -136,10 +136,10 @@ struct HPKEVector: Decodable, Sendable {
     }
 
     @Test func wrongRecipientInfoOrEncFailsAuthentication() throws {
-        let skR = X25519PrivateKey()
+        let skR = try X25519PrivateKey()
         let (enc, ct) = try HPKE.seal([1, 2, 3], to: skR.publicKey, info: info, aead: .aes128GCM)
         #expect(throws: CryptoError.authenticationFailed) {
-            try HPKE.open(ct, encapsulatedKey: enc, recipient: X25519PrivateKey(), info: info, aead: .aes128GCM)
+            try HPKE.open(ct, encapsulatedKey: enc, recipient: try X25519PrivateKey(), info: info, aead: .aes128GCM)
         }
         #expect(throws: CryptoError.authenticationFailed) {
             try HPKE.open(ct, encapsulatedKey: enc, recipient: skR, info: [0], aead: .aes128GCM)
@@ -163,9 +163,9 @@ struct HPKEVector: Decodable, Sendable {
     }
 
     @Test func pskInputsMustMatchMode() throws {
-        let skR = X25519PrivateKey()
-        let psk = SecretBytes.random(count: 32)
-        let enc = X25519PrivateKey().publicKey.bytes
+        let skR = try X25519PrivateKey()
+        let psk = try SecretBytes.random(count: 32)
+        let enc = try X25519PrivateKey().publicKey.bytes
         // psk mode without a psk: rejected on both sides.
         expectInvalidParameter { try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .aes128GCM, mode: .psk) }
         expectInvalidParameter {
@@ -173,7 +173,7 @@ struct HPKEVector: Decodable, Sendable {
         }
         expectInvalidParameter {
             try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .aes128GCM, mode: .psk,
-                                 psk: SecretBytes(count: 0), pskID: [1])
+                                 psk: try SecretBytes(count: 0), pskID: [1])
         }
         // A psk without an id, an id without a psk, a psk in base mode, a short psk.
         expectInvalidParameter {
@@ -187,12 +187,12 @@ struct HPKEVector: Decodable, Sendable {
         }
         expectInvalidParameter {
             try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .aes128GCM, mode: .psk,
-                                 psk: SecretBytes.random(count: 31), pskID: [1])
+                                 psk: try SecretBytes.random(count: 31), pskID: [1])
         }
     }
 
     @Test func exportOnlyRefusesSealAndOpen() throws {
-        let skR = X25519PrivateKey()
+        let skR = try X25519PrivateKey()
         let (enc, sender) = try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .exportOnly)
         expectInvalidParameter { try sender.seal([1, 2, 3]) }
         expectInvalidParameter { try HPKE.seal([1], to: skR.publicKey, info: info, aead: .exportOnly) }
@@ -202,14 +202,14 @@ struct HPKEVector: Decodable, Sendable {
     }
 
     @Test func exportLengthIsBounded() throws {
-        let (_, sender) = try HPKE.setupSender(recipient: X25519PrivateKey().publicKey, info: info, aead: .aes128GCM)
+        let (_, sender) = try HPKE.setupSender(recipient: try X25519PrivateKey().publicKey, info: info, aead: .aes128GCM)
         #expect(try sender.export(context: [], length: 255 * 32).count == 255 * 32)
         expectInvalidParameter { try sender.export(context: [], length: 255 * 32 + 1) }
         expectInvalidParameter { try sender.export(context: [], length: 0) }
     }
 
     @Test func sequenceNumberOverflowIsRejected() throws {
-        let skR = X25519PrivateKey()
+        let skR = try X25519PrivateKey()
         let (enc, sender) = try HPKE.setupSender(recipient: skR.publicKey, info: info, aead: .aes128GCM)
         let recipient = try HPKE.setupRecipient(encapsulatedKey: enc, recipient: skR, info: info, aead: .aes128GCM)
         sender.context.sequenceNumber = .max - 1

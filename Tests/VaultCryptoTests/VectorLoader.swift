@@ -60,8 +60,8 @@ extension SecretBytes {
     /// The bytes as an array, for comparing against expected values in tests.
     var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
-    convenience init(hex: String) {
+    convenience init(hex: String) throws {
         var b = [UInt8](hex: hex)
-        self.init(consuming: &b)
+        try self.init(consuming: &b)
     }
 }

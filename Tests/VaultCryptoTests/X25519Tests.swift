@@ -3,7 +3,7 @@ import VaultCrypto
 
 @Suite struct X25519Tests {
     func x25519(_ scalar: [UInt8], _ u: [UInt8]) throws -> [UInt8] {
-        try X25519PrivateKey(secret: SecretBytes(copying: scalar.withUnsafeBytes { $0 }))
+        try X25519PrivateKey(secret: try SecretBytes(copying: scalar.withUnsafeBytes { $0 }))
             .sharedSecret(with: X25519PublicKey(bytes: u)).bytes
     }
 
@@ -34,8 +34,8 @@ import VaultCrypto
 
     /// RFC 7748 section 6.1, Diffie-Hellman between Alice and Bob.
     @Test func rfc7748DiffieHellman() throws {
-        let alice = try X25519PrivateKey(secret: SecretBytes(hex: "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a"))
-        let bob = try X25519PrivateKey(secret: SecretBytes(hex: "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb"))
+        let alice = try X25519PrivateKey(secret: try SecretBytes(hex: "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a"))
+        let bob = try X25519PrivateKey(secret: try SecretBytes(hex: "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb"))
         #expect(alice.publicKey.bytes == [UInt8](hex: "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"))
         #expect(bob.publicKey.bytes == [UInt8](hex: "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"))
         let shared = [UInt8](hex: "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742")
@@ -49,7 +49,7 @@ import VaultCrypto
     }
 
     @Test func randomKeysAgree() throws {
-        let a = X25519PrivateKey(), b = X25519PrivateKey()
+        let a = try X25519PrivateKey(), b = try X25519PrivateKey()
         #expect(a.publicKey != b.publicKey)
         #expect(try a.sharedSecret(with: b.publicKey) == b.sharedSecret(with: a.publicKey))
     }
@@ -59,7 +59,7 @@ import VaultCrypto
             try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 31))
         }
         #expect(throws: CryptoError.invalidLength(what: "X25519 private key", expected: 32, got: 33)) {
-            try X25519PrivateKey(secret: SecretBytes(count: 33))
+            try X25519PrivateKey(secret: try SecretBytes(count: 33))
         }
     }
 }

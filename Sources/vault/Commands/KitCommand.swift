@@ -4,8 +4,8 @@ struct KitCommand: Command {
     static let abstract = "export a recovery kit, or recover the vault with one"
     static let options: [OptionSpec] = [
         .value("--output", "-o", as: "FILE"), .value("--passphrase-file", as: "FILE"), .flag("--generate"),
-        .value("--kdf-memory", as: "MIB"), .value("--kdf-passes", as: "N"), .value("--new-password-file", as: "FILE"),
-    ]
+        .value("--new-password-file", as: "FILE"),
+    ] + KDFOptions.specs(lanes: false)
     static let help = """
         Usage: vault kit export [-o FILE] [--passphrase-file FILE | --generate]
                vault kit recover KITFILE [--passphrase-file FILE] [--new-password-file FILE]
@@ -31,9 +31,10 @@ struct KitCommand: Command {
           -o, --output FILE          export: where to write the kit
           --passphrase-file FILE     the kit passphrase, from FILE
           --generate                 export: make a random kit passphrase
-          --kdf-memory MIB           export: Argon2id memory for the kit (default: calibrated)
-          --kdf-passes N             export: Argon2id passes for the kit
           --new-password-file FILE   recover: the new vault password, from FILE
+        \(KDFOptions.help(lanes: false, prefix: "export: ", column: 27))
+
+        By default the kit's Argon2id cost is calibrated on this machine.
 
         Examples:
           vault kit export -o ~/vault-recovery-kit.txt
@@ -46,16 +47,14 @@ struct KitCommand: Command {
     let action: Action
     let passphraseFile: String?
     let generate: Bool
-    let kdfMemoryMiB: UInt32?
-    let kdfPasses: UInt32?
+    let kdf: KDFOptions
     let newPasswordFile: String?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.oneOrMore("export|recover")
         passphraseFile = arguments.value("--passphrase-file")
         generate = arguments.flag("--generate")
-        kdfMemoryMiB = try arguments.number("--kdf-memory")
-        kdfPasses = try arguments.number("--kdf-passes")
+        kdf = try KDFOptions(parsing: arguments, lanes: false)
         newPasswordFile = arguments.value("--new-password-file")
         switch words[0] {
         case "export":
@@ -67,7 +66,7 @@ struct KitCommand: Command {
             action = .export(output: arguments.value("--output"))
         case "recover":
             guard words.count == 2 else { throw arguments.usageError("kit recover needs exactly one KITFILE") }
-            guard !generate, arguments.value("--output") == nil, kdfMemoryMiB == nil, kdfPasses == nil else {
+            guard !generate, arguments.value("--output") == nil, kdf.isEmpty else {
                 throw arguments.usageError("--generate, --output and --kdf-* are for kit export")
             }
             action = .recover(kit: words[1])
@@ -77,13 +76,7 @@ struct KitCommand: Command {
     }
 
     func validate(environment: [String: String]) throws(CLIError) {
-        let weak = environment["VAULT_ALLOW_WEAK_KDF"] == "1"
-        if let m = kdfMemoryMiB, m < InitCommand.minimumMemoryMiB && !weak || m > 2048 || m == 0 {
-            throw .usage("--kdf-memory \(m) MiB is outside 64...2048 (lower only with VAULT_ALLOW_WEAK_KDF=1)", command: Self.name)
-        }
-        if let t = kdfPasses, t < InitCommand.minimumPasses && !weak || t > 16 || t == 0 {
-            throw .usage("--kdf-passes \(t) is outside 3...16 (lower only with VAULT_ALLOW_WEAK_KDF=1)", command: Self.name)
-        }
+        try kdf.validate(environment: environment, command: Self.name)
     }
 
     func run(_ context: Context) throws -> ExitCode {

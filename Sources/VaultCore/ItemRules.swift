@@ -1,0 +1,62 @@
+import VaultCodecs
+
+// The rules that bind a manifest entry to its stored item (docs/FORMAT.md,
+// "Manifest entry" and "Absorbing"), in one place. Absorb applies all of
+// them before a drop-in enters the manifest; every reader (get, restore,
+// open, check, rekey, move) applies the item rules while it streams. A
+// dropper holds the file key of what it drops, so the AEAD proves nothing
+// about these fields: only these checks do.
+
+public enum ItemRules {
+    /// Times an entry may carry: years 1 to 9999, what every date format prints.
+    public static let earliestTime: Int64 = -62_135_596_800   // 0001-01-01T00:00:00Z
+    public static let latestTime: Int64 = 253_402_300_799     // 9999-12-31T23:59:59Z
+
+    /// What a drop-in's entry must satisfy on its own (checked at absorb;
+    /// manifests written before these rules keep opening).
+    static func checkEntry(_ e: ManifestEntry) throws {
+        guard (earliestTime...latestTime).contains(e.added), (earliestTime...latestTime).contains(e.modified),
+              e.kind == .folder || e.fileCount == 1 else { throw VaultError.corruptedOrTampered }
+    }
+
+    /// What the item's header and content length (known once its final chunk
+    /// opened) must agree with. Cheap: no content is read.
+    static func checkItem(_ e: ManifestEntry, header: ItemHeader, contentLength: UInt64) throws {
+        guard header.itemID == e.itemID, header.flags.contains(.archive) == (e.kind == .folder) else {
+            throw VaultError.corruptedOrTampered
+        }
+        guard !header.flags.contains(.compressed) else { return }   // sizes are checked as it decodes
+        switch e.kind {
+        case .file:
+            guard contentLength == e.size else { throw VaultError.corruptedOrTampered }
+        case .folder:
+            // The archive holds every file's bytes, and a 512-byte header for each.
+            guard e.size <= contentLength, e.fileCount <= contentLength / 512 else { throw VaultError.corruptedOrTampered }
+        }
+    }
+
+    /// What a folder's archive must add up to once it has been read.
+    static func checkArchive(_ e: ManifestEntry, _ summary: ArchiveSummary) throws {
+        guard summary.files == e.fileCount, summary.bytes == e.size else { throw VaultError.corruptedOrTampered }
+    }
+}
+
+/// Passes exactly `expected` bytes through to `downstream`: a write past
+/// them, or `finish` short of them, is damage. So a file item releases no
+/// more than its entry's size, and a shorter stream is an error, not a
+/// silently short file.
+final class ExactLengthSink: ByteSink {
+    private let downstream: ByteSink
+    private let expected: UInt64
+    private(set) var written: UInt64 = 0
+
+    init(_ downstream: ByteSink, expected: UInt64) { (self.downstream, self.expected) = (downstream, expected) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard UInt64(bytes.count) <= expected - written else { throw VaultError.corruptedOrTampered }
+        try downstream.write(bytes)
+        written += UInt64(bytes.count)
+    }
+
+    func finish() throws { guard written == expected else { throw VaultError.corruptedOrTampered } }
+}
