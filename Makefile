@@ -7,7 +7,7 @@ FUZZ_SECONDS ?= 60
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc).
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
-                python3 python3-cryptography age bc socat iproute2 openssl strace groff-base man-db zsh fish bash-completion
+                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db zsh fish bash-completion
 
 .PHONY: all deps build test demo bench fuzz install uninstall clean crashtest
 

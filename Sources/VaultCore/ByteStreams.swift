@@ -21,6 +21,8 @@ public protocol ByteSource: AnyObject {
 public final class FileHandleFD: ByteSink, ByteSource {
     public let fd: Int32
     public let size: UInt64
+    /// Whether the descriptor is a regular file (so `size` is its length).
+    public private(set) var isRegularFile = false
     private let owned: Bool
 
     /// Opens `path` read-only. Vault files are never opened through a
@@ -33,7 +35,8 @@ public final class FileHandleFD: ByteSink, ByteSource {
         owned = true
         do {
             let st = try Syscall.fstat(fd)
-            if !followSymlinks, st.st_mode & S_IFMT != S_IFREG { throw VaultError.unsafeVaultPath(path) }
+            isRegularFile = st.st_mode & S_IFMT == S_IFREG
+            if !followSymlinks, !isRegularFile { throw VaultError.unsafeVaultPath(path) }
             size = UInt64(max(0, st.st_size))
         } catch {
             Syscall.close(fd)

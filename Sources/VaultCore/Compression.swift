@@ -43,8 +43,11 @@ extension Vault {
                 level = CompressionLevel.autoPreset
             }
         }
+        // The file's size sizes the writer's buffers (compressed content is
+        // about as long or shorter; the size is only a hint).
         return try dropIn(name: name, kind: .file, flags: level == nil ? [] : [.compressed], mode: mode,
-                          modified: modified, progress: progress) { writer in
+                          modified: modified, expectedLength: source.isRegularFile ? source.size : nil,
+                          progress: progress) { writer in
             guard let level else {
                 try writer.write(sample)
                 return (UInt64(sample.count) + (try writer.consume(source)), 1)

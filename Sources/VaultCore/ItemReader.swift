@@ -44,8 +44,9 @@ public final class ItemReader: @unchecked Sendable {
         // Authenticate the final chunk and take the content length from its
         // trailer. Only canonical padding is accepted (the stream is exactly
         // Padmé(length + 8) long), so one content length has one encoding.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ItemCipher.sealedChunkSize, alignment: 64)
-        defer { buffer.deallocate() }
+        let page = try PageBuffer(count: plaintextSize(chunks - 1) + ItemCipher.tagLength)
+        defer { withExtendedLifetime(page) {} }
+        let buffer = page.raw
         let n = try readAndOpen(chunk: chunks - 1, into: buffer, aead: workers[0])
         // A final chunk shorter than the trailer is never canonical (with two
         // or more chunks Padmé makes the last one a multiple of 32 KiB), and
@@ -110,8 +111,9 @@ public final class ItemReader: @unchecked Sendable {
     /// for chunks that hold only padding).
     public func readChunk(_ index: UInt64) throws -> [UInt8] {
         guard index < chunkCount else { throw VaultError.invalidArgument("chunk \(index) out of range") }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ItemCipher.sealedChunkSize, alignment: 64)
-        defer { buffer.deallocate() }
+        let page = try PageBuffer(count: plaintextSize(index) + ItemCipher.tagLength)
+        defer { withExtendedLifetime(page) {} }
+        let buffer = page.raw
         let n = try readAndOpen(chunk: index, into: buffer, aead: workers[0])
         let c = try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
         return Array(buffer[..<c])
@@ -124,10 +126,13 @@ public final class ItemReader: @unchecked Sendable {
     /// authenticated.
     public func readAll(to sink: ByteSink, batchChunks: Int = 16) throws {
         let sealedSize = ItemCipher.sealedChunkSize
-        let buffers = (0..<2).map { _ in
-            SharedBuffer(raw: .allocate(byteCount: batchChunks * sealedSize, alignment: 64))
+        // Sized to the item: a small one needs one slot of its own size.
+        let slots = Int(min(UInt64(batchChunks), chunkCount))
+        let pages = try (0..<2).map { _ in
+            try PageBuffer(count: slots == 1 ? plaintextSize(0) + ItemCipher.tagLength : slots * sealedSize)
         }
-        defer { buffers.forEach { $0.raw.deallocate() } }
+        defer { withExtendedLifetime(pages) {} }
+        let buffers = pages.map { SharedBuffer(raw: $0.raw) }
         let batches = (chunkCount + UInt64(batchChunks) - 1) / UInt64(batchChunks)
         let firstChunk = { (b: UInt64) in b * UInt64(batchChunks) }
         let chunksIn = { (b: UInt64) in Int(min(UInt64(batchChunks), self.chunkCount - firstChunk(b))) }
@@ -177,6 +182,7 @@ public final class ItemReader: @unchecked Sendable {
         init(_ reader: ItemReader) { self.reader = reader }
 
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard !buffer.isEmpty else { return 0 }
             while offset == chunk.count {
                 guard next < reader.chunkCount else { return 0 }
                 chunk = try reader.readChunk(next)

@@ -14,6 +14,7 @@ public final class ItemWriter: ByteSink {
     private let sink: ByteSink
     private let workers: ChunkWorkers
     private let batchChunks: Int
+    private let pages: [PageBuffer]             // owns the memory `buffers` points into
     private let buffers: [UnsafeMutableRawBufferPointer]
     private var current = 0             // the batch being filled
     private var fullChunks = 0          // complete plaintext chunks in it
@@ -24,20 +25,29 @@ public final class ItemWriter: ByteSink {
     public private(set) var sealedLength: UInt64 = 0
     private var finished = false
 
+    /// `expectedLength`, when the caller knows it (a file's size), sizes the
+    /// batches: a 100-byte item needs one small slot, not 2 × 16 MiB.
     public init(key: FileKey, header: ItemHeader, sink: ByteSink,
-                threads: Int = 2, batchChunks: Int = 16) throws {
+                threads: Int = 2, batchChunks: Int = 16, expectedLength: UInt64? = nil) throws {
         precondition(batchChunks >= 1)
+        let batchChunks = expectedLength.map { Self.chunks(forContentLength: $0, atMost: batchChunks) } ?? batchChunks
         self.header = header
         self.headerBytes = header.bytes
         self.sink = sink
         self.batchChunks = batchChunks
         self.workers = try ChunkWorkers(key: key, threads: threads)
-        buffers = (0..<2).map { _ in .allocate(byteCount: batchChunks * ItemCipher.sealedChunkSize, alignment: 64) }
+        pages = try (0..<2).map { _ in try PageBuffer(count: batchChunks * ItemCipher.sealedChunkSize) }
+        buffers = pages.map(\.raw)
         try headerBytes.withUnsafeBytes { try sink.write($0) }
         sealedLength = UInt64(ItemHeader.length)
     }
 
-    deinit { buffers.forEach { $0.deallocate() } }
+    /// Chunks of the padded stream for `length` content bytes, at most `limit`.
+    static func chunks(forContentLength length: UInt64, atMost limit: Int) -> Int {
+        guard length < ItemCipher.maxContentLength else { return limit }
+        let stream = ItemCipher.streamLength(contentLength: length)
+        return Int(min(UInt64(limit), (stream + UInt64(ItemCipher.chunkSize) - 1) / UInt64(ItemCipher.chunkSize)))
+    }
 
     private func slot(_ k: Int, in buffer: Int? = nil) -> UnsafeMutableRawPointer {
         buffers[buffer ?? current].baseAddress! + k * ItemCipher.sealedChunkSize

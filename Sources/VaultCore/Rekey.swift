@@ -20,7 +20,8 @@ extension UnlockedVault {
         var entries: [ManifestEntry] = []
         for var entry in manifest.entries {
             let reader = try reader(for: entry)
-            let stored = try storeItem(flags: reader.header.flags) { writer in
+            let stored = try storeItem(flags: reader.header.flags, durable: false,
+                                       expectedLength: reader.contentLength) { writer in
                 try reader.readAll(to: writer)
                 done += reader.contentLength
                 progress?(done)
@@ -30,6 +31,9 @@ extension UnlockedVault {
             entry.fileKey = stored.key
             entries.append(entry)
         }
+        // One syncfs for every new blob (an fsync each would cost a journal
+        // commit per item), then the directory; only then the switch names them.
+        try Syscall.syncFileSystem(paths.items)
         try Syscall.fsyncDirectory(paths.items)
 
         // 2. New master key, header and manifest, written as one switch file.

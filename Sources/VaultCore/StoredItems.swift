@@ -4,19 +4,20 @@ extension UnlockedVault {
     /// Writes a new item straight into items/ (the vault is unlocked, so no
     /// inbox): fresh item id, nonce prefix and file key; `produce` writes the
     /// content stream and returns its size before compression and file count.
-    /// The blob is durable before this returns; until a manifest names it, it
-    /// is a leftover that cleanup removes.
-    func storeItem(flags: ItemFlags, key: FileKey? = nil,
+    /// The blob is durable before this returns (unless `durable` is false:
+    /// then the caller syncs a whole batch before a manifest names any);
+    /// until a manifest names it, it is a leftover that cleanup removes.
+    func storeItem(flags: ItemFlags, key: FileKey? = nil, durable: Bool = true, expectedLength: UInt64? = nil,
                    produce: (ItemWriter) throws -> (size: UInt64, files: UInt64))
         throws -> (header: ItemHeader, key: FileKey, size: UInt64, files: UInt64) {
         let key = try key ?? FileKey.random()
         let header = try ItemHeader.random(flags: flags)
         let target = paths.item(Hex.encode(header.itemID))
         let temp = try TempFile(beside: target)
-        let writer = try ItemWriter(key: key, header: header, sink: temp.file)
+        let writer = try ItemWriter(key: key, header: header, sink: temp.file, expectedLength: expectedLength)
         let (size, files) = try produce(writer)
         try writer.finish()
-        try temp.commit(to: target)
+        try temp.commit(to: target, durable: durable)
         return (header, key, size, files)
     }
 

@@ -82,7 +82,8 @@ public final class Vault: Sendable {
     /// general form below.
     @discardableResult
     public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64) throws -> ManifestEntry {
-        try dropIn(name: name, kind: .file, flags: [], mode: mode, modified: modified) { writer in
+        try dropIn(name: name, kind: .file, flags: [], mode: mode, modified: modified,
+                   expectedLength: source.isRegularFile ? source.size : nil) { writer in
             (try writer.consume(source), 1)
         }
     }
@@ -96,7 +97,7 @@ public final class Vault: Sendable {
     /// never takes a half-done drop-in.
     @discardableResult
     public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
-                       progress: ((UInt64) -> Void)? = nil,
+                       expectedLength: UInt64? = nil, progress: ((UInt64) -> Void)? = nil,
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
         let itemHeader = try ItemHeader.random(flags: flags)
@@ -104,7 +105,7 @@ public final class Vault: Sendable {
         let blob = Hex.encode(itemHeader.itemID)
         let content = try TempFile(beside: paths.dropInContent(blob))
         let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
-        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink)
+        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
         let (size, files) = try produce(writer)
         try writer.finish()
         try content.commit(to: paths.dropInContent(blob))

@@ -114,11 +114,13 @@ final class TempFile {
 
     /// fsync, rename over `target` (or, with `noReplace`, only if it does not
     /// exist), fsync the directory. The flock stays held until deinit.
-    func commit(to target: String, noReplace: Bool = false) throws {
-        try file.sync()
+    /// Without `durable`, neither fsync: the caller makes a batch durable at
+    /// once (one syncfs for thousands of files) before anything names them.
+    func commit(to target: String, noReplace: Bool = false, durable: Bool = true) throws {
+        if durable { try file.sync() }
         if noReplace { try Syscall.renameNoReplace(path, target) } else { try Syscall.rename(path, target) }
         committed = true
-        try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
+        if durable { try Syscall.fsyncDirectory(VaultDirectory.directory(of: target)) }
     }
 
     deinit { if !committed { try? Syscall.unlink(path) } }

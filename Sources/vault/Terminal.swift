@@ -52,6 +52,8 @@ struct Terminal: Sendable {
     /// characters (bidirectional overrides such as U+202E, zero-width
     /// characters) and line/paragraph separators as `\u{XXXX}`.
     static func printable(_ text: String) -> String {
+        // Most names are plain printable ASCII: nothing to look up.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return text }
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
@@ -59,7 +61,7 @@ struct Terminal: Sendable {
             if v < 0x20 || (0x7f...0x9f).contains(v) {
                 let hex = String(v, radix: 16, uppercase: true)
                 out += "\\x" + (hex.count < 2 ? "0" : "") + hex
-            } else if isInvisible(scalar) {
+            } else if v >= 0xa0 && isInvisible(scalar) {
                 out += "\\u{" + String(v, radix: 16, uppercase: true) + "}"
             } else {
                 out.unicodeScalars.append(scalar)
@@ -92,6 +94,24 @@ struct Terminal: Sendable {
         do { try Syscall.writeFully(1, Array((line + "\n").utf8)) } catch {
             throw CLIError(message: "cannot write to standard output: \(error.reason)")
         }
+    }
+
+    /// Much output data (a listing of 100,000 items), written in 64 KiB
+    /// pieces rather than one write(2) per line; `emit` adds no newline.
+    func printBuffered(_ body: (_ emit: (String) throws(CLIError) -> Void) throws -> Void) throws {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 16)
+        func flush() throws(CLIError) {
+            do { try Syscall.writeFully(1, buffer) } catch {
+                throw CLIError(message: "cannot write to standard output: \(error.reason)")
+            }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        try body { (text: String) throws(CLIError) in
+            buffer.append(contentsOf: text.utf8)
+            if buffer.count >= 1 << 16 { try flush() }
+        }
+        try flush()
     }
 
     // MARK: prompts
@@ -196,7 +216,12 @@ final class ProgressLine: @unchecked Sendable {
             var text = "\(label): \(Format.size(done))"
             if let total, total > 0 { text += " of \(Format.size(total))" }
             text += String(format: ", %@/s", Format.size(UInt64(rate)))
-            if let total, rate > 0, total > done { text += ", \(Int(Double(total - done) / rate)) s left" }
+            // The total may be a drop-in's claim (up to 2^64 - 1): no integer
+            // conversion of a quotient that could pass Int.max.
+            if let total, rate > 0, total > done {
+                let left = Double(total - done) / rate
+                text += left < 1e7 ? ", \(Int(left)) s left" : ", more than 100 days left"
+            }
             let padded = text.padding(toLength: max(text.count, s.width), withPad: " ", startingAt: 0)
             s.width = text.count
             Syscall.writeText(2, "\r" + padded)

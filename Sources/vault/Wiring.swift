@@ -103,12 +103,13 @@ enum Wiring {
 
     static func list(_ command: ListCommand, _ context: Context, password: PasswordSource) throws -> ExitCode {
         let vault = try unlock(context, password, forWriting: false)
-        let entries = vault.manifest.entries.sorted { $0.name < $1.name }
+        // Byte order, as names are compared (String's < would also be slower).
+        let entries = vault.manifest.entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         if command.json {
-            try context.terminal.printLine(JSON.list(entries))
+            try JSON.writeList(entries, to: context.terminal)
         } else {
-            for e in entries {
-                try context.terminal.printLine(Format.listLine(e))
+            try context.terminal.printBuffered { emit in
+                for e in entries { try emit(Format.listLine(e) + "\n") }
             }
         }
         return .ok
