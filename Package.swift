@@ -29,14 +29,20 @@ let package = Package(
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
+        // The syscall layer: the only code that calls libc for files,
+        // processes, the terminal and sockets (CSystem holds what needs
+        // _GNU_SOURCE or is a macro).
+        .target(name: "CSystem"),
+        .target(name: "System", dependencies: ["CSystem"]),
+
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
         // Compression (liblzma), folder archives (libarchive) and QR codes
         // (libqrencode): bytes in, bytes out.
-        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode"]),
-        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
+        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode", "System"]),
+        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs", "System"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
-        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto"]),
+        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
         // libFuzzer entry points; built only by `make fuzz` (see Makefile).
         .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
         .executableTarget(name: "FuzzHeader", dependencies: ["VaultCore"], path: "Fuzz/FuzzHeader"),
@@ -49,8 +55,8 @@ let package = Package(
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),
-        .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs"]),
+        .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
     ]
 )

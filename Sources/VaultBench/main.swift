@@ -1,6 +1,7 @@
 // vault-bench: the measurements behind `make bench` (scripts/bench.sh runs the
 // reference tools in the same run and prints the ratios). Not installed.
 import Foundation
+import System
 import VaultCore
 import VaultCrypto
 
@@ -10,11 +11,7 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-func peakRSSMiB() -> Double {
-    var u = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &u)
-    return Double(u.ru_maxrss) / 1024
-}
+func peakRSSMiB() -> Double { Double(Syscall.peakResidentKiB) / 1024 }
 
 /// Discards bytes; counts them.
 final class NullSink: ByteSink {
@@ -29,7 +26,7 @@ let threads = Int(ProcessInfo.processInfo.environment["VAULT_BENCH_THREADS"] ?? 
 switch args.first {
 case "item-encrypt":   // IN OUT
     let (input, output) = (args[args.startIndex + 1], args[args.startIndex + 2])
-    if output != "/dev/null" { unlink(output) }
+    if output != "/dev/null" { try? Syscall.unlink(output) }
     var n: UInt64 = 0
     let t = try seconds {
         let src = try FileHandleFD(readingFrom: input)
@@ -47,7 +44,7 @@ case "item-decrypt":   // IN OUT (IN.key holds the key)
     let (input, output) = (args[args.startIndex + 1], args[args.startIndex + 2])
     var raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: input + ".key")))
     let k = try FileKey(secret: SecretBytes(consuming: &raw))
-    if output != "/dev/null" { unlink(output) }
+    if output != "/dev/null" { try? Syscall.unlink(output) }
     var n: UInt64 = 0
     let t = try seconds {
         let r = try ItemReader(key: k, source: try FileHandleFD(readingFrom: input), threads: threads)
@@ -58,9 +55,9 @@ case "item-decrypt":   // IN OUT (IN.key holds the key)
     print(String(format: "item-decrypt %.3f s %.0f MB/s threads=%d", t, Double(n) / t / 1e6, threads))
 case "stream-rss":     // GIB: seal GIB of generated content to a temp file, open it to nowhere
     let gib = UInt64(args[args.startIndex + 1]) ?? 4
-    let path = NSTemporaryDirectory() + "vault-bench-rss-\(getpid())"
-    unlink(path)
-    defer { unlink(path) }
+    let path = NSTemporaryDirectory() + "vault-bench-rss-\(Syscall.processID)"
+    try? Syscall.unlink(path)
+    defer { try? Syscall.unlink(path) }
     let block = [UInt8](repeating: 0x5a, count: 1 << 20)
     let t1 = try seconds {
         let w = try ItemWriter(key: key, header: .random(flags: []), sink: try FileHandleFD(creating: path), threads: threads)

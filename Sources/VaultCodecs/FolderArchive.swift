@@ -4,7 +4,7 @@
 // both ways: file data passes through one 64 KiB buffer and no temporary
 // file is made (extraction keeps only the list of paths it created, to
 // refuse duplicates). libarchive is behind LibArchive.swift; the file-system
-// calls are here, each through `FileSystem.call` (errno in one place).
+// calls go through the System layer, by bytes (names need not be UTF-8).
 //
 // Archive layout (pax restricted, 10240-byte records, see docs/FORMAT.md):
 //   entry* || two zero blocks || zero padding to the record
@@ -16,9 +16,7 @@
 // nanoseconds, restricted pax would add a 1 KiB pax header to every entry);
 // owners are stored as uid/gid 0 without names, which would only leak who
 // made the archive.
-#if canImport(Glibc)
-import Glibc
-#endif
+import System
 
 /// What `write` stored or `extract` restored.
 public struct ArchiveSummary: Equatable, Sendable {
@@ -52,8 +50,6 @@ public enum ArchiveError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// A file shrank while it was being archived, so its stored copy would be wrong.
     case changedWhileReading(path: String)
-    /// A file-system call failed; `function` names it, `errno` says why.
-    case system(function: String, path: String, errno: Int32)
     /// libarchive failed: a damaged or non-tar stream, or an I/O error.
     /// `code` is its ARCHIVE_* return, `errno` archive_errno, `message` archive_error_string.
     case library(function: String, code: Int, errno: Int32, message: String)
@@ -107,8 +103,7 @@ public enum FolderArchive {
     /// FIFOs and sockets are skipped and listed in the summary. A file that
     /// cannot be read fails the whole archive.
     public static func write(directory: String, to sink: ByteSink) throws -> ArchiveSummary {
-        let root = try FileDescriptor.open(at: AT_FDCWD, Array(directory.utf8), display: directory,
-                                           flags: O_RDONLY | O_DIRECTORY)
+        let root = OpenFile(try Syscall.open(directory, .directory))
         let writer = try PaxWriter(sink: sink)
         let buffer = Buffer(count: blockSize)
         var summary = ArchiveSummary()
@@ -126,25 +121,29 @@ public enum FolderArchive {
     /// `announce` learns the sibling's path before it exists, so an interrupt
     /// handler can remove it whenever the interrupt comes. `verify` sees the
     /// summary before the rename; if it throws, nothing is left behind.
-    public static func extract(from stream: ByteStream, into destination: String,
-                               announce: ((String) -> Void)? = nil,
+    public static func extract(from stream: ByteStream, into destination: some FilePathRepresentable,
+                               announce: ((FilePath) -> Void)? = nil,
                                verify: ((ArchiveSummary) throws -> Void)? = nil) throws -> ArchiveSummary {
-        var dest = Array(destination.utf8)
+        let destination = destination.filePath
+        var dest = destination.bytes
         while dest.count > 1, dest.last == slash { dest.removeLast() }
         guard !dest.isEmpty, dest != [slash] else {
-            throw ArchiveError.system(function: "mkdir", path: destination, errno: EINVAL)
+            throw SystemError(operation: "mkdir", path: destination.description, errno: .invalidArgument)
         }
-        if FileSystem.exists(dest) { throw ArchiveError.destinationExists(path: destination) }
-        let partial = dest + Array(".partial-\(String(UInt64.random(in: .min ... .max), radix: 16))".utf8)
-        announce?(String(decoding: partial, as: UTF8.self))
-        try FileSystem.call("mkdir", partial) { mkdir($0, 0o700) }
+        if Syscall.exists(FilePath(bytes: dest)) { throw ArchiveError.destinationExists(path: destination.description) }
+        let partial = FilePath(bytes: dest + Array(".partial-\(String(UInt64.random(in: .min ... .max), radix: 16))".utf8))
+        announce?(partial)
+        try Syscall.mkdir(partial, mode: 0o700)
         do {
-            let summary = try extractEntries(from: stream, under: try FileSystem.realPath(partial))
+            let summary = try extractEntries(from: stream, under: try Syscall.realPath(partial).bytes)
             try verify?(summary)
-            try FileSystem.renameNoReplace(partial, dest, display: destination)
+            do { try Syscall.renameNoReplace(partial, FilePath(bytes: dest)) } catch let error as SystemError where error.errno == .fileExists {
+                throw ArchiveError.destinationExists(path: destination.description)
+            }
             return summary
         } catch {
-            FileSystem.removeTree(partial)
+            // Plaintext of the folder so far: erased, not just unlinked.
+            Eraser.erase(partial)
             throw error
         }
     }
@@ -183,32 +182,32 @@ extension FolderArchive {
     /// directory followed by its own contents. Every child is opened relative
     /// to `dir` with O_NOFOLLOW and checked with fstat on the open descriptor,
     /// so a name swapped for a symlink mid-walk is refused, not followed.
-    private static func writeContents(of dir: FileDescriptor, prefix: [UInt8], writer: PaxWriter,
+    private static func writeContents(of dir: OpenFile, prefix: [UInt8], writer: PaxWriter,
                                       buffer: Buffer, summary: inout ArchiveSummary) throws {
-        for name in try FileSystem.names(in: dir, display: String(decoding: prefix, as: UTF8.self)) {
+        let names = try Syscall.names(in: dir.fd, display: FilePath(bytes: prefix).description)
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = prefix.isEmpty ? name : prefix + [slash] + name
-            let display = String(decoding: path, as: UTF8.self)
-            var st = try FileSystem.lstat(at: dir, name, display: display)
-            switch st.st_mode & S_IFMT {
-            case S_IFDIR:
-                let child = try FileDescriptor.open(at: dir.fd, name, display: display,
-                                                    flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-                st = try FileSystem.fstat(child, display: display)
+            let display = FilePath(bytes: path).description
+            var st = try Syscall.status(in: dir.fd, name, display: display)
+            switch st.kind {
+            case .directory:
+                let child = OpenFile(try Syscall.open(in: dir.fd, name, [.directory, .noFollow], display: display))
+                st = try Syscall.status(child.fd, path: display)
                 try writer.writeHeader(header(path, .directory, st))
                 try writer.finishEntry()
                 try writeContents(of: child, prefix: path, writer: writer, buffer: buffer, summary: &summary)
-            case S_IFREG:
-                // O_NONBLOCK: should the name have become a FIFO, open must not hang.
-                let file = try FileDescriptor.open(at: dir.fd, name, display: display,
-                                                   flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-                st = try FileSystem.fstat(file, display: display)
-                guard st.st_mode & S_IFMT == S_IFREG else { summary.skipped.append(display); continue }
+            case .regular:
+                // nonBlocking: should the name have become a FIFO, open must not hang.
+                let file = OpenFile(try Syscall.open(in: dir.fd, name, [.noFollow, .nonBlocking], display: display))
+                st = try Syscall.status(file.fd, path: display)
+                guard st.kind == .regular else { summary.skipped.append(display); continue }
                 var entry = header(path, .regular, st)
-                entry.size = UInt64(st.st_size)
+                entry.size = st.size
                 try writer.writeHeader(entry)
                 var left = entry.size
                 while left > 0 {
-                    let n = try FileSystem.read(file, into: buffer.bytes, upTo: Int(min(left, UInt64(buffer.bytes.count))), display: display)
+                    let want = Int(min(left, UInt64(buffer.bytes.count)))
+                    let n = try Syscall.readSome(file.fd, UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<want]))
                     guard n > 0 else { throw ArchiveError.changedWhileReading(path: display) }
                     try writer.writeData(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<n]))
                     left -= UInt64(n)
@@ -216,9 +215,9 @@ extension FolderArchive {
                 try writer.finishEntry()
                 summary.files += 1
                 summary.bytes += entry.size
-            case S_IFLNK:
+            case .symlink:
                 var entry = header(path, .symlink, st)
-                entry.linkTarget = try FileSystem.readLink(at: dir, name, display: display)
+                entry.linkTarget = try Syscall.readLink(in: dir.fd, FilePath(bytes: name), display: display)
                 try writer.writeHeader(entry)
                 try writer.finishEntry()
             default:
@@ -227,9 +226,8 @@ extension FolderArchive {
         }
     }
 
-    private static func header(_ path: [UInt8], _ kind: PaxEntry.Kind, _ st: stat) -> PaxEntry {
-        PaxEntry(path: path, kind: kind, permissions: UInt32(st.st_mode) & 0o7777,
-                 mtime: (Int64(st.st_mtim.tv_sec), 0))
+    private static func header(_ path: [UInt8], _ kind: PaxEntry.Kind, _ st: FileStatus) -> PaxEntry {
+        PaxEntry(path: path, kind: kind, permissions: UInt32(st.permissions), mtime: (st.modified, 0))
     }
 }
 
@@ -330,12 +328,15 @@ private struct ExtractionPlan {
     /// libarchive would chdir, which changes the whole process's directory).
     private func placed(_ path: [UInt8], _ refuse: (ArchiveError.Refusal) -> ArchiveError) throws -> [UInt8] {
         let full = root + [slash] + path
-        if full.count >= Int(PATH_MAX) { throw refuse(.pathTooLong) }
+        if full.count >= pathMax { throw refuse(.pathTooLong) }
         return full
     }
 }
 
-// MARK: - libc
+// MARK: - Resources
+
+/// PATH_MAX on Linux.
+private let pathMax = 4096
 
 /// A buffer owned for one walk.
 private final class Buffer {
@@ -345,157 +346,8 @@ private final class Buffer {
 }
 
 /// An open file descriptor, closed in deinit.
-private final class FileDescriptor {
+private final class OpenFile {
     let fd: Int32
-    private init(_ fd: Int32) { self.fd = fd }
-    deinit { _ = Glibc.close(fd) }
-
-    /// The corresponding C function is `openat`; O_CLOEXEC is always added.
-    static func open(at dir: Int32, _ name: [UInt8], display: String, flags: Int32) throws -> FileDescriptor {
-        FileDescriptor(try FileSystem.call("open", name, display: display) { openat(dir, $0, flags | O_CLOEXEC) })
-    }
-}
-
-private enum FileSystem {
-    /// Runs `body` with `path` as a C string, retrying EINTR and turning -1
-    /// into `ArchiveError.system`: the one place errno is read.
-    @discardableResult
-    static func call<T: BinaryInteger>(_ function: String, _ path: [UInt8], display: String? = nil,
-                                       _ body: (UnsafePointer<CChar>) -> T) throws -> T {
-        try (path + [0]).withUnsafeBufferPointer { buffer in
-            try buffer.withMemoryRebound(to: CChar.self) { c in
-                while true {
-                    let r = body(c.baseAddress!)
-                    if r != -1 { return r }
-                    if errno == EINTR { continue }
-                    throw ArchiveError.system(function: function, path: display ?? String(decoding: path, as: UTF8.self), errno: errno)
-                }
-            }
-        }
-    }
-
-    static func exists(_ path: [UInt8]) -> Bool {
-        var st = stat()
-        return (try? call("lstat", path) { Glibc.lstat($0, &st) }) != nil
-    }
-
-    static func lstat(at dir: FileDescriptor, _ name: [UInt8], display: String) throws -> stat {
-        var st = stat()
-        try call("fstatat", name, display: display) { fstatat(dir.fd, $0, &st, AT_SYMLINK_NOFOLLOW) }
-        return st
-    }
-
-    static func fstat(_ file: FileDescriptor, display: String) throws -> stat {
-        var st = stat()
-        try call("fstat", [], display: display) { _ in Glibc.fstat(file.fd, &st) }
-        return st
-    }
-
-    static func read(_ file: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, upTo count: Int, display: String) throws -> Int {
-        try call("read", [], display: display) { _ in Glibc.read(file.fd, buffer.baseAddress!, count) }
-    }
-
-    static func readLink(at dir: FileDescriptor, _ name: [UInt8], display: String) throws -> [UInt8] {
-        var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
-        let n = try target.withUnsafeMutableBytes { out in
-            try call("readlinkat", name, display: display) {
-                readlinkat(dir.fd, $0, out.baseAddress!.assumingMemoryBound(to: CChar.self), out.count)
-            }
-        }
-        return Array(target[..<n])
-    }
-
-    /// The names in `dir` other than "." and "..", in byte order.
-    static func names(in dir: FileDescriptor, display: String) throws -> [[UInt8]] {
-        // fdopendir takes the descriptor it is given; give it its own.
-        let copy = try call("dup", [], display: display) { _ in dup(dir.fd) }
-        guard let stream = fdopendir(copy) else {
-            let e = errno
-            _ = Glibc.close(copy)
-            throw ArchiveError.system(function: "fdopendir", path: display, errno: e)
-        }
-        let listing = DirectoryStream(stream)
-        var names: [[UInt8]] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(listing.stream) else {
-                if errno != 0 { throw ArchiveError.system(function: "readdir", path: display, errno: errno) }
-                break
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix(while: { $0 != 0 }))
-            }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-            names.append(name)
-        }
-        return names.sorted { $0.lexicographicallyPrecedes($1) }
-    }
-
-    /// The absolute, symlink-free form of `path` (the corresponding C function is `realpath`).
-    static func realPath(_ path: [UInt8]) throws -> [UInt8] {
-        var out = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let ok = (path + [0]).withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { Glibc.realpath($0.baseAddress!, &out) != nil }
-        }
-        if !ok { throw ArchiveError.system(function: "realpath", path: String(decoding: path, as: UTF8.self), errno: errno) }
-        return out.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
-    }
-
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-    private static let renameNoReplaceFlag: UInt32 = 1   // RENAME_NOREPLACE, not exported by the Glibc module
-
-    /// Renames `from` to `to` unless `to` exists, atomically with renameat2
-    /// (looked up at run time: Swift's Glibc module does not declare it).
-    /// Where it is missing or unsupported, checks then renames.
-    static func renameNoReplace(_ from: [UInt8], _ to: [UInt8], display: String) throws {
-        let fn = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2").map { unsafeBitCast($0, to: RenameAt2.self) }
-        let done = try (to + [0]).withUnsafeBufferPointer { target in
-            try target.withMemoryRebound(to: CChar.self) { t -> Bool in
-                guard let fn else { return false }
-                do {
-                    try call("renameat2", from, display: display) { fn(AT_FDCWD, $0, AT_FDCWD, t.baseAddress!, renameNoReplaceFlag) }
-                    return true
-                } catch ArchiveError.system(_, _, let e) where e == EINVAL || e == ENOSYS {
-                    return false
-                } catch ArchiveError.system(_, _, let e) where e == EEXIST {
-                    throw ArchiveError.destinationExists(path: display)
-                }
-            }
-        }
-        if done { return }
-        if exists(to) { throw ArchiveError.destinationExists(path: display) }
-        try (to + [0]).withUnsafeBufferPointer { target in
-            try target.withMemoryRebound(to: CChar.self) { t in
-                _ = try call("rename", from, display: display) { Glibc.rename($0, t.baseAddress!) }
-            }
-        }
-    }
-
-    /// Removes `path` and everything under it without following symlinks,
-    /// making directories writable first (a restored 0500 directory would
-    /// otherwise keep its contents). By path, one directory open at a time,
-    /// so a tree deeper than the descriptor limit still goes; the paths are
-    /// all under PATH_MAX, as extraction refused longer ones, and the tree is
-    /// private (0700), so nothing can be swapped in between the calls.
-    /// Best effort: used on failure paths.
-    static func removeTree(_ path: [UInt8]) {
-        var st = stat()
-        guard (try? call("lstat", path) { Glibc.lstat($0, &st) }) != nil else { return }
-        guard st.st_mode & S_IFMT == S_IFDIR else {
-            _ = try? call("unlink", path) { unlink($0) }
-            return
-        }
-        _ = try? call("chmod", path) { chmod($0, 0o700) }
-        let children = (try? FileDescriptor.open(at: AT_FDCWD, path, display: "", flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW))
-            .flatMap { try? names(in: $0, display: "") } ?? []
-        for name in children { removeTree(path + [slash] + name) }
-        _ = try? call("rmdir", path) { rmdir($0) }
-    }
-}
-
-/// A DIR stream, closed (with its descriptor) in deinit.
-private final class DirectoryStream {
-    let stream: OpaquePointer
-    init(_ stream: OpaquePointer) { self.stream = stream }
-    deinit { closedir(stream) }
+    init(_ fd: Int32) { self.fd = fd }
+    deinit { Syscall.close(fd) }
 }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import System
 
 // Attempt-delay state, file `attempts` in the vault directory (docs/FORMAT.md,
 // "Attempt delay"), 24 bytes, not secret and not authenticated:
@@ -18,7 +16,7 @@ public protocol UnlockClock: Sendable {
 
 public struct SystemClock: UnlockClock {
     public init() {}
-    public func now() -> Int64 { Int64(time(nil)) }
+    public func now() -> Int64 { Syscall.now() }
 }
 
 /// Persisted, growing delay between wrong passwords: free for the first two,
@@ -98,8 +96,8 @@ struct AttemptThrottle {
     private func openState(create: Bool) throws -> FileHandleFD? {
         let fd: Int32
         do {
-            fd = try Syscall.open(path, O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
-        } catch VaultError.system(_, _, let e) where e == ENOENT || e == EROFS || e == EACCES {
+            fd = try Syscall.open(path, create ? [.readWrite, .noFollow, .create] : [.readWrite, .noFollow])
+        } catch let error as SystemError where [Errno.noSuchFile, .readOnlyFileSystem, .permissionDenied].contains(error.errno) {
             return nil
         }
         let file = FileHandleFD(owning: fd)

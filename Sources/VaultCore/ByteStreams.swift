@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 import VaultCodecs
+import System
 
 /// Where sealed or plain bytes go, in order (defined with the codecs, which
 /// plug into the same chain).
@@ -30,14 +28,14 @@ public final class FileHandleFD: ByteSink, ByteSource {
     /// blocking (a FIFO planted in the inbox must not hang an unlock that
     /// holds the writer lock) and anything else is refused. A user's input
     /// (`vault add LINK`, `vault add <(cmd)`) may be a link or a pipe.
-    public init(readingFrom path: String, followSymlinks: Bool = false) throws {
-        fd = try Syscall.open(path, O_RDONLY | (followSymlinks ? 0 : O_NOFOLLOW | O_NONBLOCK))
+    public init(readingFrom path: some FilePathRepresentable, followSymlinks: Bool = false) throws {
+        fd = try Syscall.open(path, followSymlinks ? .readOnly : [.noFollow, .nonBlocking])
         owned = true
         do {
-            let st = try Syscall.fstat(fd)
-            isRegularFile = st.st_mode & S_IFMT == S_IFREG
-            if !followSymlinks, !isRegularFile { throw VaultError.unsafeVaultPath(path) }
-            size = UInt64(max(0, st.st_size))
+            let st = try Syscall.status(fd)
+            isRegularFile = st.kind == .regular
+            if !followSymlinks, !isRegularFile { throw VaultError.unsafeVaultPath(path.filePath.description) }
+            size = st.size
         } catch {
             Syscall.close(fd)
             throw error
@@ -48,26 +46,26 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public init(borrowing fd: Int32) {
         self.fd = fd
         owned = false
-        size = (try? Syscall.fileSize(fd)) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0
     }
 
     /// What `path` is, following symbolic links, without opening it (opening
     /// a FIFO would block): nil if it does not exist.
     public static func kind(of path: String) throws -> (regular: Bool, directory: Bool)? {
-        guard let st = try Syscall.statFollowing(path) else { return nil }
-        return (st.st_mode & S_IFMT == S_IFREG, st.st_mode & S_IFMT == S_IFDIR)
+        guard let st = try Syscall.status(of: path, followLinks: true) else { return nil }
+        return (st.kind == .regular, st.kind == .directory)
     }
 
     /// Takes ownership of an open descriptor.
     init(owning fd: Int32) {
         self.fd = fd
         owned = true
-        size = (try? Syscall.fileSize(fd)) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0
     }
 
     /// Creates `path` exclusively (never over an existing file), mode 0600.
     public init(creating path: String) throws {
-        fd = try Syscall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        fd = try Syscall.open(path, [.writeOnly, .create, .exclusive, .noFollow])
         owned = true
         size = 0
     }
@@ -115,9 +113,9 @@ public final class FileHandleFD: ByteSink, ByteSource {
 
     /// fstat of the open file: (is a regular file, is a directory, permission bits, mtime).
     public func status() throws -> (regular: Bool, directory: Bool, mode: UInt16, modified: Int64) {
-        let st = try Syscall.fstat(fd)
-        return (st.st_mode & S_IFMT == S_IFREG, st.st_mode & S_IFMT == S_IFDIR,
-                UInt16(st.st_mode & 0o7777), Int64(st.st_mtim.tv_sec))
+        let st = try Syscall.status(fd)
+        return (st.kind == .regular, st.kind == .directory,
+                st.permissions, st.modified)
     }
 }
 

@@ -1,7 +1,5 @@
 import VaultCodecs
-#if canImport(Glibc)
-import Glibc
-#endif
+import System
 
 // Folder items: a pax archive of the folder (VaultCodecs.FolderArchive)
 // streamed straight into the item cipher, so no unencrypted archive ever
@@ -41,19 +39,20 @@ extension Vault {
     static func sample(folder: String) -> [UInt8] {
         var out: [UInt8] = []
         var files = 0
-        func walk(_ dir: String) {
-            for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted() where files < 16 {
-                let path = dir + "/" + name
-                guard let st = try? Syscall.lstat(path) else { continue }
-                if st.st_mode & S_IFMT == S_IFDIR { walk(path); continue }
-                guard st.st_mode & S_IFMT == S_IFREG, let f = try? FileHandleFD(readingFrom: path) else { continue }
+        func walk(_ dir: FilePath) {
+            for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
+            where files < 16 {
+                let path = dir.appending(name)
+                guard let st = try? Syscall.status(of: path) else { continue }
+                if st.kind == .directory { walk(path); continue }
+                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
                 var b = [UInt8](repeating: 0, count: 4096)
                 let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
                 out += b[..<n]
                 files += 1
             }
         }
-        walk(folder)
+        walk(FilePath(folder))
         return out
     }
 }
@@ -80,12 +79,12 @@ extension UnlockedVault {
     /// refusal or damage leaves nothing behind.
     @discardableResult
     public func restoreFolder(_ entry: ManifestEntry, to destination: String,
-                              partial: ((String) -> Void)? = nil) throws -> ArchiveSummary {
+                              partial: ((FilePath) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(reader(for: entry))
         do {
             let summary = try archiveError {
-                try FolderArchive.extract(from: stream, into: destination, announce: partial) {
+                try FolderArchive.extract(from: stream, into: FilePath(destination), announce: partial) {
                     try ItemRules.checkArchive(entry, $0)
                 }
             }
@@ -108,7 +107,6 @@ func archiveError<T>(_ body: () throws -> T) throws -> T {
         case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason.description)
         case .destinationExists(let path): throw VaultError.alreadyExists(path: path)
         case .changedWhileReading(let path): throw VaultError.invalidArgument("'\(path)' changed while it was being read")
-        case .system(let function, let path, let code): throw VaultError.system(operation: function, path: path, errno: code)
         // An authenticated item whose archive libarchive cannot read.
         case .library: throw VaultError.corruptedOrTampered
         }

@@ -1,4 +1,5 @@
 import VaultCrypto
+import System
 
 /// Opens a sealed item (see ItemCipher.swift) for streaming or random access.
 ///

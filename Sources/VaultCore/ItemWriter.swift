@@ -1,4 +1,5 @@
 import VaultCrypto
+import System
 
 /// Streams content into the sealed item format (see ItemCipher.swift).
 ///

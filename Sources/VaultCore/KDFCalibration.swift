@@ -1,8 +1,6 @@
 import Dispatch
+import System
 import VaultCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The one set of Argon2id bounds: what a header or kit may carry (its
 /// parser checks them before Argon2 runs, so an edited file cannot make
@@ -40,7 +38,7 @@ public enum KDFCalibration {
     /// Returns the chosen parameters and the measured time of one unlock.
     public static func calibrate() throws -> (Argon2Parameters, Double) {
         let base = try measure(minimum)
-        let physicalKiB = UInt64(sysconf(Int32(_SC_PHYS_PAGES))) * UInt64(sysconf(Int32(_SC_PAGESIZE))) / 1024
+        let physicalKiB = Syscall.physicalMemory / 1024
         let memoryCap = max(minimum.memoryKiB, UInt32(min(UInt64(maxMemoryKiB), physicalKiB / 8)))
         var factor = targetSeconds / max(base, 0.001)
         guard factor > 1.3 else { return (minimum, base) }

@@ -1,8 +1,6 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import VaultCrypto
+import System
 
 // The handshake and the sealed message stream of a move (docs/FORMAT.md,
 // "Device move: handshake"), over one TCP connection:
@@ -97,7 +95,7 @@ public final class MoveChannel {
         do {
             try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
             try frame.body.withUnsafeBytes { try connection.send($0) }
-        } catch VaultError.system(_, _, let code) where code == ECONNRESET || code == EPIPE || code == ETIMEDOUT {
+        } catch let error as SystemError where [.connectionReset, .brokenPipe, .timedOut].contains(error.errno) {
             throw VaultError.moveConnectionLost
         }
     }

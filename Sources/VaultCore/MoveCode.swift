@@ -1,6 +1,7 @@
 import Foundation
 import VaultCodecs
 import VaultCrypto
+import System
 
 // Move code (docs/FORMAT.md, "Device move"): what `vault move receive` shows
 // so the sender can reach it and authenticate it.
@@ -18,36 +19,7 @@ import VaultCrypto
 // but the characters must be exactly the canonical encoding (no trailing bits).
 
 /// One address at which the receiver listens.
-public enum MoveAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
-    case ipv4([UInt8])
-    case ipv6([UInt8])
-
-    /// Parses dotted IPv4 or textual IPv6 (inet_pton).
-    public init?(_ text: String) {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            self = .ipv4(withUnsafeBytes(of: &v4, Array.init)); return
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            self = .ipv6(withUnsafeBytes(of: &v6, Array.init)); return
-        }
-        return nil
-    }
-
-    public var bytes: [UInt8] {
-        switch self { case .ipv4(let b), .ipv6(let b): return b }
-    }
-
-    public var description: String {
-        let (family, count) = { () -> (Int32, Int) in
-            switch self { case .ipv4: return (AF_INET, 16); case .ipv6: return (AF_INET6, 46) }
-        }()
-        var out = [CChar](repeating: 0, count: count + 1)
-        let ok = bytes.withUnsafeBytes { b in inet_ntop(family, b.baseAddress, &out, socklen_t(count)) } != nil
-        return ok ? String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-    }
-}
+public typealias MoveAddress = IPAddress
 
 public struct MoveCode: Equatable, Sendable {
     public static let version: UInt8 = 1

@@ -1,9 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import Synchronization
 import VaultCrypto
+import System
 
 /// The new machine's side of a move (docs/FORMAT.md, "Device move:
 /// transfer"). Files land in a staging directory beside the target, named
@@ -31,30 +29,30 @@ public final class MoveReceiver: @unchecked Sendable {
         let parent = VaultDirectory.directory(of: target)
         // The default location's parents (~/.local/share) may not exist yet
         // on a new machine.
-        if parent != ".", try Syscall.statFollowing(parent) == nil { try Vault.makeDirectories(parent) }
+        if parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try Vault.makeDirectories(parent) }
         let name = String(target.split(separator: "/").last ?? "vault")
-        guard let start = Scratch.startTime(of: getpid()) else {
+        guard let start = Syscall.startTime(of: Syscall.processID) else {
             throw VaultError.invalidArgument("cannot read this process's start time from /proc")
         }
         Self.removeAbandoned(in: parent, for: name)
-        staging = parent + "/.\(name).moving-\(getpid())-\(start)"
+        staging = parent + "/.\(name).moving-\(Syscall.processID)-\(start)"
     }
 
     deinit { discard() }
 
     static func isFree(_ path: String) -> Bool {
-        guard let st = (try? Syscall.lstat(path)) ?? nil else { return true }
-        return st.st_mode & S_IFMT == S_IFDIR && ((try? Syscall.listDirectory(path))?.isEmpty ?? false)
+        guard let st = (try? Syscall.status(of: path)) ?? nil else { return true }
+        return st.kind == .directory && ((try? Syscall.listDirectory(path))?.isEmpty ?? false)
     }
 
     /// Erases staging directories for `name` in `parent` whose receiver is gone.
     static func removeAbandoned(in parent: String, for name: String) {
         let prefix = ".\(name).moving-"
-        for entry in (try? Syscall.listDirectory(parent)) ?? [] where entry.hasPrefix(prefix) {
+        for entry in (try? VaultDirectory.names(in: parent)) ?? [] where entry.hasPrefix(prefix) {
             let owner = entry.dropFirst(prefix.count).split(separator: "-")
             if owner.count == 2, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
-               Scratch.startTime(of: pid) == start { continue }
-            Scratch.erase(parent + "/" + entry)
+               Syscall.startTime(of: pid) == start { continue }
+            Eraser.erase(parent + "/" + entry)
         }
     }
 
@@ -65,21 +63,21 @@ public final class MoveReceiver: @unchecked Sendable {
     /// sender announces them; `progress` the bytes received so far.
     public func receive(over channel: MoveChannel, offered: ((Int, UInt64) -> Void)? = nil,
                         progress: ((UInt64) -> Void)? = nil) throws {
-        let started = MonotonicClock.seconds()
+        let started = Syscall.monotonicSeconds()
         guard case (.offer(let count, let total), false) = try channel.receive() else { throw VaultError.corruptedOrTampered }
         offered?(count, total)
         let parent = VaultDirectory.directory(of: target)
         if let free = Syscall.freeSpace(parent), free < total + (16 << 20) {
             try? channel.send(.refused(.noSpace), final: true)
-            throw VaultError.system(operation: "receive \(total) bytes into", path: parent, errno: ENOSPC)
+            throw SystemError(operation: "receive \(total) bytes into", path: parent, errno: .noSpace)
         }
         do {
             try state.withLock { s in
-                try Syscall.mkdir(staging, 0o700)
+                try Syscall.mkdir(staging, mode: 0o700)
                 s.created = true
             }
-            try Syscall.mkdir(staging + "/items", 0o700)
-            try Syscall.mkdir(staging + "/inbox", 0o700)
+            try Syscall.mkdir(staging + "/items", mode: 0o700)
+            try Syscall.mkdir(staging + "/inbox", mode: 0o700)
         } catch {
             try? channel.send(.refused(.writeFailed), final: true)
             throw error
@@ -109,7 +107,7 @@ public final class MoveReceiver: @unchecked Sendable {
         try Syscall.syncFileSystem(staging)
         for dir in [staging + "/items", staging + "/inbox", staging] { try Syscall.fsyncDirectory(dir) }
         receipt = try MoveLayout.receipt(files)
-        summary = MoveSummary(files: count, bytes: total, seconds: MonotonicClock.seconds() - started)
+        summary = MoveSummary(files: count, bytes: total, seconds: Syscall.monotonicSeconds() - started)
     }
 
     /// One file: data messages up to `size`, then its hash, which must
@@ -157,7 +155,7 @@ public final class MoveReceiver: @unchecked Sendable {
                 try Syscall.rename(staging, target)
                 s.committed = true
             }
-        } catch VaultError.system(_, _, let code) where code == ENOTEMPTY || code == EEXIST || code == ENOTDIR {
+        } catch let error as SystemError where [.directoryNotEmpty, .fileExists, .notDirectory].contains(error.errno) {
             throw VaultError.alreadyExists(path: target)
         }
         try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
@@ -177,7 +175,7 @@ public final class MoveReceiver: @unchecked Sendable {
     /// Erases the staging directory unless it was committed. Idempotent.
     public func discard() {
         state.withLock { s in
-            if s.created && !s.committed { Scratch.erase(staging) }
+            if s.created && !s.committed { Eraser.erase(FilePath(staging)) }
             s.created = false
         }
     }
@@ -190,7 +188,7 @@ public final class MoveReceiver: @unchecked Sendable {
 final class StagedFileWriter: @unchecked Sendable {
     private let queue = DispatchQueue(label: "vault.move.writer")
     private let slots = DispatchSemaphore(value: 2)
-    private let failure = Mutex<VaultError?>(nil)
+    private let failure = Mutex<(any Error & Sendable)?>(nil)
     // Touched only on `queue`.
     private var file: FileHandleFD?
     private var hash: SHA256?
@@ -217,7 +215,7 @@ final class StagedFileWriter: @unchecked Sendable {
                     try file.write(raw)  // in 256 KiB write(2)s: see FileHandleFD.write
                 }
             } catch {
-                failure.withLock { $0 = (error as? VaultError) ?? .system(operation: "write", path: nil, errno: EIO) }
+                failure.withLock { $0 = (error as? VaultError) ?? (error as? SystemError) ?? SystemError(operation: "write", errno: .ioError) }
             }
         }
     }

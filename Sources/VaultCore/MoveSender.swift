@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VaultCrypto
+import System
 
 /// One file a move carries, relative to the vault directory.
 public struct MoveFile: Equatable, Sendable {
@@ -40,20 +38,20 @@ public final class MoveSender {
         self.vault = vault
         let paths = vault.paths
         var names: [String] = []
-        names += try Syscall.listDirectory(paths.items).sorted().map { "items/" + $0 }
-        let inbox = Set(try Syscall.listDirectory(paths.inbox))
+        names += try VaultDirectory.names(in: paths.items).sorted().map { "items/" + $0 }
+        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() where name.hasSuffix(".env") || inbox.contains(name.dropLast(5) + ".env") {
             names.append("inbox/" + name)
         }
-        if try Syscall.lstat(paths.rekeyPending) != nil { names.append("rekey.pending") }
+        if try Syscall.status(of: paths.rekeyPending) != nil { names.append("rekey.pending") }
         names += ["manifest", "vault.header"]
         var files: [MoveFile] = []
         for name in names {
             guard MoveLayout.check(Array(name.utf8)) != nil else { continue }  // temp files and strays stay
-            guard let st = try Syscall.lstat(paths.root + "/" + name), st.st_mode & S_IFMT == S_IFREG else {
+            guard let st = try Syscall.status(of: paths.root + "/" + name), st.kind == .regular else {
                 throw VaultError.unsafeVaultPath(paths.root + "/" + name)
             }
-            files.append(MoveFile(path: name, size: UInt64(st.st_size)))
+            files.append(MoveFile(path: name, size: UInt64(st.size)))
         }
         guard files.count <= MoveMessage.maxFiles else { throw VaultError.invalidArgument("too many files to move") }
         self.files = files
@@ -63,7 +61,7 @@ public final class MoveSender {
     /// matches erases the vault here (unless `keep`) and tells the receiver.
     /// Anything else leaves the vault untouched and throws.
     public func send(over channel: MoveChannel, keep: Bool, progress: ((UInt64) -> Void)? = nil) throws -> MoveSummary {
-        let started = MonotonicClock.seconds()
+        let started = Syscall.monotonicSeconds()
         try channel.send(.offer(files: files.count, bytes: totalBytes))
         var sent: [(path: String, size: UInt64, sha256: [UInt8])] = []
         var done: UInt64 = 0
@@ -101,7 +99,7 @@ public final class MoveSender {
         default:
             throw VaultError.corruptedOrTampered
         }
-        var summary = MoveSummary(files: files.count, bytes: totalBytes, seconds: MonotonicClock.seconds() - started)
+        var summary = MoveSummary(files: files.count, bytes: totalBytes, seconds: Syscall.monotonicSeconds() - started)
         summary.outcome = keep ? .kept : .erased
         if !keep { summary.leftBehind = try erase() }
         // The receiver has the vault either way; it only learns what we did.
@@ -123,12 +121,12 @@ public final class MoveSender {
         try Syscall.fsyncDirectory(root)
         for f in files where !headers.contains(f.path) { try? Syscall.unlink(root + "/" + f.path) }
         try? Syscall.unlink(paths.attempts)
-        Scratch.erase(root + "/scratch")
+        Eraser.erase(FilePath(root + "/scratch"))
         try? Syscall.fsyncDirectory(paths.items)
         try? Syscall.fsyncDirectory(paths.inbox)
         var left: [String] = []
         for dir in ["items", "inbox"] {
-            let names = (try? Syscall.listDirectory(root + "/" + dir)) ?? []
+            let names = (try? VaultDirectory.names(in: root + "/" + dir)) ?? []
             left += names.sorted().map { dir + "/" + $0 }
             if names.isEmpty { try? Syscall.rmdir(root + "/" + dir) }
         }

@@ -1,4 +1,5 @@
 import VaultCrypto
+import System
 
 extension UnlockedVault {
     /// Makes a new master key (so new manifest key, header MAC key and key

@@ -1,3 +1,4 @@
+import System
 // Rekey switch, file `rekey.pending` (docs/FORMAT.md, "Rekey"):
 //
 //   magic "VAULTRKY" (8) || version 0x01 || 3 zero bytes
@@ -35,7 +36,7 @@ struct RekeySwitch {
 
     /// Reads `rekey.pending` if it exists.
     static func read(_ paths: VaultPaths) throws -> RekeySwitch? {
-        guard try Syscall.lstat(paths.rekeyPending) != nil else { return nil }
+        guard try Syscall.status(of: paths.rekeyPending) != nil else { return nil }
         return try RekeySwitch(parsing: VaultDirectory.readFile(paths.rekeyPending,
                                                                 limit: prefixLength + VaultHeader.length + Manifest.maxFileSize))
     }

@@ -1,4 +1,5 @@
 import VaultCrypto
+import System
 
 extension UnlockedVault {
     /// Writes a new item straight into items/ (the vault is unlocked, so no

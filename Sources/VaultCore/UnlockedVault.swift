@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VaultCodecs
 import VaultCrypto
+import System
 
 /// A vault opened with its password (or kit): the manifest decrypted, the
 /// writer lock held when it was free. Every change is atomic and ordered so a
@@ -93,7 +91,7 @@ public final class UnlockedVault {
     /// interrupted after the rename) is checked where it is.
     func adoptContent(of entry: ManifestEntry) throws -> Bool {
         let inInbox = paths.dropInContent(entry.blobName), stored = paths.item(entry.blobName)
-        let waiting = try Syscall.lstat(inInbox) != nil
+        let waiting = try Syscall.status(of: inInbox) != nil
         do {
             let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: waiting ? inInbox : stored), threads: 1)
             try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
@@ -106,7 +104,7 @@ public final class UnlockedVault {
 
     /// The blob names of the inbox's envelopes, in name order.
     func inboxEnvelopes() throws -> [String] {
-        try Syscall.listDirectory(paths.inbox).filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
+        try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
             .map { String($0.dropLast(4)) }.sorted()
     }
 
@@ -129,7 +127,9 @@ public final class UnlockedVault {
             let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.item(entry.blobName)))
             try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
             return r
-        } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath, VaultError.system(_, _, ENOENT), VaultError.system(_, _, ELOOP) {
+        } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .tooManySymlinks {
+            throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath {
             throw VaultError.itemCorrupted(name: entry.name)
         }
     }
@@ -179,13 +179,13 @@ public final class UnlockedVault {
     /// an interrupt handler can remove it whenever the interrupt comes.
     public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil,
                        progress: ((UInt64) -> Void)? = nil) throws {
-        if try Syscall.lstat(path) != nil { throw VaultError.alreadyExists(path: path) }
+        if try Syscall.status(of: path) != nil { throw VaultError.alreadyExists(path: path) }
         let temp: TempFile
-        do { temp = try TempFile(beside: path, announce: tempFile) } catch VaultError.system(let op, _, let code) {
-            throw VaultError.system(operation: op, path: path, errno: code)   // name the user's path, not ours
+        do { temp = try TempFile(beside: path, announce: tempFile) } catch let error as SystemError {
+            throw error.on(path)   // name the user's path, not ours
         }
         try read(entry, to: progress.map { ProgressSink(temp.file, report: $0) } ?? temp.file)
-        do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {
+        do { try temp.commit(to: path, noReplace: true) } catch let error as SystemError where error.errno == .fileExists {
             throw VaultError.alreadyExists(path: path)
         }
     }

@@ -1,3 +1,4 @@
+import System
 // Files the user names (outside the vault): never overwritten, created 0600.
 
 public enum UserFiles {
@@ -7,30 +8,27 @@ public enum UserFiles {
     /// zeros and unlinked, links unlinked (never followed), directories removed.
     public static func erase(_ path: String) {
         let moved = path + ".erasing"
-        Scratch.erase((try? Syscall.rename(path, moved)) != nil ? moved : path)
+        Eraser.erase(FilePath((try? Syscall.rename(path, moved)) != nil ? moved : path))
     }
 
     /// Whether anything (even a dangling symlink) is at `path`.
-    public static func exists(_ path: String) -> Bool { ((try? Syscall.lstat(path)) ?? nil) != nil }
+    public static func exists(_ path: String) -> Bool { ((try? Syscall.status(of: path)) ?? nil) != nil }
 
     /// Writes `bytes` to a new file at `path`: beside it under a temp name,
     /// fsync'ed, then linked into place only if `path` still does not exist.
     public static func writeNew(_ bytes: [UInt8], to path: String) throws {
         if exists(path) { throw VaultError.alreadyExists(path: path) }
         let temp: TempFile
-        do { temp = try TempFile(beside: path) } catch VaultError.system(let op, _, let code) {
-            throw VaultError.system(operation: op, path: path, errno: code)
+        do { temp = try TempFile(beside: path) } catch let error as SystemError {
+            throw error.on(path)
         }
         try bytes.withUnsafeBytes { try temp.file.write($0) }
-        do { try temp.commit(to: path, noReplace: true) } catch VaultError.system(_, _, EEXIST) {
+        do { try temp.commit(to: path, noReplace: true) } catch let error as SystemError where error.errno == .fileExists {
             throw VaultError.alreadyExists(path: path)
         }
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension FileHandleFD {
     /// Everything left to read, at most `limit` bytes (more is an error).
@@ -46,7 +44,7 @@ extension FileHandleFD {
 extension FileHandleFD {
     /// The size of the regular file at `path` (following links), or nil.
     public static func size(of path: String) -> UInt64? {
-        guard let st = try? Syscall.statFollowing(path), st.st_mode & S_IFMT == S_IFREG else { return nil }
-        return UInt64(st.st_size)
+        guard let st = try? Syscall.status(of: path, followLinks: true), st.kind == .regular else { return nil }
+        return UInt64(st.size)
     }
 }

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VaultCrypto
+import System
 
 /// A vault on disk, not unlocked: what works without the password
 /// (creating one, reading its header, dropping items in).
@@ -27,11 +25,11 @@ public final class Vault: Sendable {
     public static func create(at root: String, password: Password, kdf: Argon2Parameters,
                               options: VaultOptions = []) throws -> UnlockedVault {
         let paths = VaultPaths(root: root)
-        if try Syscall.lstat(paths.header) != nil { throw VaultError.alreadyExists(path: root) }
+        if try Syscall.status(of: paths.header) != nil { throw VaultError.alreadyExists(path: root) }
         try VaultHeader.checkBounds(kdf)
-        if try Syscall.lstat(root) == nil { try makeDirectories(root) }
-        guard let st = try Syscall.lstat(root), st.st_mode & S_IFMT == S_IFDIR else { throw VaultError.unsafeVaultPath(root) }
-        for dir in [paths.items, paths.inbox] where try Syscall.lstat(dir) == nil { try Syscall.mkdir(dir) }
+        if try Syscall.status(of: root) == nil { try makeDirectories(root) }
+        guard let st = try Syscall.status(of: root), st.kind == .directory else { throw VaultError.unsafeVaultPath(root) }
+        for dir in [paths.items, paths.inbox] where try Syscall.status(of: dir) == nil { try Syscall.mkdir(dir) }
         let lock = try WriterLock(paths)
         let vaultID = SecureRandom.bytes(16), salt = SecureRandom.bytes(16)
         let masterKey = try MasterKey.random()
@@ -47,7 +45,7 @@ public final class Vault: Sendable {
     /// mkdir -p, each new directory 0700.
     static func makeDirectories(_ path: String) throws {
         let parent = VaultDirectory.directory(of: path)
-        if parent != path, parent != ".", try Syscall.statFollowing(parent) == nil { try makeDirectories(parent) }
+        if parent != path, parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try makeDirectories(parent) }
         try Syscall.mkdir(path)
     }
 
@@ -75,7 +73,7 @@ public final class Vault: Sendable {
 
     /// Drop-ins waiting in the inbox (envelopes not yet absorbed).
     public func waitingDropIns() throws -> Int {
-        try Syscall.listDirectory(paths.inbox).filter { $0.hasSuffix(".env") }.count
+        try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") }.count
     }
 
     /// Adds a file's (or stdin's) content without the password; see the
@@ -111,7 +109,7 @@ public final class Vault: Sendable {
         try content.commit(to: paths.dropInContent(blob))
         let entry = try ManifestEntry(itemID: itemHeader.itemID, fileKey: fileKey, kind: kind, origin: .droppedIn,
                                       mode: mode & 0o7777, size: size, fileCount: files,
-                                      added: Int64(time(nil)), modified: modified, name: name)
+                                      added: Syscall.now(), modified: modified, name: name)
         let envelope = try DropInEnvelope.seal(entry, to: header.publicKey, vaultID: header.vaultID)
         try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob))
         return entry

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import System
 
 /// What `check` found. Problems are damage (exit 14); leftovers of an
 /// interrupted operation are only warnings, removed by the next writer or by
@@ -46,7 +44,7 @@ extension UnlockedVault {
                     progress?(report.bytesChecked)
                 }
             } catch VaultError.itemCorrupted {
-                let missing = (try? Syscall.lstat(paths.item(entry.blobName))) ?? nil == nil
+                let missing = (try? Syscall.status(of: paths.item(entry.blobName))) ?? nil == nil
                 report.problems.append(.init(item: entry.name, message: missing ? "blob missing" : "corrupted or tampered"))
             } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
                 report.problems.append(.init(item: entry.name, message: "entry '\(path)': \(reason)"))
@@ -73,17 +71,17 @@ extension UnlockedVault {
     func leftovers() throws -> [String] {
         let known = Set(manifest.entries.map(\.blobName))
         var out: [String] = []
-        for name in try Syscall.listDirectory(paths.items) where !known.contains(name) {
+        for name in try VaultDirectory.names(in: paths.items) where !known.contains(name) {
             if !isLockedByWriter(paths.items + "/" + name) { out.append("items/" + name) }
         }
-        let inbox = Set(try Syscall.listDirectory(paths.inbox))
+        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
             let orphanContent = name.hasSuffix(".item") && !inbox.contains(String(name.dropLast(5)) + ".env")
             let temp = name.hasPrefix(VaultDirectory.tempPrefix)
             let stray = !name.hasSuffix(".item") && !name.hasSuffix(".env") && !temp
             if (orphanContent || temp || stray) && !isLockedByWriter(paths.inbox + "/" + name) { out.append("inbox/" + name) }
         }
-        for name in try Syscall.listDirectory(paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
+        for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
             if !isLockedByWriter(paths.root + "/" + name) { out.append(name) }
         }
         return out.sorted()
@@ -94,7 +92,7 @@ extension UnlockedVault {
         var removed: [String] = []
         for f in files {
             let path = paths.root + "/" + f
-            guard let st = try Syscall.lstat(path), st.st_mode & S_IFMT != S_IFDIR else { continue }
+            guard let st = try Syscall.status(of: path), st.kind != .directory else { continue }
             if (try? Syscall.unlink(path)) != nil { removed.append(f) }
         }
         for dir in [paths.items, paths.inbox, paths.root] { try Syscall.fsyncDirectory(dir) }

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VaultCrypto
+import System
 
 // The vault on disk (docs/FORMAT.md, "Layout"):
 //
@@ -44,22 +42,22 @@ enum VaultDirectory {
 
     /// Refuses a vault whose own paths are symbolic links or of the wrong type.
     static func checkLayout(_ paths: VaultPaths) throws {
-        guard let root = try Syscall.lstat(paths.root) else { throw VaultError.notAVault }
-        guard root.st_mode & S_IFMT == S_IFDIR else {
-            if root.st_mode & S_IFMT == S_IFLNK { throw VaultError.unsafeVaultPath(paths.root) }
+        guard let root = try Syscall.status(of: paths.root) else { throw VaultError.notAVault }
+        guard root.kind == .directory else {
+            if root.kind == .symlink { throw VaultError.unsafeVaultPath(paths.root) }
             throw VaultError.notAVault
         }
-        guard let header = try Syscall.lstat(paths.header) else { throw VaultError.notAVault }
-        guard header.st_mode & S_IFMT == S_IFREG else { throw VaultError.unsafeVaultPath(paths.header) }
-        for (path, type) in [(paths.manifest, S_IFREG), (paths.items, S_IFDIR), (paths.inbox, S_IFDIR)] {
-            guard let st = try Syscall.lstat(path) else { throw VaultError.corruptedOrTampered }
-            guard st.st_mode & S_IFMT == type else { throw VaultError.unsafeVaultPath(path) }
+        guard let header = try Syscall.status(of: paths.header) else { throw VaultError.notAVault }
+        guard header.kind == .regular else { throw VaultError.unsafeVaultPath(paths.header) }
+        for (path, type) in [(paths.manifest, FileStatus.Kind.regular), (paths.items, .directory), (paths.inbox, .directory)] {
+            guard let st = try Syscall.status(of: path) else { throw VaultError.corruptedOrTampered }
+            guard st.kind == type else { throw VaultError.unsafeVaultPath(path) }
         }
     }
 
     /// Reads a whole small file (header, manifest, envelope) of at most
     /// `limit` bytes, refusing symbolic links and anything larger.
-    static func readFile(_ path: String, limit: Int) throws -> [UInt8] {
+    static func readFile(_ path: some FilePathRepresentable, limit: Int) throws -> [UInt8] {
         let f = try FileHandleFD(readingFrom: path)
         guard f.size <= UInt64(limit) else { throw VaultError.corruptedOrTampered }
         var b = [UInt8](repeating: 0, count: Int(f.size))
@@ -132,7 +130,7 @@ final class WriterLock {
     private let file: FileHandleFD
 
     init(_ paths: VaultPaths) throws {
-        let fd = try Syscall.open(paths.lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+        let fd = try Syscall.open(paths.lock, [.readWrite, .create, .noFollow])
         file = FileHandleFD(owning: fd)
         guard try Syscall.flock(fd) else { throw VaultError.busy }
     }
@@ -140,7 +138,22 @@ final class WriterLock {
 
 /// Whether some process holds a flock on `path` (a file being written).
 func isLockedByWriter(_ path: String) -> Bool {
-    guard let fd = try? Syscall.open(path, O_RDONLY | O_NOFOLLOW) else { return false }
+    guard let fd = try? Syscall.open(path, [.noFollow, .nonBlocking]) else { return false }
     defer { Syscall.close(fd) }
     return (try? Syscall.flock(fd)) == false
+}
+
+extension VaultDirectory {
+    /// The names in one of the vault's own directories that are valid UTF-8,
+    /// in byte order. vault writes only ASCII names there; any other name is
+    /// a stray, which `check` handles by its bytes (`strays(in:)`).
+    static func names(in directory: String) throws -> [String] {
+        try Syscall.listDirectory(directory).compactMap { String(validating: $0, as: UTF8.self) }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The names in `directory` that are not valid UTF-8, as bytes.
+    static func strays(in directory: String) throws -> [[UInt8]] {
+        try Syscall.listDirectory(directory).filter { String(validating: $0, as: UTF8.self) == nil }
+    }
 }

@@ -1,5 +1,6 @@
 /// Errors of the vault library. The terminal layer maps each to one message
-/// and one exit code; the library itself never prints or exits.
+/// and one exit code; the library itself never prints or exits. A failed
+/// system call is the syscall layer's `SystemError`, passed through as is.
 public enum VaultError: Error, Equatable, Sendable {
     /// Stored data failed authentication or did not have its exact shape.
     /// Every such failure reads the same, whatever the cause, so the error
@@ -45,8 +46,9 @@ public enum VaultError: Error, Equatable, Sendable {
     /// target (absolute path, "..", through a symlink, a device); nothing
     /// of that item was written.
     case unsafeArchiveEntry(item: String, entry: String, reason: String)
-    /// A system call failed; `operation` names it, `errno` keeps the code.
-    case system(operation: String, path: String?, errno: Int32)
+    /// A directory for plaintext copies that is not ours, or that other
+    /// users may write (they could swap what the editor opens).
+    case unsafeScratch(String)
     /// A value was outside what this format or operation allows.
     case invalidArgument(String)
     /// The manifest would exceed what a reader accepts (1,000,000 items or

@@ -1,3 +1,5 @@
+import System
+
 /// An error ready for the user: one message, optional hints, one exit code.
 /// `Terminal.report` prints it as `vault: <message>` and `hint: <hint>` lines.
 struct CLIError: Error, Equatable, Sendable {
@@ -19,4 +21,10 @@ struct CLIError: Error, Equatable, Sendable {
 struct ReportedError: Error {
     let code: ExitCode
     init(_ code: ExitCode) { self.code = code }
+}
+
+extension Error {
+    /// What went wrong, for a message: a system call's strerror text
+    /// ("no such file or directory"), else the error itself.
+    var systemReason: String { (self as? SystemError)?.reason ?? "\(self)" }
 }

@@ -1,3 +1,4 @@
+import System
 import VaultCore
 import VaultCrypto
 
@@ -12,7 +13,7 @@ enum ErrorReport {
         case let error as CryptoError: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""
-            return CLIError(message: "cannot \(error.operation)\(path): \(error.reason)")
+            return CLIError(message: "cannot \(error.operation)\(path): \(error.systemReason)")
         default: return CLIError(message: "internal error: \(error)")
         }
     }
@@ -78,8 +79,9 @@ enum ErrorReport {
                             hints: ["nothing of that item was written"])
         case .unsafeVaultPath(let path):
             return CLIError(message: "refusing '\(path)': a symbolic link or not the expected kind of file")
-        case .system(let operation, let path, let code):
-            return cliError(for: SystemError(operation: operation, path: path, errno: code), vaultDirectory: vaultDirectory)
+        case .unsafeScratch(let path):
+            return CLIError(message: "refusing '\(path)' for private copies: it is not yours, or others can write to it",
+                            hints: ["remove it, or point XDG_RUNTIME_DIR at a directory only you can write"])
         case .invalidArgument(let message):
             return CLIError(message: message)
         case .manifestFull:

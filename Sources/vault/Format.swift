@@ -1,8 +1,6 @@
 import Foundation
+import System
 import VaultCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Human-readable renderings for `list`, `add`, `check`.
 enum Format {
@@ -18,13 +16,11 @@ enum Format {
     /// "2026-11-30 21:40" in local time. localtime_r rather than a
     /// DateFormatter: listing 130,000 items spent a third of its time in ICU.
     static func date(_ unix: Int64) -> String {
-        var t = time_t(clampedTime(unix))
-        var parts = tm()
-        guard localtime_r(&t, &parts) != nil else { return "????-??-?? ??:??" }
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let year = String(parts.tm_year + 1900)
-        return String(repeating: "0", count: max(0, 4 - year.count)) + year + "-" + two(parts.tm_mon + 1) + "-"
-            + two(parts.tm_mday) + " " + two(parts.tm_hour) + ":" + two(parts.tm_min)
+        guard let t = Syscall.localTime(clampedTime(unix)) else { return "????-??-?? ??:??" }
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let year = String(t.year)
+        return String(repeating: "0", count: max(0, 4 - year.count)) + year + "-" + two(t.month) + "-" + two(t.day)
+            + " " + two(t.hour) + ":" + two(t.minute)
     }
 
     /// Years 1 to 9999: an entry written before absorb refused other times

@@ -1,3 +1,4 @@
+import System
 import Foundation
 import Synchronization
 

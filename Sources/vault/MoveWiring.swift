@@ -1,3 +1,4 @@
+import System
 import VaultCore
 import VaultCrypto
 
@@ -131,8 +132,8 @@ enum MoveWiring {
         let sender = try MoveSender(vault: unlocked)
 
         let connection: TCPConnection
-        do { connection = try TCPConnection.connect(to: code.addresses, port: code.port) } catch VaultError.system(_, let place, let code) {
-            throw CLIError(message: "cannot connect to \(place ?? "the receiver"): \(Syscall.describe(code))",
+        do { connection = try TCPConnection.connect(to: code.addresses, port: code.port) } catch let error as SystemError {
+            throw CLIError(message: "cannot connect to \(error.path ?? "the receiver"): \(error.reason)",
                            hints: ["is 'vault move receive' still running there, and reachable from here? nothing was sent"])
         }
         let move = try MoveChannel.connect(connection, code: code)

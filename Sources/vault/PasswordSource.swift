@@ -1,3 +1,4 @@
+import System
 import Foundation  // precomposedStringWithCanonicalMapping
 import VaultCrypto
 
@@ -67,12 +68,13 @@ struct PasswordSource {
         do {
             let fd = try Syscall.open(path)
             defer { Syscall.close(fd) }
-            if Syscall.isRegularFile(fd), try Syscall.permissions(fd, path: path) & 0o044 != 0 {
+            let status = try Syscall.status(fd, path: path)
+            if status.isRegular, status.permissions & 0o044 != 0 {
                 terminal.warning("password file '\(path)' can be read by other users", hints: ["chmod 600 '\(path)'"])
             }
             read = try Syscall.readFully(fd, into: &buffer, path: path)
         } catch {
-            throw CLIError(message: "cannot read password file '\(path)': \(error.reason)")
+            throw CLIError(message: "cannot read password file '\(path)': \(error.systemReason)")
         }
         let count = Self.withoutLineEnd(buffer, read)
         guard read < buffer.count, count <= Self.maximumLength else {
@@ -86,7 +88,7 @@ struct PasswordSource {
         var buffer = [UInt8](repeating: 0, count: Self.maximumLength + 3)
         defer { SecureZero.zero(&buffer) }
         let read: Int
-        let termination: Syscall.Termination
+        let termination: Termination
         do {
             let child = try Syscall.spawnShell(command)
             // If we are interrupted (SIGTERM reaches only us, unlike Ctrl-C),
@@ -96,16 +98,13 @@ struct PasswordSource {
             defer { Interrupts.unregister(cleanup) }
             // Closing our end before waiting: a command that prints too much
             // gets EPIPE instead of blocking forever on a full pipe.
-            var output: Result<(Int, Syscall.Termination?), SystemError> = .success((0, nil))
-            buffer.withUnsafeMutableBytes { raw in
-                output = Result { () throws(SystemError) in try Syscall.readOutput(of: child.pid, from: child.output, into: raw) }
-            }
+            let output = Result { try buffer.withUnsafeMutableBytes { try Syscall.readOutput(of: child.pid, from: child.output, into: $0) } }
             Syscall.close(child.output)
             let (count, ended) = try output.get()
             if let ended { termination = ended } else { termination = try Syscall.wait(child.pid) }
             read = count
         } catch {
-            throw CLIError(message: "cannot run the password command: \(error.reason)")
+            throw CLIError(message: "cannot run the password command: \(error.systemReason)")
         }
         // Too much output first: we closed the pipe on it, so its exit status
         // (SIGPIPE) is our doing and says nothing.

@@ -1,3 +1,4 @@
+import System
 /// What vault does to its own process before it reads any secret.
 enum ProcessHardening {
     /// No core dumps (RLIMIT_CORE 0, and not dumpable, which also covers

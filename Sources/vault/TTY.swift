@@ -1,3 +1,4 @@
+import System
 /// The controlling terminal, opened as /dev/tty: prompts go there even when
 /// stdin and stdout are redirected (`vault get x | less`). Closed on deinit.
 final class TTY {
@@ -7,7 +8,7 @@ final class TTY {
 
     /// nil when the process has no controlling terminal (cron, CI, `setsid`).
     static func open() -> TTY? {
-        guard let fd = try? Syscall.open("/dev/tty", readWrite: true, noControllingTerminal: true) else { return nil }
+        guard let fd = try? Syscall.open("/dev/tty", [.readWrite, .noControllingTerminal]) else { return nil }
         return TTY(fd: fd)
     }
 
@@ -25,16 +26,12 @@ final class TTY {
     /// Reads one line into `buffer`, which has a fixed size and is never
     /// grown: growing would reallocate and leave a copy of the secret in
     /// freed memory that nobody zeroes.
-    func readLine(into buffer: inout [UInt8]) throws(SystemError) -> LineRead {
+    func readLine(into buffer: inout [UInt8]) throws -> LineRead {
         let fd = self.fd
-        var result: Result<LineRead, SystemError> = .success(.endOfFile)
-        buffer.withUnsafeMutableBytes { raw in
-            result = Result { () throws(SystemError) in try Self.readLine(fd, raw) }
-        }
-        return try result.get()
+        return try buffer.withUnsafeMutableBytes { try Self.readLine(fd, $0) }
     }
 
-    private static func readLine(_ fd: Int32, _ raw: UnsafeMutableRawBufferPointer) throws(SystemError) -> LineRead {
+    private static func readLine(_ fd: Int32, _ raw: UnsafeMutableRawBufferPointer) throws -> LineRead {
         var count = 0
         while count < raw.count {
             let n = try Syscall.readSome(fd, UnsafeMutableRawBufferPointer(rebasing: raw[count...]))

@@ -1,9 +1,7 @@
+import System
 import Dispatch
 import Synchronization
 import VaultCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// All user-facing output goes through here, and nowhere else:
 ///
@@ -83,7 +81,7 @@ struct Terminal: Sendable {
     /// Item data to stdout, unchanged.
     func write(_ bytes: UnsafeRawBufferPointer) throws(CLIError) {
         do { try Syscall.writeFully(1, bytes) } catch {
-            throw CLIError(message: "cannot write to standard output: \(error.reason)")
+            throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
         }
     }
 
@@ -92,7 +90,7 @@ struct Terminal: Sendable {
     /// shown to a person rather than to a JSON parser.
     func printLine(_ line: String) throws(CLIError) {
         do { try Syscall.writeFully(1, Array((line + "\n").utf8)) } catch {
-            throw CLIError(message: "cannot write to standard output: \(error.reason)")
+            throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
         }
     }
 
@@ -103,7 +101,7 @@ struct Terminal: Sendable {
         buffer.reserveCapacity(1 << 16)
         func flush() throws(CLIError) {
             do { try Syscall.writeFully(1, buffer) } catch {
-                throw CLIError(message: "cannot write to standard output: \(error.reason)")
+                throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
             }
             buffer.removeAll(keepingCapacity: true)
         }
@@ -135,7 +133,7 @@ struct Terminal: Sendable {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         let read: TTY.LineRead
         do { read = try tty.readLine(into: &buffer) } catch {
-            throw CLIError(message: "cannot read from the terminal: \(error.reason)")
+            throw CLIError(message: "cannot read from the terminal: \(error.systemReason)")
         }
         switch read {
         case .line(let n): return String(decoding: buffer[..<n], as: UTF8.self)
@@ -145,7 +143,7 @@ struct Terminal: Sendable {
     }
 
     /// Whether standard output is a terminal (where a QR code is worth drawing).
-    var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    var stdoutIsTerminal: Bool { Syscall.isTerminal(1) }
 
     /// Asks on the terminal with echo off and reads one line into `buffer`
     /// (which the caller zeroes), returning the byte count without the line
@@ -170,7 +168,7 @@ struct Terminal: Sendable {
             Syscall.writeText(fd, prompt)
             read = try tty.readLine(into: &buffer)
         } catch {
-            throw CLIError(message: "cannot read the password from the terminal: \(error.reason)")
+            throw CLIError(message: "cannot read the password from the terminal: \(error.systemReason)")
         }
         switch read {
         case .line(let count): return count
@@ -202,7 +200,7 @@ final class ProgressLine: @unchecked Sendable {
 
     /// nil when there is nobody to show it to.
     static func start(_ terminal: Terminal, _ label: String, total: UInt64?) -> ProgressLine? {
-        guard !terminal.quiet, isatty(2) == 1 else { return nil }
+        guard !terminal.quiet, Syscall.isTerminal(2) else { return nil }
         return ProgressLine(label: Terminal.printable(label), total: total)
     }
 

@@ -1,3 +1,4 @@
+import System
 import VaultCore
 import VaultCrypto
 
@@ -52,6 +53,9 @@ enum Wiring {
             } catch let error as VaultError where error.isAboutOneInput {
                 skipped = true
                 context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            } catch let error as SystemError {
+                skipped = true
+                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
             }
         }
         return skipped ? .partial : .ok
@@ -67,7 +71,7 @@ enum Wiring {
                                      compression: compression, progress: progress), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
-            throw VaultError.system(operation: "open", path: path, errno: ENOENT)
+            throw SystemError(operation: "open", path: path, errno: .noSuchFile)
         }
         guard kind.regular || kind.directory else { throw VaultError.invalidArgument("not a regular file or folder") }
         let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
@@ -155,7 +159,7 @@ enum Wiring {
         var token: Interrupts.Token?
         defer { token.map(Interrupts.unregister) }
         try vault.export(entry, to: path, tempFile: { temp in
-            token = Interrupts.register { _ = unlink(temp) }
+            token = Interrupts.register { try? Syscall.unlink(temp) }
         }, progress: progress?.update)
     }
 
@@ -171,7 +175,7 @@ enum Wiring {
                     var token: Interrupts.Token?
                     defer { token.map(Interrupts.unregister) }
                     try vault.restoreFolder(entry, to: target) { partial in
-                        token = Interrupts.register { UserFiles.erase(partial) }
+                        token = Interrupts.register { Eraser.erase(partial) }
                     }
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
@@ -367,13 +371,10 @@ extension VaultError {
     /// rather than the vault.
     var isAboutOneInput: Bool {
         switch self {
-        case .invalidName, .invalidArgument, .system: return true
+        case .invalidName, .invalidArgument: return true
         default: return false
         }
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation

@@ -2,6 +2,7 @@
 // handling installed before anything else runs or any thread starts; then
 // parse, validate (no I/O), resolve the vault, run. Every message is printed
 // by Terminal; every exit code comes from ExitCode.
+import System
 import Foundation
 import VaultCore
 
@@ -26,8 +27,9 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
             vaultDirectory = directory
             // Before anything else: erase plaintext an earlier, killed `vault open` left.
             for base in Scratch.bases(vaultRoot: directory, environment: environment) {
-                let n = Scratch.removeAbandoned(base: base)
+                let (n, failed) = Scratch.removeAbandoned(base: base)
                 if n > 0 { terminal.note("erased \(n) private cop\(n == 1 ? "y" : "ies") left by an interrupted 'vault open'") }
+                for path in failed { terminal.warning("could not erase '\(path)', a private copy left by an interrupted 'vault open'") }
             }
             let context = Context(terminal: terminal, environment: environment, globals: globals,
                                   vaultDirectory: directory)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import System
 import Testing
 import VaultCrypto
 @testable import VaultCore

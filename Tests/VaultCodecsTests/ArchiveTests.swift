@@ -2,6 +2,7 @@
 // makes of the output, and failure paths that must leave nothing behind.
 import Foundation
 import Testing
+import System
 @testable import VaultCodecs
 #if canImport(Glibc)
 import Glibc
@@ -175,7 +176,7 @@ import Glibc
     @Test func writingAFileThatIsNotADirectoryFails() throws {
         let scratch = try ArchiveScratch()
         writeFile(scratch.sub("f"), [1])
-        #expect(throws: ArchiveError.system(function: "open", path: scratch.sub("f"), errno: ENOTDIR)) {
+        #expect(throws: SystemError(operation: "open", path: scratch.sub("f"), errno: .notDirectory)) {
             try archiveBytes(scratch.sub("f"))
         }
     }

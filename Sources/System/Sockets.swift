@@ -2,15 +2,45 @@
 import Glibc
 #endif
 
-// TCP for `vault move`: the only file in VaultCore, besides Syscalls.swift,
-// that calls libc. Plain blocking sockets, one connection at a time; every
-// call retries EINTR and throws `VaultError.system` like Syscalls.swift.
-// Sends use MSG_NOSIGNAL, so a peer that went away is an EPIPE error and
-// never a SIGPIPE.
+// TCP (for `vault move`): plain blocking sockets, one connection at a time;
+// every call goes through `retrying` like the rest of this layer. Sends use
+// MSG_NOSIGNAL, so a peer that went away is an EPIPE error, never a SIGPIPE.
+
+/// An IPv4 or IPv6 address.
+public enum IPAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
+    case ipv4([UInt8])
+    case ipv6([UInt8])
+
+    /// Parses dotted IPv4 or textual IPv6 (inet_pton).
+    public init?(_ text: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self = .ipv4(withUnsafeBytes(of: &v4, Array.init)); return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            self = .ipv6(withUnsafeBytes(of: &v6, Array.init)); return
+        }
+        return nil
+    }
+
+    public var bytes: [UInt8] {
+        switch self { case .ipv4(let b), .ipv6(let b): return b }
+    }
+
+    public var description: String {
+        let (family, count) = { () -> (Int32, Int) in
+            switch self { case .ipv4: return (AF_INET, 16); case .ipv6: return (AF_INET6, 46) }
+        }()
+        var out = [CChar](repeating: 0, count: count + 1)
+        let ok = bytes.withUnsafeBytes { b in inet_ntop(family, b.baseAddress, &out, socklen_t(count)) } != nil
+        return ok ? String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+    }
+}
 
 /// A connected TCP socket. Closed on deinit.
 public final class TCPConnection: @unchecked Sendable {
-    let fd: Int32
+    public let fd: Int32
     /// The peer, as text ("127.0.0.1:40312", "[::1]:40312").
     public let peer: String
 
@@ -23,17 +53,17 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Tries each address in order, each for at most `timeout` seconds.
     /// Throws the last address's error if none answers.
-    public static func connect(to addresses: [MoveAddress], port: UInt16, timeout: Int32 = 5) throws -> TCPConnection {
-        var lastError: Error = VaultError.invalidArgument("no address to connect to")
+    public static func connect(to addresses: [IPAddress], port: UInt16, timeout: Int32 = 5) throws -> TCPConnection {
+        var lastError: Error = SystemError(operation: "connect", errno: .invalidArgument)
         for address in addresses {
             do { return try connect(to: address, port: port, timeout: timeout) } catch { lastError = error }
         }
         throw lastError
     }
 
-    static func connect(to address: MoveAddress, port: UInt16, timeout: Int32) throws -> TCPConnection {
+    static func connect(to address: IPAddress, port: UInt16, timeout: Int32) throws -> TCPConnection {
         let storage = SocketAddress(address, port: port)
-        let fd = try Syscall.retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         let connection = TCPConnection(fd: fd, peer: storage.description)
         // Non-blocking connect, so an unreachable address costs `timeout`
         // seconds rather than the kernel's two minutes.
@@ -41,16 +71,16 @@ public final class TCPConnection: @unchecked Sendable {
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         let r = storage.withSockaddr { Glibc.connect(fd, $0, $1) }
         if r != 0 {
-            guard errno == EINPROGRESS || errno == EINTR else {
-                throw VaultError.system(operation: "connect", path: storage.description, errno: errno)
+            guard Errno.current == .inProgress || Errno.current == .interrupted else {
+                throw SystemError(operation: "connect", path: storage.description, errno: .current)
             }
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = try Syscall.retrying("poll") { poll(&p, 1, timeout * 1000) }
-            guard ready == 1 else { throw VaultError.system(operation: "connect", path: storage.description, errno: ETIMEDOUT) }
+            let ready = try retrying("poll") { poll(&p, 1, timeout * 1000) }
+            guard ready == 1 else { throw SystemError(operation: "connect", path: storage.description, errno: .timedOut) }
             var err: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
-            guard err == 0 else { throw VaultError.system(operation: "connect", path: storage.description, errno: err) }
+            guard err == 0 else { throw SystemError(operation: "connect", path: storage.description, errno: Errno(rawValue: err)) }
         }
         _ = fcntl(fd, F_SETFL, flags)
         connection.keepAlive()
@@ -78,11 +108,11 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Sends all of `buffer`; `more` says another send follows at once
     /// (MSG_MORE, so a frame's prefix and body leave in the same segments).
-    func send(_ buffer: UnsafeRawBufferPointer, more: Bool = false) throws {
+    public func send(_ buffer: UnsafeRawBufferPointer, more: Bool = false) throws {
         var done = 0
         let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
         while done < buffer.count {
-            done += try Syscall.retrying("send", path: peer) {
+            done += try retrying("send", path: peer) {
                 Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags)
             }
         }
@@ -90,7 +120,7 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Fills `buffer` unless the peer closes first; returns the count read.
     /// A receive timeout reads as a closed connection.
-    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
         while done < buffer.count {
             let n = Glibc.recv(fd, buffer.baseAddress! + done, buffer.count - done, 0)
@@ -99,7 +129,7 @@ public final class TCPConnection: @unchecked Sendable {
             switch errno {
             case EINTR: continue
             case EAGAIN, ECONNRESET, ETIMEDOUT, EPIPE: return done
-            default: throw VaultError.system(operation: "recv", path: peer, errno: errno)
+            default: throw SystemError(operation: "recv", path: peer, errno: .current)
             }
         }
         return done
@@ -117,7 +147,7 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Listens on `address` (nil: every interface, IPv6 and IPv4) and
     /// `port` (0: a free one).
-    public init(address: MoveAddress?, port: UInt16) throws {
+    public init(address: IPAddress?, port: UInt16) throws {
         var storage = address.map { SocketAddress($0, port: port) } ?? SocketAddress(anyIPv6Port: port)
         var fd = socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd < 0 && address == nil && errno == EAFNOSUPPORT {
@@ -125,17 +155,17 @@ public final class TCPListener: @unchecked Sendable {
             storage = SocketAddress(.ipv4([0, 0, 0, 0]), port: port)
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
-        guard fd >= 0 else { throw VaultError.system(operation: "socket", path: nil, errno: errno) }
+        guard fd >= 0 else { throw SystemError(operation: "socket", errno: .current) }
         var on: Int32 = 1, off: Int32 = 0
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size)
         if address == nil { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, size) }
         do {
             let place = storage.description
-            _ = try Syscall.retrying("bind", path: place) { storage.withSockaddr { bind(fd, $0, $1) } }
-            _ = try Syscall.retrying("listen", path: place) { listen(fd, 4) }
+            _ = try retrying("bind", path: place) { storage.withSockaddr { bind(fd, $0, $1) } }
+            _ = try retrying("listen", path: place) { listen(fd, 4) }
             var bound = SocketAddress()
-            _ = try Syscall.retrying("getsockname") { bound.withMutableSockaddr { getsockname(fd, $0, $1) } }
+            _ = try retrying("getsockname") { bound.withMutableSockaddr { getsockname(fd, $0, $1) } }
             self.port = bound.port
         } catch {
             Syscall.close(fd)
@@ -149,7 +179,7 @@ public final class TCPListener: @unchecked Sendable {
     /// Waits for the next connection.
     public func accept() throws -> TCPConnection {
         var peer = SocketAddress()
-        let c = try Syscall.retrying("accept") { peer.withMutableSockaddr { Glibc.accept(fd, $0, $1) } }
+        let c = try retrying("accept") { peer.withMutableSockaddr { Glibc.accept(fd, $0, $1) } }
         _ = fcntl(c, F_SETFD, FD_CLOEXEC)
         let connection = TCPConnection(fd: c, peer: peer.description)
         connection.keepAlive()
@@ -159,11 +189,11 @@ public final class TCPListener: @unchecked Sendable {
     /// This machine's addresses worth putting in a move code: IPv4 first,
     /// then global IPv6; loopback and link-local left out (a link-local
     /// IPv6 address needs an interface name the code has no room for).
-    public static func localAddresses() -> [MoveAddress] {
+    public static func localAddresses() -> [IPAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
-        var v4: [MoveAddress] = [], v6: [MoveAddress] = []
+        var v4: [IPAddress] = [], v6: [IPAddress] = []
         var next: UnsafeMutablePointer<ifaddrs>? = first
         while let entry = next {
             next = entry.pointee.ifa_next
@@ -181,7 +211,7 @@ public final class TCPListener: @unchecked Sendable {
             default: continue
             }
         }
-        var seen = Set<MoveAddress>()
+        var seen = Set<IPAddress>()
         return (v4 + v6).filter { seen.insert($0).inserted }
     }
 }
@@ -193,7 +223,7 @@ struct SocketAddress: CustomStringConvertible {
 
     init() {}
 
-    init(_ address: MoveAddress, port: UInt16) {
+    init(_ address: IPAddress, port: UInt16) {
         switch address {
         case .ipv4(let b):
             var sin = sockaddr_in()
@@ -233,7 +263,7 @@ struct SocketAddress: CustomStringConvertible {
 
     /// The address part, when it is IPv4 or IPv6 (an IPv4-mapped IPv6
     /// address reads as IPv4).
-    var address: MoveAddress? {
+    var address: IPAddress? {
         withUnsafeBytes(of: storage) { raw in
             switch family {
             case AF_INET: return .ipv4(Array(raw[4..<8]))

@@ -1,0 +1,32 @@
+// The few libc facilities Swift's Glibc module does not export: they are
+// declared only under _GNU_SOURCE, are macros, or are variadic. csystem.c is
+// compiled with _GNU_SOURCE; this header uses only plain C types, so it
+// imports the same way whatever the importer's feature macros.
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+#include <stdint.h>
+#include <spawn.h>
+
+// flock(2), whose name Swift resolves to the struct.
+int csystem_flock(int fd, int operation);
+// sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE): start writeback.
+int csystem_start_writeback(int fd, int64_t offset, int64_t count);
+int csystem_syncfs(int fd);
+// open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode): a file with no name.
+int csystem_open_tmpfile(const char *directory, unsigned int mode);
+// renameat2(..., RENAME_NOREPLACE); -1 with ENOSYS or EINVAL where unsupported.
+int csystem_rename_noreplace(const char *from, const char *to);
+// prctl(PR_SET_DUMPABLE, 0).
+int csystem_set_not_dumpable(void);
+// pipe2(fds, O_CLOEXEC).
+int csystem_pipe_cloexec(int fds[2]);
+int csystem_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
+// POSIX_SPAWN_SETSID.
+short csystem_spawn_setsid_flag(void);
+// The <sys/wait.h> macros.
+int csystem_exited(int status);
+int csystem_exit_status(int status);
+int csystem_term_signal(int status);
+
+#endif

@@ -1,0 +1,248 @@
+// The process: its hardening, signals, children, clocks and identity.
+// C types (sigset_t, posix_spawn attributes, tm) stay in this file.
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a child ended.
+public enum Termination: Equatable, Sendable {
+    case exited(Int32)
+    case signaled(Int32)
+
+    /// "exited with status 1", "was killed by signal 9".
+    public var description: String {
+        switch self {
+        case .exited(let code): return "exited with status \(code)"
+        case .signaled(let signal): return "was killed by signal \(signal)"
+        }
+    }
+
+    init(status: Int32) {
+        self = csystem_exited(status) != 0 ? .exited(csystem_exit_status(status)) : .signaled(csystem_term_signal(status))
+    }
+}
+
+/// Broken-down local time, for dates shown to people.
+public struct LocalTime: Sendable {
+    public let year: Int, month: Int, day: Int, hour: Int, minute: Int
+}
+
+extension Syscall {
+    // MARK: Identity and clocks
+
+    public static var processID: Int32 { getpid() }
+    public static var userID: UInt32 { getuid() }
+
+    /// Unix seconds, now.
+    public static func now() -> Int64 { Int64(time(nil)) }
+
+    /// Seconds on CLOCK_MONOTONIC, for durations.
+    public static func monotonicSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// `unix` in the local time zone (localtime_r); nil if it has no such date.
+    public static func localTime(_ unix: Int64) -> LocalTime? {
+        var t = time_t(unix)
+        var parts = tm()
+        guard localtime_r(&t, &parts) != nil else { return nil }
+        return LocalTime(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+                         hour: Int(parts.tm_hour), minute: Int(parts.tm_min))
+    }
+
+    /// This process's peak resident memory in KiB (getrusage ru_maxrss).
+    public static var peakResidentKiB: Int {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return u.ru_maxrss
+    }
+
+    /// Physical memory in bytes (sysconf).
+    public static var physicalMemory: UInt64 {
+        UInt64(max(0, sysconf(Int32(_SC_PHYS_PAGES)))) * UInt64(max(0, sysconf(Int32(_SC_PAGESIZE))))
+    }
+
+    /// Field 22 of /proc/PID/stat: the process's start time in clock ticks
+    /// since boot, which with the pid names a process for good (a reused
+    /// pid has another start time). nil if there is no such process.
+    public static func startTime(of pid: Int32) -> UInt64? {
+        // /proc files report a size of 0: read to the end, not by size.
+        guard let fd = try? open("/proc/\(pid)/stat") else { return nil }
+        defer { close(fd) }
+        var raw = [UInt8](repeating: 0, count: 4096)
+        guard let n = try? readFully(fd, into: &raw) else { return nil }
+        let text = String(decoding: raw[..<n], as: UTF8.self)
+        // The command name (field 2) may hold spaces; fields resume after its ')'.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let rest = text[text.index(after: close)...].split(separator: " ")
+        return rest.count > 19 ? UInt64(rest[19]) : nil
+    }
+
+    // MARK: Hardening
+
+    /// The corresponding C function is `umask`.
+    public static func setUmask(_ mask: UInt16) { _ = umask(mode_t(mask)) }
+
+    /// setrlimit(RLIMIT_CORE, 0): no core file can hold a key or password.
+    public static func disableCoreDumps() -> Bool {
+        var limit = rlimit(rlim_cur: 0, rlim_max: 0)
+        return setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0
+    }
+
+    /// prctl(PR_SET_DUMPABLE, 0): also stops core dumps piped to a handler
+    /// (which ignore RLIMIT_CORE) and ptrace attach by other processes of the
+    /// same user.
+    public static func setNotDumpable() -> Bool { csystem_set_not_dumpable() == 0 }
+
+    /// The signals of a crash. The Swift runtime's backtracer catches them and
+    /// prints registers and raw memory to stderr, which may hold keys or
+    /// passwords; the default action ends the process without a word (and,
+    /// with core dumps off, without a file).
+    public static func restoreDefaultCrashSignals() -> Bool {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = SIG_DFL
+        sigemptyset(&action.sa_mask)
+        return [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT].allSatisfy { sigaction($0, &action, nil) == 0 }
+    }
+
+    /// exit(3): the normal end of the process.
+    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+
+    /// _exit(2): no atexit handlers, for leaving from the interrupt thread
+    /// while other threads may still be running.
+    public static func exitImmediately(_ code: Int32) -> Never { Glibc._exit(code) }
+
+    // MARK: Signals
+
+    /// The signals that mean "stop now": Ctrl-C, kill, hang-up.
+    public static let interruptSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Whether `signal` was ignored when we started (`cmd &` in a script
+    /// ignores SIGINT); such a disposition is respected.
+    public static func isIgnored(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    /// SIGPIPE ignored: writing to a closed pipe returns EPIPE, which we
+    /// report and clean up after, instead of dying silently mid-operation.
+    public static func ignoreBrokenPipe() { _ = signal(SIGPIPE, SIG_IGN) }
+
+    /// Blocks `signals` in this thread and, by inheritance, in every thread it
+    /// starts later; `waitForSignal` then receives them synchronously.
+    public static func blockSignals(_ signals: [Int32]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in signals { sigaddset(&set, s) }
+        _ = pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// sigwait(3) on `signals` (which must be blocked); returns the one received.
+    public static func waitForSignal(_ signals: [Int32]) -> Int32 {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in signals { sigaddset(&set, s) }
+        var received: Int32 = 0
+        while sigwait(&set, &received) != 0 {}
+        return received
+    }
+
+    /// SIGTERM to `pid`.
+    public static func terminate(_ pid: Int32) { _ = kill(pid, SIGTERM) }
+
+    // MARK: Children
+
+    /// Runs `/bin/sh -c command` with its standard output on a new pipe and
+    /// everything else inherited; returns the pid and the pipe's read end.
+    public static func spawnShell(_ command: String) throws -> (pid: Int32, output: Int32) {
+        var fds: [Int32] = [-1, -1]
+        _ = try retrying("pipe") { csystem_pipe_cloexec(&fds) }
+        do {
+            let pid = try spawnShell(command, arguments: [], directory: nil, stdout: fds[1])
+            close(fds[1])
+            return (pid, fds[0])
+        } catch {
+            close(fds[0]); close(fds[1])
+            throw error
+        }
+    }
+
+    /// Runs `/bin/sh -c command sh arguments...` (so the command sees the
+    /// arguments as "$@", the way editors are run), in `directory` if given,
+    /// with the terminal inherited, or standard output on `stdout` if given.
+    /// The child gets an empty signal mask and the default SIGPIPE action,
+    /// undoing what the interrupt handling and `ignoreBrokenPipe` did here.
+    public static func spawnShell(_ command: String, arguments: [String], directory: String?,
+                                  stdout: Int32? = nil) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }  // dup2 clears close-on-exec on fd 1
+        if let directory { _ = csystem_spawn_addchdir(&actions, directory) }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), defaults = sigset_t()
+        sigemptyset(&empty)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)  // the interrupt signals keep their disposition; only the mask changed
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let script = arguments.isEmpty ? command : command + " \"$@\""
+        let argv = ["/bin/sh", "-c", script, "sh"] + arguments
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cargs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, environ)
+        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: "/bin/sh", errno: Errno(rawValue: rc)) }
+        return pid
+    }
+
+    public static func wait(_ pid: Int32) throws -> Termination {
+        var status: Int32 = 0
+        _ = try retrying("waitpid") { waitpid(pid, &status, 0) }
+        return Termination(status: status)
+    }
+
+    /// Reads child `pid`'s output from `fd` into `buffer` until the child has
+    /// exited and what it wrote is read, or the pipe ends, or `buffer` is
+    /// full. Not until end of file alone: a background process the command
+    /// started (`echo pw; sleep 100 &`) inherits the pipe and would hold it
+    /// open long after the command is done. Returns the bytes read and, if
+    /// the child was seen to exit, how it ended (else the caller waits).
+    public static func readOutput(of pid: Int32, from fd: Int32,
+                                  into buffer: UnsafeMutableRawBufferPointer) throws -> (Int, Termination?) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var count = 0
+        var ended: Termination?
+        while true {
+            while count < buffer.count {
+                let n = Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
+                if n > 0 { count += n; continue }
+                if n == 0 { return (count, ended) }
+                let e = Errno.current
+                if e == .interrupted { continue }
+                if e == .wouldBlock { break }
+                throw SystemError(operation: "read", errno: e)
+            }
+            if count == buffer.count || ended != nil { return (count, ended) }
+            var status: Int32 = 0
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid {
+                ended = Termination(status: status)   // one more pass drains what it wrote before exiting
+            } else if r == -1 && Errno.current != .interrupted {
+                throw SystemError(operation: "waitpid", errno: .current)
+            } else {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&p, 1, 100)
+            }
+        }
+    }
+}
