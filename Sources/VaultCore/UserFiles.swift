@@ -6,9 +6,10 @@ public enum UserFiles {
     /// writing into (an interrupted extraction): first renamed out of the
     /// writer's way, so it can add nothing more, then files overwritten with
     /// zeros and unlinked, links unlinked (never followed), directories removed.
-    public static func erase(_ path: String) {
-        let moved = path + ".erasing"
-        Eraser.erase(FilePath((try? Syscall.rename(path, moved)) != nil ? moved : path))
+    @discardableResult
+    public static func erase(_ path: FilePath) -> [FilePath] {
+        let moved = FilePath(bytes: path.bytes + Array(".erasing".utf8))
+        return Eraser.erase((try? Syscall.rename(path, moved)) != nil ? moved : path)
     }
 
     /// Whether anything (even a dangling symlink) is at `path`.

@@ -175,7 +175,7 @@ enum Wiring {
                     var token: Interrupts.Token?
                     defer { token.map(Interrupts.unregister) }
                     try vault.restoreFolder(entry, to: target) { partial in
-                        token = Interrupts.register { Eraser.erase(partial) }
+                        token = Interrupts.register { UserFiles.erase(partial) }
                     }
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
