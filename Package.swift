@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
         .executable(name: "fuzz-xz", targets: ["FuzzXZ"]),
         .executable(name: "fuzz-mlkem", targets: ["FuzzMLKEM"]),
+        .executable(name: "ct-mlkem", targets: ["CTMLKEM"]),
         .executable(name: "fuzz-hpke-xwing", targets: ["FuzzHPKEXWing"]),
     ],
     targets: [
@@ -50,6 +51,10 @@ let package = Package(
         .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
         .executableTarget(name: "FuzzMLKEM", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzMLKEM"),
         .executableTarget(name: "FuzzHPKEXWing", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzHPKEXWing"),
+
+        // Constant-time check under valgrind (ctgrind); built and run only by `make ct`.
+        .target(name: "CValgrind", path: "CT/CValgrind"),
+        .executableTarget(name: "CTMLKEM", dependencies: ["VaultCrypto", "CValgrind"], path: "CT/CTMLKEM"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

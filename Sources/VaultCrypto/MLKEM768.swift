@@ -295,6 +295,8 @@ public enum MLKEM768 {
             try withUnsafeBytes(of: &kByte) { try G(hasher, d, $0, into: rhoSigma) }
             let rho = UnsafeRawBufferPointer(rebasing: rhoSigma[0..<32])
             let sigma = UnsafeRawBufferPointer(rebasing: rhoSigma[32..<64])
+            // rho is public (it is the end of ek); only sigma stays secret.
+            ConstantTime.declassify(rho)
             for i in 0..<k {
                 try samplePolyCBD(s + i * n, seed: sigma, nonce: UInt8(i), hasher: hasher, buffer: prf)
             }

@@ -20,11 +20,11 @@ enum PythonOracle {
         return url.path + "/scripts/reference/mlkem_oracle.py"
     }()
 
-    static func has(_ module: String) -> Bool {
-        (try? run(["-c", "import \(module)"], input: "")) != nil
-    }
-    static let hasKyberPy = has("kyber_py.ml_kem")
-    static let hasCryptographyMLKEM = has("cryptography.hazmat.primitives.asymmetric.mlkem")
+    static func works(_ code: String) -> Bool { (try? run(["-c", code], input: "")) != nil }
+    static let hasKyberPy = works("import kyber_py.ml_kem")
+    /// The module exists from cryptography 47 on; it works only if the wheel's OpenSSL has ML-KEM.
+    static let hasCryptographyMLKEM = works("from cryptography.hazmat.primitives.asymmetric import mlkem; "
+                                            + "mlkem.MLKEM768PrivateKey.generate()")
 
     static var keys: Int {
         Int(ProcessInfo.processInfo.environment["VAULT_PQ_DIFF_KEYS"] ?? "") ?? 1000
