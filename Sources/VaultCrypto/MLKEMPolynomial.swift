@@ -102,26 +102,35 @@ enum MLKEMPoly {
 
     /// NTT (Algorithm 9) in place, then Barrett reduction. Input |a| < q;
     /// output in [-(q-1)/2, (q-1)/2], in FIPS 203's (bit-reversed) order.
+    /// Each layer is a separate call with its length as a constant, so the
+    /// optimizer can vectorize the butterflies of the long layers.
     static func ntt(_ r: Pointer) {
         zetas.withUnsafeBufferPointer { z in
-            var k = 1
-            var len = 128
-            while len >= 2 {
-                var start = 0
-                while start < n {
-                    let zeta = z[k]
-                    k += 1
-                    for j in start..<(start + len) {
-                        let t = fqmul(zeta, r[j + len])
-                        r[j + len] = r[j] &- t
-                        r[j] = r[j] &+ t
-                    }
-                    start += 2 * len
-                }
-                len >>= 1
-            }
+            guard let zp = z.baseAddress else { return }
+            nttLayer(r, zp, len: 128, firstZeta: 1)
+            nttLayer(r, zp, len: 64, firstZeta: 2)
+            nttLayer(r, zp, len: 32, firstZeta: 4)
+            nttLayer(r, zp, len: 16, firstZeta: 8)
+            nttLayer(r, zp, len: 8, firstZeta: 16)
+            nttLayer(r, zp, len: 4, firstZeta: 32)
+            nttLayer(r, zp, len: 2, firstZeta: 64)
         }
         reduce(r)
+    }
+
+    /// One layer of Algorithm 9: blocks of 2 len coefficients, the k-th
+    /// block using zetas[firstZeta + k].
+    @inline(__always)
+    private static func nttLayer(_ r: Pointer, _ z: UnsafePointer<Int16>, len: Int, firstZeta: Int) {
+        for block in 0..<(n / (2 * len)) {
+            let zeta = z[firstZeta &+ block]
+            let lo = r + block &* 2 &* len, hi = lo + len
+            for j in 0..<len {
+                let t = fqmul(zeta, hi[j])
+                hi[j] = lo[j] &- t
+                lo[j] = lo[j] &+ t
+            }
+        }
     }
 
     /// NTT^-1 (Algorithm 10) in place, times 2^16: applied to the output of
@@ -130,24 +139,30 @@ enum MLKEMPoly {
     /// by 128^-1 = 3303 into the same step. Output in (-q, q).
     static func inverseNTT(_ r: Pointer) {
         zetas.withUnsafeBufferPointer { z in
-            var k = 127
-            var len = 2
-            while len <= 128 {
-                var start = 0
-                while start < n {
-                    let zeta = z[k]
-                    k -= 1
-                    for j in start..<(start + len) {
-                        let t = r[j]
-                        r[j] = barrettReduce(t &+ r[j + len])
-                        r[j + len] = fqmul(zeta, r[j + len] &- t)
-                    }
-                    start += 2 * len
-                }
-                len <<= 1
-            }
+            guard let zp = z.baseAddress else { return }
+            inverseNTTLayer(r, zp, len: 2, lastZeta: 127)
+            inverseNTTLayer(r, zp, len: 4, lastZeta: 63)
+            inverseNTTLayer(r, zp, len: 8, lastZeta: 31)
+            inverseNTTLayer(r, zp, len: 16, lastZeta: 15)
+            inverseNTTLayer(r, zp, len: 32, lastZeta: 7)
+            inverseNTTLayer(r, zp, len: 64, lastZeta: 3)
+            inverseNTTLayer(r, zp, len: 128, lastZeta: 1)
         }
         for i in 0..<n { r[i] = fqmul(r[i], 1441) }
+    }
+
+    /// One layer of Algorithm 10: the k-th block uses zetas[lastZeta - k].
+    @inline(__always)
+    private static func inverseNTTLayer(_ r: Pointer, _ z: UnsafePointer<Int16>, len: Int, lastZeta: Int) {
+        for block in 0..<(n / (2 * len)) {
+            let zeta = z[lastZeta &- block]
+            let lo = r + block &* 2 &* len, hi = lo + len
+            for j in 0..<len {
+                let t = lo[j]
+                lo[j] = barrettReduce(t &+ hi[j])
+                hi[j] = fqmul(zeta, hi[j] &- t)
+            }
+        }
     }
 
     /// r = (a_0 ∘ b_0 + ... + a_{k-1} ∘ b_{k-1}) · 2^-16: MultiplyNTTs
