@@ -57,11 +57,12 @@ enum Sodium {
     static func x25519Unchecked(scalar: UnsafeRawBufferPointer, point: UnsafeRawBufferPointer,
                                 into out: UnsafeMutableRawBufferPointer) {
         _ = ready
-        precondition(scalar.count == 32 && point.count == 32 && out.count == 32)
         zero(out)
-        _ = crypto_scalarmult(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                              scalar.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                              point.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        // The callers' types fix all three lengths at 32; anything else leaves zeros.
+        guard scalar.count == 32, point.count == 32, out.count == 32, let o = out.baseAddress,
+              let s = scalar.baseAddress, let p = point.baseAddress else { return }
+        _ = crypto_scalarmult(o.assumingMemoryBound(to: UInt8.self), s.assumingMemoryBound(to: UInt8.self),
+                              p.assumingMemoryBound(to: UInt8.self))
     }
 
     static func x25519Base(scalar: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
