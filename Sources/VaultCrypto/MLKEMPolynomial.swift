@@ -27,8 +27,9 @@
 // `%` or `/` (Compress uses multiply-and-shift with constants checked for
 // every input in the tests), and every operation is a wrapping one (`&+`,
 // `&-`, `&*`, `truncatingIfNeeded`), so no overflow check becomes a branch.
-// `make ct` checks this under valgrind. Only sampleNTT branches, on bytes
-// derived from the public seed rho.
+// `make ct` checks this under valgrind. Only sampleNTT (on bytes derived
+// from the public seed rho) and isCanonical12 (on the public ek) branch on
+// data.
 enum MLKEMPoly {
     static let n = 256
     static let q: Int16 = 3329
