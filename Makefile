@@ -4,12 +4,15 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 BIN := .build/release/vault
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code xz mlkem hpke-xwing
 # Debian packages: build (C libraries), tests (python3-cryptography for the
-# independent reference reader, pty via python3), bench references (age, bc).
+# independent reference reader, pty via python3), bench references (age, bc),
+# `make ct` (valgrind). pip: cryptography with ML-KEM (a wheel with OpenSSL
+# 3.5+) and kyber-py, the ML-KEM-768 differential tests' references.
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
-                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db zsh fish bash-completion
+                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db zsh fish bash-completion valgrind
 
-.PHONY: all deps build test demo bench fuzz install uninstall clean crashtest
+.PHONY: all deps build test demo bench fuzz ct install uninstall clean crashtest
 
 all: build
 
@@ -23,7 +26,9 @@ deps:
 	    echo "make deps: missing Debian packages; run: sudo apt-get install -y $$missing"; exit 1; \
 	  fi; \
 	fi
-	@python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography
+	@python3 -c 'from cryptography.hazmat.primitives.asymmetric import mlkem; mlkem.MLKEM768PrivateKey.generate()' 2>/dev/null \
+	  || python3 -m pip install -q --root-user-action=ignore --upgrade cryptography
+	@python3 -c 'import kyber_py.ml_kem' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore kyber-py
 
 build: deps
 	$(SWIFT) build -c release --product vault
@@ -43,10 +48,17 @@ bench: build
 	@scripts/bench.sh
 
 fuzz: deps
-	for t in item header manifest envelope archive move-frame move-code xz; do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
+	for t in $(FUZZ_TARGETS); do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --scratch-path .build/fuzz --product fuzz-$$t \
 	  --sanitize fuzzer --sanitize address \
 	  -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp || exit 1; done
-	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS)
+	scripts/fuzz.sh .build/fuzz/debug $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Constant time, checked: ML-KEM-768 and X-Wing under valgrind with their
+# secrets marked undefined (ctgrind). Optimised as shipped; -enable-testing
+# only opens the deterministic internal entry points to the harness.
+ct: deps
+	$(SWIFT) build -c release --scratch-path .build/ct --product ct-mlkem -Xswiftc -enable-testing
+	scripts/ct.sh .build/ct/release/ct-mlkem $${CT_ROUNDS:-3}
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5

@@ -20,6 +20,9 @@ let package = Package(
         .executable(name: "fuzz-move-frame", targets: ["FuzzMoveFrame"]),
         .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
         .executable(name: "fuzz-xz", targets: ["FuzzXZ"]),
+        .executable(name: "fuzz-mlkem", targets: ["FuzzMLKEM"]),
+        .executable(name: "ct-mlkem", targets: ["CTMLKEM"]),
+        .executable(name: "fuzz-hpke-xwing", targets: ["FuzzHPKEXWing"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -52,6 +55,12 @@ let package = Package(
         .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
         .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
         .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
+        .executableTarget(name: "FuzzMLKEM", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzMLKEM"),
+        .executableTarget(name: "FuzzHPKEXWing", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzHPKEXWing"),
+
+        // Constant-time check under valgrind (ctgrind); built and run only by `make ct`.
+        .target(name: "CValgrind", path: "CT/CValgrind"),
+        .executableTarget(name: "CTMLKEM", dependencies: ["VaultCrypto", "CValgrind"], path: "CT/CTMLKEM"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -69,3 +69,5 @@ rm -f "$work"/in* "$work"/item* "$work"/out
 echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
+echo
+scripts/bench-pq.sh

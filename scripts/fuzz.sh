@@ -4,9 +4,10 @@
 # reference implementation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=$1; seconds=${2:-60}
+dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
+targets=${*:-item header manifest envelope archive move-frame move-code xz mlkem hpke-xwing}
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz,mlkem,hpke-xwing}
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -78,8 +79,27 @@ xz -T2 -1 --block-size=16384 -c "$seed/text" > "$corpus/xz/blocks"
 printf '' | xz -c > "$corpus/xz/empty"
 for p in 0 3 6; do head -c 3000 "$seed/text" | xz -$p -c > "$corpus/xz/preset-$p"; done
 rm -rf "$seed"
+# ML-KEM-768 and HPKE with X-Wing: the published vectors in the test bundle,
+# with the case byte each fuzz target reads first (see Fuzz/FuzzMLKEM and
+# Fuzz/FuzzHPKEXWing).
+python3 - "$corpus" <<'PY'
+import json, sys
+out, vec = sys.argv[1], "Tests/VaultCryptoTests/Vectors/"
+m = json.load(open(vec + "mlkem768-fips203.json"))
+for t in m["decapsulation"]["tests"][:2]:
+    open(f"{out}/mlkem/ct-{t['tcId']}", "wb").write(b"\x00" + bytes.fromhex(t["c"]))
+for t in m["encapsulationKeyCheck"]["tests"][:2]:
+    open(f"{out}/mlkem/ek-{t['tcId']}", "wb").write(b"\x01" + bytes.fromhex(t["ek"]))
+for t in m["decapsulationKeyCheck"]["tests"][:3]:
+    open(f"{out}/mlkem/dk-{t['tcId']}", "wb").write(b"\x02" + bytes.fromhex(t["dk"]))
+t = m["keyGen"]["tests"][0]
+open(f"{out}/mlkem/seeds", "wb").write(b"\x03" + bytes.fromhex(t["d"] + t["z"]) + bytes(range(33)))
+h = json.load(open(vec + "hpke-xwing.json"))[0]
+open(f"{out}/hpke-xwing/vector", "wb").write(b"\x00" + bytes.fromhex(h["enc"] + h["encryptions"][0]["ct"]))
+open(f"{out}/hpke-xwing/seal", "wb").write(b"\x01" + bytes.fromhex(h["ikmE"]) + b"hello, vault")
+PY
 status=0
-for target in item header manifest envelope archive move-frame move-code xz; do
+for target in $targets; do
     echo "fuzzing $target for $seconds s"
     # The move parsers must never allocate more than one frame (4 MiB + 33) at a time.
     case $target in move-*) malloc=64 ;; xz) malloc=512 ;; *) malloc=4096 ;; esac

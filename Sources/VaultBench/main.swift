@@ -83,7 +83,33 @@ case "argon2":         // MEMMIB PASSES
         }
         print(String(format: "argon2id m=%uMiB t=%u %@: %.0f ms", mib, passes, name, best * 1000))
     }
+case "pq":             // SECONDS: ML-KEM-768 and X-Wing operations per second (scripts/bench-pq.sh)
+    let budget = Double(args.dropFirst().first ?? "") ?? 1
+    /// Runs `body` in rounds of 50 for `budget` seconds after a short warm-up; best round wins.
+    func opsPerSecond(_ body: () throws -> Void) throws -> Double {
+        for _ in 0..<20 { try body() }
+        var best = 0.0, spent = 0.0
+        while spent < budget {
+            let t = try seconds { for _ in 0..<50 { try body() } }
+            spent += t
+            best = max(best, 50 / t)
+        }
+        return best
+    }
+    let dk = try MLKEM768.generateKeyPair()
+    let (c, _) = try MLKEM768.encapsulate(to: dk.encapsulationKey)
+    let xsk = try XWing.PrivateKey()
+    let (xct, _) = try XWing.encapsulate(to: xsk.publicKey)
+    let results: [(String, () throws -> Void)] = [
+        ("mlkem768-keygen", { _ = try MLKEM768.generateKeyPair() }),
+        ("mlkem768-encaps", { _ = try MLKEM768.encapsulate(to: dk.encapsulationKey) }),
+        ("mlkem768-decaps", { _ = try MLKEM768.decapsulate(c, with: dk) }),
+        ("xwing-keygen", { _ = try XWing.PrivateKey() }),
+        ("xwing-encaps", { _ = try XWing.encapsulate(to: xsk.publicKey) }),
+        ("xwing-decaps", { _ = try XWing.decapsulate(xct, with: xsk) }),
+    ]
+    for (name, body) in results { print(String(format: "%@ %.0f", name, try opsPerSecond(body))) }
 default:
-    FileHandle.standardError.write("usage: vault-bench item-encrypt IN OUT | item-decrypt IN OUT | stream-rss GIB | argon2 MIB PASSES\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: vault-bench item-encrypt IN OUT | item-decrypt IN OUT | stream-rss GIB | argon2 MIB PASSES | pq SECONDS\n".data(using: .utf8)!)
     exit(2)
 }

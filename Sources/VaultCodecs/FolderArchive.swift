@@ -119,11 +119,14 @@ public enum FolderArchive {
     /// name is left behind. Permissions (without setuid/setgid) and mtimes
     /// are restored, owners are not. The stream is read to its end.
     /// `announce` learns the sibling's path before it exists, so an interrupt
-    /// handler can remove it whenever the interrupt comes. `verify` sees the
-    /// summary before the rename; if it throws, nothing is left behind.
+    /// handler can remove it whenever the interrupt comes; with `stop`, such
+    /// a handler first stops the extraction (checked before each entry and
+    /// data block) and waits until this has erased what it wrote. `verify`
+    /// sees the summary before the rename; if it throws, nothing is left behind.
     public static func extract(from stream: ByteStream, into destination: some FilePathRepresentable,
-                               announce: ((FilePath) -> Void)? = nil,
+                               announce: ((FilePath) -> Void)? = nil, stop: StopRequest? = nil,
                                verify: ((ArchiveSummary) throws -> Void)? = nil) throws -> ArchiveSummary {
+        defer { stop?.finished() }
         let destination = destination.filePath
         var dest = destination.bytes
         while dest.count > 1, dest.last == slash { dest.removeLast() }
@@ -135,7 +138,7 @@ public enum FolderArchive {
         announce?(partial)
         try Syscall.mkdir(partial, mode: 0o700)
         do {
-            let summary = try extractEntries(from: stream, under: try Syscall.realPath(partial).bytes)
+            let summary = try extractEntries(from: stream, under: try Syscall.realPath(partial).bytes, stop: stop)
             try verify?(summary)
             do { try Syscall.renameNoReplace(partial, FilePath(bytes: dest)) } catch let error as SystemError where error.errno == .fileExists {
                 throw ArchiveError.destinationExists(path: destination.description)
@@ -237,15 +240,16 @@ extension FolderArchive {
     /// Extracts every entry under `root` (absolute, symlink-free, new and
     /// private), after `ExtractionPlan.admit` has checked it. Both libarchive
     /// handles are freed when this returns, before any cleanup.
-    private static func extractEntries(from stream: ByteStream, under root: [UInt8]) throws -> ArchiveSummary {
+    private static func extractEntries(from stream: ByteStream, under root: [UInt8], stop: StopRequest?) throws -> ArchiveSummary {
         let reader = try TarReader(stream: stream)
         let disk = try DiskWriter(root: String(decoding: root, as: UTF8.self))
         var plan = ExtractionPlan(root: root)
         var summary = ArchiveSummary()
         while let entry = try reader.next() {
+            try stop?.checkpoint()
             guard let target = try plan.admit(entry) else { continue }
             try disk.writeHeader(target, name: entry.displayPath)
-            if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk) }
+            if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk, stop: stop) }
             try disk.finishEntry()
             try summary.count(target)
         }

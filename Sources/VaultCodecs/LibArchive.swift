@@ -18,6 +18,7 @@ internal import CArchive
 #if canImport(Glibc)
 import Glibc   // strlen, ENOMEM
 #endif
+import System
 
 /// The parts of a tar header this layer keeps. Everything else a header can
 /// carry (owner ids and names, xattrs, ACLs, file flags, atime, sparse maps)
@@ -284,11 +285,12 @@ final class TarReader: LibArchiveHandle {
     }
 
     /// Copies the current entry's data blocks (holes included) into `disk`.
-    func copyData(to disk: DiskWriter) throws {
+    func copyData(to disk: DiskWriter, stop: StopRequest? = nil) throws {
         var block: UnsafeRawPointer?
         var size = 0
         var offset: la_int64_t = 0
         while true {
+            try stop?.checkpoint()
             let rc = try check(archive_read_data_block(a, &block, &size, &offset), "archive_read_data_block")
             if rc == ARCHIVE_EOF { return }
             guard size > 0, let block else { continue }

@@ -77,14 +77,18 @@ extension UnlockedVault {
     /// Extracts a folder item into `destination` (which must not exist):
     /// built beside it and renamed into place only when complete, so a
     /// refusal or damage leaves nothing behind.
+    /// `partial` learns the path of the tree being built and a StopRequest
+    /// that stops the extraction and waits until it has erased that tree.
     @discardableResult
     public func restoreFolder(_ entry: ManifestEntry, to destination: String,
-                              partial: ((FilePath) -> Void)? = nil) throws -> ArchiveSummary {
+                              partial: ((FilePath, StopRequest) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(reader(for: entry))
         do {
             let summary = try archiveError {
-                try FolderArchive.extract(from: stream, into: FilePath(destination), announce: partial) {
+                let stop = StopRequest()
+                return try FolderArchive.extract(from: stream, into: FilePath(destination),
+                                                 announce: partial.map { report in { report($0, stop) } }, stop: stop) {
                     try ItemRules.checkArchive(entry, $0)
                 }
             }

@@ -1,19 +1,25 @@
 import Foundation
 
-/// Hybrid Public Key Encryption, RFC 9180, for one fixed KEM and KDF:
-/// DHKEM(X25519, HKDF-SHA256) and HKDF-SHA256, with AES-128-GCM, AES-256-GCM,
-/// ChaCha20-Poly1305 or export-only as the AEAD, in modes base and psk.
-/// The auth modes and every other KEM and KDF are deliberately left out.
+/// Hybrid Public Key Encryption, RFC 9180, with HKDF-SHA256 as the KDF,
+/// AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305 or export-only as the AEAD,
+/// in modes base and psk, over a pluggable KEM (`HPKEKEM`, HPKEKEM.swift):
+/// DHKEM(X25519, HKDF-SHA256) (0x0020) or X-Wing (0x647A, HPKEXWing.swift).
+/// The KEM is chosen by the type of the recipient's key. The auth modes and
+/// every other KDF are deliberately left out.
 ///
-/// Built only from this module's wrappers: X25519 (libsodium), HKDF and the
-/// AEADs (OpenSSL). Every intermediate secret (DH output, shared secret, key,
-/// base nonce, exporter secret) lives in `SecretBytes`.
+/// Built only from this module's wrappers: X25519 (libsodium), ML-KEM-768,
+/// HKDF, SHA3 and the AEADs (OpenSSL). Every intermediate secret (DH
+/// output, shared secret, key, base nonce, exporter secret) lives in
+/// `SecretBytes`.
 ///
 ///     let (enc, sender) = try HPKE.setupSender(recipient: pkR, info: info, aead: .chacha20Poly1305)
 ///     let ct = try sender.seal(pt, aad: aad)
 ///     let recipient = try HPKE.setupRecipient(encapsulatedKey: enc, recipient: skR,
 ///                                             info: info, aead: .chacha20Poly1305)
 ///     let pt2 = try recipient.open(ct, aad: aad)
+///
+/// With X-Wing: `recipient:` an `XWing.PublicKey` / `XWing.PrivateKey`, and
+/// `encapsulatedKey` is 1120 bytes instead of 32.
 ///
 /// Errors: every failure to open (bad tag, wrong key or aad, malformed or
 /// low-order encapsulated key) is `CryptoError.authenticationFailed`. Misuse
@@ -49,14 +55,12 @@ public enum HPKE {
         var nonceLength: Int { algorithm == nil ? 0 : AEADAlgorithm.nonceLength }
     }
 
-    /// kem_id of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
-    public static let kemID: UInt16 = 0x0020
+    /// kem_id of DHKEM(X25519, HKDF-SHA256), the vault's original KEM.
+    public static let kemID: UInt16 = DHKEMX25519.id
     /// kdf_id of HKDF-SHA256 (section 7.2, table 3).
     public static let kdfID: UInt16 = 0x0001
-    /// Nenc = Npk of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
-    public static let encapsulatedKeyLength = 32
-    /// Nsecret = Nsk of DHKEM(X25519, HKDF-SHA256) (section 7.1, table 2).
-    static let kemSecretLength = 32
+    /// Nenc of DHKEM(X25519, HKDF-SHA256); X-Wing's is `XWingKEM.encapsulatedKeyLength`.
+    public static let encapsulatedKeyLength = DHKEMX25519.encapsulatedKeyLength
     /// Nh of HKDF-SHA256 (section 7.2, table 3).
     static let hashLength = HKDF.hashLength
     /// "the PSK MUST have at least 32 bytes of entropy" (section 9.5); we
@@ -69,17 +73,11 @@ public enum HPKE {
 
     /// The version prefix of every labeled KDF input (section 4).
     static let versionLabel = Array("HPKE-v1".utf8)
-    /// suite_id inside the KEM: "KEM" || I2OSP(kem_id, 2) (section 4.1).
-    static let kemSuiteID = Array("KEM".utf8) + i2osp2(kemID)
     /// suite_id for the key schedule and export:
     /// "HPKE" || I2OSP(kem_id, 2) || I2OSP(kdf_id, 2) || I2OSP(aead_id, 2) (section 5.1).
-    static func suiteID(_ aead: AEADID) -> [UInt8] {
-        Array("HPKE".utf8) + i2osp2(kemID) + i2osp2(kdfID) + i2osp2(aead.rawValue)
+    static func suiteID(kem: UInt16 = kemID, _ aead: AEADID) -> [UInt8] {
+        Array("HPKE".utf8) + i2osp2(kem) + i2osp2(kdfID) + i2osp2(aead.rawValue)
     }
-    /// ExtractAndExpand inside DHKEM (section 4.1).
-    static let eaePRKLabel = Array("eae_prk".utf8), sharedSecretLabel = Array("shared_secret".utf8)
-    /// DeriveKeyPair for X25519 (section 7.1.3).
-    static let dkpPRKLabel = Array("dkp_prk".utf8), skLabel = Array("sk".utf8)
     /// KeySchedule (section 5.1).
     static let pskIDHashLabel = Array("psk_id_hash".utf8), infoHashLabel = Array("info_hash".utf8),
                secretLabel = Array("secret".utf8), keyLabel = Array("key".utf8),
@@ -126,43 +124,18 @@ public enum HPKE {
         return out
     }
 
-    // MARK: DHKEM(X25519, HKDF-SHA256) (section 4.1)
-
-    /// DeriveKeyPair(ikm) for X25519 (section 7.1.3): sk = LabeledExpand(
-    /// LabeledExtract("", "dkp_prk", ikm), "sk", "", Nsk). X25519 clamps the
-    /// scalar when it is used, so the bytes are kept as derived.
-    public static func deriveKeyPair(ikm: some ContiguousBytes) throws -> X25519PrivateKey {
+    /// DeriveKeyPair's ikm SHOULD be at least Nsk bytes (section 7.1.3);
+    /// both KEMs here have Nsk = 32, and we enforce it.
+    static func checkIKM(_ ikm: some ContiguousBytes) throws {
         let n = ikm.withUnsafeBytes { $0.count }
         guard n >= minimumIKMLength else {
             throw CryptoError.invalidParameter("HPKE DeriveKeyPair ikm shorter than \(minimumIKMLength) bytes")
         }
-        let prk = try labeledExtract(suiteID: kemSuiteID, salt: [UInt8](), label: dkpPRKLabel, ikm: ikm)
-        let sk = try labeledExpand(suiteID: kemSuiteID, prk: prk, label: skLabel, info: [UInt8](),
-                                   length: kemSecretLength)
-        return try X25519PrivateKey(secret: sk)
     }
 
-    /// ExtractAndExpand(dh, kem_context).
-    static func extractAndExpand(dh: SecretBytes, kemContext: [UInt8]) throws -> SecretBytes {
-        let prk = try labeledExtract(suiteID: kemSuiteID, salt: [UInt8](), label: eaePRKLabel, ikm: dh)
-        return try labeledExpand(suiteID: kemSuiteID, prk: prk, label: sharedSecretLabel, info: kemContext,
-                                 length: kemSecretLength)
-    }
-
-    /// Encap(pkR) with the ephemeral key given: returns (shared_secret, enc).
-    /// A low-order pkR throws `weakSharedSecret` (section 7.1.4).
-    static func encap(to pkR: X25519PublicKey, ephemeral skE: X25519PrivateKey) throws
-        -> (sharedSecret: SecretBytes, enc: [UInt8]) {
-        let dh = try skE.sharedSecret(with: pkR)
-        let enc = skE.publicKey.bytes
-        return (try extractAndExpand(dh: dh, kemContext: enc + pkR.bytes), enc)
-    }
-
-    /// Decap(enc, skR). A malformed or low-order enc is an open failure.
-    static func decap(_ enc: [UInt8], recipient skR: X25519PrivateKey) throws -> SecretBytes {
-        guard let pkE = try? X25519PublicKey(bytes: enc),
-              let dh = try? skR.sharedSecret(with: pkE) else { throw CryptoError.authenticationFailed }
-        return try extractAndExpand(dh: dh, kemContext: enc + skR.publicKey.bytes)
+    /// DeriveKeyPair(ikm) of DHKEM(X25519, HKDF-SHA256) (section 7.1.3).
+    public static func deriveKeyPair(ikm: some ContiguousBytes) throws -> X25519PrivateKey {
+        try DHKEMX25519.deriveKeyPair(ikm: ikm)
     }
 
     // MARK: Key schedule (section 5.1)
@@ -184,9 +157,9 @@ public enum HPKE {
     /// KeySchedule(mode, shared_secret, info, psk, psk_id). The setup
     /// functions run VerifyPSKInputs before the KEM, so misuse is reported as
     /// such rather than hidden behind a decapsulation failure.
-    static func keySchedule(mode: Mode, sharedSecret: SecretBytes, info: [UInt8], psk: SecretBytes?,
+    static func keySchedule(kem: UInt16, mode: Mode, sharedSecret: SecretBytes, info: [UInt8], psk: SecretBytes?,
                             pskID: [UInt8], aead: AEADID) throws -> Context {
-        let suite = suiteID(aead)
+        let suite = suiteID(kem: kem, aead)
         let pskIDHash = try labeledExtract(suiteID: suite, salt: [UInt8](), label: pskIDHashLabel, ikm: pskID)
         let infoHash = try labeledExtract(suiteID: suite, salt: [UInt8](), label: infoHashLabel, ikm: info)
         // key_schedule_context = mode || psk_id_hash || info_hash (public values).
@@ -293,47 +266,72 @@ public enum HPKE {
         }
     }
 
-    /// SetupBaseS / SetupPSKS: encapsulates to `recipient` with a fresh
-    /// ephemeral key. Send `encapsulatedKey` (32 bytes) with the ciphertexts.
-    public static func setupSender(recipient: X25519PublicKey, info: some ContiguousBytes, aead: AEADID,
-                                   mode: Mode = .base, psk: SecretBytes? = nil,
-                                   pskID: some ContiguousBytes = [UInt8]()) throws
+    /// SetupBaseS / SetupPSKS: encapsulates to `recipient` with fresh
+    /// randomness. Send `encapsulatedKey` (Nenc bytes: 32 for X25519, 1120
+    /// for X-Wing) with the ciphertexts.
+    public static func setupSender<PK: HPKEPublicKey>(recipient: PK, info: some ContiguousBytes, aead: AEADID,
+                                                      mode: Mode = .base, psk: SecretBytes? = nil,
+                                                      pskID: some ContiguousBytes = [UInt8]()) throws
         -> (encapsulatedKey: [UInt8], context: SenderContext) {
-        try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID,
-                        ephemeralKey: try X25519PrivateKey())
+        try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID) {
+            try PK.KEM.encapsulate(to: recipient)
+        }
     }
 
-    /// As above with the ephemeral key injected. Internal: reusing an
-    /// ephemeral key breaks HPKE; only the RFC 9180 vectors need this.
+    /// As above with the KEM's randomness injected (ikmE in RFC 9180's
+    /// vectors, X-Wing's eseed in draft-ietf-hpke-pq's). Internal: reusing
+    /// it breaks HPKE; only the vectors need this.
+    static func setupSender<PK: HPKEPublicKey>(recipient: PK, info: some ContiguousBytes, aead: AEADID,
+                                               mode: Mode = .base, psk: SecretBytes? = nil,
+                                               pskID: some ContiguousBytes = [UInt8](),
+                                               randomness: SecretBytes) throws
+        -> (encapsulatedKey: [UInt8], context: SenderContext) {
+        try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID) {
+            try PK.KEM.encapsulate(to: recipient, randomness: randomness)
+        }
+    }
+
+    /// As above with DHKEM(X25519)'s ephemeral key itself injected (the
+    /// vault's own vectors fix it).
     static func setupSender(recipient: X25519PublicKey, info: some ContiguousBytes, aead: AEADID,
                             mode: Mode = .base, psk: SecretBytes? = nil, pskID: some ContiguousBytes = [UInt8](),
                             ephemeralKey: X25519PrivateKey) throws
         -> (encapsulatedKey: [UInt8], context: SenderContext) {
+        try setupSender(recipient: recipient, info: info, aead: aead, mode: mode, psk: psk, pskID: pskID) {
+            try DHKEMX25519.encapsulate(to: recipient, ephemeral: ephemeralKey)
+        }
+    }
+
+    /// The one sender path: VerifyPSKInputs, then the KEM, then the key schedule.
+    private static func setupSender<PK: HPKEPublicKey>(recipient: PK, info: some ContiguousBytes, aead: AEADID,
+                                                       mode: Mode, psk: SecretBytes?, pskID: some ContiguousBytes,
+                                                       encap: () throws -> (sharedSecret: SecretBytes, enc: [UInt8]))
+        throws -> (encapsulatedKey: [UInt8], context: SenderContext) {
         let id = pskID.withUnsafeBytes { Array($0) }
         try verifyPSKInputs(mode: mode, psk: psk, pskID: id)
-        let (sharedSecret, enc) = try encap(to: recipient, ephemeral: ephemeralKey)
-        let context = try keySchedule(mode: mode, sharedSecret: sharedSecret, info: info.withUnsafeBytes { Array($0) },
-                                      psk: psk, pskID: id, aead: aead)
+        let (sharedSecret, enc) = try encap()
+        let context = try keySchedule(kem: PK.KEM.id, mode: mode, sharedSecret: sharedSecret,
+                                      info: info.withUnsafeBytes { Array($0) }, psk: psk, pskID: id, aead: aead)
         return (enc, SenderContext(context))
     }
 
     /// SetupBaseR / SetupPSKR: decapsulates `encapsulatedKey` with `recipient`.
-    public static func setupRecipient(encapsulatedKey: some ContiguousBytes, recipient: X25519PrivateKey,
-                                      info: some ContiguousBytes, aead: AEADID, mode: Mode = .base,
-                                      psk: SecretBytes? = nil,
-                                      pskID: some ContiguousBytes = [UInt8]()) throws -> RecipientContext {
+    public static func setupRecipient<SK: HPKEPrivateKey>(encapsulatedKey: some ContiguousBytes, recipient: SK,
+                                                          info: some ContiguousBytes, aead: AEADID, mode: Mode = .base,
+                                                          psk: SecretBytes? = nil,
+                                                          pskID: some ContiguousBytes = [UInt8]()) throws -> RecipientContext {
         let id = pskID.withUnsafeBytes { Array($0) }
         try verifyPSKInputs(mode: mode, psk: psk, pskID: id)
-        let sharedSecret = try decap(encapsulatedKey.withUnsafeBytes { Array($0) }, recipient: recipient)
-        let context = try keySchedule(mode: mode, sharedSecret: sharedSecret, info: info.withUnsafeBytes { Array($0) },
-                                      psk: psk, pskID: id, aead: aead)
+        let sharedSecret = try SK.KEM.decapsulate(encapsulatedKey.withUnsafeBytes { Array($0) }, with: recipient)
+        let context = try keySchedule(kem: SK.KEM.id, mode: mode, sharedSecret: sharedSecret,
+                                      info: info.withUnsafeBytes { Array($0) }, psk: psk, pskID: id, aead: aead)
         return RecipientContext(context)
     }
 
     // MARK: Single-shot (section 6.1)
 
     /// Seal(pkR, info, aad, pt) in one call: returns (enc, ct).
-    public static func seal(_ plaintext: some ContiguousBytes, to recipient: X25519PublicKey,
+    public static func seal(_ plaintext: some ContiguousBytes, to recipient: some HPKEPublicKey,
                             info: some ContiguousBytes, aad: some ContiguousBytes = [UInt8](), aead: AEADID,
                             mode: Mode = .base, psk: SecretBytes? = nil,
                             pskID: some ContiguousBytes = [UInt8]()) throws
@@ -345,7 +343,7 @@ public enum HPKE {
 
     /// Open(enc, skR, info, aad, ct) in one call.
     public static func open(_ ciphertext: some ContiguousBytes, encapsulatedKey: some ContiguousBytes,
-                            recipient: X25519PrivateKey, info: some ContiguousBytes,
+                            recipient: some HPKEPrivateKey, info: some ContiguousBytes,
                             aad: some ContiguousBytes = [UInt8](), aead: AEADID, mode: Mode = .base,
                             psk: SecretBytes? = nil, pskID: some ContiguousBytes = [UInt8]()) throws -> [UInt8] {
         try setupRecipient(encapsulatedKey: encapsulatedKey, recipient: recipient, info: info, aead: aead,

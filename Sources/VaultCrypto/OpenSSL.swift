@@ -1,6 +1,8 @@
 // The only file that imports OpenSSL's libcrypto: EVP AEAD contexts, HKDF
-// through EVP_KDF, HMAC-SHA256 and SHA-256. Every return code passes through
-// `check`, the one place that turns a failure into a typed error.
+// through EVP_KDF, HMAC-SHA256, SHA-256, and the FIPS 202 functions (SHA3-256,
+// SHA3-512, SHAKE128, SHAKE256) that ML-KEM and X-Wing are built from. Every
+// return code passes through `check`, the one place that turns a failure into
+// a typed error.
 internal import COpenSSL
 
 enum OpenSSL {
@@ -146,6 +148,100 @@ enum OpenSSL {
             var len: UInt32 = 0
             try check(EVP_DigestFinal_ex(ctx, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &len),
                       "EVP_DigestFinal_ex")
+        }
+    }
+
+    /// The FIPS 202 functions, each fetched once from the default provider.
+    /// `EVP_sha3_256()` and friends would do an implicit fetch (a lock and a
+    /// table lookup) on every init; ML-KEM makes about twenty hash calls per
+    /// operation, so the fetched handles are kept. EVP_MD objects are
+    /// immutable after the fetch and safe to share between threads.
+    enum Keccak: Sendable {
+        case sha3_256, sha3_512, shake128, shake256
+
+        /// Rate in bytes (FIPS 202 section 6): one permutation per this many
+        /// bytes absorbed or squeezed.
+        var rate: Int {
+            switch self {
+            case .sha3_256: return 136
+            case .sha3_512: return 72
+            case .shake128: return 168
+            case .shake256: return 136
+            }
+        }
+        var isXOF: Bool { self == .shake128 || self == .shake256 }
+    }
+
+    private final class KeccakHandles: @unchecked Sendable {
+        let sha3_256 = EVP_MD_fetch(nil, "SHA3-256", nil)
+        let sha3_512 = EVP_MD_fetch(nil, "SHA3-512", nil)
+        let shake128 = EVP_MD_fetch(nil, "SHAKE128", nil)
+        let shake256 = EVP_MD_fetch(nil, "SHAKE256", nil)
+        func md(_ k: Keccak) -> OpaquePointer? {
+            switch k {
+            case .sha3_256: return sha3_256
+            case .sha3_512: return sha3_512
+            case .shake128: return shake128
+            case .shake256: return shake256
+            }
+        }
+    }
+    private static let keccakHandles = KeccakHandles()
+
+    /// One EVP_MD_CTX reused for a sequence of FIPS 202 computations:
+    /// `begin`, any number of `absorb`, then `squeeze` (SHAKE, any length, once)
+    /// or `finish` (SHA3, the digest length). OpenSSL 3.0 has no
+    /// EVP_DigestSqueeze, so an XOF's output is produced in one call; callers
+    /// that need more than they asked for start over with a longer length
+    /// (the first bytes are the same). EVP_MD_CTX_free clears the sponge
+    /// state, which may hold secrets, with OPENSSL_cleanse.
+    final class KeccakContext {
+        private let ctx: OpaquePointer
+        private var current: Keccak?
+
+        init() throws {
+            guard let c = EVP_MD_CTX_new() else { throw CryptoError.outOfMemory }
+            ctx = c
+        }
+        deinit { EVP_MD_CTX_free(ctx) }
+
+        func begin(_ function: Keccak) throws {
+            guard let md = OpenSSL.keccakHandles.md(function) else {
+                throw CryptoError.library(library: "libcrypto", function: "EVP_MD_fetch", code: 0)
+            }
+            try check(EVP_DigestInit_ex2(ctx, md, nil), "EVP_DigestInit_ex2")
+            current = function
+        }
+
+        func absorb(_ data: UnsafeRawBufferPointer) throws {
+            guard let base = data.baseAddress, data.count > 0 else { return }
+            try check(EVP_DigestUpdate(ctx, base, data.count), "EVP_DigestUpdate")
+        }
+
+        /// Absorbs one byte (ML-KEM's domain-separation and index bytes).
+        func absorb(byte: UInt8) throws {
+            var b = byte
+            try check(EVP_DigestUpdate(ctx, &b, 1), "EVP_DigestUpdate")
+        }
+
+        /// SHAKE output of `out.count` bytes; ends the computation.
+        func squeeze(into out: UnsafeMutableRawBufferPointer) throws {
+            guard current?.isXOF == true else { throw CryptoError.invalidParameter("squeeze on a fixed-length hash") }
+            guard let base = out.baseAddress, out.count > 0 else { return }
+            try check(EVP_DigestFinalXOF(ctx, base.assumingMemoryBound(to: UInt8.self), out.count),
+                      "EVP_DigestFinalXOF")
+            current = nil
+        }
+
+        /// SHA3 digest (32 or 64 bytes); ends the computation.
+        func finish(into out: UnsafeMutableRawBufferPointer) throws {
+            let expected = current == .sha3_256 ? 32 : current == .sha3_512 ? 64 : -1
+            guard out.count == expected, let base = out.baseAddress else {
+                throw CryptoError.invalidLength(what: "SHA3 digest", expected: expected, got: out.count)
+            }
+            var len: UInt32 = 0
+            try check(EVP_DigestFinal_ex(ctx, base.assumingMemoryBound(to: UInt8.self), &len), "EVP_DigestFinal_ex")
+            current = nil
         }
     }
 }

@@ -43,4 +43,17 @@ public final class X25519PrivateKey: @unchecked Sendable {
         } } }
         return out
     }
+
+    /// X25519(self, peer) as RFC 7748 section 5 defines it, returning the
+    /// all-zero secret of a low-order peer instead of throwing. Only for
+    /// X-Wing, which hashes this value together with the ML-KEM secret and
+    /// specifies no zero check (draft-connolly-cfrg-xwing-kem section 5.5);
+    /// a protocol that relies on X25519 alone must use `sharedSecret(with:)`.
+    func unvalidatedSharedSecret(with peer: X25519PublicKey) throws -> SecretBytes {
+        let out = try SecretBytes(count: 32)
+        secret.withUnsafeBytes { s in peer.bytes.withUnsafeBytes { p in out.withUnsafeMutableBytes { o in
+            Sodium.x25519Unchecked(scalar: s, point: p, into: o)
+        } } }
+        return out
+    }
 }

@@ -99,7 +99,7 @@ enum ErrorReport {
 
     private static func cliError(for error: CryptoError) -> CLIError {
         switch error {
-        case .authenticationFailed, .weakSharedSecret, .invalidLength:
+        case .authenticationFailed, .weakSharedSecret, .invalidLength, .invalidKey:
             return CLIError(message: tampered, code: .corrupted)
         case .invalidParameter(let message):
             return CLIError(message: message)

@@ -174,8 +174,11 @@ enum Wiring {
                     // Ctrl-C mid-extraction must not leave plaintext behind.
                     var token: Interrupts.Token?
                     defer { token.map(Interrupts.unregister) }
-                    try vault.restoreFolder(entry, to: target) { partial in
-                        token = Interrupts.register { UserFiles.erase(partial) }
+                    try vault.restoreFolder(entry, to: target) { partial, stop in
+                        token = Interrupts.register {
+                            stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
+                            UserFiles.erase(partial)
+                        }
                     }
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)

@@ -46,10 +46,10 @@ struct HPKEVector: Decodable, Sendable {
         #expect(skE.publicKey.bytes == v.pkEm.bytes)
 
         // Encap / Decap (section 4.1).
-        let (sharedSecret, enc) = try HPKE.encap(to: skR.publicKey, ephemeral: skE)
+        let (sharedSecret, enc) = try HPKE.DHKEMX25519.encapsulate(to: skR.publicKey, randomness: v.ikmE.secret)
         #expect(enc == v.enc.bytes)
         #expect(sharedSecret.bytes == v.sharedSecret.bytes)
-        #expect(try HPKE.decap(v.enc.bytes, recipient: skR).bytes == v.sharedSecret.bytes)
+        #expect(try HPKE.DHKEMX25519.decapsulate(v.enc.bytes, with: skR).bytes == v.sharedSecret.bytes)
 
         // Key schedule (section 5.1), both sides.
         let (senderEnc, sender) = try HPKE.setupSender(recipient: skR.publicKey, info: v.info.bytes, aead: aead,
@@ -57,7 +57,11 @@ struct HPKEVector: Decodable, Sendable {
         let recipient = try HPKE.setupRecipient(encapsulatedKey: v.enc.bytes, recipient: skR, info: v.info.bytes,
                                                 aead: aead, mode: mode, psk: psk, pskID: pskID)
         #expect(senderEnc == v.enc.bytes)
-        for context in [sender.context, recipient.context] {
+        // The same through the generic path, with ikmE as the KEM's randomness.
+        let (genericEnc, generic) = try HPKE.setupSender(recipient: skR.publicKey, info: v.info.bytes, aead: aead,
+                                                         mode: mode, psk: psk, pskID: pskID, randomness: v.ikmE.secret)
+        #expect(genericEnc == v.enc.bytes)
+        for context in [sender.context, recipient.context, generic.context] {
             #expect(context.key.bytes == v.key.bytes)
             #expect(context.baseNonce.bytes == v.baseNonce.bytes)
             #expect(context.exporterSecret.bytes == v.exporterSecret.bytes)
@@ -226,7 +230,9 @@ struct HPKEVector: Decodable, Sendable {
     }
 
     @Test func labelsAndSuiteIDs() {
-        #expect(HPKE.kemSuiteID == Array("KEM".utf8) + [0x00, 0x20])
+        #expect(HPKE.DHKEMX25519.suiteID == Array("KEM".utf8) + [0x00, 0x20])
+        #expect(HPKE.XWingKEM.suiteID == Array("KEM".utf8) + [0x64, 0x7a])
+        #expect(HPKE.suiteID(kem: HPKE.XWingKEM.id, .chacha20Poly1305) == [UInt8](hex: "48504b45647a00010003"))
         #expect(HPKE.suiteID(.chacha20Poly1305) == Array("HPKE".utf8) + [0x00, 0x20, 0x00, 0x01, 0x00, 0x03])
         #expect(HPKE.suiteID(.exportOnly).suffix(2) == [0xff, 0xff])
     }
