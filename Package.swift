@@ -43,7 +43,9 @@ let package = Package(
         // (libqrencode): bytes in, bytes out.
         .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode", "System"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        // Device move: the only networking, above the vault it moves.
+        .target(name: "VaultMove", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
         // libFuzzer entry points; built only by `make fuzz` (see Makefile).
@@ -52,8 +54,8 @@ let package = Package(
         .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
         .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
         .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
-        .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
-        .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
+        .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultMove", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
+        .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultMove", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
         .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
         .executableTarget(name: "FuzzMLKEM", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzMLKEM"),
         .executableTarget(name: "FuzzHPKEXWing", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzHPKEXWing"),
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto", "System"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "VaultCodecs", "System"]),
     ]
 )

@@ -3,6 +3,7 @@
 // also tried as a code body with its checksum appended, so the fuzzer reaches
 // the body parser past the 32-bit checksum. Public API only. Built by `make fuzz`.
 import VaultCore
+import VaultMove
 import VaultCrypto
 
 private let checksumLabel = Array("vault v1 move code checksum".utf8)

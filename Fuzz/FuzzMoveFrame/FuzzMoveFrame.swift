@@ -24,6 +24,7 @@
 // accepts anything after a refusal or bytes after the final frame; a message
 // that parses but does not serialise back to the same bytes.
 import VaultCore
+import VaultMove
 import VaultCrypto
 
 private func fixedKey(_ first: UInt8) -> X25519PrivateKey {

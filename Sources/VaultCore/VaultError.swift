@@ -21,13 +21,6 @@ public enum VaultError: Error, Equatable, Sendable {
     case kitForAnotherVault
     /// A recovery kit made before the vault was rekeyed.
     case kitStale
-    /// A move's receiver did not answer with the keys of its code: a wrong
-    /// code, or someone in between.
-    case moveCodeMismatch
-    /// A move's connection ended before the move was confirmed.
-    case moveConnectionLost
-    /// A move's receiver refused what it was sent.
-    case moveRefused(MoveRefusal)
     /// No vault at the path (no header there, or not a vault header).
     case notAVault
     /// A vault header of a format version this build cannot read.

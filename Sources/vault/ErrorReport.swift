@@ -1,5 +1,6 @@
 import System
 import VaultCore
+import VaultMove
 import VaultCrypto
 
 /// The one place that turns library errors into what the user reads and the
@@ -10,6 +11,7 @@ enum ErrorReport {
         switch error {
         case let error as CLIError: return error
         case let error as VaultError: return cliError(for: error, vaultDirectory: vaultDirectory)
+        case let error as MoveError: return cliError(for: error)
         case let error as CryptoError: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""
@@ -66,14 +68,6 @@ enum ErrorReport {
         case .kitStale:
             return CLIError(message: "this recovery kit is from before the vault was rekeyed and no longer opens it",
                             hints: ["use a kit exported after the last 'vault rekey'"])
-        case .moveCodeMismatch:
-            return CLIError(message: "the receiver does not hold the keys of this move code: a typo, an old code, or someone in between",
-                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
-        case .moveConnectionLost:
-            return CLIError(message: "the connection ended before the move was confirmed",
-                            hints: ["the old vault was not erased; run the move again"])
-        case .moveRefused(let reason):
-            return CLIError(message: "the receiver refused the vault: \(reason)", hints: ["the vault here is untouched"])
         case .unsafeArchiveEntry(let item, let entry, let reason):
             return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(reason)",
                             hints: ["nothing of that item was written"])
@@ -87,6 +81,19 @@ enum ErrorReport {
         case .manifestFull:
             return CLIError(message: "the vault is full: its list of items would pass 1,000,000 items or 256 MiB",
                             hints: ["remove items, or shorten long names, then try again"])
+        }
+    }
+
+    private static func cliError(for error: MoveError) -> CLIError {
+        switch error {
+        case .codeMismatch:
+            return CLIError(message: "the receiver does not hold the keys of this move code: a typo, an old code, or someone in between",
+                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+        case .connectionLost:
+            return CLIError(message: "the connection ended before the move was confirmed",
+                            hints: ["the old vault was not erased; run the move again"])
+        case .refused(let reason):
+            return CLIError(message: "the receiver refused the vault: \(reason)", hints: ["the vault here is untouched"])
         }
     }
 

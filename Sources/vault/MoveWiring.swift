@@ -1,5 +1,6 @@
 import System
 import VaultCore
+import VaultMove
 import VaultCrypto
 
 // `vault move`: the bridge between MoveCommand and VaultCore's MoveSender,

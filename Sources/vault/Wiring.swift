@@ -63,7 +63,7 @@ enum Wiring {
 
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).
-    private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: CompressionChoice,
+    private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: Compression,
                                progress: ((UInt64) -> Void)?) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)

@@ -4,6 +4,7 @@ import System
 import Testing
 import VaultCrypto
 @testable import VaultCore
+@testable import VaultMove
 #if canImport(Glibc)
 import Glibc
 #endif

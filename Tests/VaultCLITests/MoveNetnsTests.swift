@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import VaultCore
+import VaultMove
 import VaultCrypto
 #if canImport(Glibc)
 import Glibc

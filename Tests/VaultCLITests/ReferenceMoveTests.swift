@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 @testable import VaultCore
+@testable import VaultMove
 
 /// The independent Python sender (scripts/reference/vault_move.py, written
 /// from docs/FORMAT.md "Device move" alone) moves a vault to the `vault`

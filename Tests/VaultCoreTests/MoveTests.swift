@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 @testable import VaultCore
+@testable import VaultMove
 
 /// Device move: the move code, the session key schedule, and the frames
 /// (docs/FORMAT.md, "Device move").

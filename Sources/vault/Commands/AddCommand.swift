@@ -39,7 +39,7 @@ struct AddCommand: Command {
     /// nil: each item is named after its file.
     let itemName: String?
     /// nil: the vault's default.
-    let compression: CompressionChoice?
+    let compression: Compression?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         paths = try arguments.oneOrMore("PATH")
@@ -48,7 +48,7 @@ struct AddCommand: Command {
             if arguments.flag("--compress") || arguments.value("--compress") != nil {
                 throw arguments.usageError("--compress and --no-compress contradict each other")
             }
-            compression = CompressionChoice.none
+            compression = Compression.none
         } else if let level = arguments.value("--compress") {
             guard let n = Int(level), (0...9).contains(n) else {
                 throw arguments.usageError("--compress=LEVEL needs a level from 0 to 9, not '\(level)'")

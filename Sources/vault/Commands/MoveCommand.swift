@@ -1,4 +1,5 @@
 import VaultCore
+import VaultMove
 
 /// `vault move receive` / `vault move send`: the whole vault to another
 /// machine over TCP, then erased here.

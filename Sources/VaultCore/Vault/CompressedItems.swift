@@ -5,14 +5,8 @@ import VaultCodecs
 // fraction of a millisecond) and stores incompressible content raw, so adding
 // a JPEG costs no more with compression on than off.
 
-/// What `add` (or the vault's default) asks for.
-public enum CompressionChoice: Equatable, Sendable {
-    case none
-    /// Compress at the auto preset if the probe finds it worthwhile.
-    case auto
-    /// Always compress at this xz preset (0...9).
-    case level(Int)
-}
+/// What `add` asks for (defined with the codec).
+public typealias Compression = VaultCodecs.Compression
 
 /// How many threads the xz encoder uses (both cores here; more rarely helps
 /// an interactive add and costs ~35 MiB each at preset 1).
@@ -20,14 +14,14 @@ let compressionThreads = 2
 
 extension Vault {
     /// The vault's default when `add` says nothing.
-    public var defaultCompression: CompressionChoice {
+    public var defaultCompression: Compression {
         header.options.contains(.compressByDefault) ? .auto : .none
     }
 
     /// Drops in a file or stdin, compressed as `compression` says.
     @discardableResult
     public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64,
-                       compression: CompressionChoice, progress: ((UInt64) -> Void)? = nil) throws -> ManifestEntry {
+                       compression: Compression, progress: ((UInt64) -> Void)? = nil) throws -> ManifestEntry {
         // The sample is read once and then written first, so nothing is read twice
         // (and stdin, which cannot be re-read, works the same way).
         var sample: [UInt8] = []
@@ -40,7 +34,7 @@ extension Vault {
             let n = try sample.withUnsafeMutableBytes { try source.readSequential(into: $0) }
             sample.removeSubrange(n...)
             if try sample.withUnsafeBytes({ try CompressionProbe.worthCompressing(sample: $0) }) {
-                level = CompressionLevel.autoPreset
+                level = Compression.autoPreset
             }
         }
         // The file's size sizes the writer's buffers (compressed content is

@@ -1,3 +1,4 @@
+import VaultCore
 import Foundation
 import VaultCodecs
 import VaultCrypto
@@ -103,7 +104,7 @@ public struct MoveCode: Equatable, Sendable {
 
     /// Base32 in groups of four, joined by "-".
     public var text: String {
-        let chars = KitArmor.base32(bytes)
+        let chars = Base32.encode(bytes)
         return stride(from: 0, to: chars.count, by: Self.groupLength)
             .map { String(decoding: chars[$0..<min($0 + Self.groupLength, chars.count)], as: UTF8.self) }
             .joined(separator: "-")
@@ -114,9 +115,9 @@ public struct MoveCode: Equatable, Sendable {
     public init(text: String) throws {
         let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard t.utf8.count <= 512 else { throw VaultError.corruptedOrTampered }
-        let chars = KitArmor.normalise(t.utf8.filter { $0 != UInt8(ascii: " ") })
-        guard !chars.isEmpty, chars.allSatisfy(KitArmor.alphabet.contains),
-              let raw = KitArmor.unbase32(chars), KitArmor.base32(raw) == chars else {
+        let chars = Base32.normalise(t.utf8.filter { $0 != UInt8(ascii: " ") })
+        guard !chars.isEmpty, chars.allSatisfy(Base32.alphabet.contains),
+              let raw = Base32.decode(chars), Base32.encode(raw) == chars else {
             throw VaultError.corruptedOrTampered
         }
         try self.init(bytes: raw)

@@ -1,3 +1,4 @@
+import VaultCore
 import Dispatch
 import Synchronization
 import VaultCrypto

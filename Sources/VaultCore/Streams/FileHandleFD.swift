@@ -1,19 +1,5 @@
-
-import VaultCodecs
 import System
-
-/// Where sealed or plain bytes go, in order (defined with the codecs, which
-/// plug into the same chain).
-public typealias ByteSink = VaultCodecs.ByteSink
-/// Sequential plain bytes, pulled (an item's content, a decompressor).
-public typealias ByteStream = VaultCodecs.ByteStream
-
-/// Random-access bytes of known size (a sealed item file, or memory).
-public protocol ByteSource: AnyObject {
-    var size: UInt64 { get }
-    /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of data.
-    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
-}
+import VaultCodecs
 
 /// An open file descriptor, owned: closed on deinit.
 public final class FileHandleFD: ByteSink, ByteSource {
@@ -96,7 +82,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
     static let writeSize = 256 << 10
 
     /// Set for files that are fsync'ed when complete (TempFile).
-    var startsWriteback = false
+    package var startsWriteback = false
     private var written: UInt64 = 0
     private var writebackStart: UInt64 = 0
 
@@ -119,56 +105,21 @@ public final class FileHandleFD: ByteSink, ByteSource {
     }
 }
 
-/// Bytes in memory, for tests, the fuzzer and small files.
-public final class MemoryBytes: ByteSink, ByteSource {
-    public private(set) var bytes: [UInt8]
-    public init(_ bytes: [UInt8] = []) { self.bytes = bytes }
-    public var size: UInt64 { UInt64(bytes.count) }
-
-    public func write(_ b: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: b) }
-
-    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard offset < size else { return 0 }
-        let n = min(buffer.count, bytes.count - Int(offset))
-        bytes.withUnsafeBytes { src in
-            buffer.baseAddress!.copyMemory(from: src.baseAddress! + Int(offset), byteCount: n)
-        }
-        return n
+extension FileHandleFD {
+    /// Everything left to read, at most `limit` bytes (more is an error).
+    public func readAll(limit: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: limit + 1)
+        let n = try out.withUnsafeMutableBytes { try readSequential(into: $0) }
+        guard n <= limit else { throw VaultError.invalidArgument("input larger than \(limit) bytes") }
+        out.removeSubrange(n...)
+        return out
     }
 }
 
-/// Passes bytes through to `downstream` and reports the running total, for
-/// progress displays. `report` may be called from a worker thread.
-public final class ProgressSink: ByteSink {
-    private let downstream: ByteSink
-    private let report: (UInt64) -> Void
-    private var total: UInt64 = 0
-
-    public init(_ downstream: ByteSink, report: @escaping (UInt64) -> Void) {
-        (self.downstream, self.report) = (downstream, report)
-    }
-
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try downstream.write(bytes)
-        total += UInt64(bytes.count)
-        report(total)
-    }
-}
-
-/// Hands out what `upstream` gives and copies it to `sink` on the way, for
-/// a reader that must see the bytes (the archive checker) while they are
-/// also written out (`get` of a folder item).
-final class TeeStream: ByteStream {
-    private let upstream: ByteStream
-    private let sink: ByteSink
-    private(set) var count: UInt64 = 0
-
-    init(_ upstream: ByteStream, copyingTo sink: ByteSink) { (self.upstream, self.sink) = (upstream, sink) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try upstream.read(into: buffer)
-        if n > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: buffer[..<n])) }
-        count += UInt64(n)
-        return n
+extension FileHandleFD {
+    /// The size of the regular file at `path` (following links), or nil.
+    public static func size(of path: String) -> UInt64? {
+        guard let st = try? Syscall.status(of: path, followLinks: true), st.kind == .regular else { return nil }
+        return UInt64(st.size)
     }
 }

@@ -8,12 +8,12 @@ import System
 public final class UnlockedVault {
     public internal(set) var vault: Vault
     var keys: VaultKeys
-    private let lock: WriterLock?
+    let lock: WriterLock?
     public internal(set) var manifest: Manifest
 
     /// Whether this process holds the writer lock (read-only otherwise).
     public var canWrite: Bool { lock != nil }
-    var paths: VaultPaths { vault.paths }
+    package var paths: VaultPaths { vault.paths }
     var vaultID: [UInt8] { vault.header.vaultID }
 
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?) throws {
@@ -35,87 +35,6 @@ public final class UnlockedVault {
     public func entry(named name: String) throws -> ManifestEntry {
         guard let e = manifest.entry(named: name) else { throw VaultError.noSuchItem(name: name) }
         return e
-    }
-
-    // MARK: Drop-ins
-
-    public struct AbsorbReport: Sendable {
-        public var absorbed: [String] = []
-        /// Envelopes that failed to open, or whose content is missing, damaged
-        /// or disagrees with the envelope (ItemRules); left in place.
-        public var rejected: [String] = []
-        /// Drop-ins left waiting because the manifest is full (see `manifestFull`).
-        public var deferred = 0
-    }
-
-    /// Moves waiting drop-ins into the manifest. Idempotent and crash-safe:
-    /// content is renamed into items/ first, then one manifest write adds all
-    /// entries, then the envelopes go. An envelope whose item is already in
-    /// the manifest is only removed. A name already taken gets " (2)", " (3)"…
-    /// Envelopes are opened one at a time, so memory follows the number of
-    /// absorbed items, not of the files in the inbox.
-    @discardableResult
-    public func absorbInbox() throws -> AbsorbReport {
-        var report = AbsorbReport()
-        guard lock != nil else { return report }
-        var done: [String] = []
-        var clashes: [String: Int] = [:]
-        for blob in try inboxEnvelopes() {
-            guard var entry = openEnvelope(blob, with: keys.privateKey) else {
-                report.rejected.append(blob + ".env")
-                continue
-            }
-            if manifest.entry(itemID: entry.itemID) != nil { done.append(blob); continue }
-            entry.name = manifest.freeName(like: entry.name, clashes: &clashes)
-            guard manifest.hasRoom(nameBytes: entry.name.utf8.count) else { report.deferred += 1; continue }
-            guard try adoptContent(of: entry) else {
-                report.rejected.append(blob + ".env")
-                continue
-            }
-            try manifest.add(entry)
-            report.absorbed.append(entry.name)
-            done.append(blob)
-        }
-        guard !done.isEmpty else { return report }
-        try Syscall.fsyncDirectory(paths.items)
-        try Syscall.fsyncDirectory(paths.inbox)
-        if !report.absorbed.isEmpty { try saveManifest() }
-        for blob in done { try? Syscall.unlink(paths.dropInEnvelope(blob)) }
-        try Syscall.fsyncDirectory(paths.inbox)
-        return report
-    }
-
-    /// Moves a drop-in's content into items/ once it opens under the entry's
-    /// file key and agrees with the entry (ItemRules); false, touching
-    /// nothing, if it does not. Content already in items/ (an absorb
-    /// interrupted after the rename) is checked where it is.
-    func adoptContent(of entry: ManifestEntry) throws -> Bool {
-        let inInbox = paths.dropInContent(entry.blobName), stored = paths.item(entry.blobName)
-        let waiting = try Syscall.status(of: inInbox) != nil
-        do {
-            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: waiting ? inInbox : stored), threads: 1)
-            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
-        } catch {
-            return false
-        }
-        if waiting { try Syscall.rename(inInbox, stored) }
-        return true
-    }
-
-    /// The blob names of the inbox's envelopes, in name order.
-    func inboxEnvelopes() throws -> [String] {
-        try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
-            .map { String($0.dropLast(4)) }.sorted()
-    }
-
-    /// The entry in envelope `blob`, opened with `privateKey`; nil if it does
-    /// not open, names another item than its file, or breaks ItemRules.
-    func openEnvelope(_ blob: String, with privateKey: X25519PrivateKey) -> ManifestEntry? {
-        guard let entry = try? DropInEnvelope.open(
-                VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                with: privateKey, vaultID: vaultID),
-              entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return nil }
-        return entry
     }
 
     // MARK: Reading
@@ -231,39 +150,5 @@ public final class UnlockedVault {
         let kek = try KeyEncryptionKey.derive(password: password.secret, salt: readBack.salt, parameters: readBack.kdf)
         guard try readBack.unlock(kek: kek).secret == keys.master.secret else { throw VaultError.corruptedOrTampered }
         try temp.commit(to: paths.header)
-    }
-}
-
-extension Manifest {
-    /// `name` if free, else "stem (n).ext" with the smallest free n ≥ 2 (the
-    /// extension starts at the last '.', unless that is the first character).
-    /// The result is always a name the reader accepts: when the suffix would
-    /// pass the name limit, whole characters are cut from the end of the stem
-    /// (then of the extension). `clashes` remembers, per name, where the last
-    /// search ended, so N drop-ins with one name cost O(N), not O(N²).
-    func freeName(like name: String, clashes: inout [String: Int]) -> String {
-        guard contains(name: name) else { return name }
-        var stem = Substring(name), ext: Substring = ""
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex { (stem, ext) = (name[..<dot], name[dot...]) }
-        var n = clashes[name] ?? 2
-        while true {
-            let suffix = " (\(n))"
-            var (s, e) = (stem, ext)
-            while s.utf8.count + suffix.utf8.count + e.utf8.count > ManifestEntry.maxNameLength {
-                if !s.isEmpty { s.removeLast() } else { e.removeLast() }
-            }
-            let candidate = String(s) + suffix + String(e)
-            n += 1
-            if !contains(name: candidate) {
-                clashes[name] = n
-                return candidate
-            }
-        }
-    }
-
-    /// `freeName` for a single name.
-    func freeName(like name: String) -> String {
-        var clashes: [String: Int] = [:]
-        return freeName(like: name, clashes: &clashes)
     }
 }

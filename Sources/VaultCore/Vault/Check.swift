@@ -18,12 +18,6 @@ public struct CheckReport: Sendable {
     public var bytesChecked: UInt64 = 0
 }
 
-/// Counts and discards what it is given (for `check --read-data`).
-final class DiscardingSink: ByteSink {
-    var count: UInt64 = 0
-    func write(_ bytes: UnsafeRawBufferPointer) throws { count += UInt64(bytes.count) }
-}
-
 extension UnlockedVault {
     /// Verifies the header (its MAC was checked at unlock), the manifest
     /// (parsed and authenticated at unlock), that every item's blob is there

@@ -11,7 +11,7 @@ extension Vault {
     /// FIFOs and sockets are left out and listed in the returned `skipped`.
     @discardableResult
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
-                       compression: CompressionChoice = .none) throws -> (entry: ManifestEntry, skipped: [String]) {
+                       compression: Compression = .none) throws -> (entry: ManifestEntry, skipped: [String]) {
         var level: Int?
         switch compression {
         case .none: break
@@ -19,7 +19,7 @@ extension Vault {
         case .auto:
             let sample = Self.sample(folder: path)
             if try sample.withUnsafeBytes({ try CompressionProbe.worthCompressing(sample: $0) }) {
-                level = CompressionLevel.autoPreset
+                level = Compression.autoPreset
             }
         }
         var skipped: [String] = []

@@ -1,3 +1,4 @@
+import VaultCore
 import VaultCrypto
 
 // What the move frames carry after the handshake (docs/FORMAT.md, "Device

@@ -1,3 +1,4 @@
+import VaultCore
 import VaultCrypto
 import System
 
@@ -95,7 +96,7 @@ public final class MoveSender {
         case (.receipt(let r), true) where constantTimeEqual(r, expected):
             break
         case (.refused(let reason), true):
-            throw VaultError.moveRefused(reason)
+            throw MoveError.refused(reason)
         default:
             throw VaultError.corruptedOrTampered
         }

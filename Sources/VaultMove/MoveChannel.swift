@@ -1,3 +1,4 @@
+import VaultCore
 import Foundation
 import VaultCrypto
 import System
@@ -30,7 +31,7 @@ public final class MoveChannel {
     /// The sender's side: we know the receiver's key and the token from the
     /// code. A receiver that does not answer with its confirmation (it
     /// closed, or its frame fails) means the code did not match:
-    /// `moveCodeMismatch`.
+    /// `MoveError.codeMismatch`.
     public static func connect(_ connection: TCPConnection, code: MoveCode) throws -> MoveChannel {
         let own = try X25519PrivateKey()
         let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
@@ -41,8 +42,8 @@ public final class MoveChannel {
             let (mac, final) = try channel.receiveRaw()
             guard !final else { throw VaultError.corruptedOrTampered }
             try session.verifyPeerConfirmation(mac)
-        } catch VaultError.corruptedOrTampered, VaultError.moveConnectionLost {
-            throw VaultError.moveCodeMismatch
+        } catch VaultError.corruptedOrTampered, MoveError.connectionLost {
+            throw MoveError.codeMismatch
         }
         return channel
     }
@@ -63,7 +64,7 @@ public final class MoveChannel {
             let (mac, final) = try channel.receiveRaw()
             guard !final else { throw VaultError.corruptedOrTampered }
             try session.verifyPeerConfirmation(mac)
-        } catch VaultError.moveConnectionLost {
+        } catch MoveError.connectionLost {
             throw VaultError.corruptedOrTampered
         }
         try channel.sendRaw(session.ownConfirmation())
@@ -89,19 +90,19 @@ public final class MoveChannel {
     }
 
     /// A peer that went away (reset, broken pipe) reads as
-    /// `moveConnectionLost`, the same as when we are the one reading.
+    /// `MoveError.connectionLost`, the same as when we are the one reading.
     private func sendRaw(_ plaintext: some ContiguousBytes, final: Bool = false) throws {
         let frame = try sealer.sealParts(plaintext, final: final)
         do {
             try frame.prefix.withUnsafeBytes { try connection.send($0, more: true) }
             try frame.body.withUnsafeBytes { try connection.send($0) }
         } catch let error as SystemError where [.connectionReset, .brokenPipe, .timedOut].contains(error.errno) {
-            throw VaultError.moveConnectionLost
+            throw MoveError.connectionLost
         }
     }
 
     /// The next message and whether it was the peer's final frame. A
-    /// connection that ends first is `moveConnectionLost`; a frame that fails
+    /// connection that ends first is `MoveError.connectionLost`; a frame that fails
     /// is `corruptedOrTampered`.
     public func receive() throws -> (MoveMessage, final: Bool) {
         let (plaintext, final) = try receiveRaw()
@@ -111,10 +112,10 @@ public final class MoveChannel {
     private func receiveRaw() throws -> ([UInt8], Bool) {
         var prefix = [UInt8](repeating: 0, count: MoveFrame.prefixLength)
         let got = try prefix.withUnsafeMutableBytes { try connection.receive(into: $0) }
-        guard got == prefix.count else { throw VaultError.moveConnectionLost }
+        guard got == prefix.count else { throw MoveError.connectionLost }
         let length = try opener.sealedLength(prefix: prefix)
         let n = try body.withUnsafeMutableBytes { try connection.receive(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<length])) }
-        guard n == length else { throw VaultError.moveConnectionLost }
+        guard n == length else { throw MoveError.connectionLost }
         return try body.withUnsafeBytes { try opener.open(sealed: UnsafeRawBufferPointer(rebasing: $0[..<length])) }
     }
 }

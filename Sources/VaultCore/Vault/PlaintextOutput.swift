@@ -29,23 +29,3 @@ public enum UserFiles {
         }
     }
 }
-
-
-extension FileHandleFD {
-    /// Everything left to read, at most `limit` bytes (more is an error).
-    public func readAll(limit: Int) throws -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: limit + 1)
-        let n = try out.withUnsafeMutableBytes { try readSequential(into: $0) }
-        guard n <= limit else { throw VaultError.invalidArgument("input larger than \(limit) bytes") }
-        out.removeSubrange(n...)
-        return out
-    }
-}
-
-extension FileHandleFD {
-    /// The size of the regular file at `path` (following links), or nil.
-    public static func size(of path: String) -> UInt64? {
-        guard let st = try? Syscall.status(of: path, followLinks: true), st.kind == .regular else { return nil }
-        return UInt64(st.size)
-    }
-}

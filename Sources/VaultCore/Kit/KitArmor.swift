@@ -19,12 +19,12 @@ import VaultCrypto
 public enum KitArmor {
     public static let begin = "-----BEGIN VAULT RECOVERY KIT-----"
     public static let end = "-----END VAULT RECOVERY KIT-----"
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+    static let alphabet = Base32.alphabet
     static let lineLength = 20
     static let checksumLabel = Array("vault v1 kit line".utf8)
 
     public static func armor(_ payload: [UInt8]) -> String {
-        let text = base32(payload)
+        let text = Base32.encode(payload)
         var lines = [begin]
         for (i, start) in stride(from: 0, to: text.count, by: lineLength).enumerated() {
             let chunk = Array(text[start..<min(start + lineLength, text.count)])
@@ -60,13 +60,13 @@ public enum KitArmor {
             guard n <= lineCount, raw.count >= 5, raw[0] == digit(n / 10), raw[1] == digit(n % 10) else {
                 throw VaultError.kitDamaged(line: min(n, lineCount + 1))
             }
-            let body = normalise(raw[2..<(raw.count - 2)]), sum = normalise(raw[(raw.count - 2)...])
+            let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
             guard body.count <= lineLength, body.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
                 throw VaultError.kitDamaged(line: n)
             }
             chars += body
         }
-        guard lines.count == lineCount, let payload = unbase32(chars) else { throw VaultError.kitDamaged(line: nil) }
+        guard lines.count == lineCount, let payload = Base32.decode(chars) else { throw VaultError.kitDamaged(line: nil) }
         return payload
     }
 
@@ -75,56 +75,17 @@ public enum KitArmor {
     /// A marker line as `decode` compares it: without spaces.
     private static func squeezed(_ line: String) -> [UInt8] { Array(line.utf8.filter { $0 != UInt8(ascii: " ") }) }
 
-    /// ASCII letters only are upper-cased: a non-ASCII byte stays non-ASCII
-    /// (and is refused), never folded into the alphabet ("ß" is not "SS").
-    /// Dashes (group separators some people type) are dropped.
-    static func normalise(_ s: some Sequence<UInt8>) -> [UInt8] {
-        s.compactMap { c -> UInt8? in
-            switch c {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): return c - 32
-            case UInt8(ascii: "0"): return UInt8(ascii: "O")
-            case UInt8(ascii: "1"): return UInt8(ascii: "I")
-            case UInt8(ascii: "8"): return UInt8(ascii: "B")
-            case UInt8(ascii: "-"): return nil
-            default: return c
-            }
-        }
-    }
-
     static func checksum(line n: UInt8, _ chars: [UInt8]) -> [UInt8] {
         let h = (try? SHA256.hash(checksumLabel + [n] + chars)) ?? [0, 0]
         let bits = Int(h[0]) << 2 | Int(h[1]) >> 6
         return [alphabet[bits >> 5], alphabet[bits & 31]]
     }
 
-    static func base32(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 8 + 4) / 5)   // no reallocation: a passphrase leaves no stray copy
-        var buffer = 0, bits = 0
-        for b in bytes {
-            buffer = buffer << 8 | Int(b); bits += 8
-            while bits >= 5 { out.append(alphabet[(buffer >> (bits - 5)) & 31]); bits -= 5 }
-        }
-        if bits > 0 { out.append(alphabet[(buffer << (5 - bits)) & 31]) }
-        return out
-    }
-
-    static func unbase32(_ chars: [UInt8]) -> [UInt8]? {
-        var out: [UInt8] = []
-        var buffer = 0, bits = 0
-        for c in chars {
-            guard let v = alphabet.firstIndex(of: c) else { return nil }
-            buffer = (buffer << 5 | v) & 0xffff; bits += 5
-            if bits >= 8 { out.append(UInt8((buffer >> (bits - 8)) & 0xff)); bits -= 8 }
-        }
-        return out
-    }
-
     /// A random passphrase of 26 base32 characters (130 bits) in groups of
     /// four: easy to copy by hand, and what `kit export --generate` prints.
     public static func generatedPassphrase() -> [UInt8] {
         var random = SecureRandom.bytes(17)
-        var chars = base32(random)
+        var chars = Base32.encode(random)
         SecureZero.zero(&random)
         var out: [UInt8] = []
         out.reserveCapacity(32)

@@ -1,0 +1,45 @@
+import System
+import VaultCrypto
+
+// Making a drop-in: what `vault add` does without the password.
+
+extension Vault {
+    /// Adds a file's (or stdin's) content without the password; see the
+    /// general form below.
+    @discardableResult
+    public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64) throws -> ManifestEntry {
+        try dropIn(name: name, kind: .file, flags: [], mode: mode, modified: modified,
+                   expectedLength: source.isRegularFile ? source.size : nil) { writer in
+            (try writer.consume(source), 1)
+        }
+    }
+
+    /// Adds content without the password: `produce` writes the content
+    /// stream (already compressed or archived, as `flags` say) into a sealed
+    /// item under a fresh file key in the inbox and returns the content's
+    /// size before compression and its file count; then the file key and
+    /// metadata are sealed to the vault's public key (HPKE). The content's
+    /// temp file stays flock'ed until the envelope has landed, so cleanup
+    /// never takes a half-done drop-in.
+    @discardableResult
+    public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
+                       expectedLength: UInt64? = nil, progress: ((UInt64) -> Void)? = nil,
+                       produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
+        try ManifestEntry.checkName(name)
+        let itemHeader = try ItemHeader.random(flags: flags)
+        let fileKey = try FileKey.random()
+        let blob = Hex.encode(itemHeader.itemID)
+        let content = try TempFile(beside: paths.dropInContent(blob))
+        let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
+        let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
+        let (size, files) = try produce(writer)
+        try writer.finish()
+        try content.commit(to: paths.dropInContent(blob))
+        let entry = try ManifestEntry(itemID: itemHeader.itemID, fileKey: fileKey, kind: kind, origin: .droppedIn,
+                                      mode: mode & 0o7777, size: size, fileCount: files,
+                                      added: Syscall.now(), modified: modified, name: name)
+        let envelope = try DropInEnvelope.seal(entry, to: header.publicKey, vaultID: header.vaultID)
+        try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob))
+        return entry
+    }
+}

@@ -1,0 +1,14 @@
+import VaultCodecs
+
+/// Where sealed or plain bytes go, in order (defined with the codecs, which
+/// plug into the same chain).
+public typealias ByteSink = VaultCodecs.ByteSink
+/// Sequential plain bytes, pulled (an item's content, a decompressor).
+public typealias ByteStream = VaultCodecs.ByteStream
+
+/// Random-access bytes of known size (a sealed item file, or memory).
+public protocol ByteSource: AnyObject {
+    var size: UInt64 { get }
+    /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of data.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}

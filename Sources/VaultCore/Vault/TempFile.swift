@@ -1,0 +1,47 @@
+import System
+import VaultCrypto
+
+/// A file being written next to where it will land, named `.tmp-<random>`,
+/// flock'ed while open so cleanup can tell it from an abandoned one. Removed
+/// on deinit unless committed.
+final class TempFile {
+    let path: String
+    let file: FileHandleFD
+    private var committed = false
+
+    /// The file is created nameless (O_TMPFILE), locked, and only then
+    /// linked under its temp name, so no cleanup can ever find it unlocked.
+    /// Where O_TMPFILE is unsupported (some network file systems) it is
+    /// created named and locked a moment later: a cleanup in that moment
+    /// could take it, and the add then fails cleanly (nothing is lost that
+    /// had been reported added).
+    /// `announce` learns the temp path before the file exists (so an
+    /// interrupt handler registered there can never miss it).
+    init(beside target: String, announce: ((String) -> Void)? = nil) throws {
+        let dir = VaultDirectory.directory(of: target)
+        path = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
+        announce?(path)
+        if let fd = try Syscall.openNameless(in: dir) {
+            file = FileHandleFD(owning: fd)
+            _ = try Syscall.flock(fd)
+            try Syscall.linkNameless(fd, to: path)
+        } else {
+            file = try FileHandleFD(creating: path)
+            _ = try Syscall.flock(file.fd)
+        }
+        file.startsWriteback = true
+    }
+
+    /// fsync, rename over `target` (or, with `noReplace`, only if it does not
+    /// exist), fsync the directory. The flock stays held until deinit.
+    /// Without `durable`, neither fsync: the caller makes a batch durable at
+    /// once (one syncfs for thousands of files) before anything names them.
+    func commit(to target: String, noReplace: Bool = false, durable: Bool = true) throws {
+        if durable { try file.sync() }
+        if noReplace { try Syscall.renameNoReplace(path, target) } else { try Syscall.rename(path, target) }
+        committed = true
+        if durable { try Syscall.fsyncDirectory(VaultDirectory.directory(of: target)) }
+    }
+
+    deinit { if !committed { try? Syscall.unlink(path) } }
+}

@@ -1,0 +1,35 @@
+// The vault on disk (docs/FORMAT.md, "Layout"):
+//
+//   DIR/vault.header      the header (VaultHeader.swift), written last at init
+//   DIR/manifest          the encrypted manifest (Manifest.swift)
+//   DIR/items/<id hex>    one sealed item per stored item (ItemCipher.swift)
+//   DIR/inbox/<id>.item   a drop-in's sealed content
+//   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
+//   DIR/lock              the writers' flock
+//   DIR/attempts          the wrong-password delay state (AttemptThrottle.swift)
+//   DIR/rekey.pending     a rekey's new header and manifest (RekeySwitch.swift)
+//   .tmp-<hex>            a file being written, in the directory it will land in
+//
+// Directories are 0700, files 0600. Any of these paths being a symbolic link
+// makes the vault refuse to open.
+
+public struct VaultPaths: Sendable {
+    public let root: String
+    /// Trailing slashes are dropped: lstat("link/") follows the link, which
+    /// would let a symbolic link to a vault pass the refusal.
+    public init(root: String) {
+        var r = Substring(root)
+        while r.count > 1, r.hasSuffix("/") { r.removeLast() }
+        self.root = String(r)
+    }
+    public var header: String { root + "/vault.header" }
+    public var manifest: String { root + "/manifest" }
+    public var items: String { root + "/items" }
+    public var inbox: String { root + "/inbox" }
+    public var lock: String { root + "/lock" }
+    public var attempts: String { root + "/attempts" }
+    public var rekeyPending: String { root + "/rekey.pending" }
+    public func item(_ blobName: String) -> String { items + "/" + blobName }
+    public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
+    public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }
+}

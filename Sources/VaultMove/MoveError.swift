@@ -1,0 +1,11 @@
+/// Errors of a device move beyond the vault's own (VaultError): the
+/// terminal layer maps each to one message and exit code.
+public enum MoveError: Error, Equatable, Sendable {
+    /// The receiver did not answer with the keys of its code: a wrong
+    /// code, or someone in between.
+    case codeMismatch
+    /// The connection ended before the move was confirmed.
+    case connectionLost
+    /// The receiver refused what it was sent.
+    case refused(MoveRefusal)
+}
