@@ -26,6 +26,40 @@ struct OptionSpec: Sendable {
     }
 }
 
+/// A command's option that takes a value, typed by what the value becomes:
+/// commands declare each once, list its `spec` in `options`, and read it
+/// with `ParsedArguments.value(_:)`, so no option is named by a string twice.
+struct ValueOption<Value: Sendable>: Sendable {
+    let spec: OptionSpec
+    let convert: @Sendable (String, _ option: String, _ command: String) throws(CLIError) -> Value
+
+    /// The value as given (a path, a name, a command).
+    static func text(_ names: String..., as valueName: String) -> ValueOption<String> {
+        ValueOption<String>(spec: OptionSpec(names: names, valueName: valueName)) { text, _, _ throws(CLIError) in text }
+    }
+
+    /// A whole number.
+    static func number(_ names: String..., as valueName: String) -> ValueOption<UInt32> {
+        ValueOption<UInt32>(spec: OptionSpec(names: names, valueName: valueName)) { text, option, command throws(CLIError) in
+            guard let n = UInt32(text) else { throw .usage("option '\(option)' needs a whole number, not '\(text)'", command: command) }
+            return n
+        }
+    }
+}
+
+/// An option given alone or with `=VALUE` (never a separate word), as
+/// `--compress[=LEVEL]`.
+struct OptionalValueOption: Sendable {
+    let spec: OptionSpec
+    init(_ name: String, as valueName: String) { spec = .optionalValue(name, as: valueName) }
+}
+
+/// A command's option without a value.
+struct FlagOption: Sendable {
+    let spec: OptionSpec
+    init(_ names: String...) { spec = OptionSpec(names: names, valueName: nil) }
+}
+
 /// Options valid before or after any command.
 struct GlobalOptions: Equatable, Sendable {
     var vault: String?
@@ -53,8 +87,23 @@ struct ParsedArguments: Sendable {
 
     init(command: String) { self.command = command }
 
-    func value(_ option: String) -> String? { values[option] }
-    func flag(_ option: String) -> Bool { flags.contains(option) }
+
+    /// A typed option's value, if given.
+    func value<V>(_ option: ValueOption<V>) throws(CLIError) -> V? {
+        guard let text = values[option.spec.canonical] else { return nil }
+        return try option.convert(text, option.spec.canonical, command)
+    }
+
+    /// Whether a flag was given.
+    func isSet(_ option: FlagOption) -> Bool { flags.contains(option.spec.canonical) }
+
+    /// Whether an optional-value option was given, alone or with a value.
+    func isSet(_ option: OptionalValueOption) -> Bool {
+        flags.contains(option.spec.canonical) || values[option.spec.canonical] != nil
+    }
+
+    /// Its `=VALUE`, if one was given.
+    func value(_ option: OptionalValueOption) -> String? { values[option.spec.canonical] }
 
     /// A usage error that points at this command's help.
     func usageError(_ message: String) -> CLIError { .usage(message, command: command) }
@@ -70,13 +119,6 @@ struct ParsedArguments: Sendable {
     func oneOrMore(_ name: String) throws(CLIError) -> [String] {
         if positionals.isEmpty { throw usageError("missing \(name)") }
         return positionals
-    }
-
-    /// The value of `option` as a whole number, if given.
-    func number(_ option: String) throws(CLIError) -> UInt32? {
-        guard let text = value(option) else { return nil }
-        guard let n = UInt32(text) else { throw usageError("option '\(option)' needs a whole number, not '\(text)'") }
-        return n
     }
 }
 

@@ -12,8 +12,12 @@ struct KDFOptions: Sendable {
     var passes: UInt32?
     var lanes: UInt32?
 
+    static let memory = ValueOption<UInt32>.number("--kdf-memory", as: "MIB")
+    static let passesOption = ValueOption<UInt32>.number("--kdf-passes", as: "N")
+    static let lanesOption = ValueOption<UInt32>.number("--kdf-lanes", as: "N")
+
     static func specs(lanes: Bool) -> [OptionSpec] {
-        [.value("--kdf-memory", as: "MIB"), .value("--kdf-passes", as: "N")] + (lanes ? [.value("--kdf-lanes", as: "N")] : [])
+        [memory.spec, passesOption.spec] + (lanes ? [lanesOption.spec] : [])
     }
 
     /// The options' lines for a help page, with the limits filled in; the
@@ -29,9 +33,9 @@ struct KDFOptions: Sendable {
     }
 
     init(parsing arguments: ParsedArguments, lanes: Bool) throws(CLIError) {
-        memoryMiB = try arguments.number("--kdf-memory")
-        passes = try arguments.number("--kdf-passes")
-        self.lanes = lanes ? try arguments.number("--kdf-lanes") : nil
+        memoryMiB = try arguments.value(Self.memory)
+        passes = try arguments.value(Self.passesOption)
+        self.lanes = lanes ? try arguments.value(Self.lanesOption) : nil
     }
 
     var isEmpty: Bool { memoryMiB == nil && passes == nil && lanes == nil }

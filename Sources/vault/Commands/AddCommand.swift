@@ -1,12 +1,17 @@
+import Foundation
+import System
 import VaultCore
+import VaultCrypto
 
 /// `vault add`: drops files into the vault without the password (HPKE to
 /// the vault's public key), so it works from cron with no terminal at all.
 struct AddCommand: Command {
     static let name = "add"
     static let abstract = "add files without the password"
-    static let options: [OptionSpec] = [.value("--name", as: "NAME"), .optionalValue("--compress", as: "LEVEL"),
-                                        .flag("--no-compress")]
+    static let nameOption = ValueOption<String>.text("--name", as: "NAME")
+    static let compressOption = OptionalValueOption("--compress", as: "LEVEL")
+    static let noCompressFlag = FlagOption("--no-compress")
+    static let options = [nameOption.spec, compressOption.spec, noCompressFlag.spec]
     static let help = """
         Usage: vault add PATH... [--name NAME] [--compress[=LEVEL] | --no-compress]
 
@@ -43,19 +48,19 @@ struct AddCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         paths = try arguments.oneOrMore("PATH")
-        itemName = arguments.value("--name")
-        if arguments.flag("--no-compress") {
-            if arguments.flag("--compress") || arguments.value("--compress") != nil {
+        itemName = try arguments.value(Self.nameOption)
+        if arguments.isSet(Self.noCompressFlag) {
+            if arguments.isSet(Self.compressOption) {
                 throw arguments.usageError("--compress and --no-compress contradict each other")
             }
             compression = Compression.none
-        } else if let level = arguments.value("--compress") {
+        } else if let level = arguments.value(Self.compressOption) {
             guard let n = Int(level), (0...9).contains(n) else {
                 throw arguments.usageError("--compress=LEVEL needs a level from 0 to 9, not '\(level)'")
             }
             compression = .level(n)
         } else {
-            compression = arguments.flag("--compress") ? .auto : nil
+            compression = arguments.isSet(Self.compressOption) ? .auto : nil
         }
         if itemName != nil && paths.count != 1 { throw arguments.usageError("--name needs exactly one PATH") }
         if itemName == nil && paths.contains("-") {
@@ -64,6 +69,66 @@ struct AddCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.add(self, context)
+        let vault = try Vault(at: context.vaultDirectory)
+        var skipped = false
+        for path in paths {
+            do {
+                let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path))
+                defer { progress?.finish() }
+                let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
+                                                        compression: compression ?? vault.defaultCompression,
+                                                        progress: progress?.update)
+                for inner in skippedInside {
+                    skipped = true
+                    context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
+                }
+                let what = entry.kind == .folder ? "\(entry.fileCount) files, " : ""
+                context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size)))")
+            } catch let error as VaultError where error.isAboutOneInput {
+                skipped = true
+                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            } catch let error as SystemError {
+                skipped = true
+                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            }
+        }
+        return skipped ? .partial : .ok
+        }
+
+    /// One input of `add`: stdin, a file, or a folder (with the paths of
+    /// special files inside it that were left out).
+    private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: Compression,
+                               progress: ((UInt64) -> Void)?) throws -> (ManifestEntry, [String]) {
+        if path == "-" {
+            let now = Int64(Date().timeIntervalSince1970)
+            return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now,
+                                     compression: compression, progress: progress), [])
+        }
+        guard let kind = try FileHandleFD.kind(of: path) else {
+            throw SystemError(operation: "open", path: path, errno: .noSuchFile)
+        }
+        guard kind.regular || kind.directory else { throw VaultError.invalidArgument("not a regular file or folder") }
+        let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
+        let status = try source.status()
+        let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
+        if status.directory {
+            return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
+                                    compression: compression)
+        }
+        guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
+        return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
+                                 compression: compression, progress: progress), [])
+        }
+
+}
+
+extension VaultError {
+    /// Errors that concern one input of `add` (skip it, go on with the rest)
+    /// rather than the vault.
+    var isAboutOneInput: Bool {
+        switch self {
+        case .invalidName, .invalidArgument: return true
+        default: return false
+        }
     }
 }

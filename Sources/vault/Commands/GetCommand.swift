@@ -1,8 +1,11 @@
+import VaultCore
+
 /// `vault get`: one item to a new file or to stdout.
 struct GetCommand: Command {
     static let name = "get"
     static let abstract = "decrypt an item to a file or to standard output"
-    static let options: [OptionSpec] = [.value("--output", "-o", as: "FILE")]
+    static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let options = [outputOption.spec]
     static let help = """
         Usage: vault get NAME [-o FILE]
 
@@ -23,11 +26,23 @@ struct GetCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemName = try arguments.exactly("NAME")[0]
-        let output = arguments.value("--output")
+        let output = try arguments.value(Self.outputOption)
         outputFile = output == "-" ? nil : output
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.get(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: false)
+        let entry = try vault.entry(named: itemName)
+        let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size)
+        defer { progress?.finish() }
+        if let file = outputFile {
+            try PlaintextFiles.export(entry, from: vault, to: file, progress: progress)
+        } else {
+            let out = StandardOutputSink(context.terminal)
+            try vault.read(entry, to: progress.map { ProgressSink(out, report: $0.update) } ?? out)
+        }
+        return .ok
+        }
+
 }

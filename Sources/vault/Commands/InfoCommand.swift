@@ -1,8 +1,12 @@
+import VaultCore
+import VaultCrypto
+
 /// `vault info`: what the clear header says, without the password.
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "show the vault's format and settings (no password)"
-    static let options: [OptionSpec] = [.flag("--json")]
+    static let jsonFlag = FlagOption("--json")
+    static let options = [jsonFlag.spec]
     static let help = """
         Usage: vault info [--json]
 
@@ -23,10 +27,26 @@ struct InfoCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
-        json = arguments.flag("--json")
+        json = arguments.isSet(Self.jsonFlag)
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.info(self, context)
-    }
+        let vault = try Vault(at: context.vaultDirectory)
+        let waiting = try vault.waitingDropIns()
+        if json {
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting)))
+        } else {
+            let h = vault.header
+            for line in ["path: \(vault.paths.root)",
+                         "format version: \(VaultHeader.version)",
+                         "vault id: \(Hex.encode(h.vaultID))",
+                         "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(h.kdf.passes) passes, \(h.kdf.lanes) lanes",
+                         "items waiting to be absorbed: \(waiting)",
+                         "public key fingerprint: \(h.fingerprint)"] {
+                try context.terminal.printLine(Terminal.printable(line))
+            }
+        }
+        return .ok
+        }
+
 }

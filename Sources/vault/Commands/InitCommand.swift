@@ -1,3 +1,4 @@
+import Foundation
 import VaultCore
 import VaultCrypto
 
@@ -6,7 +7,8 @@ import VaultCrypto
 struct InitCommand: Command {
     static let name = "init"
     static let abstract = "create a vault (asks for the new password twice)"
-    static let options: [OptionSpec] = KDFOptions.specs(lanes: true) + [.flag("--compress")]
+    static let compressFlag = FlagOption("--compress")
+    static let options = KDFOptions.specs(lanes: true) + [compressFlag.spec]
     static let help = """
         Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N] [--compress]
 
@@ -38,7 +40,7 @@ struct InitCommand: Command {
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
         kdf = try KDFOptions(parsing: arguments, lanes: true)
-        compressByDefault = arguments.flag("--compress")
+        compressByDefault = arguments.isSet(Self.compressFlag)
     }
 
     func validate(environment: [String: String]) throws(CLIError) {
@@ -46,6 +48,30 @@ struct InitCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.initVault(self, context, password: context.firstPasswordSource())
-    }
+        let password = try context.firstPasswordSource()
+        let paths = VaultPaths(root: context.vaultDirectory)
+        if (try? Vault(at: paths.root)) != nil { throw VaultError.alreadyExists(path: paths.root) }
+        let secret = try password.read()
+        var kdf: Argon2Parameters
+        var seconds: Double? = nil
+        if self.kdf.skipsCalibration {
+            kdf = try self.kdf.parameters(calibrated: KDFCalibration.minimum)
+        } else {
+            context.terminal.note("calibrating Argon2id on this machine…")
+            let (calibrated, measured) = try KDFCalibration.calibrate()
+            kdf = try self.kdf.parameters(calibrated: calibrated)
+            if kdf == calibrated { seconds = measured }
+        }
+        let vault = try Vault.create(at: paths.root, password: Password(secret: secret), kdf: kdf,
+                                     options: compressByDefault ? [.compressByDefault] : []).vault
+        let time = seconds.map { String(format: " (%.2f s per unlock here)", $0) } ?? ""
+        context.terminal.note("created a vault at '\(paths.root)'")
+        context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(kdf.passes) passes, \(kdf.lanes) lane\(kdf.lanes == 1 ? "" : "s")\(time)")
+        context.terminal.note("public key fingerprint: \(vault.header.fingerprint)")
+        if KDFCalibration.isWeak(kdf) {
+            context.terminal.warning("these Argon2id settings are weak: for tests and demos only")
+        }
+        return .ok
+        }
+
 }

@@ -1,11 +1,17 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
 /// `vault kit export` / `vault kit recover`: the recovery kit.
 struct KitCommand: Command {
     static let name = "kit"
     static let abstract = "export a recovery kit, or recover the vault with one"
-    static let options: [OptionSpec] = [
-        .value("--output", "-o", as: "FILE"), .value("--passphrase-file", as: "FILE"), .flag("--generate"),
-        .value("--new-password-file", as: "FILE"),
-    ] + KDFOptions.specs(lanes: false)
+    static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let passphraseFileOption = ValueOption<String>.text("--passphrase-file", as: "FILE")
+    static let newPasswordFileOption = ValueOption<String>.text("--new-password-file", as: "FILE")
+    static let generateFlag = FlagOption("--generate")
+    static let options = [outputOption.spec, passphraseFileOption.spec, generateFlag.spec, newPasswordFileOption.spec]
+        + KDFOptions.specs(lanes: false)
     static let help = """
         Usage: vault kit export [-o FILE] [--passphrase-file FILE | --generate]
                vault kit recover KITFILE [--passphrase-file FILE] [--new-password-file FILE]
@@ -52,10 +58,10 @@ struct KitCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.oneOrMore("export|recover")
-        passphraseFile = arguments.value("--passphrase-file")
-        generate = arguments.flag("--generate")
+        passphraseFile = try arguments.value(Self.passphraseFileOption)
+        generate = arguments.isSet(Self.generateFlag)
         kdf = try KDFOptions(parsing: arguments, lanes: false)
-        newPasswordFile = arguments.value("--new-password-file")
+        newPasswordFile = try arguments.value(Self.newPasswordFileOption)
         switch words[0] {
         case "export":
             guard words.count == 1 else { throw arguments.usageError("kit export takes no arguments") }
@@ -63,10 +69,10 @@ struct KitCommand: Command {
             if generate && passphraseFile != nil {
                 throw arguments.usageError("--generate and --passphrase-file contradict each other")
             }
-            action = .export(output: arguments.value("--output"))
+            action = .export(output: try arguments.value(Self.outputOption))
         case "recover":
             guard words.count == 2 else { throw arguments.usageError("kit recover needs exactly one KITFILE") }
-            guard !generate, arguments.value("--output") == nil, kdf.isEmpty else {
+            guard !generate, try arguments.value(Self.outputOption) == nil, kdf.isEmpty else {
                 throw arguments.usageError("--generate, --output and --kdf-* are for kit export")
             }
             action = .recover(kit: words[1])
@@ -83,12 +89,72 @@ struct KitCommand: Command {
         switch action {
         case .export(let output):
             let passphrase: NewPasswordSource? = generate ? nil : try context.newPasswordSource(file: passphraseFile)
-            return try Wiring.kitExport(self, context, password: context.passwordSource(), passphrase: passphrase,
-                                        output: output)
+            return try export(context, password: context.passwordSource(), passphrase: passphrase, output: output)
         case .recover(let kit):
             let passphrase = try context.newPasswordSource(file: passphraseFile).single
             let new = try context.newPasswordSource(file: newPasswordFile)
-            return try Wiring.kitRecover(self, context, kit: kit, passphrase: passphrase, newPassword: new)
+            return try recover(context, kit: kit, passphrase: passphrase, newPassword: new)
         }
+    }
+
+    private func export(_ context: Context, password: PasswordSource,
+                          passphrase: NewPasswordSource?, output: String?) throws -> ExitCode {
+        if let output, UserFiles.exists(output) { throw VaultError.alreadyExists(path: output) }
+        let vault = try context.unlock(password, forWriting: false)
+        var generated: [UInt8] = []
+        defer { SecureZero.zero(&generated) }
+        let secret: SecretBytes
+        if let passphrase {
+            secret = try passphrase.read(what: "kit passphrase")
+            // Characters = UTF-8 lead bytes; counted in place, without a copy of the secret.
+            guard secret.withUnsafeBytes({ $0.reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) } }) >= 8 else {
+                throw CLIError(message: "the kit passphrase must have at least 8 characters",
+                               hints: ["or let vault make one: 'vault kit export --generate'"], code: .usage)
+            }
+        } else {
+            generated = KitArmor.generatedPassphrase()
+            secret = try SecretBytes(copying: generated.withUnsafeBytes { $0 })
+        }
+        var kdf: Argon2Parameters
+        if self.kdf.skipsCalibration {
+            kdf = try self.kdf.parameters(calibrated: KDFCalibration.minimum)
+        } else {
+            context.terminal.note("calibrating Argon2id for the kit…")
+            kdf = try self.kdf.parameters(calibrated: KDFCalibration.calibrate().0)
+        }
+        let kit = try vault.exportKit(passphrase: Password(secret: secret), kdf: kdf)
+        let document = try KitDocument.text(kit: kit, fingerprint: vault.vault.header.fingerprint, created: Date())
+        if let output {
+            try UserFiles.writeNew(Array(document.utf8), to: output)
+            context.terminal.note("wrote the recovery kit to '\(output)' (keep it offline; whoever has it and its passphrase can open the vault)")
+        } else {
+            try context.terminal.printLine(document)
+        }
+        if !generated.isEmpty {
+            try context.terminal.printLine("kit passphrase (shown once, write it down): " + String(decoding: generated, as: UTF8.self))
+        }
+        return .ok
+    }
+
+    private func recover(_ context: Context, kit path: String,
+                           passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
+        let vault = try Vault(at: context.vaultDirectory)
+        let text: [UInt8]
+        if path == "-" {
+            text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
+        } else {
+            text = try FileHandleFD(readingFrom: path, followSymlinks: true).readAll(limit: 64 << 10)
+        }
+        let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
+        let secret = try passphrase.read(prompt: "kit passphrase: ")
+        let unlocked: UnlockedVault
+        do { unlocked = try vault.unlock(kit: kit, passphrase: Password(secret: secret)) } catch VaultError.wrongPassword {
+            throw CLIError(message: "wrong kit passphrase", code: .wrongPassword)
+        }
+        try unlocked.tidy()
+        let new = try newPassword.read()
+        try unlocked.changePassword(to: Password(secret: new))
+        context.terminal.note("recovered: the vault now opens with the new password")
+        return .ok
     }
 }

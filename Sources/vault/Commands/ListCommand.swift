@@ -1,8 +1,11 @@
+import VaultCore
+
 /// `vault list`: the items, after absorbing waiting drop-ins.
 struct ListCommand: Command {
     static let name = "list"
     static let abstract = "list the items"
-    static let options: [OptionSpec] = [.flag("--json")]
+    static let jsonFlag = FlagOption("--json")
+    static let options = [jsonFlag.spec]
     static let help = """
         Usage: vault list [--json]
 
@@ -22,10 +25,22 @@ struct ListCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
-        json = arguments.flag("--json")
+        json = arguments.isSet(Self.jsonFlag)
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.list(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: false)
+        // Byte order, as names are compared (String's < would also be slower).
+        let entries = vault.manifest.entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        if json {
+            try JSONOutput.writeList(entries, to: context.terminal)
+        } else {
+            try context.terminal.printBuffered { emit in
+                for e in entries { try emit(Format.listLine(e) + "\n") }
+            }
+        }
+        return .ok
+        }
+
 }

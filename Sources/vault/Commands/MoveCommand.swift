@@ -1,4 +1,7 @@
+import Foundation
+import System
 import VaultCore
+import VaultCrypto
 import VaultMove
 
 /// `vault move receive` / `vault move send`: the whole vault to another
@@ -6,10 +9,11 @@ import VaultMove
 struct MoveCommand: Command {
     static let name = "move"
     static let abstract = "move the vault to another machine over the network"
-    static let options: [OptionSpec] = [
-        .value("--into", as: "DIR"), .value("--listen", as: "ADDR:PORT"), .value("--code-file", as: "FILE"),
-        .flag("--no-verify"), .flag("--keep"),
-    ]
+    static let intoOption = ValueOption<String>.text("--into", as: "DIR")
+    static let listenOption = ValueOption<String>.text("--listen", as: "ADDR:PORT")
+    static let codeFileOption = ValueOption<String>.text("--code-file", as: "FILE")
+    static let noVerifyFlag = FlagOption("--no-verify"), keepFlag = FlagOption("--keep")
+    static let options = [intoOption.spec, listenOption.spec, codeFileOption.spec, noVerifyFlag.spec, keepFlag.spec]
     static let help = """
         Usage: vault move receive [--into DIR] [--listen ADDR:PORT] [--code-file FILE] [--no-verify]
                vault move send [--code-file FILE] [--keep]
@@ -59,22 +63,22 @@ struct MoveCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.exactly("receive|send")
-        into = arguments.value("--into")
-        codeFile = arguments.value("--code-file")
-        verify = !arguments.flag("--no-verify")
-        keep = arguments.flag("--keep")
+        into = try arguments.value(Self.intoOption)
+        codeFile = try arguments.value(Self.codeFileOption)
+        verify = !arguments.isSet(Self.noVerifyFlag)
+        keep = arguments.isSet(Self.keepFlag)
         switch words[0] {
         case "receive":
             guard !keep else { throw arguments.usageError("--keep is for move send") }
             action = .receive
-            listen = try arguments.value("--listen").map { text throws(CLIError) in
+            listen = try arguments.value(Self.listenOption).map { text throws(CLIError) in
                 guard let parsed = Self.parseListen(text) else {
                     throw arguments.usageError("--listen takes ADDR:PORT (e.g. 0.0.0.0:7450 or [::1]:7450), not '\(text)'")
                 }
                 return parsed
             }
         case "send":
-            guard into == nil, arguments.value("--listen") == nil, verify else {
+            guard into == nil, try arguments.value(Self.listenOption) == nil, verify else {
                 throw arguments.usageError("--into, --listen and --no-verify are for move receive")
             }
             action = .send
@@ -98,9 +102,199 @@ struct MoveCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         switch action {
         case .receive:
-            return try MoveWiring.receive(self, context)
+            return try receive(context)
         case .send:
-            return try MoveWiring.send(self, context, password: context.passwordSource())
+            return try send(context, password: context.passwordSource())
         }
+    }
+}
+
+// The work of `vault move`, over VaultMove's MoveSender, MoveReceiver and
+// MoveChannel. The order of what each side does is the
+// safety argument (docs/FORMAT.md, "Device move"):
+//
+//   sender:   code -> password -> check --read-data -> connect -> handshake
+//             -> send everything -> receipt matches -> erase -> done
+//   receiver: refuse an occupied target -> listen, show code -> handshake
+//             -> staging + hashes + fsync -> unlock and check -> rename into
+//             place -> receipt -> done
+//
+// The sender erases only after the receipt, which the receiver sends only
+// once the vault is durable in place: at every instant at least one
+// complete copy exists.
+extension MoveCommand {
+    /// Connections that fail the handshake before the receiver gives up.
+    static let maxFailedAttempts = 3
+
+    private func receive(_ context: Context) throws -> ExitCode {
+        let terminal = context.terminal
+        let receiver: MoveReceiver
+        do { receiver = try MoveReceiver(target: into ?? context.vaultDirectory) } catch VaultError.alreadyExists(let path) {
+            throw CLIError(message: "'\(path)' already exists and is not empty; a move never overwrites",
+                           hints: ["give 'vault move receive --into DIR' a new or empty directory"], code: .exists)
+        }
+        // With no way to get the password for the check, fail now, not after the transfer.
+        let password = verify ? try context.passwordSource() : nil
+        // Ctrl-C or SIGTERM: no half vault stays behind.
+        let cleanup = Interrupts.register { receiver.discard() }
+        defer { Interrupts.unregister(cleanup) }
+
+        let ownKey = try X25519PrivateKey()
+        let token = SecureRandom.bytes(MoveCode.tokenLength)
+        var listener: TCPListener? = try TCPListener(address: listen?.address, port: listen?.port ?? 0)
+        let port = listener!.port
+        var addresses = listen?.address.map { [$0] } ?? TCPListener.localAddresses()
+        if addresses.isEmpty { addresses = [MoveAddress("127.0.0.1")!, MoveAddress("::1")!] }
+        let code = try MoveCode(addresses: Array(addresses.prefix(MoveCode.maxAddresses)), port: port,
+                                publicKey: ownKey.publicKey, token: token)
+        if let file = codeFile { try UserFiles.writeNew(Array((code.text + "\n").utf8), to: file) }
+        try terminal.printLine("move code: \(code.text)")
+        if terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
+        terminal.note("waiting on port \(port) (\(code.addresses.map(\.description).joined(separator: ", "))) for 'vault move send' on the old machine")
+        terminal.note("the code is a secret: show it only to the machine that sends")
+
+        var failures = 0
+        var channel: MoveChannel?
+        while channel == nil {
+            let connection = try listener!.accept()
+            do {
+                channel = try MoveChannel.accept(connection, ownKey: ownKey, token: token)
+            } catch let error as VaultError {
+                guard case .corruptedOrTampered = error else { throw error }
+                failures += 1
+                terminal.warning("refused a connection from \(connection.peer): it does not hold this move code (\(failures) of \(Self.maxFailedAttempts))")
+                if failures == Self.maxFailedAttempts {
+                    throw CLIError(message: "\(Self.maxFailedAttempts) connections did not hold the move code; stopped listening",
+                                   hints: ["nothing was received; start 'vault move receive' again for a new code"],
+                                   code: .corrupted)
+                }
+            }
+        }
+        listener = nil  // one move per code: a second sender is refused by the kernel
+        let move = channel!
+        terminal.note("connected to \(move.connection.peer)")
+        terminal.note("security code: \(move.sas) (the sender shows the same)")
+
+        var progress: ProgressLine?
+        defer { progress?.finish() }
+        try receiver.receive(over: move, offered: { files, bytes in
+            terminal.note("receiving \(files) files, \(Format.size(bytes))")
+            progress = ProgressLine.start(terminal, "receiving", total: bytes)
+        }, progress: { progress?.update($0) })
+        progress?.finish()
+        let received = receiver.summary
+        terminal.note("received \(received.files) files, \(Format.size(received.bytes)) in \(Self.seconds(received.seconds)) (\(Self.rate(received)))")
+        if let password {
+            try Self.verify(receiver, move, password: password, terminal: terminal)
+        }
+        try receiver.commit()
+        terminal.note("the vault is now at '\(receiver.target)'")
+        do { try receiver.confirm(over: move) } catch {
+            // The vault is complete here; only the sender's erase is lost.
+            terminal.warning("the sender did not get the confirmation, so it kept its copy",
+                             hints: ["erase the old vault by hand once you have checked this one"])
+            return .ok
+        }
+        switch receiver.summary.outcome {
+        case .erased?: terminal.note("the sender erased its copy")
+        case .kept?: terminal.note("the sender kept its copy (--keep)")
+        case nil: terminal.warning("the sender did not say whether it erased its copy", hints: ["look on the old machine"])
+        }
+        return .ok
+    }
+
+    /// Unlocks the staged vault with the password and checks every byte; a
+    /// failure is told to the sender (which then keeps its vault).
+    private static func verify(_ receiver: MoveReceiver, _ move: MoveChannel, password: PasswordSource,
+                               terminal: Terminal) throws {
+        do {
+            let vault = try Vault(at: receiver.staging)
+            let secret = try password.read(prompt: "password of the received vault: ")
+            let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false)
+            let items = try Self.checkEveryByte(unlocked, terminal: terminal,
+                                           failure: CLIError(message: "the received vault failed its check; it was not kept",
+                                                             code: .corrupted))
+            terminal.note("opened and checked the received vault (\(items) items)")
+        } catch {
+            switch error {
+            case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut:
+                receiver.refuse(.wrongPassword, over: move)
+            default:
+                receiver.refuse(.checkFailed, over: move)
+            }
+            throw error
+        }
+    }
+
+    private func send(_ context: Context, password: PasswordSource) throws -> ExitCode {
+        let terminal = context.terminal
+        let code = try Self.readCode(codeFile, terminal: terminal)
+        let vault = try Vault(at: context.vaultDirectory)
+        let secret = try password.read()
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true)
+        let items = try Self.checkEveryByte(unlocked, terminal: terminal,
+                                       failure: CLIError(message: "the vault failed its check; nothing was sent",
+                                                         hints: ["see 'vault check --read-data'"], code: .corrupted))
+        terminal.note("checked \(items) items")
+        let sender = try MoveSender(vault: unlocked)
+
+        let connection: TCPConnection
+        do { connection = try TCPConnection.connect(to: code.addresses, port: code.port) } catch let error as SystemError {
+            throw CLIError(message: "cannot connect to \(error.path ?? "the receiver"): \(error.reason)",
+                           hints: ["is 'vault move receive' still running there, and reachable from here? nothing was sent"])
+        }
+        let move = try MoveChannel.connect(connection, code: code)
+        terminal.note("connected to \(connection.peer)")
+        terminal.note("security code: \(move.sas) (the receiver shows the same)")
+        let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
+        defer { progress?.finish() }
+        let summary = try sender.send(over: move, keep: keep, progress: progress?.update)
+        progress?.finish()
+        terminal.note("moved \(summary.files) files, \(Format.size(summary.bytes)) in \(Self.seconds(summary.seconds)) (\(Self.rate(summary)))")
+        if keep {
+            terminal.note("kept the vault here (--keep)")
+        } else {
+            terminal.note("erased the vault at '\(context.vaultDirectory)'")
+            if !summary.leftBehind.isEmpty {
+                terminal.warning("\(summary.leftBehind.count) file(s) arrived during the move and stayed in '\(context.vaultDirectory)'",
+                                 hints: ["copy the inbox files into the new vault's inbox directory"])
+            }
+        }
+        return .ok
+    }
+
+    /// check --read-data with a progress line; each damaged item reported,
+    /// then `failure` thrown. Returns the number of items checked.
+    private static func checkEveryByte(_ vault: UnlockedVault, terminal: Terminal, failure: CLIError) throws -> Int {
+        let total = vault.manifest.totalSize
+        let progress = ProgressLine.start(terminal, "checking", total: total)
+        defer { progress?.finish() }
+        let report = try vault.check(readData: true, repair: false, progress: progress?.update)
+        progress?.finish()
+        for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+        guard report.problems.isEmpty else { throw failure }
+        return report.itemsChecked
+    }
+
+    /// The move code, from FILE or the terminal; never from the command line.
+    static func readCode(_ file: String?, terminal: Terminal) throws -> MoveCode {
+        let text: String
+        if let file {
+            text = String(decoding: try FileHandleFD(readingFrom: file, followSymlinks: true).readAll(limit: 4096), as: UTF8.self)
+        } else if let line = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) {
+            text = line
+        } else {
+            throw CLIError(message: "no move code: no terminal to ask on", hints: ["give --code-file FILE"], code: .usage)
+        }
+        do { return try MoveCode(text: text) } catch {
+            throw CLIError(message: "that is not a valid move code (a typo?)",
+                           hints: ["copy it again from the receiving machine"], code: .corrupted)
+        }
+    }
+
+    static func seconds(_ s: Double) -> String { s < 10 ? String(format: "%.2f s", s) : String(format: "%.0f s", s) }
+
+    static func rate(_ summary: MoveSummary) -> String {
+        summary.seconds > 0 ? Format.size(UInt64(Double(summary.bytes) / summary.seconds)) + "/s" : "-"
     }
 }

@@ -1,8 +1,12 @@
+import VaultCore
+import VaultCrypto
+
 /// `vault passwd`: a new password (re-wraps the master key only).
 struct PasswdCommand: Command {
     static let name = "passwd"
     static let abstract = "change the password"
-    static let options: [OptionSpec] = [.value("--new-password-file", as: "FILE")]
+    static let newPasswordFileOption = ValueOption<String>.text("--new-password-file", as: "FILE")
+    static let options = [newPasswordFileOption.spec]
     static let help = """
         Usage: vault passwd [--new-password-file FILE]
 
@@ -24,14 +28,19 @@ struct PasswdCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
-        newPasswordFile = arguments.value("--new-password-file")
+        newPasswordFile = try arguments.value(Self.newPasswordFileOption)
     }
 
     func run(_ context: Context) throws -> ExitCode {
         // Both sources are resolved before either is read, so a missing way to
         // get the new password is reported before the user types the old one.
-        let current = try context.passwordSource()
-        let new = try context.newPasswordSource(file: newPasswordFile)
-        return try Wiring.passwd(self, context, password: current, newPassword: new)
-    }
+        let password = try context.passwordSource()
+        let newPassword = try context.newPasswordSource(file: newPasswordFile)
+        let vault = try context.unlock(password, forWriting: true)
+        let secret = try newPassword.read()
+        try vault.changePassword(to: Password(secret: secret))
+        context.terminal.note("password changed")
+        return .ok
+        }
+
 }

@@ -1,8 +1,12 @@
+import VaultCore
+import VaultCrypto
+
 /// `vault rekey`: a new master key and new file keys, every item re-encrypted.
 struct RekeyCommand: Command {
     static let name = "rekey"
     static let abstract = "new master key and file keys, every item re-encrypted"
-    static let options: [OptionSpec] = [.flag("--yes")]
+    static let yesFlag = FlagOption("--yes")
+    static let options = [yesFlag.spec]
     static let help = """
         Usage: vault rekey [--yes]
 
@@ -27,10 +31,31 @@ struct RekeyCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
-        confirmed = arguments.flag("--yes")
+        confirmed = arguments.isSet(Self.yesFlag)
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.rekey(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try Vault(at: context.vaultDirectory)
+        if !confirmed {
+            context.terminal.warning("rekey re-encrypts every item; recovery kits made before it stop working")
+            guard let yes = context.terminal.confirm("continue?") else {
+                throw CLIError(message: "rekey needs confirmation", hints: ["run it on a terminal, or add --yes"],
+                               code: .usage)
+            }
+            guard yes else { throw CLIError(message: "rekey cancelled; nothing changed") }
+        }
+        let secret = try password.read()
+        let pw = Password(secret: secret)
+        let unlocked = try vault.unlock(password: pw, forWriting: true)
+        try unlocked.tidy()
+        let progress = ProgressLine.start(context.terminal, "re-encrypting",
+                                          total: unlocked.manifest.totalSize)
+        try unlocked.rekey(password: pw, progress: progress?.update)
+        progress?.finish()
+        context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
+        context.terminal.note("recovery kits made before this no longer open the vault")
+        return .ok
+        }
+
 }

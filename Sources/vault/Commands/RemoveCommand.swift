@@ -1,3 +1,5 @@
+import VaultCore
+
 /// `vault remove`: drops items (their keys first, then their blobs).
 struct RemoveCommand: Command {
     static let name = "remove"
@@ -21,6 +23,11 @@ struct RemoveCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.remove(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: true)
+        try vault.remove(itemNames)
+        for name in itemNames { context.terminal.note("removed '\(name)'") }
+        return .ok
+        }
+
 }

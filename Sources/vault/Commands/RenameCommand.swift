@@ -1,3 +1,5 @@
+import VaultCore
+
 /// `vault rename`: a new name for one item.
 struct RenameCommand: Command {
     static let name = "rename"
@@ -23,6 +25,11 @@ struct RenameCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.rename(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: true)
+        try vault.rename(itemName, to: newName)
+        context.terminal.note("renamed '\(itemName)' to '\(newName)'")
+        return .ok
+        }
+
 }

@@ -1,8 +1,11 @@
+import VaultCore
+
 /// `vault restore`: items written out under a directory.
 struct RestoreCommand: Command {
     static let name = "restore"
     static let abstract = "write items out under a directory"
-    static let options: [OptionSpec] = [.value("--to", as: "DIR")]
+    static let toOption = ValueOption<String>.text("--to", as: "DIR")
+    static let options = [toOption.spec]
     static let help = """
         Usage: vault restore NAME... [--to DIR]
 
@@ -23,10 +26,40 @@ struct RestoreCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemNames = try arguments.oneOrMore("NAME")
-        directory = arguments.value("--to") ?? "."
+        directory = try arguments.value(Self.toOption) ?? "."
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try Wiring.restore(self, context, password: context.passwordSource())
-    }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: false)
+        let entries = try itemNames.map { try vault.entry(named: $0) }
+        var firstFailure: Error?
+        for entry in entries {
+            let target = directory + "/" + entry.name
+            do {
+                if entry.kind == .folder {
+                    // Ctrl-C mid-extraction must not leave plaintext behind.
+                    var token: Interrupts.Token?
+                    defer { token.map(Interrupts.unregister) }
+                    try vault.restoreFolder(entry, to: target) { partial, stop in
+                        token = Interrupts.register {
+                            stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
+                            UserFiles.erase(partial)
+                        }
+                    }
+                } else {
+                    let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
+                    defer { progress?.finish() }
+                    try PlaintextFiles.export(entry, from: vault, to: target, progress: progress)
+                }
+                context.terminal.note("restored '\(entry.name)' to '\(target)'")
+            } catch {
+                firstFailure = firstFailure ?? error
+                context.terminal.report(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory))
+            }
+        }
+        if let firstFailure { throw ReportedError(ErrorReport.cliError(for: firstFailure, vaultDirectory: nil).code) }
+        return .ok
+        }
+
 }

@@ -1,0 +1,29 @@
+import VaultCore
+import VaultCrypto
+
+extension Context {
+    /// Opens the vault, reads the password, unlocks, and (when this process
+    /// got the writer lock) absorbs drop-ins and, unless `tidy` is false
+    /// (`check` reports leftovers rather than removing them), removes
+    /// leftovers. The one unlock every command that needs the password uses.
+    /// Passwords are read only once the vault is known to exist (a missing
+    /// vault is exit 10 before any prompt).
+    func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true) throws -> UnlockedVault {
+        let vault = try Vault(at: vaultDirectory)
+        let secret = try password.read()
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting)
+        let report = tidy ? try unlocked.tidy() : try unlocked.absorbInbox()
+        if !report.rejected.isEmpty {
+            terminal.warning("\(report.rejected.count) drop-in(s) could not be opened and were left in the inbox",
+                             hints: ["run 'vault check' for details"])
+        }
+        if report.deferred > 0 {
+            terminal.warning("\(report.deferred) drop-in(s) wait in the inbox: the vault's list of items is full",
+                             hints: ["remove items, or shorten long names"])
+        }
+        if !unlocked.canWrite, try vault.waitingDropIns() > 0 {
+            terminal.warning("another vault process is writing: waiting drop-ins are not listed yet")
+        }
+        return unlocked
+    }
+}
