@@ -39,7 +39,7 @@ public enum IPAddress: Equatable, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A connected TCP socket. Closed on deinit.
-public final class TCPConnection: @unchecked Sendable {
+public final class TCPConnection: Sendable {
     public let fd: Int32
     /// The peer, as text ("127.0.0.1:40312", "[::1]:40312").
     public let peer: String
@@ -140,7 +140,7 @@ public final class TCPConnection: @unchecked Sendable {
 }
 
 /// A listening TCP socket. Closed on deinit.
-public final class TCPListener: @unchecked Sendable {
+public final class TCPListener: Sendable {
     let fd: Int32
     /// The port actually bound (the kernel's choice when asked for 0).
     public let port: UInt16

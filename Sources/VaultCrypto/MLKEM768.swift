@@ -100,7 +100,7 @@ public enum MLKEM768 {
     /// An ML-KEM-768 decapsulation (private) key in guarded memory that passed
     /// the checks of FIPS 203 section 7.3: 2400 bytes, and the H(ek) it holds
     /// matches the ek it holds.
-    public final class DecapsulationKey: @unchecked Sendable {
+    public final class DecapsulationKey: Sendable {
         /// dk = dk_PKE || ek || H(ek) || z, 2400 bytes.
         public let secret: SecretBytes
         public let encapsulationKey: EncapsulationKey

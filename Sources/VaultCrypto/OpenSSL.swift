@@ -172,6 +172,9 @@ enum OpenSSL {
         var isXOF: Bool { self == .shake128 || self == .shake256 }
     }
 
+    /// The fetched SHA-3 and SHAKE implementations, shared (EVP_MD objects,
+    /// like EVP_KDF ones, are immutable after fetch and safe to use from
+    /// several threads; each use makes its own EVP_MD_CTX).
     private final class KeccakHandles: @unchecked Sendable {
         let sha3_256 = EVP_MD_fetch(nil, "SHA3-256", nil)
         let sha3_512 = EVP_MD_fetch(nil, "SHA3-512", nil)

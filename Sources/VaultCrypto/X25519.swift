@@ -14,7 +14,7 @@ public struct X25519PublicKey: Equatable, Hashable, Sendable {
 }
 
 /// An X25519 private key held in guarded memory (libsodium).
-public final class X25519PrivateKey: @unchecked Sendable {
+public final class X25519PrivateKey: Sendable {
     public static let length = 32
     public let secret: SecretBytes
     public let publicKey: X25519PublicKey

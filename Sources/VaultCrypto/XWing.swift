@@ -67,7 +67,7 @@ public enum XWing {
 
     /// An X-Wing decapsulation (private) key: the 32-byte seed, and the keys
     /// expanded from it, all in guarded memory.
-    public final class PrivateKey: @unchecked Sendable {
+    public final class PrivateKey: Sendable {
         /// sk, the only form to store (section 5.5.1: never transmit the expanded key).
         public let seed: SecretBytes
         public let publicKey: PublicKey

@@ -11,14 +11,13 @@ import System
 /// failure, and one left by a killed receiver is erased by the next
 /// `vault move receive` into the same directory (its pid and start time
 /// say whether its owner still runs).
-public final class MoveReceiver: @unchecked Sendable {
+public final class MoveReceiver: Sendable {
     public let target: String
     public let staging: String
-    /// Whether the staging directory exists, and whether it became the
-    /// target. Locked: `discard` may run on the interrupt thread.
-    private let state = Mutex((created: false, committed: false))
-    private var receipt: [UInt8] = []
-    public private(set) var summary = MoveSummary()
+    /// Whether the staging directory exists, whether it became the target,
+    /// and what was received. Locked: `discard` may run on the interrupt thread.
+    private let state = Mutex((created: false, committed: false, receipt: [UInt8](), summary: MoveSummary()))
+    public var summary: MoveSummary { state.withLock { $0.summary } }
 
     /// Refuses a target that holds anything (a vault or not): exit 15. An
     /// empty directory is fine; it is replaced.
@@ -107,8 +106,9 @@ public final class MoveReceiver: @unchecked Sendable {
         // directories.
         try Syscall.syncFileSystem(staging)
         for dir in [staging + "/items", staging + "/inbox", staging] { try Syscall.fsyncDirectory(dir) }
-        receipt = try MoveLayout.receipt(files)
-        summary = MoveSummary(files: count, bytes: total, seconds: Syscall.monotonicSeconds() - started)
+        let receipt = try MoveLayout.receipt(files)
+        let summary = MoveSummary(files: count, bytes: total, seconds: Syscall.monotonicSeconds() - started)
+        state.withLock { ($0.receipt, $0.summary) = (receipt, summary) }
     }
 
     /// One file: data messages up to `size`, then its hash, which must
@@ -167,9 +167,9 @@ public final class MoveReceiver: @unchecked Sendable {
     /// leaves `summary.outcome` nil: both vaults may then exist.
     public func confirm(over channel: MoveChannel) throws {
         precondition(state.withLock { $0.committed })
-        try channel.send(.receipt(receipt), final: true)
+        try channel.send(.receipt(state.withLock { $0.receipt }), final: true)
         if case (.done(let outcome), true)? = try? channel.receive() {
-            summary.outcome = outcome
+            state.withLock { $0.summary.outcome = outcome }
         }
     }
 

@@ -31,7 +31,7 @@ public enum MoveRole: UInt8, Sendable {
     public var peer: MoveRole { self == .sender ? .receiver : .sender }
 }
 
-public final class MoveSession: @unchecked Sendable {
+public final class MoveSession: Sendable {
     static let s2rLabel = Array("vault v1 move sender to receiver key".utf8)
     static let r2sLabel = Array("vault v1 move receiver to sender key".utf8)
     static let confirmKeyLabel = Array("vault v1 move confirmation key".utf8)

@@ -190,7 +190,7 @@ final class StandardOutputSink: ByteSink {
 /// the total is known. Only when stderr is a terminal and not --quiet; redrawn
 /// at most ten times a second with a carriage return (no escape sequences),
 /// and wiped by `finish`. `update` may come from a worker thread.
-final class ProgressLine: @unchecked Sendable {
+final class ProgressLine: Sendable {
     private let label: String
     private let total: UInt64?
     private let start = DispatchTime.now().uptimeNanoseconds

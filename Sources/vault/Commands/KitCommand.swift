@@ -113,7 +113,7 @@ struct KitCommand: Command {
             }
         } else {
             generated = KitArmor.generatedPassphrase()
-            secret = try SecretBytes(copying: generated.withUnsafeBytes { $0 })
+            secret = try generated.withUnsafeBytes { try SecretBytes(copying: $0) }
         }
         var kdf: Argon2Parameters
         if self.kdf.skipsCalibration {
