@@ -47,7 +47,7 @@ public enum KitArmor {
     /// size, whatever it holds.
     public static func decode(_ text: String) throws -> [UInt8] {
         let all = text.split(whereSeparator: \.isNewline).map { line in
-            Array(line.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") })
+            Array(line.utf8.filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "-")].contains($0) })
         }
         let beginLine = squeezed(begin), endLine = squeezed(end)
         guard let b = all.firstIndex(of: beginLine), let e = all[b...].firstIndex(of: endLine) else {
@@ -72,8 +72,10 @@ public enum KitArmor {
 
     private static func digit(_ d: Int) -> UInt8 { UInt8(ascii: "0") + UInt8(d) }
 
-    /// A marker line as `decode` compares it: without spaces.
-    private static func squeezed(_ line: String) -> [UInt8] { Array(line.utf8.filter { $0 != UInt8(ascii: " ") }) }
+    /// A marker line as `decode` compares it: without spaces or dashes.
+    private static func squeezed(_ line: String) -> [UInt8] {
+        Array(line.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "-") })
+    }
 
     static func checksum(line n: UInt8, _ chars: [UInt8]) -> [UInt8] {
         let h = (try? SHA256.hash(checksumLabel + [n] + chars)) ?? [0, 0]
