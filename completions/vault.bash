@@ -13,7 +13,7 @@ _vault_opts_for() {
         get)     echo "-o --output" ;;
         restore) echo "--to" ;;
         passwd)  echo "--new-password-file" ;;
-        check)   echo "--read-data --repair --json" ;;
+        check)   echo "--read-data --repair --purge --json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
         kit)
@@ -127,7 +127,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command --quiet -h --help --version"
+        local opts="--vault --password-file --password-command --quiet --accept-rollback -h --help --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

@@ -86,6 +86,7 @@ complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
 complete -c vault -l password-file -r -F -d 'Read the password from FILE'
 complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
 complete -c vault -l quiet -d 'Print only warnings and errors'
+complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
 complete -c vault -s h -l help -d 'Show this help, or a command\'s'
 complete -c vault -l version -d 'Print the version'
 
@@ -120,7 +121,8 @@ complete -c vault -n '__vault_using add' -l no-compress -d 'Store raw'
 # list, info, check
 complete -c vault -n '__vault_using list info check' -l json -d 'One JSON document on standard output'
 complete -c vault -n '__vault_using check' -l read-data -d 'Also decrypt and authenticate every chunk'
-complete -c vault -n '__vault_using check' -l repair -d 'Remove leftovers of interrupted operations'
+complete -c vault -n '__vault_using check' -l repair -d 'Remove leftovers, quarantine orphans'
+complete -c vault -n '__vault_using check' -l purge -d 'With --repair: delete what is quarantined'
 
 # get NAME (names are not completed)
 complete -c vault -n '__vault_using get' -s o -l output -r -F -d 'Write to FILE'

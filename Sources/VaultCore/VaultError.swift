@@ -27,6 +27,9 @@ public enum VaultError: Error, Equatable, Sendable {
     case unsupportedVersion(Int)
     /// Another process holds the writer lock.
     case busy
+    /// This process cannot write the vault at all (a read-only mount,
+    /// another user's copy); reading works.
+    case readOnly(path: String, reason: String)
     /// The target exists and will not be overwritten.
     case alreadyExists(path: String)
     /// No item of that name.
@@ -42,6 +45,9 @@ public enum VaultError: Error, Equatable, Sendable {
     /// A directory for plaintext copies that is not ours, or that other
     /// users may write (they could swap what the editor opens).
     case unsafeScratch(String)
+    /// The manifest is older than one this machine has seen of this vault:
+    /// an older copy was put back (a rollback). Nothing was changed.
+    case rollback(seen: UInt64, found: UInt64)
     /// A value was outside what this format or operation allows.
     case invalidArgument(String)
     /// The manifest would exceed what a reader accepts (1,000,000 items or

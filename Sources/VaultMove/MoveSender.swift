@@ -113,7 +113,8 @@ public final class MoveSender {
     /// that fsync the directory is no longer a vault, so a crash mid-erase
     /// leaves junk, never a vault missing items), then everything listed,
     /// the machine's own files, and the directories if nothing else is
-    /// left. Returns what stayed (drop-ins that arrived during the move).
+    /// left. Returns what stayed (drop-ins that arrived during the move,
+    /// quarantined files).
     func erase() throws -> [String] {
         let paths = vault.paths
         let root = paths.root
@@ -122,11 +123,13 @@ public final class MoveSender {
         try Syscall.fsyncDirectory(root)
         for f in files where !headers.contains(f.path) { try? Syscall.unlink(root + "/" + f.path) }
         try? Syscall.unlink(paths.attempts)
+        try? Syscall.unlink(paths.dropLock)
         Eraser.erase(FilePath(root + "/scratch"))
         try? Syscall.fsyncDirectory(paths.items)
         try? Syscall.fsyncDirectory(paths.inbox)
         var left: [String] = []
-        for dir in ["items", "inbox"] {
+        // What `check --repair` set aside never moves; it stays, and is said.
+        for dir in ["items", "inbox", "quarantine"] {
             let names = (try? VaultDirectory.names(in: root + "/" + dir)) ?? []
             left += names.sorted().map { dir + "/" + $0 }
             if names.isEmpty { try? Syscall.rmdir(root + "/" + dir) }

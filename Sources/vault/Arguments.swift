@@ -66,12 +66,14 @@ struct GlobalOptions: Equatable, Sendable {
     var passwordFile: String?
     var passwordCommand: String?
     var quiet = false
+    var acceptRollback = false
 
     static let specs: [OptionSpec] = [
         .value("--vault", as: "DIR"),
         .value("--password-file", as: "FILE"),
         .value("--password-command", as: "CMD"),
         .flag("--quiet"),
+        .flag("--accept-rollback"),
         .flag("--help", "-h"),
         .flag("--version"),
     ]
@@ -225,6 +227,7 @@ private struct Scan {
         case "--help": help = true
         case "--version": version = true
         case "--quiet": globals.quiet = true
+        case "--accept-rollback": globals.acceptRollback = true
         default: parsed?.flags.insert(option)
         }
     }

@@ -1,3 +1,5 @@
+import VaultCore
+
 /// What a command's `run` gets: the terminal, where the vault is, and the
 /// ways to obtain passwords.
 struct Context {
@@ -6,6 +8,16 @@ struct Context {
     let globals: GlobalOptions
     /// From `VaultLocation`; whether a vault is there is VaultCore's to say.
     let vaultDirectory: String
+    /// This user's state on this machine (`VaultLocation.stateDirectory`).
+    let stateDirectory: String
+
+    /// This machine's memory of the newest manifest seen of each vault.
+    var rollbackGuard: RollbackGuard {
+        RollbackGuard(stateDirectory: stateDirectory, acceptRollback: globals.acceptRollback)
+    }
+
+    /// Where plaintext outputs in progress are recorded.
+    var partialOutputs: PartialOutputs { PartialOutputs(stateDirectory: stateDirectory) }
 
     /// The source of the password that unlocks the vault. Resolved here, so
     /// with no way to get a password the command fails (exit 2) before it

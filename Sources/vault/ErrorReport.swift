@@ -46,6 +46,9 @@ enum ErrorReport {
         case .unsupportedVersion(let version):
             return CLIError(message: "the vault at '\(vault)' has format version \(version), which this vault cannot read",
                             hints: ["upgrade vault"])
+        case .readOnly(let path, let reason):
+            return CLIError(message: "the vault at '\(path)' cannot be changed from here: \(reason)",
+                            hints: ["reading works; to change it, use a writable copy"])
         case .busy:
             return CLIError(message: "the vault is busy: another vault process is writing to it",
                             hints: ["try again when it has finished"], code: .busy)
@@ -78,6 +81,10 @@ enum ErrorReport {
                             hints: ["remove it, or point XDG_RUNTIME_DIR at a directory only you can write"])
         case .invalidArgument(let message):
             return CLIError(message: message)
+        case .rollback(let seen, let found):
+            return CLIError(message: "the vault's list of items is older than one seen here before (generation \(found), seen \(seen)): an older copy was put back in place",
+                            hints: ["nothing was changed; if you restored an older backup on purpose, run the command again with --accept-rollback"],
+                            code: .corrupted)
         case .manifestFull:
             return CLIError(message: "the vault is full: its list of items would pass 1,000,000 items or 256 MiB",
                             hints: ["remove items, or shorten long names, then try again"])

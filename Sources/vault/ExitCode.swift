@@ -15,7 +15,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
     case busy = 11
     /// The password did not open the vault.
     case wrongPassword = 12
-    /// Reserved: too many wrong passwords, wait for the attempt delay.
+    /// Too many wrong passwords: the attempt delay is running.
     case lockedOut = 13
     /// Stored data failed authentication: corrupted or tampered with.
     case corrupted = 14
@@ -36,7 +36,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
         case .noVault: "no vault at that path"
         case .busy: "vault busy: another process is writing to it"
         case .wrongPassword: "wrong password"
-        case .lockedOut: "locked out after wrong passwords (reserved)"
+        case .lockedOut: "locked out: a wrong-password delay is running, try again later"
         case .corrupted: "corrupted or tampered data"
         case .exists: "would overwrite: the target already exists"
         case .noSuchItem: "no such item"

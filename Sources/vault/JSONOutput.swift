@@ -60,17 +60,22 @@ enum JSONOutput {
         let bytesChecked: UInt64
         let problems: [Problem]
         let leftovers: [String]
+        let orphans: [String]
         let rejectedDropIns: [String]
+        let quarantined: [String]
+        let movedToQuarantine: [String]
         let removed: [String]
         enum CodingKeys: String, CodingKey {
             case ok, itemsChecked = "items_checked", readData = "read_data", bytesChecked = "bytes_checked", problems
-            case leftovers, rejectedDropIns = "rejected_drop_ins", removed
+            case leftovers, orphans, rejectedDropIns = "rejected_drop_ins", quarantined
+            case movedToQuarantine = "moved_to_quarantine", removed
         }
 
         init(_ r: CheckReport, readData: Bool) {
             (ok, itemsChecked, self.readData, bytesChecked) = (r.problems.isEmpty, r.itemsChecked, readData, r.bytesChecked)
             problems = r.problems.map { Problem(item: $0.item, message: $0.message) }
-            (leftovers, rejectedDropIns, removed) = (r.leftovers, r.rejectedDropIns, r.removed)
+            (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
+            (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)
         }
     }
 

@@ -35,8 +35,8 @@ struct Terminal: Sendable {
     }
 
     /// Progress and confirmations ("created vault at ..."); silent with --quiet.
-    func note(_ message: String) {
-        if !quiet { Self.writeStderr(["\(Self.program): \(message)"]) }
+    func note(_ message: String, hint: String? = nil) {
+        if !quiet { Self.writeStderr(["\(Self.program): \(message)"] + (hint.map { ["hint: \($0)"] } ?? [])) }
     }
 
     /// Writes `lines` to stderr in one write(2), control characters escaped.

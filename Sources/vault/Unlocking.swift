@@ -1,3 +1,4 @@
+import System
 import VaultCore
 import VaultCrypto
 
@@ -11,8 +12,14 @@ extension Context {
     func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true) throws -> UnlockedVault {
         let vault = try Vault(at: vaultDirectory)
         let secret = try password.read()
-        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting)
-        let report = tidy ? try unlocked.tidy() : try unlocked.absorbInbox()
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        // Reading must not depend on absorbing: with the disk full, the
+        // drop-ins wait and everything already stored can still be read.
+        var report = UnlockedVault.AbsorbReport()
+        do { report = tidy ? try unlocked.tidy() : try unlocked.absorbInbox() } catch let error as SystemError {
+            terminal.warning("drop-ins were not taken in: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
+                             hints: ["they wait in the inbox and are taken in by the next command that can write"])
+        }
         if !report.rejected.isEmpty {
             terminal.warning("\(report.rejected.count) drop-in(s) could not be opened and were left in the inbox",
                              hints: ["run 'vault check' for details"])
@@ -21,8 +28,12 @@ extension Context {
             terminal.warning("\(report.deferred) drop-in(s) wait in the inbox: the vault's list of items is full",
                              hints: ["remove items, or shorten long names"])
         }
-        if !unlocked.canWrite, try vault.waitingDropIns() > 0 {
-            terminal.warning("another vault process is writing: waiting drop-ins are not listed yet")
+        if !unlocked.canWrite, case let waiting = try vault.waitingDropIns(), waiting > 0 {
+            if unlocked.readOnly {
+                terminal.note("read-only: \(waiting) drop-in\(waiting == 1 ? "" : "s") not absorbed")
+            } else {
+                terminal.warning("another vault process is writing: waiting drop-ins are not listed yet")
+            }
         }
         return unlocked
     }

@@ -17,6 +17,21 @@ enum VaultLocation {
     }
 }
 
+extension VaultLocation {
+    /// This user's vault state on this machine (what manifests it has seen,
+    /// plaintext outputs in progress): `$XDG_STATE_HOME/vault`, else
+    /// `~/.local/state/vault`. Not inside any vault: a copy of the vault must
+    /// not carry it.
+    static func stateDirectory(environment: [String: String]) throws(CLIError) -> String {
+        if let state = environment.nonEmpty("XDG_STATE_HOME"), state.hasPrefix("/") { return state + "/vault" }
+        guard let home = environment.nonEmpty("HOME") else {
+            throw CLIError(message: "cannot tell where to keep vault's state: HOME is not set",
+                           hints: ["set HOME, or XDG_STATE_HOME"], code: .usage)
+        }
+        return home + "/.local/state/vault"
+    }
+}
+
 extension Dictionary where Key == String, Value == String {
     /// An environment variable, treating set-but-empty as unset (as most
     /// shells' `${VAR:-default}` does).

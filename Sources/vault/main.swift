@@ -31,8 +31,12 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
                 if n > 0 { terminal.note("erased \(n) private cop\(n == 1 ? "y" : "ies") left by an interrupted 'vault open'") }
                 for path in failed { terminal.warning("could not erase '\(path)', a private copy left by an interrupted 'vault open'") }
             }
+            let state = try VaultLocation.stateDirectory(environment: environment)
+            let (erased, failed) = PartialOutputs(stateDirectory: state).eraseAbandoned()
+            for path in erased { terminal.note("erased '\(path)', plaintext an interrupted vault command left") }
+            for path in failed { terminal.warning("could not erase '\(path)', plaintext an interrupted vault command left") }
             let context = Context(terminal: terminal, environment: environment, globals: globals,
-                                  vaultDirectory: directory)
+                                  vaultDirectory: directory, stateDirectory: state)
             return try command.run(context)
         }
         return .ok

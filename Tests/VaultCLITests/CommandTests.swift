@@ -402,10 +402,10 @@ import Glibc
         #expect((report["leftovers"] as? [Any])?.isEmpty == true)
     }
 
-    /// Leftovers of an interrupted operation (a blob no manifest names, a
-    /// temp file no one holds) are reported by `check` as warnings, exit 0,
-    /// and removed by `check --repair` (FORMAT.md, "Leftovers": "check
-    /// reports them; the next writer and check --repair delete them").
+    /// An orphan (a blob no manifest names) is reported by `check` as a
+    /// warning, exit 0, kept by every unlock, moved into quarantine/ by
+    /// `check --repair` and deleted by `check --repair --purge` (FORMAT.md,
+    /// "Orphans").
     @Test func checkReportsLeftoversAndRepairRemovesThem() throws {
         try v.write("a", [1])
         #expect(try v.add(["add", "a"]).status == 0)
@@ -414,13 +414,18 @@ import Glibc
         try Data(randomBytes(100)).write(to: URL(fileURLWithPath: v.dir + "/" + orphan))
         let r = try v.run(["check"])
         #expect(r.status == 0)
-        #expect(r.stderr.contains("vault: warning: leftover of an interrupted operation: \(orphan)\n"),
-                "check said: \(r.stderr)")
+        #expect(r.stderr.contains("vault: warning: orphan (no item names it): \(orphan)\n"), "check said: \(r.stderr)")
         let json = try v.run(["check", "--json"])
-        #expect((try JSONObject.parse(json.stdout)["leftovers"] as? [String]) == [orphan])
+        #expect((try JSONObject.parse(json.stdout)["orphans"] as? [String]) == [orphan])
+        #expect(try v.run(["list"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: v.dir + "/" + orphan))   // no unlock deletes it
         let repair = try v.run(["check", "--repair"])
         #expect(repair.status == 0)
         #expect(!FileManager.default.fileExists(atPath: v.dir + "/" + orphan))
+        #expect(FileManager.default.fileExists(atPath: v.dir + "/quarantine/" + String(repeating: "ab", count: 16)))
+        let purge = try v.run(["check", "--repair", "--purge"])
+        #expect(purge.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/quarantine").isEmpty)
     }
 
     /// Every file the vault writes is 0600, every directory 0700.

@@ -51,6 +51,7 @@ import Testing
         #expect(check.status == 0, "run \(run): check --read-data: \(check.stderr)", sourceLocation: sourceLocation)
         for line in check.stderr.split(separator: "\n") {
             let allowed = line.hasPrefix("vault: no problems found") || line.hasPrefix("vault: warning: leftover")
+                || line.hasPrefix("vault: warning: orphan")
                 || line.hasPrefix("hint: ")
             #expect(allowed, "run \(run): check said \(line)", sourceLocation: sourceLocation)
         }

@@ -127,7 +127,7 @@ import Testing
            10  no vault at that path
            11  vault busy: another process is writing to it
            12  wrong password
-           13  locked out after wrong passwords (reserved)
+           13  locked out: a wrong-password delay is running, try again later
            14  corrupted or tampered data
            15  would overwrite: the target already exists
            16  no such item

@@ -163,10 +163,20 @@ struct VaultTests {
         let v = try t.unlock(forWriting: true)
         let report = try v.check(readData: true, repair: false)
         #expect(report.problems.isEmpty)
-        #expect(report.leftovers == [".tmp-def", "inbox/.tmp-abc", "items/00112233445566778899aabbccddeeff"])
+        // The unnamed blob is an orphan: no command deletes it by itself.
+        #expect(report.leftovers == ["inbox/.tmp-abc", ".tmp-def"])
+        #expect(report.orphans == ["items/00112233445566778899aabbccddeeff"])
+        try v.tidy()
+        #expect(FileManager.default.fileExists(atPath: t.root + "/items/00112233445566778899aabbccddeeff"))
+        #expect(try v.check(readData: false, repair: false).leftovers.isEmpty, "tidy removes leftovers")
+        FileManager.default.createFile(atPath: t.root + "/.tmp-ghi", contents: Data([1]))
         let repaired = try v.check(readData: false, repair: true)
-        #expect(repaired.removed.count == 3)
-        #expect(try v.check(readData: false, repair: false).leftovers.isEmpty)
+        #expect(repaired.removed == [".tmp-ghi"])
+        #expect(repaired.movedToQuarantine == ["items/00112233445566778899aabbccddeeff"])
+        #expect(repaired.quarantined == ["00112233445566778899aabbccddeeff"])
+        let again = try v.check(readData: false, repair: false)
+        #expect(again.leftovers.isEmpty && again.orphans.isEmpty)
+        #expect(try v.check(readData: false, repair: true, purge: true).quarantined.isEmpty)
         #expect(try t.read(v, "keep") == [1, 2, 3])
     }
 

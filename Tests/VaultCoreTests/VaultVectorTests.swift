@@ -34,9 +34,10 @@ struct VaultVectorTests {
             "18191a1b1c1d1e1f606162636465666768696a6bf360a4260e9b483c56dabedccce6623ed694c66db9cfff25e32961cf" +
             "65f2598853d5c991260c8bdd8c432176f009c54b0eefe759c78604cc48b2780fc54f13574d11ce1bea1e6292a33b9229" +
             "9f17364500002ea70675c539ab1cc450102d40932d5a5387e934f91a6f95de6441847bd6c2c9",
-        "manifest": "5641554c544d414e01000000909192939495969798999a9bc38c272a7a081049e807c36911ef4807e4d929f6c43464f0" +
-            "eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b65e0b17b6a5e66a084354b95dc518ba8174ff46688bb16dd2" +
-            "5cbdde5f099243c9b418d4c454fbb502167c55b5b6ca0984a5277dd20b4e10f4c39b230427148bcb3759aa",
+        "manifest": "5641554c544d414e020000000000000000000001909192939495969798999a9bc38c272a7a081049e807c36911ef4807" +
+            "e4d929f6c43464f0eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b65e0b17b6a5e66a084354b95dc518ba81" +
+            "74ff46688bb16dd25cbdde5f099243c9b418d4c454fbb502167c55b5b6ca0984a5277d2e83c24656c1d515da1606f29a" +
+            "42f1c7",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
             "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
@@ -58,7 +59,8 @@ struct VaultVectorTests {
         let header = try VaultHeader.seal(vaultID: Self.vaultID, kdf: Self.kdf, salt: Self.salt, kek: kek,
                                           masterKey: master, options: [], nonce: Self.wrapNonce)
         got["vault.header"] = Hex.encode(header.bytes)
-        let manifest = try Manifest(entries: [Self.entry()])
+        var manifest = try Manifest(entries: [Self.entry()])
+        manifest.generation = 1
         let manifestKey = try master.manifestKey(vaultID: Self.vaultID)
         got["manifest"] = Hex.encode(try manifest.sealed(key: manifestKey, vaultID: Self.vaultID, nonce: Self.manifestNonce))
         // The envelope, with the ephemeral key fixed (only a test may do that).

@@ -225,16 +225,22 @@ MAX_ENTRIES = 1000000
 
 
 def open_manifest(v, data):
-    if len(data) > MANIFEST_MAX or len(data) < 24 + 16 + 4:
+    """Version 2: magic, 0x02, 3 zero bytes, generation u64be, nonce (12),
+    sealed; the aad is vault id || bytes 0..<32. Version 1 (no generation):
+    nonce at 12..<24, aad vault id || bytes 0..<24."""
+    if len(data) > MANIFEST_MAX or len(data) < 9 or data[:8] != MANIFEST_MAGIC:
         raise corrupted()
-    if data[:8] != MANIFEST_MAGIC:
-        raise corrupted()
-    if data[8] != 0x01:
+    if data[8] == 0x02:
+        prefix = 32
+    elif data[8] == 0x01:
+        prefix = 24
+    else:
         raise VaultError("unsupported version")
-    if data[9:12] != b"\x00\x00\x00":
+    if len(data) < prefix + 16 + 4 or data[9:12] != b"\x00\x00\x00":
         raise corrupted()
+    v.manifest_generation = struct.unpack(">Q", data[12:20])[0] if prefix == 32 else 0
     try:
-        pt = AESGCM(v.manifest_key).decrypt(data[12:24], data[24:], v.vault_id + data[0:24])
+        pt = AESGCM(v.manifest_key).decrypt(data[prefix - 12:prefix], data[prefix:], v.vault_id + data[0:prefix])
     except InvalidTag:
         raise corrupted()
     (n,) = struct.unpack(">I", pt[0:4])
@@ -450,10 +456,12 @@ VEC_HEADER = _h("""
 9f17364500002ea70675c539ab1cc450102d40932d5a5387e934f91a6f95de6441847bd6
 c2c9""")
 VEC_MANIFEST = _h("""
-5641554c544d414e01000000909192939495969798999a9bc38c272a7a081049e807c369
-11ef4807e4d929f6c43464f0eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b6
-5e0b17b6a5e66a084354b95dc518ba8174ff46688bb16dd25cbdde5f099243c9b418d4c4
-54fbb502167c55b5b6ca0984a5277dd20b4e10f4c39b230427148bcb3759aa""")
+5641554c544d414e020000000000000000000001909192939495969798999a9bc38c272a
+7a081049e807c36911ef4807e4d929f6c43464f0eec82d96024f8ffcf11c573e0d321347
+1bae00064d1a24b65e0b17b6a5e66a084354b95dc518ba8174ff46688bb16dd25cbdde5f
+099243c9b418d4c454fbb502167c55b5b6ca0984a5277d2e83c24656c1d515da1606f29a
+42f1c7
+""")
 VEC_ENVELOPE = _h("""
 5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4a
 b6e2f805d23cb27bebc629f8f9926d4fd07a66d364617776e5006b458ac17dada2e14136
@@ -489,7 +497,8 @@ def check_vector():
     eq("header options", VEC_HEADER[148:150], b"\x00\x00")
     eq("wrapped VMK (re-sealed from inputs)",
        AESGCM(kek).encrypt(VEC_WRAP_NONCE, VEC_VMK, VEC_HEADER[0:56]), VEC_HEADER[68:116])
-    eq("manifest nonce", VEC_MANIFEST[12:24], VEC_MANIFEST_NONCE)
+    eq("manifest generation", VEC_MANIFEST[12:20], bytes.fromhex("0000000000000001"))
+    eq("manifest nonce", VEC_MANIFEST[20:32], VEC_MANIFEST_NONCE)
     enc_from_eph = X25519PrivateKey.from_private_bytes(VEC_EPHEMERAL).public_key().public_bytes_raw()
     eq("envelope enc = pk(ephemeral)", VEC_ENVELOPE[10:42], enc_from_eph)
     eq("item file", VEC_ITEM, vault_item.seal(VEC_FILE_KEY, VEC_ITEM_ID, VEC_PREFIX, 0, VEC_CONTENT))
@@ -539,8 +548,8 @@ def check_vector():
                 except VaultError as err:
                     diffs.append("item: %s" % err)
                 pt = struct.pack(">I", 1) + e.raw
-                eq("manifest (re-sealed from inputs)", VEC_MANIFEST[24:],
-                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST[0:24]))
+                eq("manifest (re-sealed from inputs)", VEC_MANIFEST[32:],
+                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST[0:32]))
             try:
                 eq("get hello.txt", cmd_get(vdir, pwfile, "hello.txt"), VEC_CONTENT)
             except VaultError as err:

@@ -38,8 +38,15 @@ extension Vault {
         let entry = try ManifestEntry(itemID: itemHeader.itemID, fileKey: fileKey, kind: kind, origin: .droppedIn,
                                       mode: mode & 0o7777, size: size, fileCount: files,
                                       added: Syscall.now(), modified: modified, name: name)
-        let envelope = try DropInEnvelope.seal(entry, to: header.publicKey, vaultID: header.vaultID)
+        // The vault's key as it is now, read under the drop lock and held
+        // until the envelope has landed: a rekey that ran while the content
+        // was written has switched keys by now, and one that starts now
+        // waits for this envelope and takes it in (DropLock).
+        let dropLock = try DropLock(paths, exclusive: false)
+        let current = try Vault(at: paths.root).header
+        let envelope = try DropInEnvelope.seal(entry, to: current.publicKey, vaultID: current.vaultID)
         try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob))
+        withExtendedLifetime(dropLock) {}
         return entry
     }
 }

@@ -15,6 +15,7 @@ enum KeyLabel {
     static let headerMAC = Array("vault v1 header mac".utf8)
     static let manifest = Array("vault v1 manifest key".utf8)
     static let x25519 = Array("vault v1 x25519 private key".utf8)
+    static let rekeySwitch = Array("vault v1 rekey switch".utf8)
 }
 
 /// The key-encryption key Argon2id makes from a password or kit passphrase.
@@ -47,6 +48,9 @@ public struct MasterKey: Sendable {
 
     /// HMAC-SHA256 key that authenticates the whole vault header.
     func headerMACKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.headerMAC, vaultID: vaultID) }
+
+    /// HMAC-SHA256 key that binds a rekey switch to the master key it installs.
+    func rekeySwitchKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.rekeySwitch, vaultID: vaultID) }
 
     /// AES-256-GCM key of the manifest.
     func manifestKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.manifest, vaultID: vaultID) }

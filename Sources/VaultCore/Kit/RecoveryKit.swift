@@ -80,10 +80,11 @@ extension Vault {
     /// be this vault's (else `kitForAnotherVault`), its passphrase right
     /// (else `wrongPassword`, with the attempt delay), and its master key the
     /// current one (else `kitStale`: the vault was rekeyed since).
-    public func unlock(kit: RecoveryKit, passphrase: Password, clock: UnlockClock = SystemClock()) throws -> UnlockedVault {
+    public func unlock(kit: RecoveryKit, passphrase: Password, clock: UnlockClock = SystemClock(),
+                       rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
         guard kit.vaultID == header.vaultID else { throw VaultError.kitForAnotherVault }
         let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run { try kit.open(passphrase: passphrase) }
         do { try header.verify(masterKey: masterKey) } catch VaultError.corruptedOrTampered { throw VaultError.kitStale }
-        return try unlock(masterKey: masterKey, forWriting: true)
+        return try unlock(masterKey: masterKey, forWriting: true, rollbackGuard: rollbackGuard)
     }
 }

@@ -7,6 +7,8 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public let size: UInt64
     /// Whether the descriptor is a regular file (so `size` is its length).
     public private(set) var isRegularFile = false
+    /// The path, for messages ("cannot write '…': no space left on device").
+    public let path: String?
     private let owned: Bool
 
     /// Opens `path` read-only. Vault files are never opened through a
@@ -17,6 +19,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public init(readingFrom path: some FilePathRepresentable, followSymlinks: Bool = false) throws {
         fd = try Syscall.open(path, followSymlinks ? .readOnly : [.noFollow, .nonBlocking])
         owned = true
+        self.path = path.filePath.description
         do {
             let st = try Syscall.status(fd)
             isRegularFile = st.kind == .regular
@@ -32,6 +35,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public init(borrowing fd: Int32) {
         self.fd = fd
         owned = false
+        path = nil
         size = (try? Syscall.status(fd).size) ?? 0
     }
 
@@ -42,9 +46,10 @@ public final class FileHandleFD: ByteSink, ByteSource {
         return (st.kind == .regular, st.kind == .directory)
     }
 
-    /// Takes ownership of an open descriptor.
-    init(owning fd: Int32) {
+    /// Takes ownership of an open descriptor (of the file at `path`).
+    init(owning fd: Int32, path: String?) {
         self.fd = fd
+        self.path = path
         owned = true
         size = (try? Syscall.status(fd).size) ?? 0
     }
@@ -53,6 +58,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
     public init(creating path: String) throws {
         fd = try Syscall.open(path, [.writeOnly, .create, .exclusive, .noFollow])
         owned = true
+        self.path = path
         size = 0
     }
 
@@ -66,7 +72,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
         var at = 0
         while at < bytes.count {
             let n = min(Self.writeSize, bytes.count - at)
-            try Syscall.writeFully(fd, UnsafeRawBufferPointer(rebasing: bytes[at..<(at + n)]))
+            try Syscall.writeFully(fd, UnsafeRawBufferPointer(rebasing: bytes[at..<(at + n)]), path: path)
             at += n
         }
         written += UInt64(bytes.count)
@@ -87,15 +93,15 @@ public final class FileHandleFD: ByteSink, ByteSource {
     private var writebackStart: UInt64 = 0
 
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        try Syscall.preadFully(fd, buffer, at: offset)
+        try Syscall.preadFully(fd, buffer, at: offset, path: path)
     }
 
     /// Sequential read until the buffer is full or end of input.
     public func readSequential(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        try Syscall.readFully(fd, buffer)
+        try Syscall.readFully(fd, buffer, path: path)
     }
 
-    public func sync() throws { try Syscall.fsync(fd) }
+    public func sync() throws { try Syscall.fsync(fd, path: path) }
 
     /// fstat of the open file: (is a regular file, is a directory, permission bits, mtime).
     public func status() throws -> (regular: Bool, directory: Bool, mode: UInt16, modified: Int64) {

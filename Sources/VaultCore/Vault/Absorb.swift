@@ -14,6 +14,7 @@ extension UnlockedVault {
         public var rejected: [String] = []
         /// Drop-ins left waiting because the manifest is full (see `manifestFull`).
         public var deferred = 0
+        public init() {}
     }
 
     /// Moves waiting drop-ins into the manifest. Idempotent and crash-safe:

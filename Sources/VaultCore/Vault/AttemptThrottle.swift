@@ -100,7 +100,7 @@ struct AttemptThrottle {
         } catch let error as SystemError where [Errno.noSuchFile, .readOnlyFileSystem, .permissionDenied].contains(error.errno) {
             return nil
         }
-        let file = FileHandleFD(owning: fd)
+        let file = FileHandleFD(owning: fd, path: path)
         _ = try Syscall.flock(fd, exclusive: true, wait: true)
         return file
     }

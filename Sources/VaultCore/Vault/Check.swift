@@ -1,8 +1,13 @@
 import System
 
-/// What `check` found. Problems are damage (exit 14); leftovers of an
-/// interrupted operation are only warnings, removed by the next writer or by
-/// `check --repair`.
+/// What `check` found. Problems are damage (exit 14). The rest are
+/// warnings: leftovers of an interrupted operation (temporary files, a
+/// drop-in's content without its envelope), which the next writer and
+/// `check --repair` delete; and orphans (blobs no manifest names, names
+/// vault never writes), which no command deletes: a manifest put back from
+/// an older copy would make the newer items' blobs look orphaned. `check
+/// --repair` moves orphans and drop-ins that cannot be opened into
+/// `quarantine/`; `check --repair --purge` deletes what is there.
 public struct CheckReport: Sendable {
     public struct Problem: Sendable, Equatable {
         public let item: String
@@ -11,8 +16,14 @@ public struct CheckReport: Sendable {
     public var problems: [Problem] = []
     /// Leftover files (paths relative to the vault directory).
     public var leftovers: [String] = []
+    /// Files no manifest names and no operation will finish.
+    public var orphans: [String] = []
     /// Drop-in envelopes that could not be absorbed.
     public var rejectedDropIns: [String] = []
+    /// What is in quarantine/ (after this check's repair, if any).
+    public var quarantined: [String] = []
+    /// What this check's repair moved to quarantine/.
+    public var movedToQuarantine: [String] = []
     public var removed: [String] = []
     public var itemsChecked = 0
     public var bytesChecked: UInt64 = 0
@@ -23,7 +34,8 @@ extension UnlockedVault {
     /// (parsed and authenticated at unlock), that every item's blob is there
     /// with a matching header and an authentic final chunk, and with
     /// `readData` every chunk of every item.
-    public func check(readData: Bool, repair: Bool, progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
+    public func check(readData: Bool, repair: Bool, purge: Bool = false,
+                      progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
         var report = CheckReport()
         report.rejectedDropIns = try absorbInbox().rejected
         for entry in manifest.entries {
@@ -44,57 +56,127 @@ extension UnlockedVault {
                 report.problems.append(.init(item: entry.name, message: "entry '\(path)': \(reason)"))
             }
         }
-        report.leftovers = try leftovers()
+        report.leftovers = try leftovers().map(\.description)
+        let orphans = try self.orphans()
+        report.orphans = orphans.map(\.description)
         if repair {
             guard canWrite else { throw VaultError.busy }
-            report.removed = try removeLeftovers(report.leftovers)
-            for env in report.rejectedDropIns {
+            report.removed = try removeLeftovers(leftovers())
+            let rejected = report.rejectedDropIns.flatMap { env -> [FilePath] in
                 let blob = String(env.dropLast(4))
-                for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] where (try? Syscall.unlink(p)) != nil {
-                    report.removed.append(String(p.dropFirst(paths.root.count + 1)))
-                }
+                return ["inbox/" + blob + ".env", "inbox/" + blob + ".item"].map { FilePath($0) }
+                    .filter { Syscall.exists(FilePath(paths.root).appending($0.bytes)) }
             }
+            report.movedToQuarantine = try quarantine(orphans + rejected).map(\.description)
+            if purge { report.removed += try purgeQuarantine().map(\.description) }
             report.leftovers = []
+            report.orphans = []
+        }
+        if try Syscall.status(of: paths.quarantine) != nil {
+            report.quarantined = try Syscall.listDirectory(paths.quarantine).map { FilePath(bytes: $0).description }.sorted()
         }
         return report
     }
 
-    /// Files no operation will finish: blobs no manifest names, drop-in
-    /// content without an envelope, temp files. Files still flock'ed by a
-    /// running writer (a drop-in in progress) are not leftovers.
-    func leftovers() throws -> [String] {
-        let known = Set(manifest.entries.map(\.blobName))
-        var out: [String] = []
-        for name in try VaultDirectory.names(in: paths.items) where !known.contains(name) {
-            if !isLockedByWriter(paths.items + "/" + name) { out.append("items/" + name) }
+    /// Files an interrupted operation left that no operation will finish
+    /// and that are no item's copy: temporary files, and a drop-in's content
+    /// whose envelope never landed. Files still flock'ed by a running writer
+    /// (a drop-in in progress) are not leftovers. Relative paths.
+    func leftovers() throws -> [FilePath] {
+        var out: [FilePath] = []
+        func unlocked(_ dir: String, _ name: String) -> Bool { !isLockedByWriter(dir + "/" + name) }
+        for name in try VaultDirectory.names(in: paths.items) where name.hasPrefix(VaultDirectory.tempPrefix) {
+            if unlocked(paths.items, name) { out.append(FilePath("items/" + name)) }
         }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
             let orphanContent = name.hasSuffix(".item") && !inbox.contains(String(name.dropLast(5)) + ".env")
-            let temp = name.hasPrefix(VaultDirectory.tempPrefix)
-            let stray = !name.hasSuffix(".item") && !name.hasSuffix(".env") && !temp
-            if (orphanContent || temp || stray) && !isLockedByWriter(paths.inbox + "/" + name) { out.append("inbox/" + name) }
+            if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
+                out.append(FilePath("inbox/" + name))
+            }
         }
         for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
-            if !isLockedByWriter(paths.root + "/" + name) { out.append(name) }
+            if unlocked(paths.root, name) { out.append(FilePath(name)) }
         }
-        return out.sorted()
+        return out
     }
 
-    func removeLeftovers(_ files: [String]) throws -> [String] {
+    /// Blobs in items/ that no manifest entry names, names in items/ or
+    /// inbox/ that vault never writes (by their bytes: they need not be
+    /// UTF-8), and an ignored rekey.pending. Relative paths. Never deleted by any command but
+    /// `check --repair --purge`, after `check --repair` quarantined them.
+    func orphans() throws -> [FilePath] {
+        let known = Set(manifest.entries.map(\.blobName))
+        var out: [FilePath] = []
+        for name in try VaultDirectory.names(in: paths.items)
+        where !known.contains(name) && !name.hasPrefix(VaultDirectory.tempPrefix) {
+            if !isLockedByWriter(paths.items + "/" + name) { out.append(FilePath("items/" + name)) }
+        }
+        for name in try VaultDirectory.names(in: paths.inbox)
+        where !name.hasSuffix(".item") && !name.hasSuffix(".env") && !name.hasPrefix(VaultDirectory.tempPrefix) {
+            if !isLockedByWriter(paths.inbox + "/" + name) { out.append(FilePath("inbox/" + name)) }
+        }
+        for dir in ["items", "inbox"] {
+            out += try VaultDirectory.strays(in: paths.root + "/" + dir).map { FilePath(dir).appending($0) }
+        }
+        // A switch that does not belong to this vault's header was ignored
+        // when the vault opened (RekeySwitch.parse).
+        if vault.pendingRekey == nil, try Syscall.status(of: paths.rekeyPending) != nil {
+            out.append(FilePath("rekey.pending"))
+        }
+        return out
+    }
+
+    func removeLeftovers(_ files: [FilePath]) throws -> [String] {
         try requireLock()
         var removed: [String] = []
+        let root = FilePath(paths.root)
         for f in files {
-            let path = paths.root + "/" + f
+            let path = root.appending(f.bytes)
             guard let st = try Syscall.status(of: path), st.kind != .directory else { continue }
-            if (try? Syscall.unlink(path)) != nil { removed.append(f) }
+            if (try? Syscall.unlink(path)) != nil { removed.append(f.description) }
         }
         for dir in [paths.items, paths.inbox, paths.root] { try Syscall.fsyncDirectory(dir) }
         return removed
     }
 
-    /// What every writer does after unlocking: absorb drop-ins, then remove
-    /// leftovers of interrupted operations.
+    /// Moves `files` (relative paths) into quarantine/ under their own names
+    /// (a name taken there gets ".2", ".3", ...). Returns what moved.
+    func quarantine(_ files: [FilePath]) throws -> [FilePath] {
+        try requireLock()
+        guard !files.isEmpty else { return [] }
+        let root = FilePath(paths.root), q = FilePath(paths.quarantine)
+        if try Syscall.status(of: q) == nil { try Syscall.mkdir(q, mode: 0o700) }
+        guard let st = try Syscall.status(of: q), st.kind == .directory else { throw VaultError.unsafeVaultPath(paths.quarantine) }
+        var moved: [FilePath] = []
+        for f in files {
+            let name = Array(f.bytes.split(separator: UInt8(ascii: "/")).last ?? [])
+            var target = q.appending(name), n = 2
+            while Syscall.exists(target) {
+                target = q.appending(name + Array(".\(n)".utf8))
+                n += 1
+            }
+            if (try? Syscall.rename(root.appending(f.bytes), target)) != nil { moved.append(f) }
+        }
+        for dir in [paths.items, paths.inbox, paths.quarantine] { try Syscall.fsyncDirectory(dir) }
+        return moved
+    }
+
+    /// Deletes everything in quarantine/. Returns what went (as quarantine/NAME).
+    func purgeQuarantine() throws -> [FilePath] {
+        try requireLock()
+        let q = FilePath(paths.quarantine)
+        guard try Syscall.status(of: q) != nil else { return [] }
+        var removed: [FilePath] = []
+        for name in try Syscall.listDirectory(q) where Eraser.erase(q.appending(name)).isEmpty {
+            removed.append(FilePath("quarantine").appending(name))
+        }
+        try Syscall.fsyncDirectory(q)
+        return removed
+    }
+
+    /// What every unlock does: absorb drop-ins, then, when this process may
+    /// write, remove leftovers of interrupted operations (never orphans).
     @discardableResult
     public func tidy() throws -> AbsorbReport {
         let report = try absorbInbox()

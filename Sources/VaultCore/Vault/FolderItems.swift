@@ -80,15 +80,21 @@ extension UnlockedVault {
     /// `partial` learns the path of the tree being built and a StopRequest
     /// that stops the extraction and waits until it has erased that tree.
     @discardableResult
-    public func restoreFolder(_ entry: ManifestEntry, to destination: String,
+    /// `partials` records the tree while it is built, so a kill leaves
+    /// nothing the next vault command does not erase.
+    public func restoreFolder(_ entry: ManifestEntry, to destination: String, partials: PartialOutputs? = nil,
                               partial: ((FilePath, StopRequest) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(reader(for: entry))
         do {
             let summary = try archiveError {
                 let stop = StopRequest()
-                return try FolderArchive.extract(from: stream, into: FilePath(destination),
-                                                 announce: partial.map { report in { report($0, stop) } }, stop: stop) {
+                var record: PartialOutputs.Record?
+                defer { record?.remove() }
+                return try FolderArchive.extract(from: stream, into: FilePath(destination), announce: { path in
+                    record = try? partials?.record(path.description)
+                    partial?(path, stop)
+                }, stop: stop) {
                     try ItemRules.checkArchive(entry, $0)
                 }
             }

@@ -2,17 +2,22 @@ import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x01 || 3 zero bytes || nonce (12)
-//   || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<24, plaintext)
+//   magic "VAULTMAN" (8) || version 0x02 || 3 zero bytes || generation u64be
+//   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
 //   plaintext = u32be entry count || entries (ManifestEntry.swift)
 //
-// The nonce is random per write; a manifest key sees one nonce per manifest
-// write, far below the 2^32 random-nonce limit for AES-GCM.
+// Version 1 (read, never written) has no generation: bytes 0..<24 are magic,
+// version, zeros and nonce, and they are the aad. The generation counts the
+// manifest's writes and is authenticated with it, so an older manifest put
+// back in place is recognisable (RollbackGuard). The nonce is random per
+// write; a manifest key sees one nonce per manifest write, far below the
+// 2^32 random-nonce limit for AES-GCM.
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 1
-    static let prefixLength = 24
+    public static let version: UInt8 = 2
+    static let prefixLength = 32
+    static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
     /// every change before it is saved: the writer never saves a manifest
     /// the reader would refuse.
@@ -28,6 +33,10 @@ public struct Manifest: Sendable {
     private var byID: [ByteKey: Int] = [:]
     /// The plaintext's size: 4 + the sum of the entries' encoded lengths.
     public private(set) var plaintextSize = 4
+    /// How many times this vault's manifest has been written (0 for a
+    /// version 1 manifest, which did not count). `sealed` writes it as is;
+    /// `UnlockedVault.saveManifest` raises it first.
+    public var generation: UInt64 = 0
     /// The file size this manifest may seal to: `maxFileSize`, smaller only
     /// in tests (which fill it to the brim without 256 MiB of names).
     let capacity: Int
@@ -121,26 +130,32 @@ public struct Manifest: Sendable {
         plain += withUnsafeBytes(of: UInt32(entries.count).bigEndian, Array.init)
         for e in entries { e.encode(into: &plain) }
         defer { SecureZero.zero(&plain) }
-        let prefix = Self.magic + [Self.version, 0, 0, 0] + nonce
-        let sealed = try AEAD(.aes256GCM, key: key).seal(nonce: Array(prefix[12..<24]), aad: vaultID + prefix,
-                                                         plaintext: plain)
+        let prefix = Self.magic + [Self.version, 0, 0, 0] + withUnsafeBytes(of: generation.bigEndian, Array.init) + nonce
+        let sealed = try AEAD(.aes256GCM, key: key).seal(nonce: nonce, aad: vaultID + prefix, plaintext: plain)
         return prefix + sealed
     }
 
     /// Opens and parses a sealed manifest: exact shape, every entry valid,
     /// unique names and ids, no trailing bytes.
     static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
-        guard file.count >= prefixLength + AEADAlgorithm.tagLength + 4, file.count <= capacity,
-              Array(file[0..<8]) == magic, file[8] == version, file[9..<12].allSatisfy({ $0 == 0 }) else {
+        guard file.count >= 9, Array(file[0..<8]) == magic, file[8] == version || file[8] == 1 else {
             throw VaultError.corruptedOrTampered
         }
+        let prefix = file[8] == 1 ? version1PrefixLength : prefixLength
+        guard file.count >= prefix + AEADAlgorithm.tagLength + 4, file.count <= capacity,
+              file[9..<12].allSatisfy({ $0 == 0 }) else {
+            throw VaultError.corruptedOrTampered
+        }
+        let generation = file[8] == 1 ? 0 : file[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let plain: SecretBytes
         do {
-            plain = try AEAD(.aes256GCM, key: key).openSecret(nonce: Array(file[12..<24]),
-                                                             aad: vaultID + Array(file[0..<24]),
-                                                             sealed: Array(file[24...]))
+            plain = try AEAD(.aes256GCM, key: key).openSecret(nonce: Array(file[(prefix - 12)..<prefix]),
+                                                             aad: vaultID + Array(file[0..<prefix]),
+                                                             sealed: Array(file[prefix...]))
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        return try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity) }
+        var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity) }
+        manifest.generation = generation
+        return manifest
     }
 
     /// Parses a decrypted manifest: exact shape, unique names and ids.

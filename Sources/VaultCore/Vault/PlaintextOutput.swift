@@ -1,5 +1,8 @@
 import System
-// Files the user names (outside the vault): never overwritten, created 0600.
+import VaultCrypto
+
+// Files the user names (outside the vault): never overwritten, created 0600,
+// and never left half-written, not even by a kill.
 
 public enum UserFiles {
     /// Erases a file or tree of plaintext that another thread may still be
@@ -13,19 +16,124 @@ public enum UserFiles {
     }
 
     /// Whether anything (even a dangling symlink) is at `path`.
-    public static func exists(_ path: String) -> Bool { ((try? Syscall.status(of: path)) ?? nil) != nil }
+    public static func exists(_ path: String) -> Bool { Syscall.exists(path) }
 
-    /// Writes `bytes` to a new file at `path`: beside it under a temp name,
-    /// fsync'ed, then linked into place only if `path` still does not exist.
-    public static func writeNew(_ bytes: [UInt8], to path: String) throws {
-        if exists(path) { throw VaultError.alreadyExists(path: path) }
-        let temp: TempFile
-        do { temp = try TempFile(beside: path) } catch let error as SystemError {
-            throw error.on(path)
+    /// Writes `bytes` to a new file at `path` (see `NewPlaintextFile`).
+    public static func writeNew(_ bytes: [UInt8], to path: String, partials: PartialOutputs? = nil) throws {
+        let file = try NewPlaintextFile(at: path, partials: partials)
+        try bytes.withUnsafeBytes { try file.file.write($0) }
+        try file.commit()
+    }
+}
+
+/// A new file of plaintext at a path the user named. It is written with no
+/// name at all (O_TMPFILE) and linked into place only when complete and
+/// fsync'ed, and only if the path is still free: a kill at any instant
+/// leaves nothing behind. Where the file system has no O_TMPFILE, it is
+/// written as `.NAME.partial-<random>` beside the target and that path is
+/// recorded in `partials`, so whichever vault command runs next erases it
+/// if this process died; an error or an interrupt erases it at once.
+public final class NewPlaintextFile {
+    public let file: FileHandleFD
+    let target: String
+    /// The named fallback's path, for `announce` and the registry.
+    public let partialPath: String?
+    private let record: PartialOutputs.Record?
+    private var committed = false
+
+    public init(at target: String, partials: PartialOutputs?) throws {
+        if Syscall.exists(target) { throw VaultError.alreadyExists(path: target) }
+        self.target = target
+        let dir = VaultDirectory.directory(of: target)
+        do {
+            if let fd = try Syscall.openNameless(in: dir) {
+                file = FileHandleFD(owning: fd, path: target)
+                (partialPath, record) = (nil, nil)
+            } else {
+                let name = String(target.split(separator: "/").last ?? "output")
+                let partial = dir + "/." + name + PartialOutputs.marker + Hex.encode(SecureRandom.bytes(8))
+                record = try partials?.record(partial)
+                file = try FileHandleFD(creating: partial)
+                partialPath = partial
+            }
+        } catch let error as SystemError {
+            throw error.on(target)   // name the user's path, not ours
         }
-        try bytes.withUnsafeBytes { try temp.file.write($0) }
-        do { try temp.commit(to: path, noReplace: true) } catch let error as SystemError where error.errno == .fileExists {
-            throw VaultError.alreadyExists(path: path)
+        file.startsWriteback = true
+    }
+
+    /// fsync, then link (or rename) into place if the target is still free.
+    public func commit() throws {
+        try file.sync()
+        do {
+            if let partialPath { try Syscall.renameNoReplace(partialPath, target) } else { try Syscall.linkNameless(file.fd, to: target) }
+        } catch let error as SystemError where error.errno == .fileExists {
+            throw VaultError.alreadyExists(path: target)
         }
+        committed = true
+        try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
+        record?.remove()
+    }
+
+    deinit {
+        if !committed, let partialPath { Eraser.erase(FilePath(partialPath)) }
+        if !committed { record?.remove() }
+    }
+}
+
+/// Plaintext outputs being written under a temporary name (a folder being
+/// restored, a file where there is no O_TMPFILE), recorded in this user's
+/// state directory (`$XDG_STATE_HOME/vault/partial/`) while they are written.
+/// Each record names its process (pid and start time); any later vault
+/// command erases the outputs of processes that are gone. Records are the
+/// user's own (0700 directory), and a path is erased only if its last
+/// component carries `marker`, so a stray record cannot aim the eraser at
+/// anything else.
+public struct PartialOutputs: Sendable {
+    public static let marker = ".partial-"
+    let directory: String
+
+    public init(stateDirectory: String) { directory = stateDirectory + "/partial" }
+
+    /// One output's record; removed once the output is complete or erased.
+    public final class Record: Sendable {
+        let path: String
+        init(path: String) { self.path = path }
+        public func remove() { try? Syscall.unlink(path) }
+    }
+
+    /// Records `output` (an absolute or relative path; made absolute here).
+    public func record(_ output: String) throws -> Record {
+        try Vault.makeDirectories(directory)
+        let absolute = output.hasPrefix("/") ? output : (try Syscall.realPath(".").description) + "/" + output
+        guard let start = Syscall.startTime(of: Syscall.processID) else {
+            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+        }
+        let path = directory + "/\(Syscall.processID)-\(start)-" + Hex.encode(SecureRandom.bytes(4))
+        try VaultDirectory.atomicWrite(Array(absolute.utf8), to: path)
+        return Record(path: path)
+    }
+
+    /// Erases the outputs of processes that are gone. Returns the outputs
+    /// erased and those that could not be.
+    @discardableResult
+    public func eraseAbandoned() -> (erased: [String], failed: [FilePath]) {
+        guard let names = try? VaultDirectory.names(in: directory) else { return ([], []) }
+        var erased: [String] = [], failed: [FilePath] = []
+        for name in names {
+            let fields = name.split(separator: "-")
+            guard fields.count == 3, let pid = Int32(fields[0]), let start = UInt64(fields[1]) else { continue }
+            if Syscall.startTime(of: pid) == start { continue }
+            let record = directory + "/" + name
+            if let raw = try? VaultDirectory.readFile(record, limit: 8192), let output = String(validating: raw, as: UTF8.self),
+               output.split(separator: "/").last?.contains(Self.marker) == true {
+                if Syscall.exists(output) {
+                    let left = Eraser.erase(FilePath(output))
+                    if left.isEmpty { erased.append(output) } else { failed += left }
+                }
+            }
+            try? Syscall.unlink(record)
+        }
+        return (erased, failed)
     }
 }

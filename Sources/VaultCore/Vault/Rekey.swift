@@ -1,5 +1,5 @@
-import VaultCrypto
 import System
+import VaultCrypto
 
 extension UnlockedVault {
     /// Makes a new master key (so new manifest key, header MAC key and key
@@ -9,11 +9,17 @@ extension UnlockedVault {
     /// removed only after the new header and manifest are durable. Recovery
     /// kits made before stop working.
     ///
+    /// Drop-ins: those waiting are absorbed first; then, holding the drop
+    /// lock exclusively (waiting for adds in progress to land: `waiting` is
+    /// told), the ones that arrived meanwhile are opened with the old key
+    /// pair and stored under new keys into the new manifest, before the
+    /// switch. No add can then seal to the old public key: an add reads the
+    /// key under the shared drop lock.
+    ///
     /// `progress` is told the content bytes re-encrypted so far.
-    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil) throws {
+    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws {
         try requireLock()
         try absorbInbox()
-        let oldKeys = keys
         let oldBlobs = manifest.entries.map(\.blobName)
         var done: UInt64 = 0
 
@@ -32,12 +38,18 @@ extension UnlockedVault {
             entry.fileKey = stored.key
             entries.append(entry)
         }
+
+        // 2. No add may seal to the old key from here; the ones that did join
+        //    the new manifest.
+        let dropLock = try DropLock(paths, exclusive: true, waiting: waiting)
+        var newManifest = try Manifest(entries: entries)
+        let absorbed = try restoreLateDropIns(into: &newManifest)
         // One syncfs for every new blob (an fsync each would cost a journal
         // commit per item), then the directory; only then the switch names them.
         try Syscall.syncFileSystem(paths.items)
         try Syscall.fsyncDirectory(paths.items)
 
-        // 2. New master key, header and manifest, written as one switch file.
+        // 3. New master key, header and manifest, written as one switch file.
         let master = try MasterKey.random()
         let old = vault.header
         let salt = SecureRandom.bytes(16)
@@ -45,42 +57,48 @@ extension UnlockedVault {
         let header = try VaultHeader.seal(vaultID: old.vaultID, kdf: old.kdf, salt: salt, kek: kek,
                                           masterKey: master, options: old.options)
         let newKeys = try VaultKeys(masterKey: master, vaultID: old.vaultID)
-        let newManifest = try Manifest(entries: entries)
-        let pending = RekeySwitch(header: header, manifest: try newManifest.sealed(key: newKeys.manifest, vaultID: old.vaultID))
+        newManifest.generation = manifest.generation + 1
+        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        let pending = try RekeySwitch(replacing: current, with: header,
+                                      manifest: newManifest.sealed(key: newKeys.manifest, vaultID: old.vaultID),
+                                      absorbed: absorbed, masterKey: master)
         try VaultDirectory.atomicWrite(pending.bytes, to: paths.rekeyPending)
 
-        // 3. Apply it; from here on the new keys are the vault's.
+        // 4. Apply it; from here on the new keys are the vault's.
         try pending.apply(paths)
+        withExtendedLifetime(dropLock) {}
         keys = newKeys
         vault = try Vault(at: paths.root)
         manifest = newManifest
+        rollbackGuard?.saw(vaultID: old.vaultID, generation: newManifest.generation)
 
-        // 4. The old blobs, and any drop-in sealed to the old key while this
-        //    ran (absorbed with the old key pair, then stored anew).
+        // 5. The old blobs.
         for blob in oldBlobs { try? Syscall.unlink(paths.item(blob)) }
         try Syscall.fsyncDirectory(paths.items)
-        try absorbLateDropIns(oldKeys: oldKeys)
     }
 
-    /// Drop-ins that an `add` sealed to the old public key during the rekey:
-    /// opened with the old key pair and re-stored under the new keys.
-    func absorbLateDropIns(oldKeys: VaultKeys) throws {
+    /// Drop-ins that arrived while the items were re-encrypted (sealed to the
+    /// old key, which `keys` still is): stored anew under new file keys and
+    /// added to `newManifest`. Returns their item ids, whose inbox files the
+    /// switch removes.
+    private func restoreLateDropIns(into newManifest: inout Manifest) throws -> [[UInt8]] {
+        var absorbed: [[UInt8]] = []
+        var clashes: [String: Int] = [:]
         for blob in try inboxEnvelopes() {
-            guard var entry = openEnvelope(blob, with: oldKeys.privateKey),
+            guard var entry = openEnvelope(blob, with: keys.privateKey),
                   let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob))),
                   (try? ItemRules.checkItem(entry, header: reader.header, contentLength: reader.contentLength)) != nil
             else { continue }
-            let stored = try storeItem(flags: reader.header.flags) { writer in
+            let stored = try storeItem(flags: reader.header.flags, durable: false, expectedLength: reader.contentLength) { writer in
                 try reader.readAll(to: writer)
                 return (entry.size, entry.fileCount)
             }
+            absorbed.append(entry.itemID)
             entry.itemID = stored.header.itemID
             entry.fileKey = stored.key
-            entry.name = manifest.freeName(like: entry.name)
-            try manifest.add(entry)
-            try saveManifest()
-            try? Syscall.unlink(paths.dropInEnvelope(blob))
-            try? Syscall.unlink(paths.dropInContent(blob))
+            entry.name = newManifest.freeName(like: entry.name, clashes: &clashes)
+            try newManifest.add(entry)
         }
+        return absorbed
     }
 }

@@ -1,51 +1,115 @@
 import System
+import VaultCrypto
+
 // Rekey switch, file `rekey.pending` (docs/FORMAT.md, "Rekey"):
 //
-//   magic "VAULTRKY" (8) || version 0x01 || 3 zero bytes
-//   || new header (182) || new manifest (the rest)
+//   magic "VAULTRKY" (8) || version 0x02 || 3 zero bytes
+//   || SHA-256 of the vault.header it replaces (32) || new header (182)
+//   || u32be n || n item ids (16 each) || new manifest || MAC (32)
+//   MAC        = HMAC-SHA256(switch key, every byte before it)
+//   switch key = HKDF-SHA256(new VMK, salt = vault id, info = "vault v1 rekey switch")
 //
-// A rekey writes every item again under new keys, then this one file
-// (atomically), then the header and the manifest, then deletes it. The
-// header and manifest cannot be replaced together in one rename; this file
-// can. While it exists it is the truth: readers take the header and manifest
-// from it and the next writer finishes the switch. So a kill at any moment
-// leaves the old state or the new one, never a mix.
+// The item ids are drop-ins the rekey absorbed into the new manifest: their
+// inbox files go with the switch. A rekey writes every item again under new
+// keys, then this one file (atomically), then the header and the manifest,
+// removes those inbox files, then deletes it. The header and manifest cannot
+// be replaced together in one rename; this file can. While it exists it is
+// the truth: readers take the header and manifest from it and the next
+// writer finishes the switch. So a kill at any moment leaves the old state
+// or the new one, never a mix.
+//
+// It binds itself to this vault before anything acts on it: its header must
+// carry the vault's id, and the header it replaces must be the one in place
+// (or, after a switch interrupted midway, its new header must be), both
+// checked before unlocking; its MAC under the new master key is checked
+// after. A file that fails the first checks is ignored (and reported as an
+// orphan by `check`); one that fails its MAC is damage. Version 1 (no hash,
+// list or MAC), written by earlier versions, is honoured with the id check.
 
 struct RekeySwitch {
     static let magic = Array("VAULTRKY".utf8)
-    static let version: UInt8 = 1
-    static let prefixLength = 12
+    static let version: UInt8 = 2
+    static let macLength = HMACSHA256.length
 
     let header: VaultHeader
     let manifest: [UInt8]
+    /// Drop-ins the rekey absorbed: their inbox files are removed on apply.
+    let absorbed: [[UInt8]]
+    /// The bytes the MAC covers and the MAC (nil for version 1).
+    let authenticated: (bytes: [UInt8], mac: [UInt8])?
 
-    var bytes: [UInt8] { Self.magic + [Self.version, 0, 0, 0] + header.bytes + manifest }
-
-    init(header: VaultHeader, manifest: [UInt8]) {
-        self.header = header
-        self.manifest = manifest
+    /// A new switch from `replacing` (the header in place) to `header`.
+    init(replacing current: VaultHeader, with header: VaultHeader, manifest: [UInt8], absorbed: [[UInt8]],
+         masterKey: MasterKey) throws {
+        var b = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes)) + header.bytes
+        b += withUnsafeBytes(of: UInt32(absorbed.count).bigEndian, Array.init) + absorbed.flatMap { $0 } + manifest
+        let mac = try HMACSHA256.authenticate(key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: b)
+        (self.header, self.manifest, self.absorbed, authenticated) = (header, manifest, absorbed, (b, mac))
     }
 
-    init(parsing b: [UInt8]) throws {
-        let start = Self.prefixLength + VaultHeader.length
-        guard b.count > start, Array(b[0..<8]) == Self.magic, b[8] == Self.version,
-              b[9..<12].allSatisfy({ $0 == 0 }) else { throw VaultError.corruptedOrTampered }
-        header = try VaultHeader(parsing: Array(b[Self.prefixLength..<start]))
-        manifest = Array(b[start...])
+    var bytes: [UInt8] { authenticated.map { $0.bytes + $0.mac } ?? [] }
+
+    /// Parses a switch and checks it belongs in front of `current` (the
+    /// vault.header in place); nil if it does not (a file from another vault
+    /// or another time, to be ignored).
+    static func parse(_ b: [UInt8], current: VaultHeader) throws -> RekeySwitch? {
+        guard b.count > 12, Array(b[0..<8]) == magic, b[9..<12].allSatisfy({ $0 == 0 }) else {
+            throw VaultError.corruptedOrTampered
+        }
+        if b[8] == 1 {
+            let start = 12 + VaultHeader.length
+            guard b.count > start else { throw VaultError.corruptedOrTampered }
+            let header = try VaultHeader(parsing: Array(b[12..<start]))
+            guard header.vaultID == current.vaultID else { return nil }
+            return RekeySwitch(header: header, manifest: Array(b[start...]), absorbed: [], authenticated: nil)
+        }
+        guard b[8] == version, b.count >= 12 + 32 + VaultHeader.length + 4 + macLength else { throw VaultError.corruptedOrTampered }
+        let headerStart = 12 + 32, listStart = headerStart + VaultHeader.length
+        let header = try VaultHeader(parsing: Array(b[headerStart..<listStart]))
+        let count = b[listStart..<(listStart + 4)].reduce(0) { $0 << 8 | Int($1) }
+        let idsStart = listStart + 4, macStart = b.count - macLength
+        guard count <= (macStart - idsStart) / ItemHeader.itemIDLength else { throw VaultError.corruptedOrTampered }
+        let manifestStart = idsStart + count * ItemHeader.itemIDLength
+        let absorbed = stride(from: idsStart, to: manifestStart, by: ItemHeader.itemIDLength).map {
+            Array(b[$0..<($0 + ItemHeader.itemIDLength)])
+        }
+        guard header.vaultID == current.vaultID,
+              Array(b[12..<44]) == (try SHA256.hash(current.bytes)) || header == current else { return nil }
+        return RekeySwitch(header: header, manifest: Array(b[manifestStart..<macStart]), absorbed: absorbed,
+                           authenticated: (Array(b[..<macStart]), Array(b[macStart...])))
     }
 
-    /// Reads `rekey.pending` if it exists.
-    static func read(_ paths: VaultPaths) throws -> RekeySwitch? {
+    private init(header: VaultHeader, manifest: [UInt8], absorbed: [[UInt8]], authenticated: ([UInt8], [UInt8])?) {
+        (self.header, self.manifest, self.absorbed, self.authenticated) = (header, manifest, absorbed, authenticated)
+    }
+
+    /// Reads `rekey.pending` if it exists and belongs in front of `current`.
+    static func read(_ paths: VaultPaths, current: VaultHeader) throws -> RekeySwitch? {
         guard try Syscall.status(of: paths.rekeyPending) != nil else { return nil }
-        return try RekeySwitch(parsing: VaultDirectory.readFile(paths.rekeyPending,
-                                                                limit: prefixLength + VaultHeader.length + Manifest.maxFileSize))
+        let limit = 12 + 32 + VaultHeader.length + 4 + Manifest.maxEntries * ItemHeader.itemIDLength
+            + Manifest.maxFileSize + macLength
+        return try parse(VaultDirectory.readFile(paths.rekeyPending, limit: limit), current: current)
     }
 
-    /// Puts the new header and manifest in place, then removes this file.
-    /// Idempotent: a writer that finds the file runs it again.
+    /// Checks the MAC with the new master key (a version 1 file has none).
+    func verify(masterKey: MasterKey) throws {
+        guard let (bytes, mac) = authenticated else { return }
+        guard try HMACSHA256.verify(mac, key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: bytes) else {
+            throw VaultError.corruptedOrTampered
+        }
+    }
+
+    /// Puts the new header and manifest in place, removes the absorbed
+    /// drop-ins' inbox files, then removes this file. Idempotent: a writer
+    /// that finds the file runs it again.
     func apply(_ paths: VaultPaths) throws {
         try VaultDirectory.atomicWrite(header.bytes, to: paths.header)
         try VaultDirectory.atomicWrite(manifest, to: paths.manifest)
+        for id in absorbed {
+            let blob = Hex.encode(id)
+            for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] { try? Syscall.unlink(p) }
+        }
+        if !absorbed.isEmpty { try Syscall.fsyncDirectory(paths.inbox) }
         try Syscall.unlink(paths.rekeyPending)
         try Syscall.fsyncDirectory(paths.root)
     }

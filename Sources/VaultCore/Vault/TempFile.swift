@@ -22,7 +22,7 @@ final class TempFile {
         path = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
         announce?(path)
         if let fd = try Syscall.openNameless(in: dir) {
-            file = FileHandleFD(owning: fd)
+            file = FileHandleFD(owning: fd, path: path)
             _ = try Syscall.flock(fd)
             try Syscall.linkNameless(fd, to: path)
         } else {

@@ -13,23 +13,38 @@ public final class UnlockedVault {
 
     /// Whether this process holds the writer lock (read-only otherwise).
     public var canWrite: Bool { lock != nil }
+    /// Opened where this process cannot write (a read-only mount, another
+    /// user's copy): nothing is absorbed or tidied, every read works.
+    public let readOnly: Bool
     package var paths: VaultPaths { vault.paths }
     var vaultID: [UInt8] { vault.header.vaultID }
 
-    init(vault: Vault, keys: VaultKeys, lock: WriterLock?) throws {
+    /// This machine's memory of the newest manifest seen, if the caller keeps one.
+    let rollbackGuard: RollbackGuard?
+
+    init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
+        self.readOnly = readOnly
+        self.rollbackGuard = rollbackGuard
         self.vault = vault
         self.keys = keys
         self.lock = lock
+        try vault.pendingRekey?.verify(masterKey: keys.master)
         let sealed = try vault.pendingRekey?.manifest ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
         manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
+        // Before anything acts on this manifest: not older than one seen here.
+        try rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)
         if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 
     func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
 
+    /// Writes the manifest with its generation one higher, and remembers
+    /// that generation (RollbackGuard).
     func saveManifest() throws {
         try requireLock()
+        manifest.generation += 1
         try VaultDirectory.atomicWrite(manifest.sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
+        rollbackGuard?.saw(vaultID: vaultID, generation: manifest.generation)
     }
 
     public func entry(named name: String) throws -> ManifestEntry {
@@ -91,22 +106,15 @@ public final class UnlockedVault {
         }
     }
 
-    /// Decrypts an item to a new file at `path`, never over an existing one:
-    /// written beside it under a temp name (0600), fsync'ed, then linked into
-    /// place only if `path` still does not exist.
-    /// `tempFile` is told the temp file's path before the file exists, so
-    /// an interrupt handler can remove it whenever the interrupt comes.
-    public func export(_ entry: ManifestEntry, to path: String, tempFile: ((String) -> Void)? = nil,
-                       progress: ((UInt64) -> Void)? = nil) throws {
-        if try Syscall.status(of: path) != nil { throw VaultError.alreadyExists(path: path) }
-        let temp: TempFile
-        do { temp = try TempFile(beside: path, announce: tempFile) } catch let error as SystemError {
-            throw error.on(path)   // name the user's path, not ours
-        }
-        try read(entry, to: progress.map { ProgressSink(temp.file, report: $0) } ?? temp.file)
-        do { try temp.commit(to: path, noReplace: true) } catch let error as SystemError where error.errno == .fileExists {
-            throw VaultError.alreadyExists(path: path)
-        }
+    /// Decrypts an item to a new file at `path`, never over an existing one
+    /// and never left half-written (`NewPlaintextFile`). `partial` learns the
+    /// temporary name where one is used, so an interrupt handler can erase it.
+    public func export(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
+                       partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil) throws {
+        let output = try NewPlaintextFile(at: path, partials: partials)
+        if let p = output.partialPath { partial?(p) }
+        try read(entry, to: progress.map { ProgressSink(output.file, report: $0) } ?? output.file)
+        try output.commit()
     }
 
     // MARK: Changes

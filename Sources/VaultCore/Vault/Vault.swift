@@ -14,9 +14,9 @@ public final class Vault: Sendable {
     public init(at root: String) throws {
         paths = VaultPaths(root: root)
         try VaultDirectory.checkLayout(paths)
-        pendingRekey = try RekeySwitch.read(paths)
-        header = try pendingRekey?.header
-            ?? VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        pendingRekey = try RekeySwitch.read(paths, current: current)
+        header = pendingRekey?.header ?? current
     }
 
     /// Creates a vault at `root` (an absent or empty directory, or one left by
@@ -55,20 +55,28 @@ public final class Vault: Sendable {
     ///
     /// Wrong passwords meet a persisted, growing delay (AttemptThrottle);
     /// during a wait this throws `lockedOut` without running Argon2.
-    public func unlock(password: Password, forWriting: Bool, clock: UnlockClock = SystemClock()) throws -> UnlockedVault {
+    /// With `rollbackGuard`, a manifest older than one seen before is refused.
+    public func unlock(password: Password, forWriting: Bool, clock: UnlockClock = SystemClock(),
+                       rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
         let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run {
             let kek = try KeyEncryptionKey.derive(password: password.secret, salt: header.salt, parameters: header.kdf)
             return try header.unlock(kek: kek)
         }
-        return try unlock(masterKey: masterKey, forWriting: forWriting)
+        return try unlock(masterKey: masterKey, forWriting: forWriting, rollbackGuard: rollbackGuard)
     }
 
     /// Unlocks with a master key obtained another way (a recovery kit).
-    public func unlock(masterKey: MasterKey, forWriting: Bool) throws -> UnlockedVault {
+    public func unlock(masterKey: MasterKey, forWriting: Bool, rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
         try header.verify(masterKey: masterKey)
         var lock: WriterLock?
-        do { lock = try WriterLock(paths) } catch VaultError.busy where !forWriting { lock = nil }
-        return try UnlockedVault(vault: self, keys: VaultKeys(masterKey: masterKey, vaultID: header.vaultID), lock: lock)
+        var readOnly = false
+        do { lock = try WriterLock(paths) } catch VaultError.busy where !forWriting {
+            lock = nil
+        } catch VaultError.readOnly where !forWriting {
+            (lock, readOnly) = (nil, true)
+        }
+        return try UnlockedVault(vault: self, keys: VaultKeys(masterKey: masterKey, vaultID: header.vaultID), lock: lock,
+                                 readOnly: readOnly, rollbackGuard: rollbackGuard)
     }
 
     /// Drop-ins waiting in the inbox (envelopes not yet absorbed).

@@ -6,8 +6,10 @@
 //   DIR/inbox/<id>.item   a drop-in's sealed content
 //   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
 //   DIR/lock              the writers' flock
+//   DIR/drop.lock         held shared by adds, exclusively by rekey (DropLock.swift)
 //   DIR/attempts          the wrong-password delay state (AttemptThrottle.swift)
 //   DIR/rekey.pending     a rekey's new header and manifest (RekeySwitch.swift)
+//   DIR/quarantine/       what `check --repair` set aside (orphans, drop-ins that do not open)
 //   .tmp-<hex>            a file being written, in the directory it will land in
 //
 // Directories are 0700, files 0600. Any of these paths being a symbolic link
@@ -27,8 +29,10 @@ public struct VaultPaths: Sendable {
     public var items: String { root + "/items" }
     public var inbox: String { root + "/inbox" }
     public var lock: String { root + "/lock" }
+    public var dropLock: String { root + "/drop.lock" }
     public var attempts: String { root + "/attempts" }
     public var rekeyPending: String { root + "/rekey.pending" }
+    public var quarantine: String { root + "/quarantine" }
     public func item(_ blobName: String) -> String { items + "/" + blobName }
     public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
     public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }

@@ -5,9 +5,16 @@ import System
 final class WriterLock {
     private let file: FileHandleFD
 
+    /// Takes the lock; `busy` if another writer has it, `readOnly` if this
+    /// process cannot write the vault at all (a read-only mount, another
+    /// user's copy).
     init(_ paths: VaultPaths) throws {
-        let fd = try Syscall.open(paths.lock, [.readWrite, .create, .noFollow])
-        file = FileHandleFD(owning: fd)
+        let fd: Int32
+        do { fd = try Syscall.open(paths.lock, [.readWrite, .create, .noFollow]) } catch let error as SystemError
+            where [Errno.readOnlyFileSystem, .permissionDenied, .notPermitted].contains(error.errno) {
+            throw VaultError.readOnly(path: paths.root, reason: error.reason)
+        }
+        file = FileHandleFD(owning: fd, path: paths.lock)
         guard try Syscall.flock(fd) else { throw VaultError.busy }
     }
 }

@@ -70,30 +70,34 @@ struct AddCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
-        var skipped = false
+        var added = 0, skipped = false
+        var firstFailure: ExitCode?
         for path in paths {
             do {
                 let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path))
                 defer { progress?.finish() }
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
-                                                        compression: compression ?? vault.defaultCompression,
-                                                        progress: progress?.update)
+                                                             compression: compression ?? vault.defaultCompression,
+                                                             progress: progress?.update)
+                added += 1
                 for inner in skippedInside {
                     skipped = true
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
                 }
                 let what = entry.kind == .folder ? "\(entry.fileCount) files, " : ""
                 context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size)))")
-            } catch let error as VaultError where error.isAboutOneInput {
+            } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
                 skipped = true
-                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
-            } catch let error as SystemError {
-                skipped = true
-                context.terminal.warning("skipped '\(path)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+                let report = ErrorReport.cliError(for: error, vaultDirectory: nil)
+                firstFailure = firstFailure ?? report.code
+                context.terminal.warning("skipped '\(path)': \(report.message)")
             }
         }
+        // Partial (3) only when something was added: an add that added
+        // nothing (an unwritable inbox) failed, with its first error's code.
+        if added == 0, let firstFailure { throw ReportedError(firstFailure) }
         return skipped ? .partial : .ok
-        }
+    }
 
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).

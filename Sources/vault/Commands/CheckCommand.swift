@@ -5,17 +5,24 @@ struct CheckCommand: Command {
     static let name = "check"
     static let abstract = "verify the vault, optionally every byte of it"
     static let readDataFlag = FlagOption("--read-data"), repairFlag = FlagOption("--repair"), jsonFlag = FlagOption("--json")
-    static let options = [readDataFlag.spec, repairFlag.spec, jsonFlag.spec]
+    static let purgeFlag = FlagOption("--purge")
+    static let options = [readDataFlag.spec, repairFlag.spec, purgeFlag.spec, jsonFlag.spec]
     static let help = """
-        Usage: vault check [--read-data] [--repair] [--json]
+        Usage: vault check [--read-data] [--repair [--purge]] [--json]
 
         Verifies the header, the manifest, and that every item's blob is there.
         Needs the password. Leftovers of an interrupted operation (temporary
-        files, blobs no item names) are reported as warnings, not errors.
+        files) are warnings, as are orphans: blobs no item names, and files
+        vault never writes. No command deletes an orphan by itself (after an
+        older manifest was put back, newer items would look orphaned); --repair
+        moves orphans, and drop-ins that cannot be opened, into the vault's
+        quarantine/ folder, and --purge deletes what is there.
 
         Options:
-          --read-data   also decrypt and authenticate every chunk of every item
-          --repair      remove leftovers of interrupted operations
+          --read-data   also decrypt and authenticate every chunk of every item,
+                        with the checks get and restore make
+          --repair      remove leftovers; move orphans into quarantine/
+          --purge       with --repair: delete what is in quarantine/
           --json        one JSON report on standard output, for scripts
 
         Examples:
@@ -26,12 +33,15 @@ struct CheckCommand: Command {
 
     let readData: Bool
     let repair: Bool
+    let purge: Bool
     let json: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
         readData = arguments.isSet(Self.readDataFlag)
         repair = arguments.isSet(Self.repairFlag)
+        purge = arguments.isSet(Self.purgeFlag)
+        if purge && !repair { throw arguments.usageError("--purge goes with --repair") }
         json = arguments.isSet(Self.jsonFlag)
     }
 
@@ -40,7 +50,7 @@ struct CheckCommand: Command {
         let vault = try context.unlock(password, forWriting: repair, tidy: false)
         let total = vault.manifest.totalSize
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
-        let report = try vault.check(readData: readData, repair: repair, progress: progress?.update)
+        let report = try vault.check(readData: readData, repair: repair, purge: purge, progress: progress?.update)
         progress?.finish()
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Check(report, readData: readData)))
@@ -49,13 +59,21 @@ struct CheckCommand: Command {
             for f in report.leftovers {
                 context.terminal.warning("leftover of an interrupted operation: \(f)", hints: ["'vault check --repair' removes it"])
             }
+            for f in report.orphans {
+                context.terminal.warning("orphan (no item names it): \(f)", hints: ["'vault check --repair' moves it into quarantine/"])
+            }
             for f in report.rejectedDropIns { context.terminal.warning("drop-in that cannot be opened: inbox/\(f)") }
+            for f in report.movedToQuarantine { context.terminal.note("moved \(f) into quarantine/") }
             for f in report.removed { context.terminal.note("removed \(f)") }
+            if !report.quarantined.isEmpty {
+                context.terminal.note("\(report.quarantined.count) file(s) in quarantine/",
+                                      hint: purge ? nil : "'vault check --repair --purge' deletes them")
+            }
             let what = readData ? "\(report.itemsChecked) items, \(Format.size(report.bytesChecked)) read" : "\(report.itemsChecked) items"
             context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))" : "\(report.problems.count) damaged item(s) (\(what))")
         }
         if !report.problems.isEmpty { throw ReportedError(.corrupted) }
         return .ok
-        }
+    }
 
 }

@@ -37,7 +37,7 @@ struct GetCommand: Command {
         let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size)
         defer { progress?.finish() }
         if let file = outputFile {
-            try PlaintextFiles.export(entry, from: vault, to: file, progress: progress)
+            try PlaintextFiles.export(entry, from: vault, to: file, context: context, progress: progress)
         } else {
             let out = StandardOutputSink(context.terminal)
             try vault.read(entry, to: progress.map { ProgressSink(out, report: $0.update) } ?? out)

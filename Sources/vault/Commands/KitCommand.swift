@@ -148,7 +148,7 @@ struct KitCommand: Command {
         let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
         let secret = try passphrase.read(prompt: "kit passphrase: ")
         let unlocked: UnlockedVault
-        do { unlocked = try vault.unlock(kit: kit, passphrase: Password(secret: secret)) } catch VaultError.wrongPassword {
+        do { unlocked = try vault.unlock(kit: kit, passphrase: Password(secret: secret), rollbackGuard: context.rollbackGuard) } catch VaultError.wrongPassword {
             throw CLIError(message: "wrong kit passphrase", code: .wrongPassword)
         }
         try unlocked.tidy()

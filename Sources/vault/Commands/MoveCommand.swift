@@ -185,7 +185,7 @@ extension MoveCommand {
         let received = receiver.summary
         terminal.note("received \(received.files) files, \(Format.size(received.bytes)) in \(Self.seconds(received.seconds)) (\(Self.rate(received)))")
         if let password {
-            try Self.verify(receiver, move, password: password, terminal: terminal)
+            try Self.verify(receiver, move, password: password, terminal: terminal, rollbackGuard: context.rollbackGuard)
         }
         try receiver.commit()
         terminal.note("the vault is now at '\(receiver.target)'")
@@ -206,11 +206,11 @@ extension MoveCommand {
     /// Unlocks the staged vault with the password and checks every byte; a
     /// failure is told to the sender (which then keeps its vault).
     private static func verify(_ receiver: MoveReceiver, _ move: MoveChannel, password: PasswordSource,
-                               terminal: Terminal) throws {
+                               terminal: Terminal, rollbackGuard: RollbackGuard) throws {
         do {
             let vault = try Vault(at: receiver.staging)
             let secret = try password.read(prompt: "password of the received vault: ")
-            let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false)
+            let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false, rollbackGuard: rollbackGuard)
             let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                            failure: CLIError(message: "the received vault failed its check; it was not kept",
                                                              code: .corrupted))
@@ -231,7 +231,7 @@ extension MoveCommand {
         let code = try Self.readCode(codeFile, terminal: terminal)
         let vault = try Vault(at: context.vaultDirectory)
         let secret = try password.read()
-        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true)
+        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true, rollbackGuard: context.rollbackGuard)
         let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                        failure: CLIError(message: "the vault failed its check; nothing was sent",
                                                          hints: ["see 'vault check --read-data'"], code: .corrupted))

@@ -47,15 +47,17 @@ struct RekeyCommand: Command {
         }
         let secret = try password.read()
         let pw = Password(secret: secret)
-        let unlocked = try vault.unlock(password: pw, forWriting: true)
+        let unlocked = try vault.unlock(password: pw, forWriting: true, rollbackGuard: context.rollbackGuard)
         try unlocked.tidy()
         let progress = ProgressLine.start(context.terminal, "re-encrypting",
                                           total: unlocked.manifest.totalSize)
-        try unlocked.rekey(password: pw, progress: progress?.update)
+        try unlocked.rekey(password: pw, progress: progress?.update, waiting: {
+            progress?.finish()
+            context.terminal.note("waiting for drop-ins in progress ('vault add') to land")
+        })
         progress?.finish()
         context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
         context.terminal.note("recovery kits made before this no longer open the vault")
         return .ok
-        }
-
+    }
 }

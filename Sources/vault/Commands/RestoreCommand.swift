@@ -41,7 +41,7 @@ struct RestoreCommand: Command {
                     // Ctrl-C mid-extraction must not leave plaintext behind.
                     var token: Interrupts.Token?
                     defer { token.map(Interrupts.unregister) }
-                    try vault.restoreFolder(entry, to: target) { partial, stop in
+                    try vault.restoreFolder(entry, to: target, partials: context.partialOutputs) { partial, stop in
                         token = Interrupts.register {
                             stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
                             UserFiles.erase(partial)
@@ -50,7 +50,7 @@ struct RestoreCommand: Command {
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
-                    try PlaintextFiles.export(entry, from: vault, to: target, progress: progress)
+                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress)
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
