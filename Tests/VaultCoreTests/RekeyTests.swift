@@ -84,4 +84,70 @@ struct RekeyTests {
         #expect(v.manifest.entry(named: "late.txt")!.itemID != late?.itemID)   // stored anew
         #expect(try t.read(t.unlock(forWriting: false), "late.txt") == Array("late".utf8))
     }
+
+    /// A version 2 switch as a rekey killed just after writing it leaves:
+    /// the vault as it was, plus `rekey.pending`. Returns the switch's bytes
+    /// (the vault is put back to its old state).
+    func killedRekeySwitch(_ t: TempVault) throws -> [UInt8] {
+        let read = { (p: String) in Array(try Data(contentsOf: URL(fileURLWithPath: t.root + "/" + p))) }
+        let oldHeader = try read("vault.header"), oldManifest = try read("manifest")
+        let saved = t.dir + "/saved-items-" + Hex.encode(SecureRandom.bytes(4))
+        try FileManager.default.copyItem(atPath: t.root + "/items", toPath: saved)
+        let v = try t.unlock()
+        try v.rekey(password: TempVault.password("correct horse"))
+        let pending = try RekeySwitch(replacing: VaultHeader(parsing: oldHeader), with: v.vault.header,
+                                      manifest: read("manifest"), absorbed: [], masterKey: v.keys.master)
+        try Data(oldHeader).write(to: URL(fileURLWithPath: t.root + "/vault.header"))
+        try Data(oldManifest).write(to: URL(fileURLWithPath: t.root + "/manifest"))
+        for f in try FileManager.default.contentsOfDirectory(atPath: saved) {
+            try? FileManager.default.copyItem(atPath: saved + "/" + f, toPath: t.root + "/items/" + f)
+        }
+        return pending.bytes
+    }
+
+    @Test func aVersion2SwitchIsFinishedAndABadMACIsRefused() throws {
+        let (t, contents) = try populated()
+        let pending = try killedRekeySwitch(t)
+        let url = URL(fileURLWithPath: t.root + "/rekey.pending")
+        var forged = pending
+        forged[forged.count - 1] ^= 1
+        try Data(forged).write(to: url)
+        let blobs = t.files("items")
+        #expect(throws: VaultError.corruptedOrTampered) { try t.unlock() }
+        #expect(t.files("items") == blobs && FileManager.default.fileExists(atPath: url.path), "a refused switch changed files")
+
+        try Data(pending).write(to: url)
+        let v = try t.unlock()
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        for (name, c) in contents { #expect(try t.read(v, name) == c) }
+    }
+
+    /// Another vault's switch, even under the same password, names another
+    /// vault id: ignored, and reported by check as an orphan.
+    @Test func anotherVaultsSwitchIsIgnored() throws {
+        let (t, contents) = try populated()
+        let (other, _) = try populated()
+        let foreign = try killedRekeySwitch(other)
+        let header = try Vault(at: t.root).header
+        try Data(foreign).write(to: URL(fileURLWithPath: t.root + "/rekey.pending"))
+        let blobs = t.files("items")
+        let v = try t.unlock()
+        #expect(v.vault.header == header)
+        for (name, c) in contents { #expect(try t.read(v, name) == c) }
+        #expect(t.files("items") == blobs)
+        #expect(try v.check(readData: false, repair: false).orphans == ["rekey.pending"])
+    }
+
+    /// This vault's own switch, but one that replaces another header than
+    /// the one in place (an old switch put back): ignored.
+    @Test func aSwitchForAnotherHeaderIsIgnored() throws {
+        let (t, contents) = try populated()
+        let stale = try killedRekeySwitch(t)
+        try t.unlock().rekey(password: TempVault.password("correct horse"))  // the header moves on
+        let header = try Vault(at: t.root).header
+        try Data(stale).write(to: URL(fileURLWithPath: t.root + "/rekey.pending"))
+        let v = try t.unlock()
+        #expect(v.vault.header == header)
+        for (name, c) in contents { #expect(try t.read(v, name) == c) }
+    }
 }

@@ -27,6 +27,17 @@ extension UnlockedVault {
     public func absorbInbox() throws -> AbsorbReport {
         var report = AbsorbReport()
         guard lock != nil else { return report }
+        // A failure part-way (a full disk) leaves the manifest in memory as it
+        // was on disk, so the caller can go on reading: what was moved into
+        // items/ is taken in again by the next absorb.
+        let before = manifest
+        do { return try absorb(into: &report) } catch {
+            manifest = before
+            throw error
+        }
+    }
+
+    private func absorb(into report: inout AbsorbReport) throws -> AbsorbReport {
         var done: [String] = []
         var clashes: [String: Int] = [:]
         for blob in try inboxEnvelopes() {

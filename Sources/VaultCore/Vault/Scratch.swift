@@ -34,6 +34,12 @@ public final class Scratch: Sendable {
         }
         guard let st = try Syscall.status(of: base), st.kind == .directory else { throw VaultError.unsafeVaultPath(base) }
         guard st.owner == Syscall.userID, !st.isWritableByOthers else { throw VaultError.unsafeScratch(base) }
+        // Nor may others rename it away and put their own in its place: its
+        // parent is ours or root's, and shared only if sticky (like /tmp).
+        let parent = VaultDirectory.directory(of: base)
+        guard let up = try Syscall.status(of: parent),
+              up.owner == Syscall.userID || up.owner == 0,
+              !up.isWritableByOthers || up.permissions & 0o1000 != 0 else { throw VaultError.unsafeScratch(parent) }
         path = base + "/" + Self.prefix + Hex.encode(SecureRandom.bytes(8))
         try Syscall.mkdir(path, mode: 0o700)
         guard let start = Syscall.startTime(of: Syscall.processID) else {

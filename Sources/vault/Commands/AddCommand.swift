@@ -74,6 +74,10 @@ struct AddCommand: Command {
         var firstFailure: ExitCode?
         for path in paths {
             do {
+                if RawArguments.isLossy(path) {
+                    throw VaultError.invalidArgument("the path is not valid UTF-8, so vault cannot name it; "
+                                                     + "rename it, or use 'vault add - --name NAME < FILE'")
+                }
                 let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path))
                 defer { progress?.finish() }
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
@@ -122,8 +126,7 @@ struct AddCommand: Command {
         guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
         return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
                                  compression: compression, progress: progress), [])
-        }
-
+    }
 }
 
 extension VaultError {

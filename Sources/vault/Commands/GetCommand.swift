@@ -28,6 +28,7 @@ struct GetCommand: Command {
         itemName = try arguments.exactly("NAME")[0]
         let output = try arguments.value(Self.outputOption)
         outputFile = output == "-" ? nil : output
+        try arguments.requireExact(path: outputFile)
     }
 
     func run(_ context: Context) throws -> ExitCode {

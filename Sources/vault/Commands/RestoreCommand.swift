@@ -27,6 +27,7 @@ struct RestoreCommand: Command {
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemNames = try arguments.oneOrMore("NAME")
         directory = try arguments.value(Self.toOption) ?? "."
+        try arguments.requireExact(path: directory)
     }
 
     func run(_ context: Context) throws -> ExitCode {
