@@ -12,14 +12,11 @@ let package = Package(
     products: [
         .executable(name: "vault", targets: ["vault"]),
         .executable(name: "vault-bench", targets: ["VaultBench"]),
-        .executable(name: "fuzz-item", targets: ["FuzzItem"]),
-        .executable(name: "fuzz-header", targets: ["FuzzHeader"]),
-        .executable(name: "fuzz-manifest", targets: ["FuzzManifest"]),
-        .executable(name: "fuzz-envelope", targets: ["FuzzEnvelope"]),
-        .executable(name: "fuzz-archive", targets: ["FuzzArchive"]),
-        .executable(name: "fuzz-move-frame", targets: ["FuzzMoveFrame"]),
-        .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
-        .executable(name: "fuzz-xz", targets: ["FuzzXZ"]),
+        // The libraries, as products only so that the fuzz package (Fuzz/,
+        // a separate package built by `make fuzz`) can depend on them.
+        .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "VaultCodecs", targets: ["VaultCodecs"]),
+        .library(name: "VaultCore", targets: ["VaultCore"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -37,15 +34,6 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultCrypto"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto"]),
-        // libFuzzer entry points; built only by `make fuzz` (see Makefile).
-        .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
-        .executableTarget(name: "FuzzHeader", dependencies: ["VaultCore"], path: "Fuzz/FuzzHeader"),
-        .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
-        .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
-        .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
-        .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
-        .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
-        .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// The libFuzzer targets, a package of their own so the main package has no
+// fuzz products: `swift build -c release` there builds only what ships, and
+// `swift test` there never compiles a fuzz target. Built only by `make fuzz`,
+// in debug, with the sanitizer and coverage flags of TOOLCHAIN.md.
+//
+// Several targets use `@testable import VaultCore` to reach internals they
+// must drive (ItemCipher.nonce/aad to seal their own chunks, Manifest.parse,
+// HPKE info for drop-ins). That needs VaultCore compiled with -enable-testing.
+// SwiftPM's debug build passes it to every module of the build graph (the
+// dependency package's too), which `make fuzz` checks by building these in
+// debug; it also passes `-Xswiftc -enable-testing` so the fuzz build never
+// depends on that default. Nothing in VaultCore was made public for fuzzing.
+//
+// The dependency is named explicitly: a path dependency's identity is
+// otherwise its directory's name, which differs between checkouts.
+import PackageDescription
+
+let vault: [Target.Dependency] = [
+    .product(name: "VaultCore", package: "vault"),
+    .product(name: "VaultCrypto", package: "vault"),
+    .product(name: "VaultCodecs", package: "vault"),
+]
+
+/// (product name, target name = directory)
+let targets = [
+    ("fuzz-item", "FuzzItem"),
+    ("fuzz-header", "FuzzHeader"),
+    ("fuzz-manifest", "FuzzManifest"),
+    ("fuzz-envelope", "FuzzEnvelope"),
+    ("fuzz-archive", "FuzzArchive"),
+    ("fuzz-move-frame", "FuzzMoveFrame"),
+    ("fuzz-move-code", "FuzzMoveCode"),
+    ("fuzz-xz", "FuzzXZ"),
+    ("fuzz-item-sealed", "FuzzItemSealed"),
+    ("fuzz-absorb", "FuzzAbsorb"),
+    ("fuzz-kit", "FuzzKit"),
+    ("fuzz-manifest-entries", "FuzzManifestEntries"),
+]
+
+let package = Package(
+    name: "vault-fuzz",
+    platforms: [.macOS(.v13)],
+    products: targets.map { .executable(name: $0.0, targets: [$0.1]) },
+    dependencies: [.package(name: "vault", path: "..")],
+    targets: targets.map { .executableTarget(name: $0.1, dependencies: vault, path: $0.1) }
+)
