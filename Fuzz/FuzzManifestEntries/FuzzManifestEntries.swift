@@ -8,7 +8,7 @@
 //   capacity 0: the real limit (256 MiB), else 44 + 64 * capacity bytes, so
 //   "manifest full" is reachable. If the plaintext does not parse, the
 //   operations run on an empty manifest.
-//   operation = op (1) || index (1) || name length (1) || name
+//   operation = op (1) || index (1) || name length u16be || name
 //   op % 4: 0 rename entry [index] to name, 1 add an entry named name,
 //   2 add an entry named freeName(like: name), 3 remove entry [index];
 //   op bits 2-7 vary the added entry's kind, origin, mode and size.
@@ -54,10 +54,10 @@ public func fuzzManifestEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
         m = try! Manifest(entries: [], capacity: capacity)
     }
     var i = end
-    while i + 3 <= input.count {
-        let (op, index) = (input[i], Int(input[i + 1]))
-        let name = String(decoding: input[(i + 3)..<min(i + 3 + Int(input[i + 2]), input.count)], as: UTF8.self)
-        i += 3 + Int(input[i + 2])
+    while i + 4 <= input.count {
+        let (op, index, length) = (input[i], Int(input[i + 1]), Int(input[i + 2]) << 8 | Int(input[i + 3]))
+        let name = String(decoding: input[(i + 4)..<min(i + 4 + length, input.count)], as: UTF8.self)
+        i += 4 + length
         let target = m.entries.isEmpty ? nil : m.entries[index % m.entries.count]
         switch op % 4 {
         case 0:
