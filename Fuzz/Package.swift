@@ -4,13 +4,19 @@
 // `swift test` there never compiles a fuzz target. Built only by `make fuzz`,
 // in debug, with the sanitizer and coverage flags of TOOLCHAIN.md.
 //
-// Several targets use `@testable import VaultCore` to reach internals they
-// must drive (ItemCipher.nonce/aad to seal their own chunks, Manifest.parse,
-// HPKE info for drop-ins). That needs VaultCore compiled with -enable-testing.
-// SwiftPM's debug build passes it to every module of the build graph (the
-// dependency package's too), which `make fuzz` checks by building these in
-// debug; it also passes `-Xswiftc -enable-testing` so the fuzz build never
-// depends on that default. Nothing in VaultCore was made public for fuzzing.
+// Several targets use `@testable import VaultCore` (and VaultCodecs) to reach
+// internals they must drive: ItemCipher.nonce/aad to seal their own chunks,
+// Manifest.parse and its capacity, DropInEnvelope.info, PaxWriter. That
+// needs those modules compiled with -enable-testing. A debug build of this
+// package already passes it to every module of the build graph, the
+// dependency package's included (checked with Swift 6.3.1: the llbuild
+// manifest, .build/fuzz/debug.yaml, has -enable-testing for VaultCore and
+// VaultCrypto); `make fuzz` passes `-Xswiftc -enable-testing` as well, so
+// it does not rest on that default. So nothing in VaultCore was made
+// public, or `package`, for fuzzing. `make fuzz` also passes -O: the
+// targets stay a debug build (assertions, sanitizers, coverage) but run
+// about ten times faster; `precondition` drops its message under -O, so the
+// new targets trap through `fatalError` (their `require`), which keeps it.
 //
 // The dependency is named explicitly: a path dependency's identity is
 // otherwise its directory's name, which differs between checkouts.
