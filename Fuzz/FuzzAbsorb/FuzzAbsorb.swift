@@ -13,8 +13,9 @@
 //   control bits 0-1 item flags (compressed, archive); bit 2 the target
 //   xz-compresses the content; bit 3 the content is a pax archive built from
 //   body, else body itself; bit 4 size and file count are set to what the
-//   content holds (for kind 1, the archive's files); bit 5 the item header names another item id; bit 6 no
-//   item file. copies (low 2 bits + 1): the same drop-in under that many ids.
+//   content holds (for kind 1, the archive's files); bit 5 the item header
+//   names another item id; bit 6 no item file. copies (low 2 bits + 1): the
+//   same drop-in under that many ids (so names clash).
 //   Archive body: entries, each type (1: bits 0-1 regular, directory,
 //   symlink, hard link; bits 2-7 permissions) || path length (1) || path
 //   || data (regular) or link target length (1) || link target.
