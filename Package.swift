@@ -1,9 +1,12 @@
 // swift-tools-version:6.0
-// The layers, bottom up: one system-library target per C library; VaultCrypto
-// (the only code that touches the crypto C modules: typed wrappers and
-// standard constructions); VaultCodecs (the liblzma and libarchive wrappers:
-// xz streams and pax archives); VaultCore (file formats and vault operations; never prints,
-// prompts or exits); the thin `vault` executable (the one terminal module).
+// The layers, bottom up: one system-library target per C library; System
+// (the only code that calls libc); VaultCrypto (the only code that touches
+// the crypto C modules: typed wrappers and standard constructions);
+// VaultCodecs (xz streams, pax archives, QR codes); VaultCore (file formats
+// and vault operations; never prints, prompts or exits); VaultMove (the
+// device move); the thin `vault` executable (the one terminal module).
+// Fuzz targets and the constant-time check are a package of their own, in
+// Fuzz/, so a release build here builds only what ships.
 import PackageDescription
 
 let package = Package(
@@ -12,17 +15,14 @@ let package = Package(
     products: [
         .executable(name: "vault", targets: ["vault"]),
         .executable(name: "vault-bench", targets: ["VaultBench"]),
-        .executable(name: "fuzz-item", targets: ["FuzzItem"]),
-        .executable(name: "fuzz-header", targets: ["FuzzHeader"]),
-        .executable(name: "fuzz-manifest", targets: ["FuzzManifest"]),
-        .executable(name: "fuzz-envelope", targets: ["FuzzEnvelope"]),
-        .executable(name: "fuzz-archive", targets: ["FuzzArchive"]),
-        .executable(name: "fuzz-move-frame", targets: ["FuzzMoveFrame"]),
-        .executable(name: "fuzz-move-code", targets: ["FuzzMoveCode"]),
-        .executable(name: "fuzz-xz", targets: ["FuzzXZ"]),
-        .executable(name: "fuzz-mlkem", targets: ["FuzzMLKEM"]),
-        .executable(name: "ct-mlkem", targets: ["CTMLKEM"]),
-        .executable(name: "fuzz-hpke-xwing", targets: ["FuzzHPKEXWing"]),
+        // The libraries, as products only so that the package in Fuzz/ (fuzz
+        // targets and the constant-time check, built by `make fuzz` and
+        // `make ct`) can depend on them.
+        .library(name: "System", targets: ["System"]),
+        .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "VaultCodecs", targets: ["VaultCodecs"]),
+        .library(name: "VaultCore", targets: ["VaultCore"]),
+        .library(name: "VaultMove", targets: ["VaultMove"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -48,21 +48,6 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
-        // libFuzzer entry points; built only by `make fuzz` (see Makefile).
-        .executableTarget(name: "FuzzItem", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzItem"),
-        .executableTarget(name: "FuzzHeader", dependencies: ["VaultCore"], path: "Fuzz/FuzzHeader"),
-        .executableTarget(name: "FuzzManifest", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzManifest"),
-        .executableTarget(name: "FuzzEnvelope", dependencies: ["VaultCore", "VaultCrypto"], path: "Fuzz/FuzzEnvelope"),
-        .executableTarget(name: "FuzzArchive", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzArchive"),
-        .executableTarget(name: "FuzzMoveFrame", dependencies: ["VaultCore", "VaultMove", "VaultCrypto"], path: "Fuzz/FuzzMoveFrame"),
-        .executableTarget(name: "FuzzMoveCode", dependencies: ["VaultCore", "VaultMove", "VaultCrypto"], path: "Fuzz/FuzzMoveCode"),
-        .executableTarget(name: "FuzzXZ", dependencies: ["VaultCodecs"], path: "Fuzz/FuzzXZ"),
-        .executableTarget(name: "FuzzMLKEM", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzMLKEM"),
-        .executableTarget(name: "FuzzHPKEXWing", dependencies: ["VaultCrypto"], path: "Fuzz/FuzzHPKEXWing"),
-
-        // Constant-time check under valgrind (ctgrind); built and run only by `make ct`.
-        .target(name: "CValgrind", path: "CT/CValgrind"),
-        .executableTarget(name: "CTMLKEM", dependencies: ["VaultCrypto", "CValgrind"], path: "CT/CTMLKEM"),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make ct: runs ct-mlkem (CT/CTMLKEM) under valgrind's memcheck with the
+# make ct: runs ct-mlkem (Fuzz/CT/CTMLKEM) under valgrind's memcheck with the
 # secrets marked undefined, then summarises the report: every "Conditional
 # jump or move depends on uninitialised value(s)" or "Use of uninitialised
 # value of size N" is a branch or a memory index that depends on a secret.

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# make fuzz: runs every libFuzzer target for a bounded time each, from seed
+# make fuzz: runs libFuzzer targets for a bounded time each, from seed
 # corpora taken from docs/FORMAT.md's vectors and written by the independent
-# reference implementation.
+# reference implementation, plus the small checked-in corpora of
+# Fuzz/Corpus/<target>/. Its crash-* files are past findings: each is run
+# first, as a regression check, and left out of the fuzzing corpus.
+# usage: scripts/fuzz.sh BUILD_DIR [SECONDS [TARGET...]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-item header manifest envelope archive move-frame move-code xz mlkem hpke-xwing}
+targets=${*:-item header manifest envelope archive move-frame move-code xz item-sealed absorb kit manifest-entries mlkem hpke-xwing}
+export SWIFT_BACKTRACE=enable=no   # the Swift backtracer fights ASan's reports
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz,mlkem,hpke-xwing}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing}
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -98,14 +102,69 @@ h = json.load(open(vec + "hpke-xwing.json"))[0]
 open(f"{out}/hpke-xwing/vector", "wb").write(b"\x00" + bytes.fromhex(h["enc"] + h["encryptions"][0]["ct"]))
 open(f"{out}/hpke-xwing/seal", "wb").write(b"\x01" + bytes.fromhex(h["ikmE"]) + b"hello, vault")
 PY
+# The targets that seal their own inputs (Fuzz/FuzzItemSealed, FuzzAbsorb,
+# FuzzKit, FuzzManifestEntries; each file documents its input layout).
+python3 - "$corpus" <<'PY'
+import hashlib, re, struct, sys
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+out = sys.argv[1]
+doc = open("docs/FORMAT.md").read()
+# item-sealed: mode || flags || tail || body; forged records control || u16be length || plaintext.
+rec = lambda control, plain, extra=b"": bytes([control]) + struct.pack(">H", len(plain)) + plain + extra
+vector4 = bytes(j % 251 for j in range(4000))
+for name, data in {
+    "honest-vector4": bytes([1, 0x10, 0, 0]) + vector4, "honest-three-chunks": bytes([7, 0, 0, 127]) + vector4[:251],
+    "forged-hello": bytes([0, 0, 0, 0]) + rec(0x11, b"hello, vault", b"\0"),
+    "forged-three-chunks": bytes([0x08, 0, 0, 0]) + rec(0x08, b"a") + rec(0x08, b"b") + rec(0x31, bytes(32760), b"\0"),
+}.items():
+    open(out + "/item-sealed/" + name, "wb").write(data)
+# absorb: the complete-vault vector's entry, as a file and as a folder.
+def drop(kind, size, control, name, body, count=1):
+    return (struct.pack(">BBHQQqq", kind, 1, 0o644, size, count, 1767225600, 1767139200)
+            + bytes([control, 0]) + struct.pack(">H", len(name)) + name + body)
+open(out + "/absorb/vector", "wb").write(drop(0, 12, 0, b"hello.txt", b"hello, vault"))
+open(out + "/absorb/vector-folder", "wb").write(drop(1, 0, 0x1a, b"hello", bytes([0, 9]) + b"hello.txt" + bytes([12]) + b"hello, vault"))
+# kit: an armored kit of the vector's vault id and KDF parameters.
+A = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+payload = b"VAULTKIT\1\1\0\0" + bytes(range(0x20, 0x30)) + struct.pack(">III", 256, 2, 1) + bytes(range(0x10, 0x20)) + bytes(60)
+bits = "".join(f"{x:08b}" for x in payload) + "00"
+text = "".join(A[int(bits[i:i + 5], 2)] for i in range(0, len(bits), 5))
+lines = ["-----BEGIN VAULT RECOVERY KIT-----"]
+for n, i in enumerate(range(0, len(text), 20), 1):
+    c = text[i:i + 20]
+    h = hashlib.sha256(b"vault v1 kit line" + bytes([n]) + c.encode()).digest()
+    sum10 = h[0] << 2 | h[1] >> 6
+    lines.append(f"{n:02d} " + " ".join(c[j:j + 4] for j in range(0, len(c), 4)) + " " + A[sum10 >> 5] + A[sum10 & 31])
+open(out + "/kit/vector-text", "wb").write(b"\0" + "\n".join(lines + ["-----END VAULT RECOVERY KIT-----"]).encode())
+open(out + "/kit/vector-edits", "wb").write(b"\1" + payload + bytes([0, 1, 0, 1, 5, 9, 2, 2, 2, 4, 7, 7, 6, 0, 0]))
+# manifest-entries: the vector's manifest plaintext (opened with its manifest key), then changes.
+block = lambda title: bytes.fromhex("".join(re.search(re.escape(title) + r"[^\n]*\n\n((?:       [0-9a-f]+\n)+)", doc).group(1).split()))
+key = bytes.fromhex(re.search(r"manifest key += ([0-9a-f]+)", doc).group(1))
+m = block("`manifest` (holding the one entry):")
+plain = AESGCM(key).decrypt(m[12:24], m[24:], bytes(range(0x20, 0x30)) + m[:24])
+op = lambda o, i, name: bytes([o, i]) + struct.pack(">H", len(name)) + name
+open(out + "/manifest-entries/vector", "wb").write(bytes([0]) + struct.pack(">H", len(plain)) + plain
+    + op(2, 0, b"hello.txt") + op(0, 1, b"hello (3).txt") + op(2, 0, b"hello.txt") + op(3, 0, b""))
+PY
 status=0
 for target in $targets; do
+    # Past findings first: each must no longer crash.
+    for c in Fuzz/Corpus/"$target"/crash-*; do
+        [ -e "$c" ] || continue
+        if ! "$dir/fuzz-$target" "$c" >/dev/null 2>&1; then echo "fuzz: $target still fails on $c"; status=1; fi
+    done
+    find Fuzz/Corpus/"$target" -maxdepth 1 -type f ! -name 'crash-*' -exec cp {} "$corpus/$target/" \; 2>/dev/null || true
     echo "fuzzing $target for $seconds s"
     # The move parsers must never allocate more than one frame (4 MiB + 33) at a time.
     case $target in move-*) malloc=64 ;; xz) malloc=512 ;; *) malloc=4096 ;; esac
-    (cd "$corpus" && "$OLDPWD/$dir/fuzz-$target" "$target" -max_total_time="$seconds" -max_len=2200000 \
-        -rss_limit_mb=4096 -malloc_limit_mb=$malloc -print_final_stats=1 2>&1) | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' || true
-    if ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/oom-* 2>/dev/null | grep -q .; then
+    # absorb and item-sealed cap their inputs (a run handles at most a few MiB).
+    case $target in absorb) len=65536 ;; item-sealed|manifest-entries) len=70000 ;; kit) len=4096 ;; *) len=2200000 ;; esac
+    (cd "$corpus" && "$OLDPWD/$dir/fuzz-$target" "$target" -max_total_time="$seconds" -max_len=$len -timeout=10 \
+        -rss_limit_mb=4096 -malloc_limit_mb=$malloc -print_final_stats=1 -artifact_prefix="$target-" 2>&1) \
+        | grep -E 'stat::number_of_executed_units|DONE|ERROR|SUMMARY|Fatal error|crash-|leak-|oom-|timeout-' || true
+    # (Not `ls … | grep -q`: with pipefail, ls fails whenever one kind is missing.)
+    found=$(find "$corpus" -maxdepth 1 \( -name "$target-crash-*" -o -name "$target-leak-*" -o -name "$target-oom-*" -o -name "$target-timeout-*" \))
+    if [ -n "$found" ]; then
         echo "fuzz: $target found an input that fails: see $corpus"; status=1
     fi
 done
