@@ -92,6 +92,8 @@ extension UnlockedVault {
                 var record: PartialOutputs.Record?
                 defer { record?.remove() }
                 return try FolderArchive.extract(from: stream, into: FilePath(destination), announce: { path in
+                    // Best effort: a state directory that cannot be written
+                    // costs only the clean-up after a SIGKILL, not the restore.
                     record = try? partials?.record(path.description)
                     partial?(path, stop)
                 }, stop: stop) {

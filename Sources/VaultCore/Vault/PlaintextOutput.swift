@@ -104,7 +104,7 @@ public struct PartialOutputs: Sendable {
 
     /// Records `output` (an absolute or relative path; made absolute here).
     public func record(_ output: String) throws -> Record {
-        try Vault.makeDirectories(directory)
+        try Vault.ensureDirectory(directory)
         let absolute = output.hasPrefix("/") ? output : (try Syscall.realPath(".").description) + "/" + output
         guard let start = Syscall.startTime(of: Syscall.processID) else {
             throw VaultError.invalidArgument("cannot read this process's start time from /proc")

@@ -38,7 +38,7 @@ public final class RollbackGuard: Sendable {
     /// that cannot be written only weakens this guard).
     func saw(vaultID: [UInt8], generation: UInt64, evenIfLower: Bool = false) {
         guard evenIfLower || generation > remembered(vaultID: vaultID) else { return }
-        try? Vault.makeDirectories(directory)
+        try? Vault.ensureDirectory(directory)
         try? VaultDirectory.atomicWrite(Array("\(generation)\n".utf8), to: path(vaultID))
     }
 }

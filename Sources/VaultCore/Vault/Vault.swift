@@ -43,6 +43,16 @@ public final class Vault: Sendable {
     }
 
     /// mkdir -p, each new directory 0700.
+    /// `path` as a directory, made (0700, parents too) if missing: this
+    /// user's state directories, which normally exist already.
+    package static func ensureDirectory(_ path: String) throws {
+        if let st = try Syscall.status(of: path, followLinks: true) {
+            guard st.kind == .directory else { throw SystemError(operation: "mkdir", path: path, errno: .fileExists) }
+            return
+        }
+        do { try makeDirectories(path) } catch let error as SystemError where error.errno == .fileExists {}
+    }
+
     package static func makeDirectories(_ path: String) throws {
         let parent = VaultDirectory.directory(of: path)
         if parent != path, parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try makeDirectories(parent) }
