@@ -6,7 +6,7 @@ way a person would, and to check what the person would see.
 
 Input (JSON on stdin):
     {"argv": ["vault", "init"], "timeout": 20,
-     "steps": [{"expect": "new password: "}, {"send": "secret\\n"}, ...]}
+     "steps": [{"expect": "new password: "}, {"send": "secret\\n"}, {"sleep": 1.5}, ...]}
 
 "expect" waits until the text appears in the terminal output after the
 previous match, then records whether the terminal's ECHO flag is on at that
@@ -87,6 +87,13 @@ def main():
     for index, step in enumerate(steps):
         if "send" in step:
             os.write(master, step["send"].encode())
+            continue
+        if "sleep" in step:
+            # Time for something outside the program to happen (a background
+            # edit), with the terminal still read so the program never blocks.
+            until = time.monotonic() + step["sleep"]
+            while time.monotonic() < until:
+                pump(0.05)
             continue
         needle = step["expect"].encode()
         while True:

@@ -19,7 +19,7 @@ import VaultCore
 private func require(_ ok: Bool, _ message: @autoclosure () -> String) { if !ok { fatalError(message()) } }
 
 private func decode(_ text: String) -> [UInt8]? {
-    do { return try KitArmor.decode(text) } catch VaultError.kitDamaged { return nil } catch {
+    do { return try KitArmor.decode(text) } catch VaultError.kitDamaged { return nil } catch VaultError.kitLine { return nil } catch {
         fatalError("KitArmor.decode threw \(error)")
     }
 }
@@ -35,7 +35,7 @@ public func fuzzKit(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let kit = try RecoveryKit(parsing: payload)
             require(kit.bytes == payload, "RecoveryKit parse/serialise mismatch")
             require(decode(KitArmor.armor(payload)) == payload, "a decoded kit does not round-trip through armor")
-        } catch VaultError.kitDamaged {} catch { fatalError("RecoveryKit(parsing:) threw \(error)") }
+        } catch VaultError.kitDamaged {} catch VaultError.kitLine {} catch { fatalError("RecoveryKit(parsing:) threw \(error)") }
         return 0
     }
     let payload = (0..<RecoveryKit.length).map { rest.isEmpty ? UInt8($0) : rest[rest.startIndex + $0 % rest.count] }

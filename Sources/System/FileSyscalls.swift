@@ -313,6 +313,12 @@ public enum Syscall {
         _ = try retrying("chmod") { fchmod(fd, mode_t(mode)) }
     }
 
+    /// futimens: the file's access and modification times.
+    public static func setTime(_ fd: Int32, modified: Int64) throws {
+        var times = [timespec(tv_sec: Int(modified), tv_nsec: 0), timespec(tv_sec: Int(modified), tv_nsec: 0)]
+        _ = try retrying("utimensat") { futimens(fd, &times) }
+    }
+
     /// flock(2); false if another holder has it and `wait` is false.
     public static func flock(_ fd: Int32, exclusive: Bool = true, wait: Bool = false) throws -> Bool {
         let op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)

@@ -25,7 +25,7 @@ public enum Termination: Equatable, Sendable {
 
 /// Broken-down local time, for dates shown to people.
 public struct LocalTime: Sendable {
-    public let year: Int, month: Int, day: Int, hour: Int, minute: Int
+    public let year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
 }
 
 extension Syscall {
@@ -50,7 +50,7 @@ extension Syscall {
         var parts = tm()
         guard localtime_r(&t, &parts) != nil else { return nil }
         return LocalTime(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
-                         hour: Int(parts.tm_hour), minute: Int(parts.tm_min))
+                         hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
     }
 
     /// This process's peak resident memory in KiB (getrusage ru_maxrss).

@@ -14,9 +14,11 @@ public enum VaultError: Error, Equatable, Sendable {
     case wrongPasswordDelayed(retryInSeconds: Int)
     /// Attempts are paused after repeated wrong passwords; nothing was tried.
     case lockedOut(retryInSeconds: Int)
-    /// A recovery kit that does not parse; `line` is the armored line whose
-    /// checksum failed (a typo), when that is what went wrong.
-    case kitDamaged(line: Int?)
+    /// A recovery kit that is not there at all, or whose lines are right
+    /// but whose content is not a kit.
+    case kitDamaged
+    /// One numbered line of a recovery kit is wrong (the first, in line order).
+    case kitLine(line: Int, problem: KitLineProblem)
     /// A recovery kit made for another vault.
     case kitForAnotherVault
     /// A recovery kit made before the vault was rekeyed.
@@ -54,3 +56,20 @@ public enum VaultError: Error, Equatable, Sendable {
     /// 256 MiB): the change was not made.
     case manifestFull
 }
+
+/// What is wrong with one line of a recovery kit typed by hand.
+public enum KitLineProblem: Error, Equatable, Sendable {
+    /// No line with this number.
+    case missing
+    /// Two lines with this number.
+    case repeated
+    /// A number no kit line has.
+    case noSuchLine
+    /// Too few or too many characters; `group` is the typed group whose length is off.
+    case wrongLength(have: Int, want: Int, group: Int?)
+    /// A character that no kit has, in this group.
+    case badCharacter(group: Int)
+    /// The checksum does not match; `group` is where a single typo would explain it.
+    case checksum(group: Int?)
+}
+

@@ -123,6 +123,46 @@ public struct MoveCode: Equatable, Sendable {
         try self.init(bytes: raw)
     }
 
+    /// Where a code that does not parse was most likely mistyped: the
+    /// (1-based) group of four in which changing, dropping or adding one
+    /// character makes a valid code. nil if no single edit does, or edits in
+    /// more than one group do. Bounded: ~100 characters × 33 trials.
+    public static func likelyTypo(in text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard t.utf8.count <= 512 else { return nil }
+        // Positions are counted in the code's characters, dashes and spaces
+        // left out, so group g holds characters 4(g-1) ..< 4g.
+        let chars = Base32.normalise(t.utf8.filter { $0 != UInt8(ascii: " ") })
+        func valid(_ c: [UInt8]) -> Bool {
+            guard c.allSatisfy(Base32.alphabet.contains), let raw = Base32.decode(c), Base32.encode(raw) == c else { return false }
+            return (try? MoveCode(bytes: raw)) != nil
+        }
+        var groups = Set<Int>()
+        var trial = chars
+        for i in chars.indices {
+            for c in Base32.alphabet where c != chars[i] {
+                trial[i] = c
+                if valid(trial) { groups.insert(i / groupLength + 1) }
+            }
+            trial[i] = chars[i]
+        }
+        if groups.isEmpty {
+            for i in chars.indices {
+                var shorter = chars
+                shorter.remove(at: i)
+                if valid(shorter) { groups.insert(i / groupLength + 1) }
+            }
+            for i in 0...chars.count {
+                for c in Base32.alphabet {
+                    var longer = chars
+                    longer.insert(c, at: i)
+                    if valid(longer) { groups.insert(min(i, max(chars.count - 1, 0)) / groupLength + 1) }
+                }
+            }
+        }
+        return groups.count == 1 ? groups.first : nil
+    }
+
     /// The text form as a QR code for a terminal (VaultCodecs.QRCode): the
     /// text is upper-case base32 and '-', which QR encodes compactly.
     public func qrText() throws -> String { try QRCode(encoding: text).renderText() }

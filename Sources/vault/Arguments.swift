@@ -67,15 +67,17 @@ struct GlobalOptions: Equatable, Sendable {
     var passwordCommand: String?
     var quiet = false
     var acceptRollback = false
+    var allowWeakPassword = false
 
     static let specs: [OptionSpec] = [
         .value("--vault", as: "DIR"),
         .value("--password-file", as: "FILE"),
         .value("--password-command", as: "CMD"),
-        .flag("--quiet"),
+        .flag("--quiet", "-q"),
         .flag("--accept-rollback"),
+        .flag("--allow-weak-password"),
         .flag("--help", "-h"),
-        .flag("--version"),
+        .flag("--version", "-V"),
     ]
 }
 
@@ -127,6 +129,8 @@ struct ParsedArguments: Sendable {
 /// What the command line asks for.
 enum Invocation {
     case help((any Command.Type)?)
+    /// `vault` with no words at all: the short usage summary.
+    case summary
     case version
     case run(any Command, GlobalOptions)
 }
@@ -140,6 +144,8 @@ enum ArgumentParser {
         if let message = scan.firstError { throw .usage(message, command: commandName) }
         if scan.version { return .version }
         guard let type = scan.command, let parsed = scan.parsed else {
+            // `vault` alone is someone finding their way: show the way.
+            if arguments.isEmpty { return .summary }
             throw .usage("missing command", command: nil)
         }
         if scan.globals.passwordFile != nil && scan.globals.passwordCommand != nil {
@@ -157,6 +163,8 @@ private struct Scan {
     var command: (any Command.Type)?
     var parsed: ParsedArguments?
     var help = false
+    /// `help` was the first word: the next one names the page.
+    var helpWord = false
     var version = false
     var firstError: String?
 
@@ -181,8 +189,19 @@ private struct Scan {
                 inlineValue = String(word[word.index(after: equals)...])
             }
             guard let spec = lookup(name) else {
-                let elsewhere = command == nil && Commands.all.contains { $0.options.contains { $0.names.contains(name) } }
-                fail(elsewhere ? "option '\(name)' must come after the command" : "unknown option '\(name)'")
+                let owners = command == nil ? Commands.all.filter { $0.options.contains { $0.names.contains(name) } } : []
+                if let owner = owners.first {
+                    // Its value is not a command: skip it, or "unknown command 'FILE'" would hide the real mistake.
+                    if inlineValue == nil, owner.options.first(where: { $0.names.contains(name) })?.valueName != nil,
+                       !(owner.options.first { $0.names.contains(name) }?.valueIsOptional ?? false) {
+                        index += 1
+                    }
+                    // With one owner, say where it goes ("vault --passphrase-file F kit recover").
+                    fail("option '\(name)' must come after the command"
+                         + (owners.count == 1 ? ": 'vault \(owner.name) ... \(name)'" : ""))
+                } else {
+                    fail("unknown option '\(name)'")
+                }
                 continue
             }
             guard spec.valueName != nil else {
@@ -215,10 +234,20 @@ private struct Scan {
         if parsed != nil {
             parsed!.positionals.append(word)
         } else if let type = Commands.named(word) {
+            if helpWord {
+                // `vault help COMMAND` is `vault COMMAND --help`.
+                help = true
+                helpWord = false
+            }
             command = type
             parsed = ParsedArguments(command: type.name)
+        } else if word == "help" && !helpWord && command == nil {
+            helpWord = true
+            help = true
         } else {
-            throw .usage("unknown command '\(word)'", command: nil)
+            var error = CLIError.usage("unknown command '\(word)'", command: nil)
+            if let guess = Commands.suggestion(for: word) { error.hints.insert("did you mean '\(guess)'?", at: 0) }
+            throw error
         }
     }
 
@@ -228,6 +257,7 @@ private struct Scan {
         case "--version": version = true
         case "--quiet": globals.quiet = true
         case "--accept-rollback": globals.acceptRollback = true
+        case "--allow-weak-password": globals.allowWeakPassword = true
         default: parsed?.flags.insert(option)
         }
     }

@@ -14,6 +14,9 @@ struct CLIError: Error, Equatable, Sendable {
         return CLIError(message: message, hints: ["see '\(page)'"], code: .usage)
     }
 
+    /// Standard output's reader went away; `main` exits 141 and prints nothing.
+    static let brokenPipe = CLIError(message: "standard output closed", code: .brokenPipe)
+
 }
 
 /// A failure whose messages the command has already printed (several of

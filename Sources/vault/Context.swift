@@ -29,12 +29,12 @@ struct Context {
     /// init: the vault's first password, from the usual sources, or asked
     /// twice on the terminal.
     func firstPasswordSource() throws(CLIError) -> NewPasswordSource {
-        NewPasswordSource(replacing: try passwordSource())
+        NewPasswordSource(replacing: try passwordSource(), allowWeak: globals.allowWeakPassword)
     }
 
     /// passwd: the new password, from `file` (--new-password-file), or asked
     /// twice on the terminal. The global sources give the current password.
     func newPasswordSource(file: String?) throws(CLIError) -> NewPasswordSource {
-        try NewPasswordSource.resolve(file: file, terminal: terminal)
+        try NewPasswordSource.resolve(file: file, terminal: terminal, allowWeak: globals.allowWeakPassword)
     }
 }

@@ -20,6 +20,12 @@ enum ErrorReport {
         }
     }
 
+    /// "1st", "2nd", "3rd", "4th" … (kit groups: 1 to 5).
+    static func ordinal(_ n: Int) -> String {
+        let suffix = (11...13).contains(n % 100) ? "th" : [1: "st", 2: "nd", 3: "rd"][n % 10] ?? "th"
+        return "\(n)\(suffix)"
+    }
+
     /// One message for every authentication failure, whatever check tripped.
     static let tampered = "data is corrupted or has been tampered with"
 
@@ -34,11 +40,11 @@ enum ErrorReport {
         case .wrongPassword:
             return CLIError(message: "wrong password", code: .wrongPassword)
         case .wrongPasswordDelayed(let seconds):
-            return CLIError(message: "wrong password; the next attempt is possible in \(duration(seconds))",
+            return CLIError(message: "wrong password; the next attempt is possible in \(duration(seconds)) (at \(clock(seconds)))",
                             hints: ["repeated wrong passwords wait longer each time, up to 30 minutes"],
                             code: .wrongPassword)
         case .lockedOut(let seconds):
-            return CLIError(message: "too many wrong passwords; try again in \(duration(seconds))",
+            return CLIError(message: "too many wrong passwords; try again in \(duration(seconds)) (at \(clock(seconds)))",
                             hints: ["the wait is cleared by the next correct password"], code: .lockedOut)
         case .notAVault:
             return CLIError(message: "no vault at '\(vault)'",
@@ -60,10 +66,23 @@ enum ErrorReport {
         case .invalidName(let name):
             return CLIError(message: "'\(name)' cannot be an item name",
                             hints: ["names are not empty, have no '/' or control characters, and are not too long"])
-        case .kitDamaged(let line?):
-            return CLIError(message: "recovery kit line \(line) does not match its checksum",
-                            hints: ["check that line for a typo (the line number starts it)"], code: .corrupted)
-        case .kitDamaged(nil):
+        case .kitLine(let line, let problem):
+            let n = line < 10 ? "0\(line)" : "\(line)"
+            let what: String
+            switch problem {
+            case .missing: what = "line \(n) is missing"
+            case .repeated: what = "line \(n) appears twice"
+            case .noSuchLine: what = "line \(n): a kit has lines 01 to \(KitArmor.lines) only"
+            case .wrongLength(let have, let want, let group):
+                what = "line \(n) has \(have) characters, not \(want)" + (group.map { ": check the \(ordinal($0)) group" } ?? "")
+            case .badCharacter(let group):
+                what = "line \(n): the \(ordinal(group)) group has a character no kit has (kits use A-Z and 2-7)"
+            case .checksum(let group):
+                what = "line \(n): checksum does not match: " + (group.map { "check the \(ordinal($0)) group" } ?? "check the line for a typo")
+            }
+            return CLIError(message: "recovery kit " + what, hints: ["each line starts with its number and ends with a 2-character checksum"],
+                            code: .corrupted)
+        case .kitDamaged:
             return CLIError(message: "the recovery kit is damaged or incomplete", code: .corrupted)
         case .kitForAnotherVault:
             return CLIError(message: "this recovery kit belongs to another vault",
@@ -105,6 +124,14 @@ enum ErrorReport {
     }
 
     /// "45 s", "2 min 5 s", "30 min".
+    /// The local time `seconds` from now, "14:05:09".
+    static func clock(_ seconds: Int) -> String {
+        let at = Syscall.now() + Int64(max(0, min(seconds, 86_400 * 366)))
+        guard let t = Syscall.localTime(at) else { return "?" }
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return two(t.hour) + ":" + two(t.minute) + ":" + two(t.second)
+    }
+
     static func duration(_ seconds: Int) -> String {
         if seconds < 60 { return "\(seconds) s" }
         let (m, s) = (seconds / 60, seconds % 60)

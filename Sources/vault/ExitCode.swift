@@ -25,6 +25,9 @@ enum ExitCode: Int32, CaseIterable, Sendable {
     case noSuchItem = 16
     /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     case interrupted = 130
+    /// Standard output was closed early (`vault list | head -1`); nothing
+    /// is printed, as for a program killed by SIGPIPE (128 + 13).
+    case brokenPipe = 141
 
     /// The line for this code in `table`.
     var summary: String {
@@ -41,6 +44,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
         case .exists: "would overwrite: the target already exists"
         case .noSuchItem: "no such item"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM, SIGHUP)"
+        case .brokenPipe: "output closed early (a reader such as 'head' stopped); nothing is printed"
         }
     }
 

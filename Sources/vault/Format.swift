@@ -27,7 +27,14 @@ enum Format {
     /// still prints as a date.
     static func clampedTime(_ unix: Int64) -> Int64 { min(max(unix, ItemRules.earliestTime), ItemRules.latestTime) }
 
-    static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "added" : "edited" }
+    /// The words JSON uses too: dropped in by `vault add` (no password), or
+    /// written by a command that had the vault unlocked.
+    static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "dropped-in" : "unlocked" }
+
+    /// "1 item", "3 items"; `plural` where adding "s" is wrong.
+    static func count(_ n: some BinaryInteger, _ singular: String, _ plural: String? = nil) -> String {
+        "\(n) " + (n == 1 ? singular : plural ?? singular + "s")
+    }
 
     /// `s` padded with spaces to `n` characters (never cut).
     static func pad(_ s: String, _ n: Int) -> String {
@@ -35,10 +42,19 @@ enum Format {
         return count >= n ? s : s + String(repeating: " ", count: n - count)
     }
 
+    /// The column heads over `listLine`'s columns.
+    static let listHeader = "     SIZE  ADDED             KIND                ORIGIN      NAME"
+
     /// `SIZE  ADDED  KIND  ORIGIN  NAME`: name last, since it may hold spaces.
-    /// A folder's kind shows its file count ("folder:12"), its size the total.
+    /// A folder's kind shows its file count ("folder, 12 files"), its size the total.
     static func listLine(_ e: ManifestEntry) -> String {
-        let kind = e.kind == .folder ? "folder:\(e.fileCount)" : "file"
-        return Terminal.printable("\(pad(size(e.size), 9))  \(date(e.added))  \(pad(kind, 11))  \(pad(origin(e.origin), 6))  \(e.name)")
+        let kind = e.kind == .folder ? "folder, " + count(e.fileCount, "file") : "file"
+        return Terminal.printable("\(padLeft(size(e.size), 9))  \(date(e.added))  \(pad(kind, 18))  \(pad(origin(e.origin), 10))  \(e.name)")
+    }
+
+    /// `s` right-aligned in `n` characters (never cut).
+    static func padLeft(_ s: String, _ n: Int) -> String {
+        let count = s.count
+        return count >= n ? s : String(repeating: " ", count: n - count) + s
     }
 }

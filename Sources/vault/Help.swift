@@ -1,11 +1,30 @@
 /// The help pages. Each command's page is hand-written in its own file; this
 /// is the top-level page and the footer they share.
 enum Help {
-    static var text: String {
+    static var commandList: String {
         let width = Commands.all.map { $0.name.count }.max()! + 3
-        let commands = Commands.all.map { type in
+        return Commands.all.map { type in
             "  " + type.name + String(repeating: " ", count: width - type.name.count) + type.abstract
         }.joined(separator: "\n")
+    }
+
+    /// What `vault` alone prints: enough to take the next step.
+    static var summary: String {
+        """
+        vault \(Terminal.version): an encrypted vault for your files
+
+        Usage: vault [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGUMENTS]
+
+        Commands:
+        \(commandList)
+
+        Start with 'vault init', then 'vault add FILE'.
+        Run 'vault help COMMAND' for a command's page, 'vault --help' for everything.
+        """
+    }
+
+    static var text: String {
+        let commands = commandList
         return """
             vault \(Terminal.version): an encrypted vault for your files
 
@@ -14,15 +33,18 @@ enum Help {
             Commands:
             \(commands)
 
-            Run 'vault COMMAND --help' for a command's options and examples.
+            Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
+            and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).
 
             Global options (before or after the command):
               --vault DIR              the vault directory
               --password-file FILE     read the password from FILE
               --password-command CMD   run CMD with /bin/sh -c; its output is the password
-              --quiet                  print only warnings and errors
+              -q, --quiet              print only warnings and errors
+              --accept-rollback        open a vault older than one seen before here
+              --allow-weak-password    accept a new password under 8 characters
               -h, --help               show this help, or a command's
-              --version                print the version
+              -V, --version            print the version
 
             The password is never taken from the command line. Without a file or
             a command, vault asks on the terminal, with echo off. One trailing

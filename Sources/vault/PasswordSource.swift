@@ -22,6 +22,9 @@ struct PasswordSource {
     let origin: Origin
     let terminal: Terminal
 
+    /// Typed at the terminal (so it can be asked for again).
+    var isTerminal: Bool { if case .terminal = origin { true } else { false } }
+
     /// The longest password accepted, in bytes, from any source.
     static let maximumLength = 4096
 
@@ -166,18 +169,22 @@ struct PasswordSource {
 /// asked twice on the terminal so a typo does not lock the user out.
 struct NewPasswordSource {
     private let source: PasswordSource
+    /// `--allow-weak-password`: a vault password under 8 characters is accepted.
+    private let allowWeak: Bool
 
     /// The given source; a terminal one is asked twice.
-    init(replacing source: PasswordSource) { self.source = source }
+    init(replacing source: PasswordSource, allowWeak: Bool = false) { (self.source, self.allowWeak) = (source, allowWeak) }
 
     /// passwd: `--new-password-file FILE`, else the terminal.
-    static func resolve(file: String?, terminal: Terminal) throws(CLIError) -> NewPasswordSource {
-        if let file { return NewPasswordSource(replacing: PasswordSource(origin: .file(file), terminal: terminal)) }
+    static func resolve(file: String?, terminal: Terminal, allowWeak: Bool = false) throws(CLIError) -> NewPasswordSource {
+        if let file {
+            return NewPasswordSource(replacing: PasswordSource(origin: .file(file), terminal: terminal), allowWeak: allowWeak)
+        }
         guard let tty = TTY.open() else {
             throw CLIError(message: "no terminal to ask for the new password", hints: ["use --new-password-file FILE"],
                            code: .usage)
         }
-        return NewPasswordSource(replacing: PasswordSource(origin: .terminal(tty), terminal: terminal))
+        return NewPasswordSource(replacing: PasswordSource(origin: .terminal(tty), terminal: terminal), allowWeak: allowWeak)
     }
 
     /// The same source, asked once (a secret being entered, not chosen).
@@ -185,12 +192,19 @@ struct NewPasswordSource {
 
     /// `what` names the secret in the two prompts ("new password").
     func read(what: String = "new password") throws(CLIError) -> SecretBytes {
-        guard case .terminal = source.origin else { return try source.read() }
-        let first = try source.read(prompt: "\(what): ")
-        let second = try source.read(prompt: "repeat \(what): ")
-        guard first == second else {
-            throw CLIError(message: what == "new password" ? "the passwords do not match" : "the \(what)s do not match")
+        let secret: SecretBytes
+        if case .terminal = source.origin {
+            let first = try source.read(prompt: "\(what): ")
+            let second = try source.read(prompt: "repeat \(what): ")
+            guard first == second else {
+                throw CLIError(message: what == "new password" ? "the passwords do not match" : "the \(what)s do not match")
+            }
+            secret = first
+        } else {
+            secret = try source.read()
         }
-        return first
+        // The kit passphrase has its own rule (KitCommand); this is the vault password's.
+        if what == "new password" { try PasswordStrength.check(secret, allowWeak: allowWeak, terminal: source.terminal) }
+        return secret
     }
 }

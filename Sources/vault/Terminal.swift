@@ -80,18 +80,14 @@ struct Terminal: Sendable {
 
     /// Item data to stdout, unchanged.
     func write(_ bytes: UnsafeRawBufferPointer) throws(CLIError) {
-        do { try Syscall.writeFully(1, bytes) } catch {
-            throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
-        }
+        do { try Syscall.writeFully(1, bytes) } catch { throw Self.stdoutFailed(error) }
     }
 
     /// One line of output data (a listing, JSON) to stdout. Names inside
     /// `line` should already have gone through `printable` where they are
     /// shown to a person rather than to a JSON parser.
     func printLine(_ line: String) throws(CLIError) {
-        do { try Syscall.writeFully(1, Array((line + "\n").utf8)) } catch {
-            throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
-        }
+        do { try Syscall.writeFully(1, Array((line + "\n").utf8)) } catch { throw Self.stdoutFailed(error) }
     }
 
     /// Much output data (a listing of 100,000 items), written in 64 KiB
@@ -100,9 +96,7 @@ struct Terminal: Sendable {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 16)
         func flush() throws(CLIError) {
-            do { try Syscall.writeFully(1, buffer) } catch {
-                throw CLIError(message: "cannot write to standard output: \(error.systemReason)")
-            }
+            do { try Syscall.writeFully(1, buffer) } catch { throw Self.stdoutFailed(error) }
             buffer.removeAll(keepingCapacity: true)
         }
         try body { (text: String) throws(CLIError) in
@@ -110,6 +104,14 @@ struct Terminal: Sendable {
             if buffer.count >= 1 << 16 { try flush() }
         }
         try flush()
+    }
+
+    /// A reader that stopped early (`vault list | head -1`) is not a
+    /// failure to report: exit 141 in silence, as `cat` and `git` do when
+    /// SIGPIPE kills them (we ignore SIGPIPE, so it arrives as EPIPE).
+    static func stdoutFailed(_ error: any Error) -> CLIError {
+        if (error as? SystemError)?.errno == .brokenPipe { return .brokenPipe }
+        return CLIError(message: "cannot write to standard output: \(error.systemReason)")
     }
 
     // MARK: prompts
@@ -186,38 +188,67 @@ final class StandardOutputSink: ByteSink {
     func write(_ bytes: UnsafeRawBufferPointer) throws { try terminal.write(bytes) }
 }
 
+extension Terminal {
+    /// A status line such as "unlocking…" on stderr while something slow runs
+    /// with no output of its own; nil off a terminal or with --quiet. Wiped
+    /// by `finish` (the line is ours: nothing else was written after it).
+    func transient(_ text: String) -> ProgressLine? {
+        guard !quiet, Syscall.isTerminal(2) else { return nil }
+        let line = "\(Terminal.program): \(text)"
+        Syscall.writeText(2, line)
+        return ProgressLine(drawn: line.count)
+    }
+}
+
 /// One progress line on stderr for long work: bytes, rate, time left when
-/// the total is known. Only when stderr is a terminal and not --quiet; redrawn
-/// at most ten times a second with a carriage return (no escape sequences),
-/// and wiped by `finish`. `update` may come from a worker thread.
+/// the total is known. Only when stderr is a terminal and not --quiet, and
+/// never on a screen where the command's own output or the user's typing
+/// goes (`sharing`: get to a terminal, `add -` typed in): wiping the line
+/// there would erase bytes that are not ours. Drawn only once the work has
+/// run half a second (quick commands never flash one), redrawn at most ten
+/// times a second with a carriage return (no escape sequences), and wiped by
+/// `finish`. `update` may come from a worker thread.
 final class ProgressLine: Sendable {
     private let label: String
     private let total: UInt64?
     private let start = DispatchTime.now().uptimeNanoseconds
     private let state = Mutex((last: UInt64(0), width: 0))
+    static let firstDraw: UInt64 = 500_000_000
+    /// No time left is shown before this much work has been timed.
+    static let firstEstimate: UInt64 = 1_000_000_000
 
     private init(label: String, total: UInt64?) { (self.label, self.total) = (label, total) }
 
-    /// nil when there is nobody to show it to.
-    static func start(_ terminal: Terminal, _ label: String, total: UInt64?) -> ProgressLine? {
-        guard !terminal.quiet, Syscall.isTerminal(2) else { return nil }
+    /// A line already drawn (`Terminal.transient`), for `finish` to wipe.
+    fileprivate init(drawn width: Int) {
+        (label, total) = ("", nil)
+        state.withLock { $0.width = width }
+    }
+
+    /// nil when there is nobody to show it to, or the screen is shared
+    /// with one of the descriptors in `sharing` (0: input typed at the
+    /// terminal, 1: output written to it).
+    static func start(_ terminal: Terminal, _ label: String, total: UInt64?, sharing: [Int32] = []) -> ProgressLine? {
+        guard !terminal.quiet, Syscall.isTerminal(2), !sharing.contains(where: Syscall.isTerminal) else { return nil }
         return ProgressLine(label: Terminal.printable(label), total: total)
     }
 
     func update(_ done: UInt64) {
         let now = DispatchTime.now().uptimeNanoseconds
         state.withLock { s in
-            guard now - s.last >= 100_000_000 else { return }
+            guard now - start >= Self.firstDraw, now - s.last >= 100_000_000 else { return }
             s.last = now
             let seconds = Double(now - start) / 1e9
-            let rate = seconds > 0 ? Double(done) / seconds : 0
-            var text = "\(label): \(Format.size(done))"
+            // Never more than the total (a file that grew while read).
+            let shown = total.map { min(done, $0) } ?? done
+            let rate = seconds > 0 ? Double(shown) / seconds : 0
+            var text = "\(label): \(Format.size(shown))"
             if let total, total > 0 { text += " of \(Format.size(total))" }
-            text += String(format: ", %@/s", Format.size(UInt64(rate)))
+            text += String(format: ", %@/s", Format.size(UInt64(min(rate, 1e18))))
             // The total may be a drop-in's claim (up to 2^64 - 1): no integer
             // conversion of a quotient that could pass Int.max.
-            if let total, rate > 0, total > done {
-                let left = Double(total - done) / rate
+            if let total, rate > 0, total > shown, now - start >= Self.firstEstimate, shown > 0 {
+                let left = Double(total - shown) / rate
                 text += left < 1e7 ? ", \(Int(left)) s left" : ", more than 100 days left"
             }
             let padded = text.padding(toLength: max(text.count, s.width), withPad: " ", startingAt: 0)
@@ -230,6 +261,62 @@ final class ProgressLine: Sendable {
         state.withLock { s in
             if s.width > 0 { Syscall.writeText(2, "\r" + String(repeating: " ", count: s.width) + "\r") }
             s.width = 0
+        }
+    }
+}
+
+/// Standard output when it is a terminal: the first 8 KiB are held back
+/// and looked at, and an item that is not text (a NUL byte or invalid
+/// UTF-8, as `file` and git judge it) is refused before a byte reaches the
+/// screen. Later bytes pass straight through.
+final class TextOnlySink: ByteSink {
+    static let sniff = 8192
+    private let out: ByteSink
+    private let name: String
+    private var held: [UInt8] = []
+    private var passing = false
+
+    init(_ out: ByteSink, name: String) { (self.out, self.name) = (out, name) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if passing { return try out.write(bytes) }
+        held.append(contentsOf: bytes)
+        if held.count >= Self.sniff { try release(complete: false) }
+    }
+
+    /// After the last byte: a short item is judged whole.
+    func flush() throws { if !passing { try release(complete: true) } }
+
+    private func release(complete: Bool) throws {
+        guard Self.looksLikeText(held, complete: complete) else {
+            held.removeAll()
+            throw CLIError(message: "'\(name)' is not text; not writing it to the terminal",
+                           hints: ["use -o FILE, or -o - to write it here anyway"])
+        }
+        passing = true
+        try held.withUnsafeBytes { try out.write($0) }
+        held = []
+    }
+
+    /// No NUL and valid UTF-8; a sequence cut by the end of the sample
+    /// (`complete` false) is not held against it.
+    static func looksLikeText(_ bytes: [UInt8], complete: Bool) -> Bool {
+        if bytes.contains(0) { return false }
+        var sample = bytes[...]
+        if !complete {
+            // Drop up to 3 trailing bytes of a sequence the cut may have split.
+            var cut = 0
+            while cut < 3, let last = sample.last, last & 0xC0 == 0x80 { sample = sample.dropLast(); cut += 1 }
+            if let last = sample.last, last >= 0xC0 { sample = sample.dropLast() }
+        }
+        var decoder = UTF8()
+        var iterator = sample.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
         }
     }
 }

@@ -11,8 +11,7 @@ extension Context {
     /// vault is exit 10 before any prompt).
     func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true) throws -> UnlockedVault {
         let vault = try Vault(at: vaultDirectory)
-        let secret = try password.read()
-        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        let unlocked = try open(vault, password, forWriting: forWriting)
         // Reading must not depend on absorbing: with the disk full, the
         // drop-ins wait and everything already stored can still be read.
         var report = UnlockedVault.AbsorbReport()
@@ -21,11 +20,11 @@ extension Context {
                              hints: ["they wait in the inbox and are taken in by the next command that can write"])
         }
         if !report.rejected.isEmpty {
-            terminal.warning("\(report.rejected.count) drop-in(s) could not be opened and were left in the inbox",
+            terminal.warning("\(Format.count(report.rejected.count, "drop-in")) could not be opened and were left in the inbox",
                              hints: ["run 'vault check' for details"])
         }
         if report.deferred > 0 {
-            terminal.warning("\(report.deferred) drop-in(s) wait in the inbox: the vault's list of items is full",
+            terminal.warning("\(Format.count(report.deferred, "drop-in")) wait in the inbox: the vault's list of items is full",
                              hints: ["remove items, or shorten long names"])
         }
         if !unlocked.canWrite, case let waiting = try vault.waitingDropIns(), waiting > 0 {
@@ -36,5 +35,24 @@ extension Context {
             }
         }
         return unlocked
+    }
+
+    /// Reads the password and unlocks. On a terminal a mistyped password is
+    /// asked for again, up to three prompts in one run; each wrong one
+    /// counts for the delay (AttemptThrottle), whose message ends the
+    /// prompting. "unlocking…" shows while Argon2id runs.
+    func open(_ vault: Vault, _ password: PasswordSource, forWriting: Bool) throws -> UnlockedVault {
+        let prompts = password.isTerminal ? 3 : 1
+        for attempt in 1...prompts {
+            let secret = try password.read()
+            let status = terminal.transient("unlocking…")
+            do {
+                defer { status?.finish() }
+                return try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+            } catch VaultError.wrongPassword where attempt < prompts {
+                terminal.note("wrong password; try again")
+            }
+        }
+        throw VaultError.wrongPassword  // not reached: the last attempt throws
     }
 }

@@ -18,6 +18,8 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
             try terminal.printLine(Help.page(for: command))
         case .help(nil):
             try terminal.printLine(Help.text)
+        case .summary:
+            try terminal.printLine(Help.summary)
         case .version:
             try terminal.printLine("\(Terminal.program) \(Terminal.version)")
         case .run(let command, let globals):
@@ -44,7 +46,7 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
         return error.code
     } catch {
         let report = ErrorReport.cliError(for: error, vaultDirectory: vaultDirectory)
-        terminal.report(report)
+        if report.code != .brokenPipe { terminal.report(report) }
         return report.code
     }
 }

@@ -71,7 +71,7 @@ import Testing
         let before = now
         let (third, _) = try unlock(wrong)
         #expect(third.status == 12)
-        #expect(firstLine(third.stderr) == "vault: wrong password; the next attempt is possible in 5 s")
+        #expect(firstLine(third.stderr).hasPrefix("vault: wrong password; the next attempt is possible in 5 s (at "), "\(third.stderr)")
         var s = try state()
         #expect(s.failures == 3)
         #expect(s.notBefore >= before + 5 && s.notBefore <= now + 5, "\(s) at \(before)")
@@ -108,7 +108,9 @@ import Testing
             let before = now
             let (r, _) = try unlock(wrong)
             #expect(r.status == 12)
-            #expect(firstLine(r.stderr) == "vault: wrong password; the next attempt is possible in \(text)", "n = \(n)")
+            #expect(firstLine(r.stderr).hasPrefix("vault: wrong password; the next attempt is possible in \(text) (at "), "n = \(n)")
+            // The time to retry, as a clock time: HH:MM:SS.
+            #expect(firstLine(r.stderr).wholeMatch(of: /.* \(at \d\d:\d\d:\d\d\)/) != nil, "\(r.stderr)")
             let s = try state()
             #expect(s.failures == UInt32(n))
             #expect(s.notBefore >= before + Int64(wait) && s.notBefore <= now + Int64(wait), "n = \(n): \(s)")
@@ -152,7 +154,7 @@ import Testing
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: attempts))
         let (r, _) = try unlock(wrong)
         #expect(r.status == 12)
-        #expect(firstLine(r.stderr) == "vault: wrong password; the next attempt is possible in 30 min")
+        #expect(firstLine(r.stderr).hasPrefix("vault: wrong password; the next attempt is possible in 30 min (at "))
         #expect(try state().failures == 8)
         try timePasses(1800)
         #expect(try unlock(v.passwordFile).0.status == 0)

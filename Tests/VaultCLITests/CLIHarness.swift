@@ -160,6 +160,8 @@ final class Sandbox {
         var template = Array("/tmp/vault-cli-test.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         path = String(cString: made)
+        try FileManager.default.createDirectory(atPath: path + "/.run", withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
@@ -175,9 +177,13 @@ final class Sandbox {
 
     func read(_ name: String) throws -> String { try String(contentsOfFile: path + "/" + name, encoding: .utf8) }
 
-    /// The harness environment with HOME here.
+    /// The harness environment with HOME here, and XDG_RUNTIME_DIR too (as
+    /// on a systemd machine): `vault open` copies stay in this test's own
+    /// directory, never in the /dev/shm base that every vault of this user
+    /// shares, where one test's command would erase another's abandoned
+    /// copy. `"XDG_RUNTIME_DIR": ""` in `extra` takes it away.
     func environment(_ extra: [String: String] = [:]) -> [String: String] {
-        CLIHarness.environment(home: path, extra)
+        CLIHarness.environment(home: path, ["XDG_RUNTIME_DIR": path + "/.run"].merging(extra) { $1 })
     }
 
     func run(_ args: [String], stdin: [UInt8] = [], _ extra: [String: String] = [:]) throws -> CLIHarness.Result {

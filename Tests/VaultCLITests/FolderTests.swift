@@ -84,7 +84,7 @@ import Glibc
         #expect(listed.files == 4)
         #expect(listed.size == UInt64((3 << 20) + 5 + 4 + 18))
         let text = try v.run(["list"])
-        #expect(text.stdoutText.contains("folder:4"), "\(text.stdoutText)")
+        #expect(text.stdoutText.contains("folder, 4 files"), "\(text.stdoutText)")
 
         // restore --to DIR: the same tree (contents, modes, mtimes, link targets).
         let out = v.path + "/out"

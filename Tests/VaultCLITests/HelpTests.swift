@@ -46,9 +46,11 @@ import Testing
 
             Decrypts the item NAME to FILE, or to standard output. Needs the
             password. FILE must not exist yet: vault never overwrites a file.
+            An item that is not text is not written to a terminal unless asked.
 
             Options:
-              -o, --output FILE   write to FILE; '-' is standard output (the default)
+              -o, --output FILE   write to FILE; '-' is standard output (the default;
+                                  give '-o -' to send a binary item to a terminal)
 
             Examples:
               vault get passport.pdf -o ~/Desktop/passport.pdf
@@ -95,15 +97,18 @@ import Testing
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
 
-        Run 'vault COMMAND --help' for a command's options and examples.
+        Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
+        and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).
 
         Global options (before or after the command):
           --vault DIR              the vault directory
           --password-file FILE     read the password from FILE
           --password-command CMD   run CMD with /bin/sh -c; its output is the password
-          --quiet                  print only warnings and errors
+          -q, --quiet              print only warnings and errors
+          --accept-rollback        open a vault older than one seen before here
+          --allow-weak-password    accept a new password under 8 characters
           -h, --help               show this help, or a command's
-          --version                print the version
+          -V, --version            print the version
 
         The password is never taken from the command line. Without a file or
         a command, vault asks on the terminal, with echo off. One trailing
@@ -132,6 +137,7 @@ import Testing
            15  would overwrite: the target already exists
            16  no such item
           130  interrupted (Ctrl-C, SIGTERM, SIGHUP)
+          141  output closed early (a reader such as 'head' stopped); nothing is printed
 
         Examples:
           vault init

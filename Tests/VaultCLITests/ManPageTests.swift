@@ -34,6 +34,10 @@ import Testing
                            ["LC_ALL": "C.UTF-8", "MANROFFSEQ": "", "MANWIDTH": "80"])
         #expect(man.status == 0)
         #expect(man.stderr == "", "man --warnings \(page)")
+        // mandoc is stricter than groff (a .TH date it cannot parse, an empty paragraph).
+        let lint = try tool(["mandoc", "-T", "lint", "-W", "warning", path])
+        #expect(lint.status == 0, "mandoc -T lint \(page): \(lint.stdoutText)\(lint.stderr)")
+        #expect(lint.stdoutText + lint.stderr == "", "mandoc -T lint \(page)")
     }
 
     /// The option spellings a help page shows: `--long-name` and `-o`/`-h`.

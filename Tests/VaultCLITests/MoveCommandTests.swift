@@ -118,7 +118,8 @@ struct MoveCommandTests {
         try Self.expectIntact(v)
         let r = try CLIHarness.run(["--vault", target, "--password-file", v.passwordFile, "list"],
                                    environment: v.environment(), cwd: v.path)
-        #expect(r.status == 0 && r.stdoutText.split(separator: "\n").count == 5, "\(r.stderr)")
+        // A header, one line per item, the totals.
+        #expect(r.status == 0 && r.stdoutText.split(separator: "\n").count == 7, "\(r.stderr)")
     }
 
     /// On a terminal: the code is typed at a prompt (echo on, it is read
@@ -132,14 +133,51 @@ struct MoveCommandTests {
                                   steps: [.expect("move code (from 'vault move receive'): "),
                                           .send(code.text.lowercased() + "\n"),
                                           .expect("password: "), .send(v.password + "\n"),
+                                          .expect("Does the other machine show "), .expect("? [y/N] "), .send("y\n"),
                                           .expect("erased the vault")],
                                   environment: v.environment(), timeout: 60)
         #expect(r.failed_step == nil, "\(r.text)")
-        #expect(r.echo_at_expect == [true, false, true])
+        #expect(r.echo_at_expect == [true, false, true, true, true])
         #expect(!r.transcript.contains(v.password))
         #expect(r.exit == 0)
         #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
         #expect(Self.sas(r.text) == Self.sas(receiver.stderr))
+    }
+
+    /// The sender asks whether the receiver shows its security code; "no"
+    /// sends nothing and keeps the vault; the receiver keeps nothing.
+    @Test func aSecurityCodeThatDoesNotMatchStopsTheSender() throws {
+        let v = try Self.populated()
+        let target = v.path + "/new"
+        let (receiver, _, codeFile) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        let r = try PTYDriver.run(["--vault", v.dir, "--password-file", v.passwordFile, "move", "send", "--code-file", codeFile],
+                                  steps: [.expect("Does the other machine show "), .expect("? [y/N] "), .send("n\n")],
+                                  environment: v.environment(), timeout: 60)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.exit == 1)
+        #expect(r.screen.contains("vault: the security codes do not match; nothing was sent and the vault stays here"), "\(r.screen)")
+        #expect(receiver.wait(timeout: 30) != 0)
+        try Self.expectIntact(v)
+        try Self.expectNothingAt(target)
+    }
+
+    /// A typo in one group of the code is named, before the password.
+    @Test func aMistypedCodeNamesTheGroup() throws {
+        let v = try Self.populated()
+        let (receiver, code, _) = try Self.receiver(v, into: v.path + "/new")
+        defer { receiver.killGroup() }
+        var groups = code.text.split(separator: "-").map(String.init)
+        var seventh = Array(groups[6])
+        seventh[1] = seventh[1] == "Q" ? "R" : "Q"
+        groups[6] = String(seventh)
+        let typed = try v.sandbox.file("typo", groups.joined(separator: "-") + "\n")
+        let r = try v.run(["move", "send", "--code-file", typed])
+        #expect(r.status == 14)
+        #expect(firstLine(r.stderr) == "vault: that is not a valid move code: group 7 looks mistyped", "\(r.stderr)")
+        // A dropped character is found too.
+        let dropped = try v.sandbox.file("short", code.text.replacingOccurrences(of: groups[2] + "-", with: String(groups[2].dropLast()) + "-") + "\n")
+        #expect(firstLine(try v.run(["move", "send", "--code-file", dropped]).stderr) == "vault: that is not a valid move code: group 3 looks mistyped")
     }
 
     @Test func missingParentsAreCreatedAndATrailingSlashIsFine() throws {

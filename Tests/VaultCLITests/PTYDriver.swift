@@ -9,8 +9,11 @@ enum PTYDriver {
     struct Step: Encodable, Sendable {
         var expect: String?
         var send: String?
+        var sleep: Double?
         static func expect(_ text: String) -> Step { Step(expect: text) }
         static func send(_ text: String) -> Step { Step(send: text) }
+        /// Waits (reading the terminal) before the next step.
+        static func sleep(_ seconds: Double) -> Step { Step(sleep: seconds) }
     }
 
     struct Result: Decodable, Sendable {
@@ -26,6 +29,25 @@ enum PTYDriver {
         var transcript: String
         /// The transcript with the terminal's "\r\n" turned back into "\n".
         var text: String { transcript.replacingOccurrences(of: "\r\n", with: "\n") }
+
+        /// What the screen shows at the end: a carriage return goes back to
+        /// the start of the line and later characters overwrite earlier
+        /// ones, as on a terminal; trailing spaces dropped. A progress line
+        /// wiped over output shows here as the output gone.
+        var screen: String {
+            text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+                var cells: [Character] = []
+                var column = 0
+                for c in line {
+                    if c == "\r" { column = 0; continue }
+                    if column < cells.count { cells[column] = c } else { cells.append(c) }
+                    column += 1
+                }
+                var shown = String(cells)
+                while shown.last == " " { shown.removeLast() }
+                return shown
+            }.joined(separator: "\n")
+        }
     }
 
     private struct Request: Encodable {

@@ -16,12 +16,14 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(args: [], message: "missing command", page: nil),
+        Case(args: ["--vault", "v"], message: "missing command", page: nil),
         Case(args: ["frob"], message: "unknown command 'frob'", page: nil),
         Case(args: ["--frob"], message: "unknown option '--frob'", page: nil),
         Case(args: ["list", "--frob"], message: "unknown option '--frob'", page: "list"),
         Case(args: ["--json", "list"], message: "option '--json' must come after the command", page: "list"),
-        Case(args: ["list", "extra"], message: "unexpected argument 'extra'", page: "list"),
+        Case(args: ["info", "extra"], message: "unexpected argument 'extra'", page: "info"),
+        Case(args: ["--passphrase-file", "F", "kit", "recover"],
+             message: "option '--passphrase-file' must come after the command: 'vault kit ... --passphrase-file'", page: "kit"),
         Case(args: ["list", "--json=yes"], message: "option '--json' takes no value", page: "list"),
         Case(args: ["--vault"], message: "option '--vault' needs a value", page: nil),
         Case(args: ["--vault=", "list"], message: "option '--vault' needs a value", page: "list"),

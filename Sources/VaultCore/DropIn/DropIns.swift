@@ -24,12 +24,14 @@ extension Vault {
     @discardableResult
     public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
                        expectedLength: UInt64? = nil, progress: ((UInt64) -> Void)? = nil,
+                       announce: ((String) -> Void)? = nil,
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
         let itemHeader = try ItemHeader.random(flags: flags)
         let fileKey = try FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)
-        let content = try TempFile(beside: paths.dropInContent(blob))
+        // `announce` lets the caller erase the content's temp file on Ctrl-C.
+        let content = try TempFile(beside: paths.dropInContent(blob), announce: announce)
         let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
         let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
         let (size, files) = try produce(writer)

@@ -38,37 +38,107 @@ public enum KitArmor {
 
     /// The armored lines of a kit payload (`RecoveryKit.length` bytes: 186 characters).
     static let lineCount = ((RecoveryKit.length * 8 + 4) / 5 + lineLength - 1) / lineLength
+    public static var lines: Int { lineCount }
 
-    /// Finds the armored block in `text` and decodes it. Spacing is free: a
-    /// line is its characters with every space, tab and '-' removed, the
-    /// first two being its number and the last two its checksum. A line
-    /// whose number or checksum does not fit is `kitDamaged(line:)`; anything
-    /// else amiss is `kitDamaged(line: nil)`. Work is bounded by the text's
-    /// size, whatever it holds.
+    /// Finds the kit's lines in `text` and decodes them. The BEGIN and END
+    /// lines are optional: with them, every line between is a kit line;
+    /// without (lines typed by hand), the lines that start with a two-digit
+    /// number are. Spacing is free: a line is its characters with every
+    /// space, tab and '-' removed, the first two being its number and the
+    /// last two its checksum; the spaces typed between groups only help to
+    /// say which group is wrong. Lines may come in any order. A problem with
+    /// one line is `kitLine(line:problem:)`, the first in line order; a kit
+    /// that is not there at all, or whose lines are right but whose payload
+    /// is not a kit, is `kitDamaged`. Work is bounded by the
+    /// text's size, whatever it holds.
     public static func decode(_ text: String) throws -> [UInt8] {
-        let all = text.split(whereSeparator: \.isNewline).map { line in
-            Array(line.utf8.filter { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "-")].contains($0) })
-        }
+        let separators: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "-")]
+        let typed = text.split(whereSeparator: \.isNewline).map { Array($0.utf8) }
+        let all = typed.map { $0.filter { !separators.contains($0) } }
         let beginLine = squeezed(begin), endLine = squeezed(end)
-        guard let b = all.firstIndex(of: beginLine), let e = all[b...].firstIndex(of: endLine) else {
-            throw VaultError.kitDamaged(line: nil)
-        }
-        let lines = all[(b + 1)..<e].filter { !$0.isEmpty }
-        var chars: [UInt8] = []
-        for (i, raw) in lines.enumerated() {
-            let n = i + 1
-            guard n <= lineCount, raw.count >= 5, raw[0] == digit(n / 10), raw[1] == digit(n % 10) else {
-                throw VaultError.kitDamaged(line: min(n, lineCount + 1))
+        let b = all.firstIndex(of: beginLine)
+        let from = b.map { $0 + 1 } ?? 0
+        let to = all[from...].firstIndex(of: endLine) ?? all.count
+        let marked = b != nil
+        var bodies = [[UInt8]?](repeating: nil, count: lineCount + 1)
+        var problems: [(line: Int, problem: KitLineProblem)] = []
+        for index in from..<to where !all[index].isEmpty {
+            let raw = all[index]
+            guard raw.count >= 2, isDigit(raw[0]), isDigit(raw[1]) else {
+                if marked { throw VaultError.kitDamaged }
+                continue   // words around hand-typed lines
             }
-            let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
-            guard body.count <= lineLength, body.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
-                throw VaultError.kitDamaged(line: n)
+            let n = Int(raw[0] - UInt8(ascii: "0")) * 10 + Int(raw[1] - UInt8(ascii: "0"))
+            guard n >= 1, n <= lineCount else { problems.append((n, .noSuchLine)); continue }
+            if bodies[n] != nil { problems.append((n, .repeated)); continue }
+            let groups = typed[index].split { separators.contains($0) }.map(Array.init)
+            switch check(line: n, raw: raw, groups: groups) {
+            case .success(let body): bodies[n] = body
+            case .failure(let problem): bodies[n] = []; problems.append((n, problem))
             }
-            chars += body
         }
-        guard lines.count == lineCount, let payload = Base32.decode(chars) else { throw VaultError.kitDamaged(line: nil) }
+        if bodies.dropFirst().allSatisfy({ $0 == nil }) { throw VaultError.kitDamaged }
+        for n in 1...lineCount where bodies[n] == nil { problems.append((n, .missing)) }
+        if let first = problems.min(by: { $0.line < $1.line }) {
+            throw VaultError.kitLine(line: first.line, problem: first.problem)
+        }
+        guard let payload = Base32.decode(bodies.dropFirst().flatMap { $0 ?? [] }) else {
+            throw VaultError.kitDamaged
+        }
         return payload
     }
+
+    /// The characters a line `n` of a whole kit carries.
+    static func expectedLength(line n: Int) -> Int {
+        let total = (RecoveryKit.length * 8 + 4) / 5
+        return n < lineCount ? lineLength : total - lineLength * (lineCount - 1)
+    }
+
+    /// One numbered line: its body, or what is wrong with it. `groups` are
+    /// the words as typed (number, groups of four, checksum), used only to
+    /// point at the group to look at.
+    private static func check(line n: Int, raw: [UInt8], groups: [[UInt8]]) -> Result<[UInt8], KitLineProblem> {
+        // Group g (1-based) of the typed words, if they were typed as the kit shows them.
+        let typedGroups = groups.count >= 3 ? Array(groups[1..<(groups.count - 1)]) : []
+        let want = expectedLength(line: n)
+        guard raw.count >= 4 else { return .failure(.wrongLength(have: 0, want: want, group: nil)) }
+        let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
+        if let bad = body.firstIndex(where: { !alphabet.contains($0) }) {
+            return .failure(.badCharacter(group: bad / 4 + 1))
+        }
+        if body.count != want {
+            // The typed group whose length is off, if the spacing says so.
+            let expectedGroups = (0..<((want + 3) / 4)).map { min(4, want - $0 * 4) }
+            var group: Int?
+            if typedGroups.count == expectedGroups.count {
+                group = expectedGroups.indices.first { typedGroups[$0].count != expectedGroups[$0] }.map { $0 + 1 }
+            }
+            return .failure(.wrongLength(have: body.count, want: want, group: group))
+        }
+        guard sum.count == 2, sum.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
+            return .failure(.checksum(group: suspectGroup(line: n, body: body, sum: sum)))
+        }
+        return .success(body)
+    }
+
+    /// The one group in which changing a single character makes the
+    /// checksum match, if exactly one group has such a change (a 10-bit
+    /// checksum also matches some wrong changes, so two groups: no answer).
+    private static func suspectGroup(line n: Int, body: [UInt8], sum: [UInt8]) -> Int? {
+        var groups = Set<Int>()
+        var trial = body
+        for i in body.indices {
+            for c in alphabet where c != body[i] {
+                trial[i] = c
+                if checksum(line: UInt8(n), trial) == sum { groups.insert(i / 4 + 1); break }
+            }
+            trial[i] = body[i]
+            if groups.count > 1 { return nil }
+        }
+        return groups.first
+    }
+
+    private static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
 
     private static func digit(_ d: Int) -> UInt8 { UInt8(ascii: "0") + UInt8(d) }
 

@@ -48,10 +48,10 @@ public struct RecoveryKit: Sendable {
     /// Exact shape, bounded Argon2 parameters (checked before Argon2 runs).
     public init(parsing b: [UInt8]) throws {
         guard b.count == Self.length, Array(b[0..<8]) == Self.magic, b[8] == Self.version, b[9] == 1,
-              b[10] == 0, b[11] == 0 else { throw VaultError.kitDamaged(line: nil) }
+              b[10] == 0, b[11] == 0 else { throw VaultError.kitDamaged }
         func u32(_ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
         guard let kdf = try? Argon2Parameters(memoryKiB: u32(28), passes: u32(32), lanes: u32(36)),
-              (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.kitDamaged(line: nil) }
+              (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.kitDamaged }
         self.init(vaultID: Array(b[12..<28]), kdf: kdf, salt: Array(b[40..<56]), nonce: Array(b[56..<68]),
                   sealedKey: Array(b[68..<116]))
     }

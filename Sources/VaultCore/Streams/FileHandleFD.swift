@@ -98,8 +98,19 @@ public final class FileHandleFD: ByteSink, ByteSource {
 
     /// Sequential read until the buffer is full or end of input.
     public func readSequential(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        try Syscall.readFully(fd, buffer, path: path)
+        let n = try Syscall.readFully(fd, buffer, path: path)
+        if let readProgress {
+            bytesRead &+= UInt64(n)
+            readProgress(bytesRead)
+        }
+        return n
     }
+
+    /// Called with the total read so far after each sequential read: the
+    /// progress of an add is the source consumed, not the padded (and
+    /// perhaps compressed) bytes written, which could pass the total.
+    package var readProgress: ((UInt64) -> Void)?
+    private var bytesRead: UInt64 = 0
 
     public func sync() throws { try Syscall.fsync(fd, path: path) }
 

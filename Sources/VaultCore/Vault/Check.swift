@@ -78,28 +78,8 @@ extension UnlockedVault {
         return report
     }
 
-    /// Files an interrupted operation left that no operation will finish
-    /// and that are no item's copy: temporary files, and a drop-in's content
-    /// whose envelope never landed. Files still flock'ed by a running writer
-    /// (a drop-in in progress) are not leftovers. Relative paths.
-    func leftovers() throws -> [FilePath] {
-        var out: [FilePath] = []
-        func unlocked(_ dir: String, _ name: String) -> Bool { !isLockedByWriter(dir + "/" + name) }
-        for name in try VaultDirectory.names(in: paths.items) where name.hasPrefix(VaultDirectory.tempPrefix) {
-            if unlocked(paths.items, name) { out.append(FilePath("items/" + name)) }
-        }
-        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        for name in inbox.sorted() {
-            let orphanContent = name.hasSuffix(".item") && !inbox.contains(String(name.dropLast(5)) + ".env")
-            if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
-                out.append(FilePath("inbox/" + name))
-            }
-        }
-        for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
-            if unlocked(paths.root, name) { out.append(FilePath(name)) }
-        }
-        return out
-    }
+    /// Files an interrupted operation left (`Vault.leftovers`).
+    func leftovers() throws -> [FilePath] { try vault.leftovers() }
 
     /// Blobs in items/ that no manifest entry names, names in items/ or
     /// inbox/ that vault never writes (by their bytes: they need not be

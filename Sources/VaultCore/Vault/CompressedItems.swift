@@ -21,7 +21,10 @@ extension Vault {
     /// Drops in a file or stdin, compressed as `compression` says.
     @discardableResult
     public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64,
-                       compression: Compression, progress: ((UInt64) -> Void)? = nil) throws -> ManifestEntry {
+                       compression: Compression, progress: ((UInt64) -> Void)? = nil,
+                       announce: ((String) -> Void)? = nil) throws -> ManifestEntry {
+        source.readProgress = progress
+        defer { source.readProgress = nil }
         // The sample is read once and then written first, so nothing is read twice
         // (and stdin, which cannot be re-read, works the same way).
         var sample: [UInt8] = []
@@ -41,7 +44,7 @@ extension Vault {
         // about as long or shorter; the size is only a hint).
         return try dropIn(name: name, kind: .file, flags: level == nil ? [] : [.compressed], mode: mode,
                           modified: modified, expectedLength: source.isRegularFile ? source.size : nil,
-                          progress: progress) { writer in
+                          progress: nil, announce: announce) { writer in
             guard let level else {
                 try writer.write(sample)
                 return (UInt64(sample.count) + (try writer.consume(source)), 1)

@@ -11,7 +11,8 @@ extension Vault {
     /// FIFOs and sockets are left out and listed in the returned `skipped`.
     @discardableResult
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
-                       compression: Compression = .none) throws -> (entry: ManifestEntry, skipped: [String]) {
+                       compression: Compression = .none,
+                       announce: ((String) -> Void)? = nil) throws -> (entry: ManifestEntry, skipped: [String]) {
         var level: Int?
         switch compression {
         case .none: break
@@ -24,7 +25,8 @@ extension Vault {
         }
         var skipped: [String] = []
         let flags: ItemFlags = level == nil ? [.archive] : [.archive, .compressed]
-        let entry = try dropIn(name: name, kind: .folder, flags: flags, mode: mode, modified: modified) { writer in
+        let entry = try dropIn(name: name, kind: .folder, flags: flags, mode: mode, modified: modified,
+                               announce: announce) { writer in
             let xz = try level.map { try XZCompressor(level: $0, threads: compressionThreads, downstream: writer) }
             let summary = try archiveError { try FolderArchive.write(directory: path, to: xz ?? writer) }
             try xz?.finish()

@@ -16,13 +16,31 @@ public final class Scratch: Sendable {
 
     static let prefix = "open-"
 
-    /// Where scratch directories go for a vault at `vaultRoot`.
-    public static func base(vaultRoot: String, environment: [String: String]) -> String {
+    /// Where scratch directories go for a vault at `vaultRoot`, best first:
+    /// `$XDG_RUNTIME_DIR/vault` (a per-user tmpfs), else
+    /// `/dev/shm/vault-UID` (memory too; refused by `init` if someone else
+    /// made it first), else the vault's `scratch/`, on disk. `open` takes
+    /// the first that `init` accepts, except that a runtime directory that
+    /// exists must be safe: there is no falling back from a planted one.
+    public static func candidates(vaultRoot: String, environment: [String: String]) -> [String] {
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty,
            let st = try? Syscall.status(of: runtime), st.kind == .directory {
-            return runtime + "/vault"
+            return [runtime + "/vault"]
         }
-        return vaultRoot + "/scratch"
+        var out: [String] = []
+        if let st = try? Syscall.status(of: sharedMemory), st.kind == .directory { out.append(sharedMemoryBase) }
+        return out + [onDisk(vaultRoot)]
+    }
+
+    static let sharedMemory = "/dev/shm"
+    static var sharedMemoryBase: String { sharedMemory + "/vault-\(Syscall.userID)" }
+
+    /// The base inside the vault, on the vault's disk.
+    public static func onDisk(_ vaultRoot: String) -> String { vaultRoot + "/scratch" }
+
+    /// The first candidate, for cleanup and tests.
+    public static func base(vaultRoot: String, environment: [String: String]) -> String {
+        candidates(vaultRoot: vaultRoot, environment: environment)[0]
     }
 
     /// A new private directory under `base`, which is made (0700) if
@@ -64,14 +82,16 @@ public final class Scratch: Sendable {
 
     /// Every place scratch directories may be for this vault.
     public static func bases(vaultRoot: String, environment: [String: String]) -> [String] {
-        Array(Set([base(vaultRoot: vaultRoot, environment: environment), vaultRoot + "/scratch"]))
+        Array(Set(candidates(vaultRoot: vaultRoot, environment: environment) + [sharedMemoryBase, onDisk(vaultRoot)]))
     }
 
     /// Removes scratch directories under `base` whose owner process is gone.
     /// Returns how many were erased, and what could not be.
     @discardableResult
     public static func removeAbandoned(base: String) -> (erased: Int, failed: [FilePath]) {
-        guard let names = try? Syscall.listDirectory(base) else { return (0, []) }
+        // Only our own base: /dev/shm/vault-UID could have been made by someone else.
+        guard let st = (try? Syscall.status(of: base)) ?? nil, st.owner == Syscall.userID,
+              let names = try? Syscall.listDirectory(base) else { return (0, []) }
         var erased = 0
         var failed: [FilePath] = []
         for name in names where name.starts(with: prefix.utf8) {

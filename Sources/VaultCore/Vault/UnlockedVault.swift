@@ -109,11 +109,20 @@ public final class UnlockedVault {
     /// Decrypts an item to a new file at `path`, never over an existing one
     /// and never left half-written (`NewPlaintextFile`). `partial` learns the
     /// temporary name where one is used, so an interrupt handler can erase it.
+    /// `keepAttributes`: the item's permissions and time (get, restore);
+    /// without, the file stays 0600 (open's private copy).
     public func export(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
-                       partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil) throws {
+                       partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil,
+                       keepAttributes: Bool = false) throws {
         let output = try NewPlaintextFile(at: path, partials: partials)
         if let p = output.partialPath { partial?(p) }
         try read(entry, to: progress.map { ProgressSink(output.file, report: $0) } ?? output.file)
+        if keepAttributes {
+            // The source's permission bits and time, as a folder's files get
+            // them (FolderArchive) and `tar -p` does; never set-id or sticky.
+            try Syscall.chmod(output.file.fd, entry.mode & 0o777)
+            try Syscall.setTime(output.file.fd, modified: entry.modified)
+        }
         try output.commit()
     }
 

@@ -93,4 +93,38 @@ public final class Vault: Sendable {
     public func waitingDropIns() throws -> Int {
         try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") }.count
     }
+
+    /// Files an interrupted operation left that no operation will finish
+    /// and that are no item's copy: temporary files, and a drop-in's content
+    /// whose envelope never landed. Files still flock'ed by a running writer
+    /// (a drop-in in progress) are not leftovers. Relative paths.
+    public func leftovers() throws -> [FilePath] {
+        var out: [FilePath] = []
+        func unlocked(_ dir: String, _ name: String) -> Bool { !isLockedByWriter(dir + "/" + name) }
+        for name in try VaultDirectory.names(in: paths.items) where name.hasPrefix(VaultDirectory.tempPrefix) {
+            if unlocked(paths.items, name) { out.append(FilePath("items/" + name)) }
+        }
+        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
+        for name in inbox.sorted() {
+            let orphanContent = name.hasSuffix(".item") && !inbox.contains(String(name.dropLast(5)) + ".env")
+            if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
+                out.append(FilePath("inbox/" + name))
+            }
+        }
+        for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
+            if unlocked(paths.root, name) { out.append(FilePath(name)) }
+        }
+        return out
+    }
+
+    /// How many leftovers there are and their size, for `info`: the next
+    /// unlock (or `check --repair`) removes them.
+    public func leftoverSize() throws -> (count: Int, bytes: UInt64) {
+        var bytes: UInt64 = 0
+        let found = try leftovers()
+        for path in found {
+            bytes &+= ((try? Syscall.status(of: paths.root + "/" + path.description)) ?? nil)?.size ?? 0
+        }
+        return (found.count, bytes)
+    }
 }

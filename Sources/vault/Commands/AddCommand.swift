@@ -78,17 +78,24 @@ struct AddCommand: Command {
                     throw VaultError.invalidArgument("the path is not valid UTF-8, so vault cannot name it; "
                                                      + "rename it, or use 'vault add - --name NAME < FILE'")
                 }
-                let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path))
+                let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path),
+                                                   sharing: path == "-" ? [0] : [])
                 defer { progress?.finish() }
+                // Ctrl-C erases this add's own temp file at once rather than
+                // leaving it (gigabytes, for a big file) until the next unlock.
+                var token: Interrupts.Token?
+                defer { token.map(Interrupts.unregister) }
+                let announce: (String) -> Void = { temp in token = Interrupts.register { try? Syscall.unlink(temp) } }
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
                                                              compression: compression ?? vault.defaultCompression,
-                                                             progress: progress?.update)
+                                                             progress: progress?.update, announce: announce)
+                progress?.finish()   // before the notes below, or its wipe would erase them
                 added += 1
                 for inner in skippedInside {
                     skipped = true
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
                 }
-                let what = entry.kind == .folder ? "\(entry.fileCount) files, " : ""
+                let what = entry.kind == .folder ? Format.count(entry.fileCount, "file") + ", " : ""
                 context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size)))")
             } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
                 skipped = true
@@ -106,11 +113,11 @@ struct AddCommand: Command {
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).
     private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: Compression,
-                               progress: ((UInt64) -> Void)?) throws -> (ManifestEntry, [String]) {
+                               progress: ((UInt64) -> Void)?, announce: @escaping (String) -> Void) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)
             return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now,
-                                     compression: compression, progress: progress), [])
+                                     compression: compression, progress: progress, announce: announce), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
             throw SystemError(operation: "open", path: path, errno: .noSuchFile)
@@ -121,11 +128,11 @@ struct AddCommand: Command {
         let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
         if status.directory {
             return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
-                                    compression: compression)
+                                    compression: compression, announce: announce)
         }
         guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
         return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
-                                 compression: compression, progress: progress), [])
+                                 compression: compression, progress: progress, announce: announce), [])
     }
 }
 

@@ -66,11 +66,13 @@ struct CheckCommand: Command {
             for f in report.movedToQuarantine { context.terminal.note("moved \(f) into quarantine/") }
             for f in report.removed { context.terminal.note("removed \(f)") }
             if !report.quarantined.isEmpty {
-                context.terminal.note("\(report.quarantined.count) file(s) in quarantine/",
+                context.terminal.note("\(Format.count(report.quarantined.count, "file")) in quarantine/",
                                       hint: purge ? nil : "'vault check --repair --purge' deletes them")
             }
-            let what = readData ? "\(report.itemsChecked) items, \(Format.size(report.bytesChecked)) read" : "\(report.itemsChecked) items"
-            context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))" : "\(report.problems.count) damaged item(s) (\(what))")
+            let items = Format.count(report.itemsChecked, "item")
+            let what = readData ? "\(items), \(Format.size(report.bytesChecked)) read" : items
+            context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
+                                  : "\(Format.count(report.problems.count, "damaged item")) (\(what))")
         }
         if !report.problems.isEmpty { throw ReportedError(.corrupted) }
         return .ok

@@ -11,9 +11,11 @@ struct GetCommand: Command {
 
         Decrypts the item NAME to FILE, or to standard output. Needs the
         password. FILE must not exist yet: vault never overwrites a file.
+        An item that is not text is not written to a terminal unless asked.
 
         Options:
-          -o, --output FILE   write to FILE; '-' is standard output (the default)
+          -o, --output FILE   write to FILE; '-' is standard output (the default;
+                              give '-o -' to send a binary item to a terminal)
 
         Examples:
           vault get passport.pdf -o ~/Desktop/passport.pdf
@@ -23,25 +25,35 @@ struct GetCommand: Command {
     let itemName: String
     /// nil: standard output.
     let outputFile: String?
+    /// `-o -`: standard output even when it is a terminal and the item is binary.
+    let forceStandardOutput: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemName = try arguments.exactly("NAME")[0]
         let output = try arguments.value(Self.outputOption)
         outputFile = output == "-" ? nil : output
+        forceStandardOutput = output == "-"
         try arguments.requireExact(path: outputFile)
     }
 
     func run(_ context: Context) throws -> ExitCode {
+        if let outputFile { try PlaintextFiles.checkTarget(outputFile) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
         let entry = try vault.entry(named: itemName)
-        let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size)
+        let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size,
+                                          sharing: outputFile == nil ? [1] : [])
         defer { progress?.finish() }
         if let file = outputFile {
             try PlaintextFiles.export(entry, from: vault, to: file, context: context, progress: progress)
         } else {
-            let out = StandardOutputSink(context.terminal)
+            let stdout = StandardOutputSink(context.terminal)
+            // A binary item would garble the user's terminal (and can drive
+            // it): refused there unless asked for with -o -, as age does.
+            let out: ByteSink = context.terminal.stdoutIsTerminal && !forceStandardOutput
+                ? TextOnlySink(stdout, name: entry.name) : stdout
             try vault.read(entry, to: progress.map { ProgressSink(out, report: $0.update) } ?? out)
+            try (out as? TextOnlySink)?.flush()
         }
         return .ok
         }

@@ -33,20 +33,23 @@ struct InfoCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         let waiting = try vault.waitingDropIns()
+        let leftovers = try vault.leftoverSize()
         if json {
-            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting)))
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers)))
         } else {
             let h = vault.header
             for line in ["path: \(vault.paths.root)",
                          "format version: \(VaultHeader.version)",
                          "vault id: \(Hex.encode(h.vaultID))",
-                         "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(h.kdf.passes) passes, \(h.kdf.lanes) lanes",
+                         "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(Format.count(h.kdf.passes, "pass", "passes")), "
+                            + Format.count(h.kdf.lanes, "lane"),
                          "items waiting to be absorbed: \(waiting)",
+                         "leftovers of interrupted commands: \(leftovers.count)"
+                            + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),
                          "public key fingerprint: \(h.fingerprint)"] {
                 try context.terminal.printLine(Terminal.printable(line))
             }
         }
         return .ok
-        }
-
+    }
 }

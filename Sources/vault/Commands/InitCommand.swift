@@ -66,7 +66,7 @@ struct InitCommand: Command {
                                      options: compressByDefault ? [.compressByDefault] : []).vault
         let time = seconds.map { String(format: " (%.2f s per unlock here)", $0) } ?? ""
         context.terminal.note("created a vault at '\(paths.root)'")
-        context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(kdf.passes) passes, \(kdf.lanes) lane\(kdf.lanes == 1 ? "" : "s")\(time)")
+        context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), \(Format.count(kdf.lanes, "lane"))\(time)")
         context.terminal.note("public key fingerprint: \(vault.header.fingerprint)")
         if KDFCalibration.isWeak(kdf) {
             context.terminal.warning("these Argon2id settings are weak: for tests and demos only")

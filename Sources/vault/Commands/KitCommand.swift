@@ -1,4 +1,5 @@
 import Foundation
+import System
 import VaultCore
 import VaultCrypto
 
@@ -28,6 +29,9 @@ struct KitCommand: Command {
         --passphrase-file, or made up with --generate (130 random bits, printed
         once on standard output: write it down).
 
+        KITFILE '-' reads the kit from standard input; on a terminal, type its
+        numbered lines (the BEGIN and END lines are optional), then an empty
+        line. A mistyped line is named with the group to check.
         recover asks for the kit passphrase and a new vault password (twice,
         or --new-password-file), and makes the vault open with that password.
         KITFILE '-' reads a kit typed back in by hand; a mistyped line is
@@ -136,11 +140,31 @@ struct KitCommand: Command {
         return .ok
     }
 
+    /// The kit's lines typed at the terminal, up to an empty line after
+    /// the first, the END line, or end of input; at most 64 KiB.
+    static func readTypedKit(_ terminal: Terminal) throws -> [UInt8] {
+        Terminal.writeStderr(["type the kit's numbered lines (01 to \(KitArmor.lines)), then an empty line:"])
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while text.count < 64 << 10 {
+            let n = try buffer.withUnsafeMutableBytes { try Syscall.readSome(0, $0) }
+            if n == 0 { break }
+            text += buffer[..<n]
+            let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let typed = lines.contains { !$0.allSatisfy(\.isWhitespace) }
+            let ended = lines.dropLast().last.map { $0.allSatisfy(\.isWhitespace) } ?? false
+            if typed && (ended || lines.contains { $0.filter { $0 != " " }.hasPrefix("-----END") }) { break }
+        }
+        return text
+    }
+
     private func recover(_ context: Context, kit path: String,
                            passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         let text: [UInt8]
-        if path == "-" {
+        if path == "-" && Syscall.isTerminal(0) {
+            text = try Self.readTypedKit(context.terminal)
+        } else if path == "-" {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {
             text = try FileHandleFD(readingFrom: path, followSymlinks: true).readAll(limit: 64 << 10)

@@ -12,11 +12,11 @@ struct MoveCommand: Command {
     static let intoOption = ValueOption<String>.text("--into", as: "DIR")
     static let listenOption = ValueOption<String>.text("--listen", as: "ADDR:PORT")
     static let codeFileOption = ValueOption<String>.text("--code-file", as: "FILE")
-    static let noVerifyFlag = FlagOption("--no-verify"), keepFlag = FlagOption("--keep")
-    static let options = [intoOption.spec, listenOption.spec, codeFileOption.spec, noVerifyFlag.spec, keepFlag.spec]
+    static let noVerifyFlag = FlagOption("--no-verify"), keepFlag = FlagOption("--keep"), yesFlag = FlagOption("--yes", "-y")
+    static let options = [intoOption.spec, listenOption.spec, codeFileOption.spec, noVerifyFlag.spec, keepFlag.spec, yesFlag.spec]
     static let help = """
         Usage: vault move receive [--into DIR] [--listen ADDR:PORT] [--code-file FILE] [--no-verify]
-               vault move send [--code-file FILE] [--keep]
+               vault move send [--code-file FILE] [--keep] [--yes]
 
         Moves the whole vault (every item, waiting drop-ins included) to
         another machine on the local network, encrypted end to end, then
@@ -26,8 +26,11 @@ struct MoveCommand: Command {
         a QR code). The code holds the addresses to reach it, a one-time key
         and token: treat it as a secret. On the old machine, 'send' asks for
         the code (or reads --code-file), the vault password, checks every
-        byte of the vault, and sends it. Both ends show the same 6-digit
-        security code: compare them.
+        byte of the vault, and connects. Both ends show the same 6-digit
+        security code; on a terminal the sender asks whether the receiver
+        shows it too, and sends only on "y" (--yes skips the question; with
+        no terminal it is not asked). A mistyped code names the group of
+        four to check. On the receiver, a mistyped password is asked again.
 
         The receiver writes into a staging directory, checks every file's
         hash, opens the vault with its password and checks it (skip with
@@ -44,6 +47,7 @@ struct MoveCommand: Command {
                                send: read the code from FILE
           --no-verify          receive: do not unlock and check the received vault
           --keep               send: keep the vault here after the move
+          -y, --yes            send: do not ask to compare the security code
 
         Examples:
           vault move receive
@@ -60,6 +64,8 @@ struct MoveCommand: Command {
     let codeFile: String?
     let verify: Bool
     let keep: Bool
+    /// send: do not ask to compare the security code.
+    let yes: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.exactly("receive|send")
@@ -67,9 +73,10 @@ struct MoveCommand: Command {
         codeFile = try arguments.value(Self.codeFileOption)
         verify = !arguments.isSet(Self.noVerifyFlag)
         keep = arguments.isSet(Self.keepFlag)
+        yes = arguments.isSet(Self.yesFlag)
         switch words[0] {
         case "receive":
-            guard !keep else { throw arguments.usageError("--keep is for move send") }
+            guard !keep, !yes else { throw arguments.usageError("--keep and --yes are for move send") }
             action = .receive
             listen = try arguments.value(Self.listenOption).map { text throws(CLIError) in
                 guard let parsed = Self.parseListen(text) else {
@@ -209,8 +216,19 @@ extension MoveCommand {
                                terminal: Terminal, rollbackGuard: RollbackGuard) throws {
         do {
             let vault = try Vault(at: receiver.staging)
-            let secret = try password.read(prompt: "password of the received vault: ")
-            let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false, rollbackGuard: rollbackGuard)
+            // A typo on a terminal is asked again (up to 3 prompts), as for
+            // every unlock: the move waits, it is not aborted.
+            var unlocked: UnlockedVault?
+            for attempt in 1...(password.isTerminal ? 3 : 1) {
+                let secret = try password.read(prompt: "password of the received vault: ")
+                do {
+                    unlocked = try vault.unlock(password: Password(secret: secret), forWriting: false, rollbackGuard: rollbackGuard)
+                    break
+                } catch VaultError.wrongPassword where attempt < (password.isTerminal ? 3 : 1) {
+                    terminal.note("wrong password; try again")
+                }
+            }
+            guard let unlocked else { throw VaultError.wrongPassword }
             let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                            failure: CLIError(message: "the received vault failed its check; it was not kept",
                                                              code: .corrupted))
@@ -246,6 +264,13 @@ extension MoveCommand {
         let move = try MoveChannel.connect(connection, code: code)
         terminal.note("connected to \(connection.peer)")
         terminal.note("security code: \(move.sas) (the receiver shows the same)")
+        // The code already authenticates the receiver; comparing the
+        // security code catches a code that was read off the wrong screen.
+        // No terminal (a script): as --yes.
+        if !yes, terminal.confirm("Does the other machine show \(move.sas)?") == false {
+            throw CLIError(message: "the security codes do not match; nothing was sent and the vault stays here",
+                           hints: ["start 'vault move receive' again on the other machine and use its new code"])
+        }
         let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
         defer { progress?.finish() }
         let summary = try sender.send(over: move, keep: keep, progress: progress?.update)
@@ -256,7 +281,7 @@ extension MoveCommand {
         } else {
             terminal.note("erased the vault at '\(context.vaultDirectory)'")
             if !summary.leftBehind.isEmpty {
-                terminal.warning("\(summary.leftBehind.count) file(s) arrived during the move and stayed in '\(context.vaultDirectory)'",
+                terminal.warning("\(Format.count(summary.leftBehind.count, "file")) arrived during the move and stayed in '\(context.vaultDirectory)'",
                                  hints: ["copy the inbox files into the new vault's inbox directory"])
             }
         }
@@ -287,6 +312,11 @@ extension MoveCommand {
             throw CLIError(message: "no move code: no terminal to ask on", hints: ["give --code-file FILE"], code: .usage)
         }
         do { return try MoveCode(text: text) } catch {
+            if let group = MoveCode.likelyTypo(in: text) {
+                throw CLIError(message: "that is not a valid move code: group \(group) looks mistyped",
+                               hints: ["compare group \(group) (counting from the left, groups of four) with the receiving machine's screen"],
+                               code: .corrupted)
+            }
             throw CLIError(message: "that is not a valid move code (a typo?)",
                            hints: ["copy it again from the receiving machine"], code: .corrupted)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Dispatch
 import System
 import VaultCore
 
@@ -12,23 +13,31 @@ struct OpenCommand: Command {
         Usage: vault open NAME [--with CMD]
 
         Decrypts a private copy of NAME into a scratch directory only you can
-        read (under $XDG_RUNTIME_DIR when it exists, else inside the vault),
-        runs CMD on it and waits. If the copy changed, it is encrypted back
-        under a new key and replaces the item; then every copy is erased
+        read, runs CMD on it and waits. If the copy changed, it is encrypted
+        back under a new key and replaces the item; then every copy is erased
         (overwritten, then deleted), also when CMD fails or saving fails.
+        The copy stays in memory where it can: under $XDG_RUNTIME_DIR when
+        that exists, else under /dev/shm; else it goes inside the vault, on
+        disk, and vault says so before CMD starts.
 
         CMD runs through /bin/sh with the copy's path appended as its last
         argument, as editors are run. Without --with: $VISUAL, then $EDITOR,
-        then xdg-open. CMD exiting with a non-zero status means "discard":
-        nothing is saved. While CMD runs this process holds the vault's writer
-        lock; other writers wait (exit 11), 'vault add' and reads still work.
-        If vault is killed, the next vault command erases the copy.
+        then vi (for a folder: $SHELL, started inside it). A changed copy is
+        never thrown away without asking: if CMD exits with a non-zero status
+        after changing it, vault asks on the terminal whether to save it,
+        edit again, or discard it (with no terminal, it is discarded). An
+        editor that returns at once (a GUI editor without its --wait option)
+        is waited for: vault asks you to press Enter when you have finished.
+        While CMD runs this process holds the vault's writer lock; other
+        writers wait (exit 11), 'vault add' and reads still work. If vault is
+        killed, the next vault command erases the copy.
 
         Options:
           --with CMD   the command to run on the copy
 
         Examples:
           vault open notes.txt
+          VISUAL='code --wait' vault open notes.txt
           vault open budget.ods --with libreoffice
           vault open todo.txt --with 'sed -i s/TODO/DONE/'
         """
@@ -41,31 +50,59 @@ struct OpenCommand: Command {
         with = try arguments.value(Self.withOption)
     }
 
+    /// An editor that returns sooner than this without a change has likely
+    /// handed the file to a window of its own and not waited for it.
+    static let quickReturn: UInt64 = 1_000_000_000
+
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: true)
         let entry = try vault.entry(named: itemName)
         let folder = entry.kind == .folder
-        // A folder opens in a shell started inside it; a file in the editor.
+        // A folder opens in a shell started inside it; a file in the editor,
+        // chosen as git does.
         let editor = with
             ?? (folder ? context.environment.nonEmpty("SHELL") ?? "/bin/sh"
-                       : context.environment.nonEmpty("VISUAL") ?? context.environment.nonEmpty("EDITOR") ?? "xdg-open")
-        let scratch = try Scratch(base: Scratch.base(vaultRoot: vault.vault.paths.root, environment: context.environment))
+                       : context.environment.nonEmpty("VISUAL") ?? context.environment.nonEmpty("EDITOR") ?? "vi")
+        let scratch = try Self.scratch(vault.vault.paths.root, context)
         let token = Interrupts.register { scratch.erase() }
         defer { scratch.erase(); Interrupts.unregister(token) }
         let copy = scratch.path + "/" + entry.name
         if folder { try vault.restoreFolder(entry, to: copy) } else { try vault.export(entry, to: copy) }
         let before = try TreeFingerprint.of(copy)
 
-        let pid = with == nil && folder
-            ? try Syscall.spawnShell(editor, arguments: [], directory: copy)
-            : try Syscall.spawnShell(editor, arguments: [copy], directory: nil)
-        let status = try Syscall.wait(pid)
-        guard status == .exited(0) else {
-            throw CLIError(message: "'\(editor)' \(status.description); changes (if any) were not saved",
-                           hints: ["the stored item is unchanged and the private copy was erased"])
+        var changed = false
+        while true {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let pid = with == nil && folder
+                ? try Syscall.spawnShell(editor, arguments: [], directory: copy)
+                : try Syscall.spawnShell(editor, arguments: [copy], directory: nil)
+            let status = try Syscall.wait(pid)
+            let quick = DispatchTime.now().uptimeNanoseconds - started < Self.quickReturn
+            changed = try TreeFingerprint.of(copy) != before
+            if status != .exited(0) {
+                guard changed else {
+                    throw CLIError(message: "'\(editor)' \(status.description); nothing was changed or saved",
+                                   hints: ["the stored item is unchanged and the private copy was erased"])
+                }
+                switch try Self.askAfterFailure(editor, status, context) {
+                case .save: break
+                case .editAgain: continue
+                case .discard:
+                    throw CLIError(message: "'\(editor)' \(status.description); the changes were discarded",
+                                   hints: ["the stored item is unchanged and the private copy was erased"])
+                }
+            } else if !changed && quick && !folder && with == nil {
+                // xdg-open, `code` without --wait: the window may still be open.
+                context.terminal.note("'\(editor)' returned at once; it may still have the copy open",
+                                      hint: "an editor that opens its own window needs its wait option, e.g. VISUAL='code --wait'")
+                if try context.terminal.askLine("press Enter when you have saved and closed it: ", limit: 256) != nil {
+                    changed = try TreeFingerprint.of(copy) != before
+                }
+            }
+            break
         }
-        guard try TreeFingerprint.of(copy) != before else {
+        guard changed else {
             context.terminal.note("'\(entry.name)' unchanged")
             return .ok
         }
@@ -84,6 +121,42 @@ struct OpenCommand: Command {
         }
         context.terminal.note("saved the changes to '\(entry.name)'")
         return .ok
-        }
+    }
 
+    /// The first scratch base that is safe (`Scratch.candidates`), with a
+    /// warning before any plaintext is written when it is on disk.
+    static func scratch(_ vaultRoot: String, _ context: Context) throws -> Scratch {
+        let candidates = Scratch.candidates(vaultRoot: vaultRoot, environment: context.environment)
+        for (i, base) in candidates.enumerated() {
+            let last = i == candidates.count - 1
+            if base == Scratch.onDisk(vaultRoot) {
+                context.terminal.warning("the private copy goes to disk, in '\(base)': there is no $XDG_RUNTIME_DIR or usable /dev/shm",
+                                         hints: ["it is overwritten and deleted afterwards, but a disk may keep old blocks"])
+            }
+            do { return try Scratch(base: base) } catch VaultError.unsafeScratch where !last {
+                continue
+            }
+        }
+        throw VaultError.unsafeScratch(vaultRoot)   // not reached: the last candidate throws its own error
+    }
+
+    enum Choice { case save, editAgain, discard }
+
+    /// The editor failed after changing the copy: the user decides. No
+    /// terminal to ask: discard, as documented (a script's failing command
+    /// must not save half its work).
+    static func askAfterFailure(_ editor: String, _ status: Termination, _ context: Context) throws -> Choice {
+        context.terminal.warning("'\(editor)' \(status.description), but the copy was changed")
+        while true {
+            guard let answer = try context.terminal.askLine("save the changes, edit again, or discard them? [s/e/d] ", limit: 16) else {
+                return .discard
+            }
+            switch answer.lowercased() {
+            case "s", "save": return .save
+            case "e", "edit": return .editAgain
+            case "d", "discard": return .discard
+            default: continue
+            }
+        }
+    }
 }

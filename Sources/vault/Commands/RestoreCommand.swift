@@ -1,3 +1,4 @@
+import System
 import VaultCore
 
 /// `vault restore`: items written out under a directory.
@@ -10,14 +11,18 @@ struct RestoreCommand: Command {
         Usage: vault restore NAME... [--to DIR]
 
         Writes each item NAME to a file of that name under DIR (the current
-        directory by default). Needs the password. Existing files are never
-        overwritten.
+        directory by default; created if missing). NAME may be a shell-style
+        pattern ('*.pdf', quoted so the shell leaves it alone). Needs the
+        password. Existing files are never overwritten: such an item is
+        skipped, the others are restored, and the exit code is 3. A restored
+        file gets the item's permissions and modification time back.
 
         Options:
           --to DIR   where to write the items (default: the current directory)
 
         Examples:
           vault restore passport.pdf tax-2024.pdf
+          vault restore '*.pdf' --to ~/restored
           vault restore photos.tar --to /mnt/backup
         """
 
@@ -31,10 +36,19 @@ struct RestoreCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
+        // Before the password: a target that cannot be written is known now.
+        let status = (try? Syscall.status(of: directory, followLinks: true)) ?? nil
+        if let status, !status.isDirectory { throw CLIError(message: "'\(directory)' is not a directory") }
+        if status == nil { try PlaintextFiles.checkDirectory(PlaintextFiles.parent(of: directory), for: directory) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let entries = try itemNames.map { try vault.entry(named: $0) }
+        let entries = try vault.entries(selectedBy: itemNames)
+        if status == nil {
+            try Syscall.mkdir(directory, mode: 0o700)
+            context.terminal.note("created '\(directory)'")
+        }
         var firstFailure: Error?
+        var skipped: [String] = []
         for entry in entries {
             let target = directory + "/" + entry.name
             do {
@@ -56,11 +70,15 @@ struct RestoreCommand: Command {
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
                 firstFailure = firstFailure ?? error
+                skipped.append(entry.name)
                 context.terminal.report(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory))
             }
         }
-        if let firstFailure { throw ReportedError(ErrorReport.cliError(for: firstFailure, vaultDirectory: nil).code) }
-        return .ok
-        }
-
+        guard let firstFailure else { return .ok }
+        let restored = entries.count - skipped.count
+        if restored == 0 { throw ReportedError(ErrorReport.cliError(for: firstFailure, vaultDirectory: nil).code) }
+        context.terminal.warning("restored \(Format.count(restored, "item")); skipped \(Format.count(skipped.count, "item")): "
+                                 + skipped.map { "'\($0)'" }.joined(separator: ", "))
+        return .partial
+    }
 }
