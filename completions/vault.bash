@@ -7,11 +7,14 @@
 _vault_opts_for() {
     # Prints the options of command $1 (kit or move action $2, if any).
     case $1 in
-        init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress" ;;
+        init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress --shared" ;;
+        share)   echo "--off" ;;
         add)     echo "--name --compress --compress= --no-compress" ;;
-        list | info) echo "--json" ;;
+        list)    echo "--sort --json" ;;
+        info)    echo "--json" ;;
         get)     echo "-o --output" ;;
         restore) echo "--to" ;;
+        remove)  echo "-y --yes" ;;
         passwd)  echo "--new-password-file" ;;
         check)   echo "--read-data --repair --purge --json" ;;
         open)    echo "--with" ;;
@@ -25,8 +28,8 @@ _vault_opts_for() {
         move)
             case $2 in
                 receive) echo "--into --listen --code-file --no-verify" ;;
-                send)    echo "--code-file --keep" ;;
-                *)       echo "--into --listen --code-file --no-verify --keep" ;;
+                send)    echo "--code-file --keep -y --yes" ;;
+                *)       echo "--into --listen --code-file --no-verify --keep -y --yes" ;;
             esac ;;
     esac
 }
@@ -38,6 +41,7 @@ _vault_value_kind() {
         --vault | --to | --into) echo dirs ;;
         --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen) echo none ;;
+        --sort) echo sort ;;
     esac
 }
 
@@ -62,6 +66,7 @@ _vault_complete_value() {
                 local IFS=$'\n'
                 COMPREPLY=($(compgen -f -- "$2"))
             fi ;;
+        sort) COMPREPLY=($(compgen -W "name size added" -- "$2")) ;;
         *) COMPREPLY=() ;;
     esac
 }
@@ -127,7 +132,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command --quiet --accept-rollback -h --help --version"
+        local opts="--vault --password-file --password-command -q --quiet --accept-rollback --allow-weak-password -h --help -V --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
@@ -137,11 +142,12 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move share help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add) _vault_complete_value files "$cur" ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move share" -- "$cur")) ;;
         kit)
             if [[ -z $action ]]; then
                 COMPREPLY=($(compgen -W "export recover" -- "$cur"))

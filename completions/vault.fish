@@ -26,7 +26,7 @@ function __vault_parse
         if test $endopts -eq 0; and string match -qr -- '^-.' $t
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
-                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file
+                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort
                 set skip 1
             end
             continue
@@ -85,10 +85,11 @@ complete -c vault -f
 complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
 complete -c vault -l password-file -r -F -d 'Read the password from FILE'
 complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
-complete -c vault -l quiet -d 'Print only warnings and errors'
+complete -c vault -s q -l quiet -d 'Print only warnings and errors'
 complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
+complete -c vault -l allow-weak-password -d 'Accept a new password under 8 characters'
 complete -c vault -s h -l help -d 'Show this help, or a command\'s'
-complete -c vault -l version -d 'Print the version'
+complete -c vault -s V -l version -d 'Print the version'
 
 # Commands.
 complete -c vault -n __vault_needs_command -a init -d 'Create a vault'
@@ -105,12 +106,19 @@ complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private
 complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
 complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
 complete -c vault -n __vault_needs_command -a move -d 'Move the vault to another machine over the network'
+complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
+complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move share'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
 complete -c vault -n '__vault_using init' -l kdf-passes -x -d 'Argon2id passes'
 complete -c vault -n '__vault_using init' -l kdf-lanes -x -d 'Argon2id lanes'
 complete -c vault -n '__vault_using init' -l compress -d 'Compress new items by default when it pays'
+complete -c vault -n '__vault_using init' -l shared -d 'Let other users add items, and nothing else'
+
+# share
+complete -c vault -n '__vault_using share' -l off -d 'Stop sharing'
 
 # add PATH...
 complete -c vault -n '__vault_using add' -F
@@ -120,6 +128,7 @@ complete -c vault -n '__vault_using add' -l no-compress -d 'Store raw'
 
 # list, info, check
 complete -c vault -n '__vault_using list info check' -l json -d 'One JSON document on standard output'
+complete -c vault -n '__vault_using list' -l sort -x -a 'name size added' -d 'Sort by name, size (largest first) or added'
 complete -c vault -n '__vault_using check' -l read-data -d 'Also decrypt and authenticate every chunk'
 complete -c vault -n '__vault_using check' -l repair -d 'Remove leftovers, quarantine orphans'
 complete -c vault -n '__vault_using check' -l purge -d 'With --repair: delete what is quarantined'
@@ -129,6 +138,9 @@ complete -c vault -n '__vault_using get' -s o -l output -r -F -d 'Write to FILE'
 
 # restore NAME... --to DIR
 complete -c vault -n '__vault_using restore' -l to -x -a '(__vault_dirs)' -d 'Where to write the items'
+
+# remove NAME... [--yes]
+complete -c vault -n '__vault_using remove' -s y -l yes -d 'Do not ask before removing a pattern\'s items'
 
 # passwd
 complete -c vault -n '__vault_using passwd' -l new-password-file -r -F -d 'Read the new password from FILE'
@@ -158,3 +170,4 @@ complete -c vault -n '__vault_move receive; or __vault_move ""' -l listen -x -d 
 complete -c vault -n '__vault_move receive; or __vault_move ""' -l no-verify -d 'Do not unlock and check the received vault'
 complete -c vault -n '__vault_using move' -l code-file -r -F -d 'The move code: written to FILE (receive), read from it (send)'
 complete -c vault -n '__vault_move send; or __vault_move ""' -l keep -d 'Keep the vault here after the move'
+complete -c vault -n '__vault_move send; or __vault_move ""' -s y -l yes -d 'Do not ask to compare the security code'

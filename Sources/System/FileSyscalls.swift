@@ -188,6 +188,13 @@ public enum Syscall {
 
     /// syncfs(2) of the file system holding `path`: every dirty file on it
     /// reaches the disk (write-back errors are reported since Linux 5.8).
+    /// syncfs(2) through an open file: for a directory this user may write
+    /// but not read (another user's shared inbox), whose fsync needs an
+    /// open the mode refuses.
+    public static func syncFileSystem(of fd: Int32) throws {
+        _ = try retrying("syncfs") { csystem_syncfs(fd) }
+    }
+
     public static func syncFileSystem(_ path: some FilePathRepresentable) throws {
         let fd = try open(path, .directory)
         defer { close(fd) }

@@ -37,17 +37,19 @@ enum JSONOutput {
         let vaultID: String
         let kdf: KDF
         let waitingDropIns: Int
+        let shared: Bool
         let leftoverFiles: Int
         let leftoverBytes: UInt64
         let publicKeyFingerprint: String
         enum CodingKeys: String, CodingKey {
             case path, formatVersion = "format_version", vaultID = "vault_id", kdf
             case waitingDropIns = "waiting_drop_ins", publicKeyFingerprint = "public_key_fingerprint"
-            case leftoverFiles = "leftover_files", leftoverBytes = "leftover_bytes"
+            case leftoverFiles = "leftover_files", leftoverBytes = "leftover_bytes", shared
         }
 
         init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64)) {
             (leftoverFiles, leftoverBytes) = leftovers
+            shared = vault.isShared
             let h = vault.header
             (path, formatVersion, vaultID) = (vault.paths.root, Int(VaultHeader.version), Hex.encode(h.vaultID))
             kdf = KDF(memoryKiB: h.kdf.memoryKiB, passes: h.kdf.passes, lanes: h.kdf.lanes)

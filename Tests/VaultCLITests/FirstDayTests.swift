@@ -254,6 +254,59 @@ import Glibc
         #expect(try v.info()["leftover_files"] as? Int == 1)
     }
 
+    // MARK: 2: vault open never loses an edit
+
+    @Test func withoutAnEditorVariableOpenRunsVi() throws {
+        try v.write("a.txt", Array("one\n".utf8))
+        #expect(try v.add(["add", "a.txt"]).status == 0)
+        // A `vi` first on PATH that edits the file it is given.
+        let bin = v.path + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
+        try v.write("bin/vi", Array("#!/bin/sh\necho 'edited by vi' >> \"$1\"\n".utf8), mode: 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let r = try v.run(["open", "a.txt"], ["PATH": path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try v.get("a.txt").stdoutText == "one\nedited by vi\n")
+    }
+
+    @Test func aFailingEditorThatChangedTheCopyAsksFirst() throws {
+        try v.write("a.txt", Array("keep\n".utf8))
+        #expect(try v.add(["add", "a.txt"]).status == 0)
+        let editor = #"f(){ echo "more $(wc -l < "$1")" >> "$1"; exit 1; }; f"#
+        let base = ["--vault", v.dir, "--password-file", v.passwordFile, "open", "a.txt"]
+        // Edit again (the editor runs a second time on the same copy), then save.
+        let saved = try PTYDriver.run(base, steps: [.expect("[s/e/d] "), .send("e\n"), .expect("[s/e/d] "), .send("s\n"),
+                                                    .expect("saved the changes")],
+                                      environment: v.environment(["VISUAL": editor]))
+        #expect(saved.failed_step == nil, "\(saved.screen)")
+        #expect(saved.exit == 0)
+        #expect(saved.screen.contains("vault: warning: '\(editor)' exited with status 1, but the copy was changed"))
+        #expect(try v.get("a.txt").stdoutText == "keep\nmore 1\nmore 2\n")
+        // Discard: nothing saved, said so, exit 1.
+        let discarded = try PTYDriver.run(base, steps: [.expect("[s/e/d] "), .send("d\n")],
+                                          environment: v.environment(["VISUAL": editor]))
+        #expect(discarded.exit == 1)
+        #expect(discarded.screen.contains("the changes were discarded"), "\(discarded.screen)")
+        #expect(try v.get("a.txt").stdoutText == "keep\nmore 1\nmore 2\n")
+    }
+
+    @Test func anEditorThatReturnsAtOnceIsWaitedFor() throws {
+        try v.write("a.txt", Array("draft\n".utf8))
+        #expect(try v.add(["add", "a.txt"]).status == 0)
+        // Like `code` without --wait: hands the file on and returns; the
+        // edit lands a second later.
+        let editor = #"f(){ (sleep 1; echo "saved later" >> "$1") & }; f"#
+        let r = try PTYDriver.run(["--vault", v.dir, "--password-file", v.passwordFile, "open", "a.txt"],
+                                  steps: [.expect("press Enter when you have saved and closed it: "), .sleep(2),
+                                          .send("\n"), .expect("saved the changes")],
+                                  environment: v.environment(["VISUAL": editor]), timeout: 30)
+        #expect(r.failed_step == nil, "\(r.screen)")
+        #expect(r.exit == 0)
+        #expect(r.screen.contains("returned at once"))
+        #expect(r.screen.contains("hint: an editor that opens its own window needs its wait option, e.g. VISUAL='code --wait'"))
+        #expect(try v.get("a.txt").stdoutText == "draft\nsaved later\n")
+    }
+
     // MARK: 9: a kit typed by hand
 
     func exportKit() throws -> (lines: [String], passphrase: String) {

@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move", "share"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -96,6 +96,7 @@ import Testing
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
+          share     let other users add items (and nothing else), or stop
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).

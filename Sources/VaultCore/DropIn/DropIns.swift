@@ -31,7 +31,8 @@ extension Vault {
         let fileKey = try FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)
         // `announce` lets the caller erase the content's temp file on Ctrl-C.
-        let content = try TempFile(beside: paths.dropInContent(blob), announce: announce)
+        let fileMode = dropInFileMode
+        let content = try TempFile(beside: paths.dropInContent(blob), announce: announce, mode: fileMode)
         let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
         let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
         let (size, files) = try produce(writer)
@@ -47,7 +48,7 @@ extension Vault {
         let dropLock = try DropLock(paths, exclusive: false)
         let current = try Vault(at: paths.root).header
         let envelope = try DropInEnvelope.seal(entry, to: current.publicKey, vaultID: current.vaultID)
-        try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob))
+        try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob), mode: fileMode)
         withExtendedLifetime(dropLock) {}
         return entry
     }

@@ -22,6 +22,8 @@ public enum ItemCipher {
     public static let maxChunks: UInt64 = 1 << 32
     /// Largest content this format can hold (with room for padding).
     public static let maxContentLength: UInt64 = (maxChunks - 1) * UInt64(chunkSize)
+    /// Largest item file this format can have (header and every chunk sealed).
+    public static let maxSealedLength: UInt64 = UInt64(ItemHeader.length) + maxChunks * UInt64(sealedChunkSize)
 
     /// |S| for a given content length.
     public static func streamLength(contentLength: UInt64) -> UInt64 {

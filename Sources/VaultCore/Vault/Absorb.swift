@@ -71,14 +71,46 @@ extension UnlockedVault {
     /// interrupted after the rename) is checked where it is.
     func adoptContent(of entry: ManifestEntry) throws -> Bool {
         let inInbox = paths.dropInContent(entry.blobName), stored = paths.item(entry.blobName)
-        let waiting = try Syscall.status(of: inInbox) != nil
+        let waiting = try Syscall.status(of: inInbox)
+        if let waiting, waiting.owner != Syscall.userID {
+            return try adoptCopy(of: entry, from: inInbox, to: stored)
+        }
         do {
-            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: waiting ? inInbox : stored), threads: 1)
+            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: waiting != nil ? inInbox : stored), threads: 1)
             try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
         } catch {
             return false
         }
-        if waiting { try Syscall.rename(inInbox, stored) }
+        if waiting != nil { try Syscall.rename(inInbox, stored) }
+        return true
+    }
+
+    /// Another user's drop-in (a shared inbox): its content is copied into
+    /// a file of our own, the copy is checked, and only then does it land
+    /// in items/ and the original go. Renaming it would keep the dropper as
+    /// the owner of a stored item, able to change it through a hard link
+    /// after it was checked.
+    private func adoptCopy(of entry: ManifestEntry, from inInbox: String, to stored: String) throws -> Bool {
+        let copy = try TempFile(beside: stored)
+        let source = try FileHandleFD(readingFrom: inInbox)
+        let buffer = try PageBuffer(count: 1 << 20)
+        var copied: UInt64 = 0
+        while true {
+            let n = try source.readSequential(into: buffer.raw)
+            if n == 0 { break }
+            try copy.file.write(UnsafeRawBufferPointer(rebasing: buffer.raw[..<n]))
+            copied += UInt64(n)
+            // A sealed item is never longer than its padded stream allows.
+            guard copied <= ItemCipher.maxSealedLength else { return false }
+        }
+        do {
+            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: copy.path), threads: 1)
+            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
+        } catch {
+            return false
+        }
+        try copy.commit(to: stored, noReplace: true)
+        try Syscall.unlink(inInbox)
         return true
     }
 

@@ -103,7 +103,7 @@ struct RekeySwitch {
     /// drop-ins' inbox files, then removes this file. Idempotent: a writer
     /// that finds the file runs it again.
     func apply(_ paths: VaultPaths) throws {
-        try VaultDirectory.atomicWrite(header.bytes, to: paths.header)
+        try VaultDirectory.atomicWrite(header.bytes, to: paths.header, mode: Vault.headerMode(paths))
         try VaultDirectory.atomicWrite(manifest, to: paths.manifest)
         for id in absorbed {
             let blob = Hex.encode(id)

@@ -17,7 +17,8 @@ final class TempFile {
     /// had been reported added).
     /// `announce` learns the temp path before the file exists (so an
     /// interrupt handler registered there can never miss it).
-    init(beside target: String, announce: ((String) -> Void)? = nil) throws {
+    /// `mode`: the file's permissions, if not 0600 (a shared inbox's 0644).
+    init(beside target: String, announce: ((String) -> Void)? = nil, mode: UInt16? = nil) throws {
         let dir = VaultDirectory.directory(of: target)
         path = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
         announce?(path)
@@ -29,6 +30,7 @@ final class TempFile {
             file = try FileHandleFD(creating: path)
             _ = try Syscall.flock(file.fd)
         }
+        if let mode { try Syscall.chmod(file.fd, mode) }
         file.startsWriteback = true
     }
 
@@ -40,7 +42,13 @@ final class TempFile {
         if durable { try file.sync() }
         if noReplace { try Syscall.renameNoReplace(path, target) } else { try Syscall.rename(path, target) }
         committed = true
-        if durable { try Syscall.fsyncDirectory(VaultDirectory.directory(of: target)) }
+        guard durable else { return }
+        do { try Syscall.fsyncDirectory(VaultDirectory.directory(of: target)) } catch let error as SystemError
+            where error.errno == .permissionDenied {
+            // A shared inbox (1733) cannot be opened by a dropper who is not
+            // its owner; syncfs makes the rename durable all the same.
+            try Syscall.syncFileSystem(of: file.fd)
+        }
     }
 
     deinit { if !committed { try? Syscall.unlink(path) } }

@@ -160,7 +160,7 @@ public final class UnlockedVault {
     /// Writes `header` beside the old one, reads it back, proves `password`
     /// unlocks it to this vault's master key, then renames it into place.
     func replaceHeader(with header: VaultHeader, verifyWith password: Password) throws {
-        let temp = try TempFile(beside: paths.header)
+        let temp = try TempFile(beside: paths.header, mode: Vault.headerMode(paths))
         try header.bytes.withUnsafeBytes { try temp.file.write($0) }
         try temp.file.sync()
         let readBack = try VaultHeader(parsing: VaultDirectory.readFile(temp.path, limit: VaultHeader.length + 1))

@@ -33,8 +33,8 @@ package enum VaultDirectory {
     }
 
     /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync dir.
-    static func atomicWrite(_ bytes: [UInt8], to path: String) throws {
-        let temp = try TempFile(beside: path)
+    static func atomicWrite(_ bytes: [UInt8], to path: String, mode: UInt16? = nil) throws {
+        let temp = try TempFile(beside: path, mode: mode)
         try bytes.withUnsafeBytes { try temp.file.write($0) }
         try temp.commit(to: path)
     }

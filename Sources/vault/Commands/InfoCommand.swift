@@ -43,6 +43,7 @@ struct InfoCommand: Command {
                          "vault id: \(Hex.encode(h.vaultID))",
                          "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(Format.count(h.kdf.passes, "pass", "passes")), "
                             + Format.count(h.kdf.lanes, "lane"),
+                         "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
                          "items waiting to be absorbed: \(waiting)",
                          "leftovers of interrupted commands: \(leftovers.count)"
                             + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),

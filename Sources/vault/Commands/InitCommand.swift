@@ -8,9 +8,10 @@ struct InitCommand: Command {
     static let name = "init"
     static let abstract = "create a vault (asks for the new password twice)"
     static let compressFlag = FlagOption("--compress")
-    static let options = KDFOptions.specs(lanes: true) + [compressFlag.spec]
+    static let sharedFlag = FlagOption("--shared")
+    static let options = KDFOptions.specs(lanes: true) + [compressFlag.spec, sharedFlag.spec]
     static let help = """
-        Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N] [--compress]
+        Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N] [--compress] [--shared]
 
         Creates a vault in the vault directory (see --vault in 'vault --help').
         The password is asked twice on the terminal, or read once from
@@ -22,6 +23,8 @@ struct InitCommand: Command {
         \(KDFOptions.help(lanes: true))
           --compress         compress new items by default when it pays
                              ('add --no-compress' overrides it per add)
+          --shared           let other users of this machine add items, and
+                             nothing else (see 'vault share')
 
         Values below \(KDFLimits.minimumMemoryMiB) MiB or \(KDFLimits.minimumPasses) passes are refused unless VAULT_ALLOW_WEAK_KDF=1
         is set in the environment. That is for tests and demos only: it makes
@@ -36,11 +39,13 @@ struct InitCommand: Command {
     /// Argon2id overrides; what is not given is calibrated.
     let kdf: KDFOptions
     let compressByDefault: Bool
+    let shared: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
         kdf = try KDFOptions(parsing: arguments, lanes: true)
         compressByDefault = arguments.isSet(Self.compressFlag)
+        shared = arguments.isSet(Self.sharedFlag)
     }
 
     func validate(environment: [String: String]) throws(CLIError) {
@@ -68,10 +73,13 @@ struct InitCommand: Command {
         context.terminal.note("created a vault at '\(paths.root)'")
         context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), \(Format.count(kdf.lanes, "lane"))\(time)")
         context.terminal.note("public key fingerprint: \(vault.header.fingerprint)")
+        if shared {
+            try vault.setShared(true)
+            context.terminal.note("shared: other users of this machine can add items, and nothing else")
+        }
         if KDFCalibration.isWeak(kdf) {
             context.terminal.warning("these Argon2id settings are weak: for tests and demos only")
         }
         return .ok
-        }
-
+    }
 }

@@ -1,0 +1,57 @@
+import System
+
+/// A shared vault: other users of this machine can drop items in (`vault
+/// add`) and do nothing else. What each path lets them do:
+///
+///   DIR            0711   enter, not list
+///   DIR/vault.header  0644   read the public key (it is public)
+///   DIR/drop.lock  0644   hold it shared while sealing (DropLock)
+///   DIR/inbox      1733   create files, not list, read, rename or delete
+///                         them (sticky: only a file's owner, or the
+///                         vault's owner, may remove it)
+///   everything else unchanged: items/ 0700, manifest and attempts 0600.
+///
+/// A dropper's files in the inbox are 0644 so the owner can read them; they
+/// hold only ciphertext sealed to the vault. Absorb copies such a file into
+/// a file of the owner's own rather than renaming it (`adoptContent`): the
+/// dropper owns the inode, and could keep a hard link to it.
+extension Vault {
+    /// (path, mode when shared, mode when private), in the order sharing sets them.
+    func sharedModes() -> [(path: String, shared: UInt16, private: UInt16)] {
+        [(paths.root, 0o711, 0o700), (paths.header, 0o644, 0o600), (paths.dropLock, 0o644, 0o600), (paths.inbox, 0o1733, 0o700)]
+    }
+
+    /// Whether other users may drop items in.
+    public var isShared: Bool {
+        ((try? Syscall.status(of: paths.inbox)) ?? nil).map { $0.permissions & 0o002 != 0 } ?? false
+    }
+
+    /// Sets the modes above, or back to private. drop.lock is made first if
+    /// missing (another user cannot create it). The inbox is opened last on
+    /// sharing and closed first on unsharing, so no one ever finds it open
+    /// with the rest shut.
+    public func setShared(_ on: Bool) throws {
+        if try Syscall.status(of: paths.dropLock) == nil {
+            let fd = try Syscall.open(paths.dropLock, [.readWrite, .create, .noFollow])
+            Syscall.close(fd)
+        }
+        let order = on ? sharedModes() : sharedModes().reversed()
+        for entry in order {
+            let path = entry.path
+            guard let st = try Syscall.status(of: path), st.kind != .symlink else { throw VaultError.unsafeVaultPath(path) }
+            let fd = try Syscall.open(path, [.readOnly, .noFollow])
+            defer { Syscall.close(fd) }
+            try Syscall.chmod(fd, on ? entry.shared : entry.private)
+        }
+        try Syscall.fsyncDirectory(paths.root)
+    }
+
+    /// A replaced header keeps a shared vault's 0644 (rekey, passwd).
+    static func headerMode(_ paths: VaultPaths) -> UInt16? {
+        ((try? Syscall.status(of: paths.header)) ?? nil).flatMap { $0.permissions & 0o004 != 0 ? 0o644 : nil }
+    }
+
+    /// The mode a drop-in's files get: readable by the owner when the
+    /// dropper may be someone else.
+    var dropInFileMode: UInt16? { isShared ? 0o644 : nil }
+}

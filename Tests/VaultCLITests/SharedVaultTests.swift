@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vault init --shared` / `vault share`: another Unix user, made for the
+/// test with useradd, can add items and do nothing else.
+@Suite(.serialized) struct SharedVaultTests {
+    let v: VaultFixture
+    let user: String
+    let ready: Bool
+
+    init() throws {
+        v = try VaultFixture(create: false)
+        user = "vt\(UInt32.random(in: 0...UInt32.max))"
+        let made = try CLIHarness.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                                      environment: v.environment(), executable: "/usr/bin/env")
+        // Others must reach the sandbox and run the binary.
+        let setup = try Self.shell("chmod 0755 . && cp \"$VAULT\" ./vault-bin && chmod 0755 vault-bin && mkdir home-other "
+                                   + "&& chown \(user) home-other && printf 'dropped by another user\\n' > note.txt && chmod 0644 note.txt", v)
+        ready = getuid() == 0 && made.status == 0 && setup.status == 0
+        if !ready { print("skipped the shared-vault tests: need root and useradd (\(made.stderr)\(setup.stderr))") }
+    }
+
+    static func shell(_ script: String, _ v: VaultFixture) throws -> CLIHarness.Result {
+        try CLIHarness.run(["sh", "-c", script], environment: v.environment(["VAULT": CLIHarness.binary]), cwd: v.path,
+                           executable: "/usr/bin/env")
+    }
+
+    /// `vault ARGS` as the other user (no password: they have none).
+    func asOther(_ args: [String]) throws -> CLIHarness.Result {
+        try CLIHarness.run(["runuser", "-u", user, "--", "env", "HOME=\(v.path)/home-other", v.path + "/vault-bin",
+                            "--vault", v.dir] + args, environment: v.environment(), cwd: v.path, executable: "/usr/bin/env")
+    }
+
+    func asOtherShell(_ script: String) throws -> CLIHarness.Result {
+        try CLIHarness.run(["runuser", "-u", user, "--", "sh", "-c", script], environment: v.environment(), cwd: v.path,
+                           executable: "/usr/bin/env")
+    }
+
+    func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test func anotherUserCanAddAndNothingElse() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        // Not shared yet: the other user is refused, nothing is left.
+        #expect(try v.run(VaultFixture.cheapInit).status == 0)
+        let refused = try asOther(["add", "note.txt"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("permission denied"), "\(refused.stderr)")
+
+        #expect(try v.run(["share"]).status == 0)
+        #expect(try mode(v.dir) == 0o711)
+        #expect(try mode(v.dir + "/inbox") == 0o1733)
+        #expect(try mode(v.dir + "/vault.header") == 0o644)
+        #expect(try mode(v.dir + "/drop.lock") == 0o644)
+        #expect(try mode(v.dir + "/items") == 0o700)
+        #expect(try mode(v.dir + "/manifest") == 0o600)
+        #expect(try v.info()["shared"] as? Bool == true)
+
+        let added = try asOther(["add", "note.txt"])
+        #expect(added.status == 0, "\(added.stderr)")
+        // Nothing else: not list the vault or the inbox, not read the
+        // manifest or items, not delete the owner's files.
+        for script in ["ls \(v.dir)", "ls \(v.dir)/inbox", "cat \(v.dir)/manifest", "ls \(v.dir)/items",
+                       "rm -f \(v.dir)/manifest", "rm -f \(v.dir)/lock", "mv \(v.dir)/drop.lock \(v.dir)/inbox/x"] {
+            #expect(try asOtherShell(script).status != 0, "\(script) worked for another user")
+        }
+        #expect(try asOther(["--password-file", "/dev/null", "list"]).status != 0)
+
+        // The owner takes it in: a stored item of the owner's own (copied,
+        // not renamed), the inbox empty.
+        let listed = try v.listed()
+        #expect(listed.map(\.name) == ["note.txt"])
+        #expect(try v.get("note.txt").stdoutText == "dropped by another user\n")
+        let items = try FileManager.default.contentsOfDirectory(atPath: v.dir + "/items")
+        #expect(items.count == 1)
+        let stored = try FileManager.default.attributesOfItem(atPath: v.dir + "/items/" + items[0])
+        #expect((stored[.ownerAccountID] as? NSNumber)?.uint32Value == getuid())
+        #expect(try mode(v.dir + "/items/" + items[0]) == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
+
+        // A new password keeps the header readable for droppers.
+        let pw2 = try v.sandbox.file("pw2", "a second long password\n")
+        #expect(try v.run(["passwd", "--new-password-file", pw2]).status == 0)
+        #expect(try mode(v.dir + "/vault.header") == 0o644)
+        #expect(try asOther(["add", "--name", "second.txt", "note.txt"]).status == 0)
+        #expect(try v.run(["list"], password: pw2).stdoutText.contains("second.txt"))
+
+        // Off again: refused, and the modes are private.
+        #expect(try v.run(["share", "--off"]).status == 0)
+        #expect(try mode(v.dir) == 0o700)
+        #expect(try mode(v.dir + "/inbox") == 0o700)
+        #expect(try mode(v.dir + "/vault.header") == 0o600)
+        #expect(try asOther(["add", "--name", "third.txt", "note.txt"]).status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
+    }
+
+    @Test func initSharedMakesASharedVault() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        let r = try v.run(VaultFixture.cheapInit + ["--shared"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("shared: other users of this machine can add items, and nothing else"))
+        #expect(try asOther(["add", "note.txt"]).status == 0)
+        #expect(try v.listed().map(\.name) == ["note.txt"])
+    }
+}
