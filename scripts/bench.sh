@@ -71,3 +71,11 @@ scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
 echo
 scripts/bench-pq.sh
+echo
+# The scale run (100,000 items + 30,000 drop-ins as a non-root user with an
+# 8 MiB memlock limit) takes several minutes; BENCH_SCALE=0 skips it.
+if [ "${BENCH_SCALE:-1}" != 0 ]; then
+    scripts/bench-scale.sh
+else
+    echo "scale: skipped (BENCH_SCALE=0)"
+fi
