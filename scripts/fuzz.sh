@@ -26,7 +26,7 @@ def block(title):
     return bytes.fromhex("".join(m.group(1).split()))
 out = sys.argv[1]
 open(out + "/header/vector", "wb").write(block("`vault.header`:"))
-open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry):"))
+open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry"))
 open(out + "/envelope/vector", "wb").write(block("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
 PY
 # Device move: the code vector (bytes and text) and the frame vector, from the
@@ -140,8 +140,9 @@ open(out + "/kit/vector-edits", "wb").write(b"\1" + payload + bytes([0, 1, 0, 1,
 # manifest-entries: the vector's manifest plaintext (opened with its manifest key), then changes.
 block = lambda title: bytes.fromhex("".join(re.search(re.escape(title) + r"[^\n]*\n\n((?:       [0-9a-f]+\n)+)", doc).group(1).split()))
 key = bytes.fromhex(re.search(r"manifest key += ([0-9a-f]+)", doc).group(1))
-m = block("`manifest` (holding the one entry):")
-plain = AESGCM(key).decrypt(m[12:24], m[24:], bytes(range(0x20, 0x30)) + m[:24])
+m = block("`manifest` (holding the one entry")
+# Manifest v2: magic, version, 3 zero bytes, generation (8), nonce (12), sealed.
+plain = AESGCM(key).decrypt(m[20:32], m[32:], bytes(range(0x20, 0x30)) + m[:32])
 op = lambda o, i, name: bytes([o, i]) + struct.pack(">H", len(name)) + name
 open(out + "/manifest-entries/vector", "wb").write(bytes([0]) + struct.pack(">H", len(plain)) + plain
     + op(2, 0, b"hello.txt") + op(0, 1, b"hello (3).txt") + op(2, 0, b"hello.txt") + op(3, 0, b""))
