@@ -62,6 +62,7 @@ public enum KitArmor {
         let marked = b != nil
         var bodies = [[UInt8]?](repeating: nil, count: lineCount + 1)
         var problems: [(line: Int, problem: KitLineProblem)] = []
+        var failed: [Int: [UInt8]] = [:]   // the raw text of lines that failed, for suspectGroup
         for index in from..<to where !all[index].isEmpty {
             let raw = all[index]
             guard raw.count >= 2, isDigit(raw[0]), isDigit(raw[1]) else {
@@ -74,12 +75,17 @@ public enum KitArmor {
             let groups = typed[index].split { separators.contains($0) }.map(Array.init)
             switch check(line: n, raw: raw, groups: groups) {
             case .success(let body): bodies[n] = body
-            case .failure(let problem): bodies[n] = []; problems.append((n, problem))
+            case .failure(let problem): bodies[n] = []; problems.append((n, problem)); failed[n] = raw
             }
         }
         if bodies.dropFirst().allSatisfy({ $0 == nil }) { throw VaultError.kitDamaged }
         for n in 1...lineCount where bodies[n] == nil { problems.append((n, .missing)) }
         if let first = problems.min(by: { $0.line < $1.line }) {
+            // Only the reported line is searched for its typo (up to 620 checksums).
+            if case .checksum = first.problem, let raw = failed[first.line] {
+                let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
+                throw VaultError.kitLine(line: first.line, problem: .checksum(group: suspectGroup(line: first.line, body: body, sum: sum)))
+            }
             throw VaultError.kitLine(line: first.line, problem: first.problem)
         }
         guard let payload = Base32.decode(bodies.dropFirst().flatMap { $0 ?? [] }) else {
@@ -116,7 +122,7 @@ public enum KitArmor {
             return .failure(.wrongLength(have: body.count, want: want, group: group))
         }
         guard sum.count == 2, sum.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
-            return .failure(.checksum(group: suspectGroup(line: n, body: body, sum: sum)))
+            return .failure(.checksum(group: nil))   // decode looks for the group if this line is the one reported
         }
         return .success(body)
     }
