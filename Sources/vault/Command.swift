@@ -31,6 +31,7 @@ enum Commands {
         InitCommand.self, AddCommand.self, ListCommand.self, InfoCommand.self, GetCommand.self,
         RestoreCommand.self, RemoveCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
         OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self,
+        RemoteCommand.self, PushCommand.self, PullCommand.self, CloneCommand.self,
     ]
 
     static func named(_ name: String) -> (any Command.Type)? { all.first { $0.name == name } }

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+import VaultCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Off-site copies end to end: the built binary, real rclone, a real S3
+/// server (SeaweedFS on 127.0.0.1, RemoteHarness.swift) and rclone's local
+/// backend.
+@Suite("Remote copies", .serialized)
+struct RemoteTests {
+    /// A vault with a file, a 3 MB file and a folder, all taken in, and the
+    /// remote `s3` at a fresh target.
+    static func populated(_ s3: SeaweedS3) throws -> (VaultFixture, String) {
+        let v = try VaultFixture()
+        let a = try v.write("a.txt", Array("alpha\n".utf8))
+        let big = try v.write("big.bin", randomBytes(3_000_000))
+        try FileManager.default.createDirectory(atPath: v.path + "/folder/sub", withIntermediateDirectories: true)
+        try v.write("folder/sub/x", Array("x\n".utf8))
+        for path in [a, big, v.path + "/folder"] { #expect(try v.add(["add", path]).status == 0) }
+        #expect(try v.run(["list"]).status == 0)
+        let target = s3.newTarget()
+        let r = try v.run(["remote", "add", "s3", target])
+        #expect(r.status == 0, "\(r.stderr)")
+        return (v, target)
+    }
+
+    /// A second "machine": a fresh HOME (its own state directory), the same password.
+    static func machine(_ v: VaultFixture) throws -> VaultFixture {
+        try VaultFixture(password: v.password, create: false)
+    }
+
+    static func json(_ r: CLIHarness.Result) throws -> [String: Any] { try JSONObject.parse(r.stdout) }
+
+    @Test func pushThenCloneGivesTheSameItems() throws {
+        let s3 = try SeaweedS3.get()
+        let (v, target) = try Self.populated(s3)
+        let push = try v.remoteRun(s3, ["push", "--json"])
+        #expect(push.status == 0, "\(push.stderr)")
+        let objects = try s3.objects(target)
+        #expect(objects.keys.filter { $0.hasPrefix("items/") }.count == 3)
+        #expect(objects["manifest"] != nil && objects["vault.header"] != nil)
+        #expect(!objects.keys.contains { $0.hasPrefix(".push-") })
+
+        let other = try Self.machine(v)
+        let dir = other.path + "/cloned"
+        let clone = try CLIHarness.run(["--password-file", other.passwordFile, "clone", target, dir],
+                                       environment: other.environment(s3.rcloneEnvironment()), cwd: other.path, timeout: 120)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        let mine = try v.listed()
+        let r = try CLIHarness.run(["--vault", dir, "--password-file", other.passwordFile, "list", "--json"],
+                                   environment: other.environment(), cwd: other.path)
+        #expect(try ListedItem.parse(r.stdout) == mine)
+        let got = try CLIHarness.run(["--vault", dir, "--password-file", other.passwordFile, "get", "big.bin"],
+                                     environment: other.environment(), cwd: other.path)
+        #expect(got.stdout == Array(try Data(contentsOf: URL(fileURLWithPath: v.path + "/big.bin"))))
+        let remotes = try CLIHarness.run(["--vault", dir, "remote", "list"], environment: other.environment(), cwd: other.path)
+        #expect(remotes.stdoutText.hasPrefix("origin  \(target)  (generation "))
+    }
+
+    @Test func incrementalPushSendsOnlyTheNewItem() throws {
+        let s3 = try SeaweedS3.get()
+        let (v, target) = try Self.populated(s3)
+        #expect(try v.remoteRun(s3, ["push"]).status == 0)
+        let before = try s3.objects(target)
+        let again = try Self.json(v.remoteRun(s3, ["push", "--json"]))
+        #expect(again["files"] as? Int == 0, "a push with nothing new sends nothing: \(again)")
+
+        let item = try v.write("new.bin", randomBytes(1 << 20))
+        #expect(try v.add(["add", item]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let r = try v.remoteRun(s3, ["push", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try Self.json(r)
+        // The new item and the manifest; the header did not change.
+        #expect(summary["files"] as? Int == 2, "\(summary)")
+        let bytes = (summary["bytes"] as? NSNumber)?.uint64Value ?? 0
+        #expect(bytes > 1 << 20 && bytes < (1 << 20) + (1 << 17), "\(bytes)")
+        let after = try s3.objects(target)
+        #expect(after.count == before.count + 1)
+        #expect(Set(after.keys).subtracting(before.keys).allSatisfy { $0.hasPrefix("items/") })
+
+        // A removal: the blob goes from the remote after the manifest.
+        #expect(try v.run(["remove", "a.txt"]).status == 0)
+        let removal = try Self.json(v.remoteRun(s3, ["push", "--json"]))
+        #expect(removal["deleted"] as? Int == 1)
+        #expect(try s3.objects(target).count == before.count)
+    }
+
+    @Test func secondMachinePushIsRefusedUntilItPulls() throws {
+        let s3 = try SeaweedS3.get()
+        let (a, target) = try Self.populated(s3)
+        #expect(try a.remoteRun(s3, ["push"]).status == 0)
+        // Machines B and C clone it.
+        let b = try Self.machine(a), c = try Self.machine(a)
+        for m in [b, c] {
+            let r = try CLIHarness.run(["--password-file", m.passwordFile, "clone", target, m.dir],
+                                       environment: m.environment(s3.rcloneEnvironment()), cwd: m.path, timeout: 120)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        // B adds and pushes; A, which also changed, is refused.
+        let x = try b.write("from-b.txt", Array("b\n".utf8))
+        #expect(try b.add(["add", x]).status == 0)
+        #expect(try b.run(["list"]).status == 0)
+        #expect(try b.remoteRun(s3, ["push"]).status == 0)
+        let y = try a.write("from-a.txt", Array("a\n".utf8))
+        #expect(try a.add(["add", y]).status == 0)
+        #expect(try a.run(["list"]).status == 0)
+        let manifestBefore = try s3.rclone(["cat", target + "/manifest"]).stdout
+        let refused = try a.remoteRun(s3, ["push"])
+        #expect(refused.status == 11)
+        #expect(firstLine(refused.stderr).hasPrefix("vault: the remote changed: pull first"))
+        #expect(try s3.rclone(["cat", target + "/manifest"]).stdout == manifestBefore, "the newer manifest stays")
+        // A changed too: its pull is refused as well (both changed).
+        #expect(try a.remoteRun(s3, ["pull"]).status == 11)
+        // C changed nothing: its pull brings B's item, every byte checked.
+        let pulled = try c.remoteRun(s3, ["pull"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(try c.listed().map(\.name).contains("from-b.txt"))
+        #expect(try c.get("from-b.txt").stdout == Array("b\n".utf8))
+        #expect(try c.remoteRun(s3, ["pull"]).stderr.contains("has nothing new"))
+    }
+
+    @Test func writeOnlyDropInIsAbsorbedByPullAndClearedByPush() throws {
+        let s3 = try SeaweedS3.get()
+        let (v, target) = try Self.populated(s3)
+        #expect(try v.remoteRun(s3, ["push"]).status == 0)
+        let fingerprint = try v.info()["public_key_fingerprint"] as? String ?? ""
+
+        // A machine with no vault and no password.
+        let sender = try Sandbox()
+        let file = try sender.file("scan.pdf", "scan contents\n", mode: 0o644)
+        let env = sender.environment(s3.rcloneEnvironment())
+        let wrong = try CLIHarness.run(["add", "--to", target, "--fingerprint", String(repeating: "0", count: 32), file],
+                                       environment: env, cwd: sender.path, timeout: 60)
+        #expect(wrong.status == 14, "\(wrong.stderr)")
+        #expect(try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }.isEmpty)
+        let sent = try CLIHarness.run(["add", "--to", target, "--fingerprint", fingerprint, file],
+                                      environment: env, cwd: sender.path, timeout: 60)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: sender.path + "/.local/share/vault"), "no vault was made on the sender")
+
+        let pull = try v.remoteRun(s3, ["pull"])
+        #expect(pull.status == 0, "\(pull.stderr)")
+        #expect(try v.get("scan.pdf").stdout == Array("scan contents\n".utf8))
+        let origin = try v.listed().first { $0.name == "scan.pdf" }?.origin
+        #expect(origin == "dropped-in")
+        // Still on the remote until a manifest holding it is pushed.
+        #expect(try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }.count == 2)
+        let push = try Self.json(v.remoteRun(s3, ["push", "--json"]))
+        #expect(push["drop_ins"] as? Int == 1)
+        #expect(try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }.isEmpty)
+
+        // The pin: a later send to a remote whose header changed is refused.
+        let other = try VaultFixture()
+        #expect(try other.run(["remote", "add", "s3", target]).status == 0)
+        let r = try other.remoteRun(s3, ["push"])
+        #expect(r.status == 1 && r.stderr.contains("holds another vault"), "\(r.stderr)")
+        let otherTarget = s3.newTarget()
+        #expect(try other.run(["remote", "add", "s3b", otherTarget]).status == 0)
+        #expect(try other.remoteRun(s3, ["push", "s3b"]).status == 0)
+        try s3.rclone(["copyto", other.dir + "/vault.header", target + "/vault.header"])
+        let pinned = try CLIHarness.run(["add", "--to", target, file], environment: env, cwd: sender.path, timeout: 60)
+        #expect(pinned.status == 14 && pinned.stderr.contains("its header was replaced"), "\(pinned.stderr)")
+    }
+
+    @Test func flippedByteIsCaughtByCheckAndClone() throws {
+        let s3 = try SeaweedS3.get()
+        let (v, target) = try Self.populated(s3)
+        #expect(try v.remoteRun(s3, ["push"]).status == 0)
+        #expect(try v.remoteRun(s3, ["check", "--remote", "s3", "--read-data"]).status == 0)
+        // Flip one byte in the largest item on the remote.
+        let objects = try s3.objects(target)
+        let (path, _) = objects.filter { $0.key.hasPrefix("items/") }.max { $0.value < $1.value }!
+        var bytes = try s3.rclone(["cat", target + "/" + path]).stdout
+        bytes[bytes.count / 2] ^= 0x01
+        let local = try v.write("flipped", bytes)
+        try s3.rclone(["copyto", local, target + "/" + path])
+
+        #expect(try v.remoteRun(s3, ["check", "--remote", "s3"]).status == 0, "names and sizes still match")
+        let check = try v.remoteRun(s3, ["check", "--remote", "s3", "--read-data"])
+        #expect(check.status == 14)
+        #expect(check.stderr.contains("remote item 'big.bin': data is corrupted or has been tampered with"), "\(check.stderr)")
+
+        let other = try Self.machine(v)
+        let dir = other.path + "/cloned"
+        let clone = try CLIHarness.run(["--password-file", other.passwordFile, "clone", target, dir],
+                                       environment: other.environment(s3.rcloneEnvironment()), cwd: other.path, timeout: 120)
+        #expect(clone.status == 14, "\(clone.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.path).filter { $0.contains(".cloned.") }.isEmpty)
+    }
+
+    @Test func unreachableRemoteFailsInBoundedTimeAndChangesNothing() throws {
+        let v = try VaultFixture()
+        let f = try v.write("f", Array("f\n".utf8))
+        #expect(try v.add(["add", f]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["remote", "add", "down", "dead:vault/x"]).status == 0)
+        let port = try freePorts(1)[0]  // nothing listens there
+        let env = ["RCLONE_CONFIG": "/dev/null", "RCLONE_CONFIG_DEAD_TYPE": "s3", "RCLONE_CONFIG_DEAD_PROVIDER": "Other",
+                   "RCLONE_CONFIG_DEAD_ACCESS_KEY_ID": "x", "RCLONE_CONFIG_DEAD_SECRET_ACCESS_KEY": "y",
+                   "RCLONE_CONFIG_DEAD_ENDPOINT": "http://127.0.0.1:\(port)"]
+        let before = try v.filesInVault().map { ($0, try Data(contentsOf: URL(fileURLWithPath: v.dir + "/" + $0))) }
+        var r = CLIHarness.Result(status: 0, stdout: [], stderr: "")
+        let seconds = try measure { r = try v.run(["push"], env, timeout: 120) }
+        #expect(r.status == 20, "\(r.stderr)")
+        #expect(firstLine(r.stderr).hasPrefix("vault: remote unreachable or refused the list: rclone: "), "\(r.stderr)")
+        #expect(r.stderr.contains("connection refused"), "\(r.stderr)")
+        #expect(seconds < 60, "\(seconds) s")
+        let after = try v.filesInVault().map { ($0, try Data(contentsOf: URL(fileURLWithPath: v.dir + "/" + $0))) }
+        #expect(before.map(\.0) == after.map(\.0) && before.map(\.1) == after.map(\.1))
+        // No rclone at all.
+        let missing = try v.run(["push"], ["VAULT_RCLONE": "/nonexistent/rclone"])
+        #expect(missing.status == 20 && missing.stderr.contains("rclone is not installed"), "\(missing.stderr)")
+    }
+
+    @Test func remoteNamesAndUsage() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)
+        #expect(try v.run(["remote", "add", "usb", "/elsewhere"]).status == 15)
+        #expect(try v.run(["remote", "add", "-x", "/elsewhere"]).status != 0)
+        #expect(try v.run(["remote", "add", "bad", "--flag"]).status != 0)
+        let list = try v.run(["remote", "list", "--json"])
+        let parsed = try JSONSerialization.jsonObject(with: Data(list.stdout)) as? [[String: Any]]
+        #expect(parsed?.first?["target"] as? String == v.path + "/usb")
+        #expect(try v.run(["push", "nope"]).status == 1)
+        #expect(try v.run(["remote", "remove", "usb"]).status == 0)
+        #expect(try v.run(["push"]).stderr.contains("this vault has no remote"))
+        #expect(try v.run(["clone", "x"]).status == 2)
+    }
+}
