@@ -135,6 +135,16 @@ extension Rclone {
         try run("read", ["cat", "--count", String(count), path], outputLimit: count) ?? []
     }
 
+    /// The first `count` bytes of a remote file, or nil if there is no
+    /// such file (rclone's "not found" statuses 3 and 4; some backends
+    /// report a missing object as a plain error, so the listing stays the
+    /// first authority on what exists).
+    public func headIfPresent(_ path: String, count: Int) throws -> [UInt8]? {
+        // On S3 a missing object reads as an empty listing: no bytes at all.
+        let bytes = try run("read", ["cat", "--count", String(count), path], outputLimit: count, tolerated: [3, 4])
+        return bytes?.isEmpty == true ? nil : bytes
+    }
+
     /// Uploads `paths` (relative to `directory`) to the same paths under `target`.
     public func upload(_ paths: [String], from directory: String, to target: String) throws {
         guard !paths.isEmpty else { return }

@@ -48,10 +48,11 @@ public enum RemotePush {
         let target = remote.target
         let listing = try rclone.list(target)
         let remoteGeneration = try Self.remoteGeneration(listing, target: target, rclone: rclone)
-        if let header = listing[RemoteNames.header], header > 0 {
-            let remoteHeader = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length)
-            let parsed = try? VaultHeader(parsing: remoteHeader)
-            if parsed?.vaultID != vault.header.vaultID { throw RemoteError.otherVault(target: target) }
+        // The remote's header, if any, must be this vault's (same vault id).
+        let remoteHeader = listing[RemoteNames.header] == nil ? nil
+            : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
+        if let remoteHeader, (try? VaultHeader(parsing: remoteHeader))?.vaultID != vault.header.vaultID {
+            throw RemoteError.otherVault(target: target)
         }
         if let r = remoteGeneration {
             try Self.checkNotNewer(remote: r, local: local, config: remote, manifestBytes: manifestBytes, target: target, rclone: rclone)
@@ -64,8 +65,6 @@ public enum RemotePush {
         summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
 
         // 2. Header (its vault id was checked above).
-        let remoteHeader = listing[RemoteNames.header] == nil ? nil
-            : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
         if remoteHeader != headerBytes {
             try Self.replace(RemoteNames.header, with: paths.header, target: target, rclone: rclone)
             summary.uploadedFiles += 1
@@ -74,7 +73,8 @@ public enum RemotePush {
 
         // 3 and 4. The manifest, unless the remote has this very one.
         if remoteGeneration != local || remote.known != local {
-            let again = try Self.remoteGeneration(try rclone.listTop(target), target: target, rclone: rclone)
+            let again = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length)
+                .map(ManifestPrefix.generation(of:))
             guard again == remoteGeneration else { throw RemoteError.remoteChanged(remote: again ?? 0, known: remote.known) }
             // Remember what is about to be there: a rerun after a kill
             // recognises its own manifest by this and its bytes.

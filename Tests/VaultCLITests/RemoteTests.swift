@@ -217,6 +217,35 @@ struct RemoteTests {
         #expect(missing.status == 20 && missing.stderr.contains("rclone is not installed"), "\(missing.stderr)")
     }
 
+    /// The push order, as rclone sees it (a wrapper logs each run, then
+    /// execs the real rclone): blobs, then the manifest to a temporary name
+    /// and moved over `manifest`, and only then deletions.
+    @Test func pushRunsItsStepsInOrder() throws {
+        let (v, _) = try Self.populated(try SeaweedS3.get())
+        let log = v.path + "/rclone.log"
+        let wrapper = try v.sandbox.file("rclone-wrapper", "#!/bin/sh\necho \"$*\" >> '\(log)'\nexec '\(rcloneBinary)' \"$@\"\n",
+                                         mode: 0o755)
+        let s3 = try SeaweedS3.get()
+        #expect(try v.run(["push"], s3.rcloneEnvironment().merging(["VAULT_RCLONE": wrapper]) { $1 }).status == 0)
+        #expect(try v.run(["remove", "a.txt"]).status == 0)
+        try? FileManager.default.removeItem(atPath: log)
+        let item = try v.write("n.bin", randomBytes(10_000))
+        #expect(try v.add(["add", item]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let r = try v.run(["push"], s3.rcloneEnvironment().merging(["VAULT_RCLONE": wrapper]) { $1 })
+        #expect(r.status == 0, "\(r.stderr)")
+        let runs = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        func index(_ p: (Substring) -> Bool) -> Int { runs.firstIndex(where: p) ?? -1 }
+        let blobs = index { $0.contains(" copy ") && $0.contains("/items ") }
+        let upload = index { $0.contains(" copyto ") && $0.contains("/manifest ") && $0.contains("/.push-") }
+        let move = index { $0.contains(" moveto ") && $0.hasSuffix("/manifest") }
+        let delete = index { $0.contains(" delete ") }
+        let lastRead = runs.lastIndex { $0.contains(" cat ") && $0.contains("/manifest") } ?? -1
+        #expect(blobs >= 0 && upload > blobs && move > upload && delete > move, "\(runs)")
+        #expect(lastRead > blobs && lastRead < upload, "the generation is read again just before the manifest goes: \(runs)")
+        #expect(!runs.contains { $0.contains("SECRET") || $0.contains(s3.secretKey) }, "no credentials on argv")
+    }
+
     @Test func remoteNamesAndUsage() throws {
         let v = try VaultFixture()
         #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)
