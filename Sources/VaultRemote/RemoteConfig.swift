@@ -8,18 +8,35 @@ import VaultCore
 ///
 /// KNOWN is the generation of the manifest this vault last pushed to or
 /// pulled from the remote (decimal, 0 for never); PENDING the generation a
-/// push was about to put there when it stopped ("-" for none), which lets
-/// a rerun of a killed push recognise its own manifest. No secrets: the
+/// push was about to put there, a colon, and the first 16 bytes of the
+/// SHA-256 of that manifest file in hex ("-" for none), which lets a later
+/// push recognise a manifest a killed push of ours left there. No secrets: the
 /// storage credentials stay in rclone's config. Written atomically.
 public struct RemoteConfig: Equatable, Sendable {
     public struct Remote: Equatable, Sendable {
         public let name: String
         public let target: String
         public var known: UInt64
-        public var pending: UInt64?
-        public init(name: String, target: String, known: UInt64 = 0, pending: UInt64? = nil) {
+        public var pending: Pending?
+        public init(name: String, target: String, known: UInt64 = 0, pending: Pending? = nil) {
             (self.name, self.target, self.known, self.pending) = (name, target, known, pending)
         }
+    }
+
+    /// A manifest a push was about to put on the remote.
+    public struct Pending: Equatable, Sendable {
+        public let generation: UInt64
+        /// The first 16 bytes of SHA-256 of the manifest file, hex.
+        public let digest: String
+        public init(generation: UInt64, digest: String) { (self.generation, self.digest) = (generation, digest) }
+
+        init?(_ text: Substring) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let g = UInt64(parts[0]), RemoteNames.isItemID(parts[1]) else { return nil }
+            (generation, digest) = (g, String(parts[1]))
+        }
+
+        var text: String { "\(generation):\(digest)" }
     }
 
     static let firstLine = "vault remotes v1"
@@ -47,9 +64,9 @@ public struct RemoteConfig: Equatable, Sendable {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard f.count == 4, RemoteNames.isValidName(String(f[0])),
                   let target = RemoteNames.normalizedTarget(String(f[1])), target == f[1],
-                  let known = UInt64(f[2]), f[3] == "-" || UInt64(f[3]) != nil,
+                  let known = UInt64(f[2]), f[3] == "-" || Pending(f[3]) != nil,
                   config.remote(named: String(f[0])) == nil else { throw bad() }
-            config.remotes.append(Remote(name: String(f[0]), target: target, known: known, pending: UInt64(f[3])))
+            config.remotes.append(Remote(name: String(f[0]), target: target, known: known, pending: Pending(f[3])))
         }
         return config
     }
@@ -57,7 +74,7 @@ public struct RemoteConfig: Equatable, Sendable {
     static func bad() -> RemoteError { .malformedRemote("the vault's remotes file is damaged; remove it and add the remotes again") }
 
     public func write(vault: String) throws {
-        let text = ([Self.firstLine] + remotes.map { "\($0.name)\t\($0.target)\t\($0.known)\t\($0.pending.map(String.init) ?? "-")" })
+        let text = ([Self.firstLine] + remotes.map { "\($0.name)\t\($0.target)\t\($0.known)\t\($0.pending?.text ?? "-")" })
             .map { $0 + "\n" }.joined()
         try VaultDirectory.atomicWrite(Array(text.utf8), to: Self.path(vault))
     }

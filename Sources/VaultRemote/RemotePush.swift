@@ -22,7 +22,9 @@ public struct PushSummary: Sendable {
 ///   2. the header, if it differs: to `.push-<id>`, then moved over `vault.header`
 ///   3. the remote's manifest generation read again: refuse if it moved
 ///   4. the manifest: to `.push-<id>`, then moved over `manifest`
-///   5. only then deletions: blobs the vault no longer has, remote drop-ins
+///   5. the manifest read back: another machine's that landed meanwhile
+///      stops the push here, with nothing deleted
+///   6. only then deletions: blobs the vault no longer has, remote drop-ins
 ///      the pushed manifest holds, `.push-*` leftovers
 ///
 /// so at any instant the remote's manifest names only blobs that are there.
@@ -80,12 +82,19 @@ public enum RemotePush {
             // recognises its own manifest by this and its bytes.
             var config = try RemoteConfig.read(vault: root)
             var r = config.remote(named: remote.name) ?? remote
-            r.pending = local
+            r.pending = RemoteConfig.Pending(generation: local, digest: try Self.digest(manifestBytes))
             config.update(r)
             try config.write(vault: root)
             try Self.replace(RemoteNames.manifest, with: paths.manifest, target: target, rclone: rclone)
             summary.uploadedFiles += 1
             summary.uploadedBytes += UInt64(manifestBytes.count)
+        }
+        // Read back: if another machine's manifest landed in between (two
+        // pushes that passed step 3 together), ours lost. Delete nothing
+        // then (its blobs may be among what we would delete) and refuse.
+        let landed = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: manifestBytes.count + 1)
+        guard landed == manifestBytes else {
+            throw RemoteError.remoteChanged(remote: landed.flatMap { try? ManifestPrefix.generation(of: $0) } ?? 0, known: remote.known)
         }
         var config = try RemoteConfig.read(vault: root)
         var r = config.remote(named: remote.name) ?? remote
@@ -139,20 +148,23 @@ public enum RemotePush {
     }
 
     /// Refuses when the remote holds a manifest this vault did not put
-    /// there and has not pulled: newer than the last one known, or as new
-    /// as this vault's but not its bytes.
+    /// there and has not pulled: newer than the last one known, unless it
+    /// is the very manifest a killed push of ours left there (the pending
+    /// generation and digest; a manifest's nonce is random per write, so
+    /// another machine's cannot match).
     static func checkNotNewer(remote r: UInt64, local: UInt64, config: RemoteConfig.Remote, manifestBytes: [UInt8],
                               target: String, rclone: Rclone) throws {
         if r <= config.known { return }
-        // A push of ours that was killed after its manifest landed: the
-        // same generation and the very same bytes (a manifest's nonce is
-        // random per write, so another machine's cannot match).
-        if r == config.pending, r == local,
-           try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: manifestBytes.count + 1) == manifestBytes {
+        if let pending = config.pending, pending.generation == r,
+           let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize),
+           try digest(there) == pending.digest {
             return
         }
         throw RemoteError.remoteChanged(remote: r, known: config.known)
     }
+
+    /// The first 16 bytes of SHA-256, hex: how `remotes` names a manifest.
+    static func digest(_ bytes: [UInt8]) throws -> String { Hex.encode(Array(try SHA256.hash(bytes).prefix(16))) }
 
     /// Uploads `local` as `.push-<random>` and moves it over `name`, so
     /// the remote's `name` is always whole.

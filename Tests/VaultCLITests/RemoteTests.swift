@@ -240,9 +240,10 @@ struct RemoteTests {
         let upload = index { $0.contains(" copyto ") && $0.contains("/manifest ") && $0.contains("/.push-") }
         let move = index { $0.contains(" moveto ") && $0.hasSuffix("/manifest") }
         let delete = index { $0.contains(" delete ") }
-        let lastRead = runs.lastIndex { $0.contains(" cat ") && $0.contains("/manifest") } ?? -1
+        let reads = runs.indices.filter { runs[$0].contains(" cat ") && runs[$0].hasSuffix("/manifest") }
         #expect(blobs >= 0 && upload > blobs && move > upload && delete > move, "\(runs)")
-        #expect(lastRead > blobs && lastRead < upload, "the generation is read again just before the manifest goes: \(runs)")
+        #expect(reads.contains { $0 > blobs && $0 < upload }, "the generation is read again just before the manifest goes: \(runs)")
+        #expect(reads.contains { $0 > move && $0 < delete }, "the manifest is read back before anything is deleted: \(runs)")
         #expect(!runs.contains { $0.contains("SECRET") || $0.contains(s3.secretKey) }, "no credentials on argv")
     }
 
