@@ -247,6 +247,86 @@ struct RemoteTests {
         #expect(!runs.contains { $0.contains("SECRET") || $0.contains(s3.secretKey) }, "no credentials on argv")
     }
 
+    /// Over WebDAV, served by `rclone serve webdav` on 127.0.0.1 with a
+    /// generated password: push, an incremental push, clone.
+    @Test func pushAndCloneOverWebDAV() throws {
+        let (v, _) = try Self.populated(try SeaweedS3.get())
+        let served = v.path + "/served"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        let port = try freePorts(1)[0]
+        let password = hex(SecureRandom.bytes(12))
+        // The server reads its password from the environment (rclone's
+        // RCLONE_<FLAG> form), not from its argument vector.
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: rcloneBinary)
+        server.arguments = ["serve", "webdav", served, "--addr", "127.0.0.1:\(port)", "--user", "vault"]
+        server.environment = ["RCLONE_PASS": password, "RCLONE_CONFIG": "/dev/null", "HOME": v.path]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        let obscured = try CLIHarness.run(["obscure", password], environment: CLIHarness.environment(home: v.path),
+                                          executable: rcloneBinary).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let env = ["RCLONE_CONFIG": "/dev/null", "RCLONE_CONFIG_DAV_TYPE": "webdav", "RCLONE_CONFIG_DAV_URL": "http://127.0.0.1:\(port)",
+                   "RCLONE_CONFIG_DAV_USER": "vault", "RCLONE_CONFIG_DAV_PASS": obscured]
+        var ready = false
+        for _ in 0..<100 where !ready {
+            ready = try CLIHarness.run(["lsjson", "dav:"], environment: CLIHarness.environment(home: v.path, env),
+                                       executable: rcloneBinary).status == 0
+            if !ready { usleep(100_000) }
+        }
+        #expect(ready, "rclone serve webdav did not answer")
+        #expect(try v.run(["remote", "add", "dav", "dav:vault"]).status == 0)
+        let push = try v.run(["push", "dav"], env, timeout: 120)
+        #expect(push.status == 0, "\(push.stderr)")
+        let item = try v.write("later.txt", Array("later\n".utf8))
+        #expect(try v.add(["add", item]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let again = try Self.json(v.run(["push", "dav", "--json"], env, timeout: 120))
+        #expect(again["files"] as? Int == 2, "\(again)")
+        let other = try Self.machine(v)
+        let clone = try CLIHarness.run(["--password-file", other.passwordFile, "clone", "dav:vault", other.dir],
+                                       environment: other.environment(env), cwd: other.path, timeout: 120)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        #expect(try other.listed() == v.listed())
+    }
+
+    /// A remote whose files are not what a vault holds: refused with exit 14,
+    /// nothing left behind; unknown names are ignored.
+    @Test func hostileRemoteIsRefused() throws {
+        let v = try VaultFixture()
+        let f = try v.write("f", Array("f\n".utf8))
+        #expect(try v.add(["add", f]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let remote = v.path + "/remote"
+        #expect(try v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: remote + "/unknown-file"))
+        #expect(try v.run(["push"]).status == 0, "an unknown name is left alone")
+        #expect(FileManager.default.fileExists(atPath: remote + "/unknown-file"))
+
+        let other = try Self.machine(v)
+        // A header of the wrong size.
+        let header = try Data(contentsOf: URL(fileURLWithPath: remote + "/vault.header"))
+        try (header + Data([0])).write(to: URL(fileURLWithPath: remote + "/vault.header"))
+        let clone = try CLIHarness.run(["--password-file", other.passwordFile, "clone", remote, other.dir],
+                                       environment: other.environment(), cwd: other.path, timeout: 60)
+        #expect(clone.status == 14, "\(clone.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: other.dir))
+        // A manifest that does not start as one: push refuses to judge it.
+        try header.write(to: URL(fileURLWithPath: remote + "/vault.header"))
+        let manifest = try Data(contentsOf: URL(fileURLWithPath: remote + "/manifest"))
+        try (Data("NOTAMANI".utf8) + manifest.dropFirst(8)).write(to: URL(fileURLWithPath: remote + "/manifest"))
+        let push = try v.run(["push"])
+        #expect(push.status == 14 && push.stderr.contains("does not start as a manifest does"), "\(push.stderr)")
+        let pull = try v.run(["pull"])
+        #expect(pull.status == 14, "\(pull.stderr)")
+        // A damaged remotes file is refused, not guessed at.
+        try Data("vault remotes v1\nusb\t\(remote)\tx\t-\n".utf8).write(to: URL(fileURLWithPath: v.dir + "/remotes"))
+        let damaged = try v.run(["push"])
+        #expect(damaged.status == 14 && damaged.stderr.contains("remotes file is damaged"), "\(damaged.stderr)")
+    }
+
     @Test func remoteNamesAndUsage() throws {
         let v = try VaultFixture()
         #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)
