@@ -101,9 +101,14 @@ public enum RemotePull {
             throw RemoteError.invalidRemote("the remote was rekeyed on another machine; clone it into a new directory instead")
         }
         let opened = try staged.unlock(password: password, forWriting: false)
+        let stagedBlobs = Set(wanted)
+        // Only blobs the staged manifest names, each read through, come in:
+        // anything else the remote listed stays behind with the staging.
+        var verified: [String] = []
         for entry in opened.manifest.entries {
             let id = Hex.encode(entry.itemID)
-            if wanted.contains(id) {
+            if stagedBlobs.contains(id) {
+                verified.append(id)
                 do { _ = try opened.read(entry, to: DiscardingSink()) } catch {
                     throw VaultError.itemCorrupted(name: entry.name)
                 }
@@ -111,7 +116,7 @@ public enum RemotePull {
                 throw RemoteError.malformedRemote("the remote's manifest names a blob that is on neither side (\(id))")
             }
         }
-        for id in wanted {
+        for id in verified {
             do { try Syscall.renameNoReplace(staging.path + "/items/" + id, paths.item(id)) } catch let e as SystemError where e.errno == .fileExists {
                 // A blob of the same id here at another size: ours is damaged; replace it.
                 try Syscall.rename(staging.path + "/items/" + id, paths.item(id))
