@@ -327,6 +327,30 @@ struct RemoteTests {
         #expect(damaged.status == 14 && damaged.stderr.contains("remotes file is damaged"), "\(damaged.stderr)")
     }
 
+    /// An older manifest put back on the remote: pull refuses it (exit 14)
+    /// and changes nothing here; a push makes the remote current again.
+    @Test func pullRefusesARolledBackRemote() throws {
+        let v = try VaultFixture()
+        let remote = v.path + "/remote"
+        #expect(try v.run(["remote", "add", "usb", remote]).status == 0)
+        let f = try v.write("f", Array("f\n".utf8))
+        #expect(try v.add(["add", f]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let old = try Data(contentsOf: URL(fileURLWithPath: remote + "/manifest"))
+        #expect(try v.run(["rename", "f", "g"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        try old.write(to: URL(fileURLWithPath: remote + "/manifest"))
+        let before = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/manifest"))
+        let pull = try v.run(["pull"])
+        #expect(pull.status == 14, "\(pull.stderr)")
+        #expect(firstLine(pull.stderr).hasPrefix("vault: the remote's list of items is older than one this vault already had from it"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: v.dir + "/manifest")) == before)
+        #expect(try v.run(["push"]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: remote + "/manifest")) == before)
+        #expect(try v.run(["pull"]).stderr.contains("has nothing new"))
+    }
+
     @Test func remoteNamesAndUsage() throws {
         let v = try VaultFixture()
         #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)
