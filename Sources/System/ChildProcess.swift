@@ -70,3 +70,12 @@ extension Syscall {
         return r == pid ? Termination(status: status) : nil
     }
 }
+
+extension Syscall {
+    /// nanosleep(2) for `seconds`, resumed after signals.
+    public static func sleep(_ seconds: Double) {
+        var t = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+        var rest = timespec()
+        while nanosleep(&t, &rest) == -1 && errno == EINTR { t = rest }
+    }
+}

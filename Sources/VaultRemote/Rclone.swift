@@ -44,28 +44,46 @@ public final class Rclone: @unchecked Sendable {
     /// Runs rclone with `arguments`; returns its standard output (at most
     /// `outputLimit` bytes). Exit statuses in `tolerated` return nil output
     /// instead of failing (3: directory not found, 4: file not found).
+    /// rclone logs JSON lines (`--use-json-log`) to a file; with `progress`,
+    /// its transfer statistics (every half second) are read from there while
+    /// it runs and passed on as (bytes done, bytes in all).
     @discardableResult
     func run(_ operation: String, _ arguments: [String], outputLimit: Int = 1 << 16,
-             tolerated: Set<Int32> = []) throws -> [UInt8]? {
+             tolerated: Set<Int32> = [], progress: ((UInt64, UInt64) -> Void)? = nil) throws -> [UInt8]? {
         let out = scratch + "/stdout", err = scratch + "/stderr"
         let outFile = try FileHandleFD(creating: out), errFile = try FileHandleFD(creating: err)
         defer { try? Syscall.unlink(out); try? Syscall.unlink(err) }
+        let flags = Self.commonFlags + (progress == nil ? [] : Self.statsFlags) + arguments
         let pid: Int32
         do {
-            pid = try Syscall.spawn(program, arguments: Self.commonFlags + arguments, stdout: outFile.fd, stderr: errFile.fd,
-                                    environment: environment)
+            pid = try Syscall.spawn(program, arguments: flags, stdout: outFile.fd, stderr: errFile.fd, environment: environment)
         } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .permissionDenied {
             throw RemoteError.rcloneMissing(program: program)
         }
-        let termination = try Syscall.wait(pid)
-        let stderrText = Self.lastLine(try FileHandleFD(readingFrom: err).readAll(limit: 1 << 20).suffix(4096))
+        let termination: Termination
+        if let progress {
+            let log = try FileHandleFD(readingFrom: err)
+            var offset: UInt64 = 0
+            var partial: [UInt8] = []
+            while true {
+                let ended = try Syscall.exitStatus(pid)
+                offset = try Self.readLines(log, from: offset, partial: &partial) { line in
+                    if let (done, total) = Self.stats(line) { progress(done, total) }
+                }
+                if let ended { termination = ended; break }
+                Syscall.sleep(0.2)
+            }
+        } else {
+            termination = try Syscall.wait(pid)
+        }
         switch termination {
         case .exited(0):
             break
         case .exited(let code) where tolerated.contains(code):
             return nil
         case .exited(let code):
-            throw RemoteError.rcloneFailed(operation: operation, message: stderrText.isEmpty ? "rclone exited with status \(code)" : stderrText)
+            let message = try Self.lastError(in: err)
+            throw RemoteError.rcloneFailed(operation: operation, message: message.isEmpty ? "rclone exited with status \(code)" : message)
         case .signaled(let signal):
             throw RemoteError.rcloneFailed(operation: operation, message: "rclone was killed by signal \(signal)")
         }
@@ -76,8 +94,63 @@ public final class Rclone: @unchecked Sendable {
         return try reader.readAll(limit: outputLimit)
     }
 
-    /// The last non-empty line rclone wrote, without its timestamp, cut to
-    /// 300 bytes: what the user reads after "remote unreachable".
+    /// Statistics every half second, as JSON log lines, for `progress`.
+    static let statsFlags = ["--use-json-log", "--log-level", "NOTICE", "--stats", "500ms", "--stats-log-level", "NOTICE"]
+
+    /// Reads what was appended to `file` since `offset`, calls `body` with
+    /// each complete line (at most 64 KiB; longer ones are skipped), keeps
+    /// an unfinished line in `partial`; returns the new offset.
+    static func readLines(_ file: FileHandleFD, from offset: UInt64, partial: inout [UInt8],
+                          _ body: ([UInt8]) -> Void) throws -> UInt64 {
+        var offset = offset
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: $0) }
+            if n == 0 { return offset }
+            offset += UInt64(n)
+            partial += buffer[..<n]
+            while let newline = partial.firstIndex(of: 10) {
+                body(Array(partial[..<newline]))
+                partial.removeSubrange(...newline)
+            }
+            if partial.count > 1 << 16 { partial.removeAll() }
+        }
+    }
+
+    /// (bytes, totalBytes) from a JSON log line with a "stats" object.
+    static func stats(_ line: [UInt8]) -> (UInt64, UInt64)? {
+        guard line.first == UInt8(ascii: "{"),
+              let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+              let stats = object["stats"] as? [String: Any],
+              let done = (stats["bytes"] as? NSNumber)?.int64Value, let total = (stats["totalBytes"] as? NSNumber)?.int64Value,
+              done >= 0, total >= 0 else { return nil }
+        return (UInt64(done), UInt64(total))
+    }
+
+    /// The last error rclone reported (its final "Failed to ..." line, or
+    /// the last error-level JSON line), without timestamp, from the last
+    /// 16 KiB of its log.
+    static func lastError(in path: String) throws -> String {
+        let log = try FileHandleFD(readingFrom: path)
+        let start = log.size > 16384 ? log.size - 16384 : 0
+        var tail = [UInt8](repeating: 0, count: Int(log.size - start))
+        let n = try tail.withUnsafeMutableBytes { try log.read(at: start, into: $0) }
+        for line in tail[..<n].split(separator: 10).reversed() {
+            if line.first == UInt8(ascii: "{") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                      object["stats"] == nil, let level = object["level"] as? String, level == "error" || level == "critical",
+                      let message = object["msg"] as? String else { continue }
+                return Self.lastLine(Array(message.utf8))
+            }
+            let text = Self.lastLine(line)
+            if !text.isEmpty { return text }
+        }
+        return ""
+    }
+
+    /// The last non-empty line of `bytes`, without its timestamp, control
+    /// characters made spaces, cut to 300 bytes: what the user reads after
+    /// "remote unreachable".
     static func lastLine(_ bytes: some Collection<UInt8>) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         guard var line = text.split(whereSeparator: \.isNewline).last.map(String.init) else { return "" }
@@ -146,17 +219,21 @@ extension Rclone {
     }
 
     /// Uploads `paths` (relative to `directory`) to the same paths under `target`.
-    public func upload(_ paths: [String], from directory: String, to target: String) throws {
+    public func upload(_ paths: [String], from directory: String, to target: String,
+                       progress: ((UInt64, UInt64) -> Void)? = nil) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
-        try run("upload", ["copy", directory, target, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags)
+        try run("upload", ["copy", directory, target, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+                progress: progress)
     }
 
     /// Downloads `paths` (relative to `target`) into `directory`.
-    public func download(_ paths: [String], from target: String, into directory: String) throws {
+    public func download(_ paths: [String], from target: String, into directory: String,
+                         progress: ((UInt64, UInt64) -> Void)? = nil) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
-        try run("download", ["copy", target, directory, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags)
+        try run("download", ["copy", target, directory, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+                progress: progress)
     }
 
     /// One file to one remote path.

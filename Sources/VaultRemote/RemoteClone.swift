@@ -16,13 +16,14 @@ public struct FetchSummary: Sendable {
 /// directory, fsync'ed. The caller then unlocks it, checks every byte and
 /// only then commits it (or, for a check, lets it be erased).
 public enum RemoteClone {
-    public static func download(target: String, rclone: Rclone, into staging: StagingDirectory) throws -> FetchSummary {
+    public static func download(target: String, rclone: Rclone, into staging: StagingDirectory,
+                                progress: ((UInt64, UInt64) -> Void)? = nil) throws -> FetchSummary {
         let started = Syscall.monotonicSeconds()
         let layout = RemoteLayout(try rclone.list(target))
         try layout.checkVault(target: target)
         var paths = [RemoteNames.header, RemoteNames.manifest] + layout.items.keys.sorted().map { "items/" + $0 }
         for id in layout.dropIns { paths += ["inbox/\(id).item", "inbox/\(id).env"] }
-        try rclone.download(paths, from: target, into: staging.path)
+        try rclone.download(paths, from: target, into: staging.path, progress: progress)
         try staging.syncAll()
         var summary = FetchSummary()
         summary.files = paths.count

@@ -37,7 +37,7 @@ public struct PullSummary: Sendable {
 /// manifest does not name stay as orphans for `check --repair`.
 public enum RemotePull {
     public static func pull(vault local: UnlockedVault, password: Password, remote: RemoteConfig.Remote,
-                            rclone: Rclone) throws -> PullSummary {
+                            rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
         let paths = local.vault.paths
         let target = remote.target
         let layout = RemoteLayout(try rclone.list(target))
@@ -60,7 +60,8 @@ public enum RemotePull {
             known = r
         } else if r > l {
             guard l <= k else { throw RemoteError.diverged(local: l, remote: r, known: k) }
-            (summary.files, summary.bytes) = try fetch(layout, local: local, password: password, target: target, rclone: rclone)
+            (summary.files, summary.bytes) = try fetch(layout, local: local, password: password, target: target, rclone: rclone,
+                                                          progress: progress)
             summary.state = .fetched(generation: r)
             known = r
         } else {
@@ -86,13 +87,13 @@ public enum RemotePull {
     /// that every other blob it names is here, then moves the blobs in and
     /// replaces the manifest and the header (each atomically).
     static func fetch(_ layout: RemoteLayout, local: UnlockedVault, password: Password, target: String,
-                      rclone: Rclone) throws -> (Int, UInt64) {
+                      rclone: Rclone, progress: ((UInt64, UInt64) -> Void)?) throws -> (Int, UInt64) {
         let paths = local.vault.paths
         let here = try RemotePush.localItems(paths)
         let wanted = layout.items.filter { here[$0.key] != $0.value }.keys.sorted()
         let staging = try StagingDirectory(beside: paths.root, purpose: "pulling")
         let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
-        try rclone.download(files, from: target, into: staging.path)
+        try rclone.download(files, from: target, into: staging.path, progress: progress)
         try staging.syncAll()
 
         let staged = try Vault(at: staging.path)

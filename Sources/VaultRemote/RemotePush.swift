@@ -31,8 +31,9 @@ public struct PushSummary: Sendable {
 /// A killed push rerun uploads only what is missing. The writer lock is
 /// held throughout, so the manifest and blobs pushed belong together.
 public enum RemotePush {
+    /// `progress` learns rclone's (bytes done, bytes in all) while blobs go up.
     public static func push(vault root: String, remote: RemoteConfig.Remote, rclone: Rclone,
-                            note: ((String) -> Void)? = nil) throws -> PushSummary {
+                            progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
         let started = Syscall.monotonicSeconds()
         let vault = try Vault(at: root)
         let paths = vault.paths
@@ -62,7 +63,7 @@ public enum RemotePush {
 
         // 1. Blobs.
         let missing = localItems.filter { listing["items/" + $0.key] != $0.value }.map(\.key).sorted()
-        try rclone.upload(missing, from: paths.items, to: RemoteNames.join(target, "items"))
+        try rclone.upload(missing, from: paths.items, to: RemoteNames.join(target, "items"), progress: progress)
         summary.uploadedFiles += missing.count
         summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
 
@@ -128,7 +129,6 @@ public enum RemotePush {
         summary.deletedFiles = doomed.count - 2 * cleared.count
         summary.dropInsCleared = cleared.count
         summary.seconds = Syscall.monotonicSeconds() - started
-        note?("pushed generation \(local)")
         return summary
     }
 

@@ -23,3 +23,16 @@ enum RemoteFormat {
         return "\(files) file\(files == 1 ? "" : "s"), \(Format.size(bytes)) in \(MoveCommand.seconds(seconds))\(rate)"
     }
 }
+
+/// A progress line for an rclone transfer: bytes so far and the rate, from
+/// rclone's statistics (only on a terminal, as every ProgressLine). Started
+/// with the transfer, so the rate counts from its start.
+final class TransferMeter {
+    private let line: ProgressLine?
+
+    init(_ terminal: Terminal, _ label: String) { line = ProgressLine.start(terminal, label, total: nil) }
+
+    func update(_ done: UInt64, _ total: UInt64) { line?.update(done) }
+
+    func finish() { line?.finish() }
+}

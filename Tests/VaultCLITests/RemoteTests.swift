@@ -351,6 +351,31 @@ struct RemoteTests {
         #expect(try v.run(["pull"]).stderr.contains("has nothing new"))
     }
 
+    /// On a terminal, push shows rclone's progress (bytes, rate) on one
+    /// line and wipes it; in a pipe it shows none.
+    @Test func pushShowsProgressOnATerminal() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        // rclone limited to 30 MB/s, so its statistics come at least once.
+        try v.sandbox.file("slow-rclone", "#!/bin/sh\nexec '\(rcloneBinary)' --bwlimit 30M \"$@\"\n", mode: 0o755)
+        let slow = ["VAULT_RCLONE": v.path + "/slow-rclone"]
+        for (i, name) in ["piped.bin", "tty.bin"].enumerated() {
+            try v.write(name, randomBytes(48 << 20))
+            #expect(try v.add(["add", name]).status == 0)
+            #expect(try v.run(["list"]).status == 0)
+            if i == 0 {
+                let piped = try v.run(["push"], slow, timeout: 120)
+                #expect(piped.status == 0 && !piped.stderr.contains("pushing: "), "\(piped.stderr)")
+            } else {
+                let r = try PTYDriver.run(["--vault", v.dir, "push"], steps: [], environment: v.environment(slow), timeout: 120)
+                #expect(r.exit == 0, "\(r.transcript)")
+                #expect(r.transcript.contains("pushing: "), "\(r.transcript)")
+                #expect(r.transcript.contains("/s"))
+                #expect(!r.transcript.contains("\u{1B}"))
+            }
+        }
+    }
+
     @Test func remoteNamesAndUsage() throws {
         let v = try VaultFixture()
         #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)

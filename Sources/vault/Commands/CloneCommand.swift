@@ -51,7 +51,11 @@ struct CloneCommand: Command {
         let stagingPath = staging.path
         let cleanup = Interrupts.register { _ = Eraser.erase(stagingPath) }
         defer { Interrupts.unregister(cleanup) }
-        let summary = try RemoteClone.download(target: target, rclone: rclone, into: staging)
+        let meter = TransferMeter(context.terminal, "downloading")
+        let summary = try { () throws -> FetchSummary in
+            defer { meter.finish() }
+            return try RemoteClone.download(target: target, rclone: rclone, into: staging, progress: meter.update)
+        }()
         do {
             let vault = try Vault(at: staging.path)
             let unlocked = try vault.unlock(password: Password(secret: try source.read()), forWriting: true,

@@ -51,7 +51,9 @@ struct PullCommand: Command {
         let summary: PullSummary
         do {
             let unlocked = try vault.unlock(password: password, forWriting: true, rollbackGuard: context.rollbackGuard)
-            summary = try RemotePull.pull(vault: unlocked, password: password, remote: remote, rclone: rclone)
+            let meter = TransferMeter(context.terminal, "pulling")
+            defer { meter.finish() }
+            summary = try RemotePull.pull(vault: unlocked, password: password, remote: remote, rclone: rclone, progress: meter.update)
         }
         // Unlocked again (the list of items may be new), which takes in the
         // drop-ins just fetched.

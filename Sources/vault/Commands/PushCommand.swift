@@ -48,7 +48,11 @@ struct PushCommand: Command {
             context.terminal.warning("\(waiting) drop-in(s) wait in the inbox and are not pushed until taken in",
                                      hints: ["any command that unlocks the vault ('vault list') takes them in"])
         }
-        let summary = try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone())
+        let meter = TransferMeter(context.terminal, "pushing")
+        let summary = try { () throws -> PushSummary in
+            defer { meter.finish() }
+            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(), progress: meter.update)
+        }()
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
                 remote: remote.name, generation: summary.generation, files: summary.uploadedFiles, bytes: summary.uploadedBytes,
