@@ -32,7 +32,12 @@ final class TransferMeter {
 
     init(_ terminal: Terminal, _ label: String) { line = ProgressLine.start(terminal, label, total: nil) }
 
-    func update(_ done: UInt64, _ total: UInt64) { line?.update(done) }
+    /// What to give rclone: nil when no line is shown (then rclone runs
+    /// without statistics and nothing polls its log).
+    var update: ((UInt64, UInt64) -> Void)? {
+        guard let line else { return nil }
+        return { done, _ in line.update(done) }
+    }
 
     func finish() { line?.finish() }
 }
