@@ -35,7 +35,8 @@ public final class Rclone: @unchecked Sendable {
         self.program = program
         self.environment = environment
         try Vault.ensureDirectory(scratchBase)
-        scratch = scratchBase + "/rclone-" + Hex.encode(SecureRandom.bytes(8))
+        ScratchNames.removeAbandoned(in: scratchBase, prefix: "rclone-")
+        scratch = scratchBase + "/" + (try ScratchNames.make("rclone-"))
         try Syscall.mkdir(scratch)
     }
 

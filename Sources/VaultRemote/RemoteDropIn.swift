@@ -37,7 +37,8 @@ public final class RemoteDropIn {
             }
         }
         try Vault.ensureDirectory(scratchBase)
-        scratchPath = scratchBase + "/dropin-" + Hex.encode(SecureRandom.bytes(8))
+        ScratchNames.removeAbandoned(in: scratchBase, prefix: "dropin-")
+        scratchPath = scratchBase + "/" + (try ScratchNames.make("dropin-"))
         try Syscall.mkdir(scratchPath)
         for sub in ["items", "inbox"] { try Syscall.mkdir(scratchPath + "/" + sub) }
         _ = try FileHandleFD(creating: scratchPath + "/manifest")

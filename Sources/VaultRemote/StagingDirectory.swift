@@ -3,10 +3,10 @@ import VaultCore
 import VaultCrypto
 
 /// A directory beside `target` where a clone or pull lands before it is
-/// checked: `.<target name>.<purpose>-<16 hex>`. Erased on deinit unless
-/// committed (renamed into place), so a failure leaves nothing behind; one
-/// left by a killed process is only disk space and is erased by the next
-/// clone or pull beside it (see `removeAbandoned`).
+/// checked: `.<target name>.<purpose>-<pid>-<start>-<8 hex>`. Erased on
+/// deinit unless committed (renamed into place), so a failure leaves
+/// nothing behind; one left by a killed process is only disk space and is
+/// erased by the next clone or pull beside it (ScratchNames).
 public final class StagingDirectory: @unchecked Sendable {
     public let path: String
     public let target: String
@@ -19,7 +19,9 @@ public final class StagingDirectory: @unchecked Sendable {
         let parent = VaultDirectory.directory(of: t)
         if parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try Vault.makeDirectories(parent) }
         let name = String(t.split(separator: "/").last ?? "vault")
-        path = parent + "/.\(name).\(purpose)-" + Hex.encode(SecureRandom.bytes(8))
+        let prefix = ".\(name).\(purpose)-"
+        ScratchNames.removeAbandoned(in: parent, prefix: prefix)
+        path = parent + "/" + (try ScratchNames.make(prefix))
         try Syscall.mkdir(path)
         for sub in ["items", "inbox"] { try Syscall.mkdir(path + "/" + sub) }
     }

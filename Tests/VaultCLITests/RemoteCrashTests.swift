@@ -99,5 +99,8 @@ import VaultCrypto
         // Nothing the vault no longer has is left there, and no temporaries.
         #expect(try Self.blobs(remote) == Self.blobs(v.dir))
         #expect(try FileManager.default.contentsOfDirectory(atPath: remote).filter { $0.hasPrefix(".push-") }.isEmpty)
+        // The killed pushes' scratch directories were erased by the next run.
+        let state = v.path + "/.local/state/vault"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix("rclone-") }.isEmpty)
     }
 }
