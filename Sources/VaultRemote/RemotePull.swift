@@ -36,7 +36,7 @@ public struct PullSummary: Sendable {
 /// clone it instead. A pull never deletes blobs here: those the new
 /// manifest does not name stay as orphans for `check --repair`.
 public enum RemotePull {
-    public static func pull(vault local: UnlockedVault, password: Password, remote: RemoteConfig.Remote,
+    public static func pull(vault local: UnlockedVault, remote: RemoteConfig.Remote,
                             rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
         let paths = local.vault.paths
         let target = remote.target
@@ -60,7 +60,7 @@ public enum RemotePull {
             known = r
         } else if r > l {
             guard l <= k else { throw RemoteError.diverged(local: l, remote: r, known: k) }
-            (summary.files, summary.bytes) = try fetch(layout, local: local, password: password, target: target, rclone: rclone,
+            (summary.files, summary.bytes) = try fetch(layout, local: local, target: target, rclone: rclone,
                                                           progress: progress)
             summary.state = .fetched(generation: r)
             known = r
@@ -82,11 +82,11 @@ public enum RemotePull {
     }
 
     /// Stages the remote's header, manifest and the blobs we lack, opens
-    /// the staged manifest with the password, reads every staged blob to
+    /// the staged manifest with this vault's master key, reads every staged blob to
     /// the end (every chunk authenticated, as `check --read-data`), checks
     /// that every other blob it names is here, then moves the blobs in and
     /// replaces the manifest and the header (each atomically).
-    static func fetch(_ layout: RemoteLayout, local: UnlockedVault, password: Password, target: String,
+    static func fetch(_ layout: RemoteLayout, local: UnlockedVault, target: String,
                       rclone: Rclone, progress: ((UInt64, UInt64) -> Void)?) throws -> (Int, UInt64) {
         let paths = local.vault.paths
         let here = try RemotePush.localItems(paths)
@@ -101,7 +101,9 @@ public enum RemotePull {
         guard staged.header.publicKey.bytes == local.vault.header.publicKey.bytes else {
             throw RemoteError.invalidRemote("the remote was rekeyed on another machine; clone it into a new directory instead")
         }
-        let opened = try staged.unlock(password: password, forWriting: false)
+        // With this vault's master key: the remote's header may carry another
+        // password (changed on the other machine), never another key.
+        let opened = try local.unlockCopy(staged)
         let stagedBlobs = Set(wanted)
         // Only blobs the staged manifest names, each read through, come in:
         // anything else the remote listed stays behind with the staging.

@@ -376,6 +376,40 @@ struct RemoteTests {
         }
     }
 
+    /// A password changed on another machine comes with the next pull (the
+    /// header follows the manifest, both opened with this vault's master
+    /// key); a rekey there is refused (clone instead).
+    @Test func pullBringsAPasswordChangeAndRefusesARekey() throws {
+        let a = try VaultFixture()
+        let remote = a.path + "/remote"
+        let f = try a.write("f", Array("f\n".utf8))
+        #expect(try a.add(["add", f]).status == 0)
+        #expect(try a.run(["list"]).status == 0)
+        #expect(try a.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try a.run(["push"]).status == 0)
+        let b = try Self.machine(a)
+        #expect(try CLIHarness.run(["--password-file", b.passwordFile, "clone", remote, b.dir],
+                                   environment: b.environment(), cwd: b.path).status == 0)
+        let newPassword = try b.sandbox.file("new-password", "a new password\n")
+        #expect(try b.run(["passwd", "--new-password-file", newPassword]).status == 0)
+        #expect(try b.run(["rename", "f", "g"], password: newPassword).status == 0)
+        #expect(try b.run(["push"]).status == 0)
+
+        // This vault's password opens it; the remote copy is opened with its
+        // master key, so the new header comes in, verified.
+        let pulled = try a.run(["pull"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("the password was changed on another machine"), "\(pulled.stderr)")
+        let newHere = try a.sandbox.file("new-password", "a new password\n")
+        #expect(try a.run(["list"], password: newHere).stdoutText.contains(" g\n"))
+        #expect(try a.run(["list"]).status == 12, "the old password no longer opens it")
+
+        #expect(try b.run(["rekey", "--yes"], password: newPassword).status == 0)
+        #expect(try b.run(["push"]).status == 0)
+        let rekeyed = try a.run(["pull"], password: newHere)
+        #expect(rekeyed.status == 1 && rekeyed.stderr.contains("rekeyed on another machine"), "\(rekeyed.stderr)")
+    }
+
     @Test func remoteNamesAndUsage() throws {
         let v = try VaultFixture()
         #expect(try v.run(["remote", "add", "usb", v.path + "/usb/"]).status == 0)

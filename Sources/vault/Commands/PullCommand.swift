@@ -19,6 +19,8 @@ struct PullCommand: Command {
         this vault's. Drop-ins that other machines sent to the remote
         ('vault add --to') are copied into the inbox here and taken in; the
         next 'vault push' deletes them from the remote. Needs the password.
+        A password changed on another machine comes along: from then on the
+        vault opens here with that password.
 
         Refused: a remote list of items older than one this vault already
         had from it (a rollback: exit 14), and a remote that changed while
@@ -49,16 +51,22 @@ struct PullCommand: Command {
         let password = Password(secret: try source.read())
         let started = Syscall.monotonicSeconds()
         let summary: PullSummary
+        let key: MasterKey
+        let headerBefore = vault.header.bytes
         do {
             let unlocked = try vault.unlock(password: password, forWriting: true, rollbackGuard: context.rollbackGuard)
+            key = unlocked.masterKey
             let meter = TransferMeter(context.terminal, "pulling")
             defer { meter.finish() }
-            summary = try RemotePull.pull(vault: unlocked, password: password, remote: remote, rclone: rclone, progress: meter.update)
+            summary = try RemotePull.pull(vault: unlocked, remote: remote, rclone: rclone, progress: meter.update)
         }
-        // Unlocked again (the list of items may be new), which takes in the
-        // drop-ins just fetched.
-        let reopened = try Vault(at: context.vaultDirectory).unlock(password: password, forWriting: true,
+        // Opened again (the list of items, even the header, may be new) with
+        // the master key, which takes in the drop-ins just fetched.
+        let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)
+        if reopened.vault.header.bytes != headerBefore {
+            context.terminal.note("the password was changed on another machine: this vault now opens with that one")
+        }
         let absorbed = try reopened.tidy()
         let seconds = Syscall.monotonicSeconds() - started
         let state: String
