@@ -27,8 +27,9 @@ extension CheckCommand {
         }
         let copy = try Vault(at: staging.path)
         guard copy.header.vaultID == local.header.vaultID else { throw RemoteError.otherVault(target: remote.target) }
-        // Read-only: a check changes nothing, not even the scratch copy's inbox.
-        let opened = try copy.unlock(password: password, forWriting: false)
+        // This vault's master key opens the copy (whatever password it has
+        // there): read-only, a check changes nothing.
+        let opened = try local.unlock(password: password, forWriting: false, rollbackGuard: context.rollbackGuard).unlockCopy(copy)
         var problems: [(item: String, message: String)] = []
         var bytes: UInt64 = 0
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: opened.manifest.totalSize) : nil
