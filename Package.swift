@@ -45,7 +45,10 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs", "System"]),
         // Device move: the only networking, above the vault it moves.
         .target(name: "VaultMove", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
+        // Off-site copies: drives rclone as a subprocess (push, pull, clone,
+        // remote drop-ins), above the vault it copies.
+        .target(name: "VaultRemote", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
 
@@ -53,6 +56,6 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "VaultCodecs", "System"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultCrypto", "VaultCodecs", "System"]),
     ]
 )

@@ -9,14 +9,15 @@ _vault_opts_for() {
     case $1 in
         init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress --shared" ;;
         share)   echo "--off" ;;
-        add)     echo "--name --compress --compress= --no-compress" ;;
+        add)     echo "--name --compress --compress= --no-compress --to --fingerprint" ;;
         list)    echo "--sort --json" ;;
         info)    echo "--json" ;;
         get)     echo "-o --output" ;;
         restore) echo "--to" ;;
         remove)  echo "-y --yes" ;;
         passwd)  echo "--new-password-file" ;;
-        check)   echo "--read-data --repair --purge --json" ;;
+        check)   echo "--read-data --repair --purge --json --remote" ;;
+        remote | push | pull | clone) echo "--json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
         kit)
@@ -40,7 +41,7 @@ _vault_value_kind() {
     case $1 in
         --vault | --to | --into) echo dirs ;;
         --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
-        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen) echo none ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote) echo none ;;
         --sort) echo sort ;;
     esac
 }
@@ -142,7 +143,7 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move share help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move remote push pull clone share help" -- "$cur"))
         return 0
     fi
     case $cmd in
@@ -158,6 +159,10 @@ _vault() {
             if [[ -z $action ]]; then
                 COMPREPLY=($(compgen -W "receive send" -- "$cur"))
             fi ;;
+        remote)
+            ((npos == 0)) && COMPREPLY=($(compgen -W "add list remove" -- "$cur")) ;;
+        clone)
+            ((npos == 1)) && _vault_complete_value dirs "$cur" ;;
         *) ;; # item names are secret: not completed
     esac
     return 0

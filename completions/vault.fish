@@ -171,3 +171,14 @@ complete -c vault -n '__vault_move receive; or __vault_move ""' -l no-verify -d 
 complete -c vault -n '__vault_using move' -l code-file -r -F -d 'The move code: written to FILE (receive), read from it (send)'
 complete -c vault -n '__vault_move send; or __vault_move ""' -l keep -d 'Keep the vault here after the move'
 complete -c vault -n '__vault_move send; or __vault_move ""' -s y -l yes -d 'Do not ask to compare the security code'
+
+# off-site copies: remote add|list|remove, push, pull, clone; add --to, check --remote
+complete -c vault -n __vault_needs_command -a remote -d 'Name the off-site copies of the vault'
+complete -c vault -n __vault_needs_command -a push -d 'Copy the vault to its off-site remote'
+complete -c vault -n __vault_needs_command -a pull -d 'Bring changes and drop-ins from the off-site remote'
+complete -c vault -n __vault_needs_command -a clone -d 'Make a vault here from an off-site copy'
+complete -c vault -n '__vault_using remote' -a 'add list remove' -d 'Remote action'
+complete -c vault -n '__vault_using remote push pull clone' -l json -d 'One JSON summary on standard output'
+complete -c vault -n '__vault_using add' -l to -x -d 'Drop into the inbox of the remote vault copy at TARGET'
+complete -c vault -n '__vault_using add' -l fingerprint -x -d 'The remote vault\'s public key fingerprint'
+complete -c vault -n '__vault_using check' -l remote -x -d 'Check the off-site copy at remote NAME'

@@ -69,6 +69,7 @@ rm -f "$work"/in* "$work"/item* "$work"/out
 echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
+scripts/bench-remote.sh "$work"
 echo
 scripts/bench-pq.sh
 echo

@@ -67,7 +67,8 @@ extension Syscall {
 
     /// Field 22 of /proc/PID/stat: the process's start time in clock ticks
     /// since boot, which with the pid names a process for good (a reused
-    /// pid has another start time). nil if there is no such process.
+    /// pid has another start time). nil if there is no such process, or it
+    /// has ended and not yet been reaped.
     public static func startTime(of pid: Int32) -> UInt64? {
         // /proc files report a size of 0: read to the end, not by size.
         guard let fd = try? open("/proc/\(pid)/stat") else { return nil }
@@ -78,7 +79,11 @@ extension Syscall {
         // The command name (field 2) may hold spaces; fields resume after its ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }
         let rest = text[text.index(after: close)...].split(separator: " ")
-        return rest.count > 19 ? UInt64(rest[19]) : nil
+        // A zombie (state Z, or X while it goes) has ended: whoever owns
+        // its leftovers may erase them. In a container whose init does not
+        // reap, a SIGKILLed vault can stay a zombie for good.
+        guard rest.count > 19, rest[0] != "Z", rest[0] != "X" else { return nil }
+        return UInt64(rest[19])
     }
 
     // MARK: Hardening

@@ -30,7 +30,8 @@ enum Commands {
     static let all: [any Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, InfoCommand.self, GetCommand.self,
         RestoreCommand.self, RemoveCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
-        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self, ShareCommand.self,
+        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self,
+        RemoteCommand.self, PushCommand.self, PullCommand.self, CloneCommand.self, ShareCommand.self,
     ]
 
     /// The words people type from habit (`ls`, `rm`, `mv`, `cat`), each

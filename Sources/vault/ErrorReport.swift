@@ -1,6 +1,7 @@
 import System
 import VaultCore
 import VaultMove
+import VaultRemote
 import VaultCrypto
 
 /// The one place that turns library errors into what the user reads and the
@@ -12,6 +13,7 @@ enum ErrorReport {
         case let error as CLIError: return error
         case let error as VaultError: return cliError(for: error, vaultDirectory: vaultDirectory)
         case let error as MoveError: return cliError(for: error)
+        case let error as RemoteError: return cliError(for: error)
         case let error as CryptoError: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""

@@ -23,6 +23,8 @@ enum ExitCode: Int32, CaseIterable, Sendable {
     case exists = 15
     /// No item of that name.
     case noSuchItem = 16
+    /// The remote could not be reached, or rclone failed there.
+    case remote = 20
     /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     case interrupted = 130
     /// Standard output was closed early (`vault list | head -1`); nothing
@@ -43,6 +45,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
         case .corrupted: "corrupted or tampered data"
         case .exists: "would overwrite: the target already exists"
         case .noSuchItem: "no such item"
+        case .remote: "remote unreachable, or rclone failed there"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM, SIGHUP)"
         case .brokenPipe: "output closed early (a reader such as 'head' stopped); nothing is printed"
         }

@@ -58,6 +58,9 @@ enum Help {
               VAULT_PASSWORD_COMMAND   like --password-command, if none of the above
               VAULT_ALLOW_WEAK_KDF     1 lets 'init' go below 64 MiB or 3 passes
                                        (tests and demos only)
+              VAULT_RCLONE             the rclone program for remotes (default: rclone)
+              RCLONE_CONFIG            rclone's settings and credentials: read by rclone
+                                       itself (so are RCLONE_CONFIG_<NAME>_* variables)
               NO_COLOR                 honoured: vault never writes colour or escapes
 
             Exit codes:

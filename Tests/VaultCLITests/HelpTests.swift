@@ -23,7 +23,8 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move", "share"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move",
+                           "remote", "push", "pull", "clone", "share"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -96,6 +97,10 @@ import Testing
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
+          remote    name the off-site copies of the vault (rclone targets)
+          push      copy the vault to its off-site remote (no password)
+          pull      bring changes and drop-ins from the off-site remote
+          clone     make a vault here from an off-site copy
           share     let other users add items (and nothing else), or stop
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
@@ -123,6 +128,9 @@ import Testing
           VAULT_PASSWORD_COMMAND   like --password-command, if none of the above
           VAULT_ALLOW_WEAK_KDF     1 lets 'init' go below 64 MiB or 3 passes
                                    (tests and demos only)
+          VAULT_RCLONE             the rclone program for remotes (default: rclone)
+          RCLONE_CONFIG            rclone's settings and credentials: read by rclone
+                                   itself (so are RCLONE_CONFIG_<NAME>_* variables)
           NO_COLOR                 honoured: vault never writes colour or escapes
 
         Exit codes:
@@ -137,6 +145,7 @@ import Testing
            14  corrupted or tampered data
            15  would overwrite: the target already exists
            16  no such item
+           20  remote unreachable, or rclone failed there
           130  interrupted (Ctrl-C, SIGTERM, SIGHUP)
           141  output closed early (a reader such as 'head' stopped); nothing is printed
 

@@ -12,7 +12,7 @@ import Testing
     static let root = CLIHarness.packageRoot
     static let pages = ["man/vault.1", "man/vault-format.5"]
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename",
-                           "passwd", "check", "open", "rekey", "kit", "move", "share"]
+                           "passwd", "check", "open", "rekey", "kit", "move", "remote", "push", "pull", "clone", "share"]
 
     /// Runs `argv[0]` (a program found on PATH) with the harness's clean environment.
     func tool(_ argv: [String], cwd: String? = nil, _ extra: [String: String] = [:]) throws -> CLIHarness.Result {
@@ -100,7 +100,7 @@ import Testing
                          "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "VISUAL", "EDITOR", "SHELL", "NO_COLOR"] {
             #expect(Self.mentions(manual, variable), "\(variable) not in ENVIRONMENT")
         }
-        for code in ["0", "1", "2", "3", "10", "11", "12", "13", "14", "15", "16", "130"] {
+        for code in ["0", "1", "2", "3", "10", "11", "12", "13", "14", "15", "16", "20", "130"] {
             #expect(manual.contains(".B \(code)\n"), "exit status \(code)")
         }
     }

@@ -12,9 +12,14 @@ import Testing
 
     @Test func onATerminalGetShowsProgressAndWipesIt() throws {
         let v = try vaultWithBigItem()
-        let r = try PTYDriver.run(["--vault", v.dir, "--password-file", v.passwordFile, "get", "big.bin", "-o", v.path + "/out.bin"],
-                                  steps: [], environment: v.environment(), timeout: 60)
+        // Into a pipe whose reader starts a second late: the get outlasts
+        // the half second before a progress line is drawn, however fast
+        // the machine (stderr is the terminal; stdout is not).
+        let r = try PTYDriver.run(["-c", "\"$0\" --vault \"$1\" --password-file \"$2\" get big.bin | { sleep 1; cat > /dev/null; }",
+                                   CLIHarness.binary, v.dir, v.passwordFile],
+                                  steps: [], environment: v.environment(), timeout: 60, executable: "/bin/bash")
         #expect(r.exit == 0)
+        #expect(r.screen == "", "\(r.transcript.debugDescription)")   // wiped
         #expect(r.transcript.contains("decrypting big.bin: "), "\(r.transcript)")
         #expect(r.transcript.contains(" of 64 MiB"))
         // No escape sequences: only carriage returns redraw the line.

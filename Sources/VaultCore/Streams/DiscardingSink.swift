@@ -1,7 +1,8 @@
 import VaultCodecs
 
 /// Counts and discards what it is given (for `check --read-data`).
-final class DiscardingSink: ByteSink {
+package final class DiscardingSink: ByteSink {
+    package init() {}
     var count: UInt64 = 0
-    func write(_ bytes: UnsafeRawBufferPointer) throws { count += UInt64(bytes.count) }
+    package func write(_ bytes: UnsafeRawBufferPointer) throws { count += UInt64(bytes.count) }
 }

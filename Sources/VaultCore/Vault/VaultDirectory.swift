@@ -33,7 +33,7 @@ package enum VaultDirectory {
     }
 
     /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync dir.
-    static func atomicWrite(_ bytes: [UInt8], to path: String, mode: UInt16? = nil) throws {
+    package static func atomicWrite(_ bytes: [UInt8], to path: String, mode: UInt16? = nil) throws {
         let temp = try TempFile(beside: path, mode: mode)
         try bytes.withUnsafeBytes { try temp.file.write($0) }
         try temp.commit(to: path)

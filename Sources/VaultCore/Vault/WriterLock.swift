@@ -2,13 +2,13 @@ import System
 
 /// The writers' lock: an exclusive flock on DIR/lock, held until deinit.
 /// Drop-ins never take it.
-final class WriterLock {
+package final class WriterLock {
     private let file: FileHandleFD
 
     /// Takes the lock; `busy` if another writer has it, `readOnly` if this
     /// process cannot write the vault at all (a read-only mount, another
     /// user's copy).
-    init(_ paths: VaultPaths) throws {
+    package init(_ paths: VaultPaths) throws {
         let fd: Int32
         do { fd = try Syscall.open(paths.lock, [.readWrite, .create, .noFollow]) } catch let error as SystemError
             where [Errno.readOnlyFileSystem, .permissionDenied, .notPermitted].contains(error.errno) {

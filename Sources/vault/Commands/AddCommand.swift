@@ -2,6 +2,7 @@ import Foundation
 import System
 import VaultCore
 import VaultCrypto
+import VaultRemote
 
 /// `vault add`: drops files into the vault without the password (HPKE to
 /// the vault's public key), so it works from cron with no terminal at all.
@@ -11,9 +12,12 @@ struct AddCommand: Command {
     static let nameOption = ValueOption<String>.text("--name", as: "NAME")
     static let compressOption = OptionalValueOption("--compress", as: "LEVEL")
     static let noCompressFlag = FlagOption("--no-compress")
-    static let options = [nameOption.spec, compressOption.spec, noCompressFlag.spec]
+    static let toOption = ValueOption<String>.text("--to", as: "TARGET")
+    static let fingerprintOption = ValueOption<String>.text("--fingerprint", as: "FP")
+    static let options = [nameOption.spec, compressOption.spec, noCompressFlag.spec, toOption.spec, fingerprintOption.spec]
     static let help = """
         Usage: vault add PATH... [--name NAME] [--compress[=LEVEL] | --no-compress]
+                         [--to TARGET [--fingerprint FP]]
 
         Encrypts each PATH into the vault. Needs no password and no terminal:
         items are sealed to the vault's public key and join the list at the next
@@ -33,11 +37,20 @@ struct AddCommand: Command {
                              pays (incompressible data such as JPEGs is stored raw)
           --compress=LEVEL   always compress, at xz preset LEVEL (0-9; 0-1 are fast)
           --no-compress      store raw, whatever the vault's default ('init --compress')
+          --to TARGET        a write-only drop-in straight into the inbox of the
+                             vault copy at TARGET (an rclone path), from a machine
+                             with no vault: only its header is read; the owner's
+                             'vault pull' takes the items in
+          --fingerprint FP   with --to: refuse unless the remote vault's public key
+                             has this fingerprint ('vault info'); without it, the
+                             first use remembers the fingerprint and later uses
+                             refuse another
 
         Examples:
           vault add passport.pdf tax-2024.pdf
           pg_dump mydb | vault add - --name mydb.sql
           vault --vault /srv/vault add --name report.txt /tmp/r.txt
+          vault add --to s3:my-bucket/vault --fingerprint 3f2a-... scan.pdf
         """
 
     let paths: [String]
@@ -45,6 +58,9 @@ struct AddCommand: Command {
     let itemName: String?
     /// nil: the vault's default.
     let compression: Compression?
+    /// --to: a remote vault copy's inbox instead of the local vault.
+    let remoteTarget: String?
+    let fingerprint: String?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         paths = try arguments.oneOrMore("PATH")
@@ -62,6 +78,12 @@ struct AddCommand: Command {
         } else {
             compression = arguments.isSet(Self.compressOption) ? .auto : nil
         }
+        remoteTarget = try arguments.value(Self.toOption).map { text throws(CLIError) in
+            guard let t = RemoteNames.normalizedTarget(text) else { throw arguments.usageError("'\(text)' cannot be a remote target") }
+            return t
+        }
+        fingerprint = try arguments.value(Self.fingerprintOption)
+        if fingerprint != nil && remoteTarget == nil { throw arguments.usageError("--fingerprint goes with --to") }
         if itemName != nil && paths.count != 1 { throw arguments.usageError("--name needs exactly one PATH") }
         if itemName == nil && paths.contains("-") {
             throw arguments.usageError("reading standard input ('-') needs --name")
@@ -69,7 +91,22 @@ struct AddCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let vault = try Vault(at: context.vaultDirectory)
+        // --to: seal into a scratch vault holding only the remote's header,
+        // then upload (RemoteDropIn).
+        let remote = try remoteTarget.map {
+            try RemoteDropIn(target: $0, rclone: context.rclone(), expected: fingerprint,
+                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory)
+        }
+        let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
+        let result = try addAll(vault, context)
+        if let remote {
+            let sent = try remote.upload()
+            context.terminal.note("sent \(sent) drop-in(s) to the inbox at \(Terminal.printable(remote.target)) (fingerprint \(remote.header.fingerprint))")
+        }
+        return result
+    }
+
+    private func addAll(_ vault: Vault, _ context: Context) throws -> ExitCode {
         var added = 0, skipped = false
         var firstFailure: ExitCode?
         for path in paths {

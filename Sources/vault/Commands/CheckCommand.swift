@@ -6,9 +6,11 @@ struct CheckCommand: Command {
     static let abstract = "verify the vault, optionally every byte of it"
     static let readDataFlag = FlagOption("--read-data"), repairFlag = FlagOption("--repair"), jsonFlag = FlagOption("--json")
     static let purgeFlag = FlagOption("--purge")
-    static let options = [readDataFlag.spec, repairFlag.spec, purgeFlag.spec, jsonFlag.spec]
+    static let remoteOption = ValueOption<String>.text("--remote", as: "NAME")
+    static let options = [readDataFlag.spec, repairFlag.spec, purgeFlag.spec, jsonFlag.spec, remoteOption.spec]
     static let help = """
         Usage: vault check [--read-data] [--repair [--purge]] [--json]
+               vault check --remote NAME [--read-data]
 
         Verifies the header, the manifest, and that every item's blob is there.
         Needs the password. Leftovers of an interrupted operation (temporary
@@ -24,17 +26,24 @@ struct CheckCommand: Command {
           --repair      remove leftovers; move orphans into quarantine/
           --purge       with --repair: delete what is in quarantine/
           --json        one JSON report on standard output, for scripts
+          --remote NAME check the off-site copy at remote NAME instead: its
+                        list of items opens with the password and every item
+                        it names is there at the right size; with --read-data
+                        the copy is downloaded to a scratch directory and
+                        every chunk of every item is authenticated
 
         Examples:
           vault check
           vault check --read-data
           vault check --repair
+          vault check --remote offsite --read-data
         """
 
     let readData: Bool
     let repair: Bool
     let purge: Bool
     let json: Bool
+    let remote: String?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
@@ -43,9 +52,12 @@ struct CheckCommand: Command {
         purge = arguments.isSet(Self.purgeFlag)
         if purge && !repair { throw arguments.usageError("--purge goes with --repair") }
         json = arguments.isSet(Self.jsonFlag)
+        remote = try arguments.value(Self.remoteOption)
+        if remote != nil && (repair || json) { throw arguments.usageError("--remote goes with --read-data only") }
     }
 
     func run(_ context: Context) throws -> ExitCode {
+        if let remote { return try checkRemote(remote, context) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: repair, tidy: false)
         let total = vault.manifest.totalSize

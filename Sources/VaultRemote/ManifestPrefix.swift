@@ -1,0 +1,30 @@
+import VaultCore
+
+/// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
+/// `"VAULTMAN" || version || 00 00 00 || generation u64be` for version 2;
+/// version 1 has no generation (it counts as 0). Read from a remote without
+/// any key, so it is hostile: the exact magic, a known version, the zero
+/// bytes. Nothing is trusted beyond deciding whether to refuse a push (a
+/// forged number can make a push refuse, or overwrite a copy its writer can
+/// delete anyway; a pull authenticates the generation before using it).
+public enum ManifestPrefix {
+    public static let length = 20
+
+    public static func generation(of bytes: [UInt8]) throws -> UInt64 {
+        guard bytes.count >= 12, Array(bytes[0..<8]) == Manifest.magic, bytes[9...11].allSatisfy({ $0 == 0 }) else {
+            throw RemoteError.malformedRemote("the remote's manifest does not start as a manifest does")
+        }
+        switch bytes[8] {
+        case 1: return 0
+        case 2:
+            guard bytes.count >= length else { throw RemoteError.malformedRemote("the remote's manifest is too short") }
+            return bytes[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        default:
+            throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(bytes[8])")
+        }
+    }
+
+    /// The vault id in a header's bytes 12..<28 (checked as a whole header
+    /// by VaultHeader(parsing:) before this is used).
+    public static func vaultID(ofHeader bytes: [UInt8]) -> [UInt8] { Array(bytes[12..<28]) }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import System
+import VaultCore
+import VaultCrypto
+
+/// rclone, run as a subprocess: the transport to every backend it knows.
+/// vault never speaks a storage protocol itself and never sees storage
+/// credentials: they stay in rclone's config (RCLONE_CONFIG, or
+/// RCLONE_CONFIG_<NAME>_* variables), which the child inherits. Nothing
+/// secret is ever on its argument vector.
+///
+/// One process per batch, not per file: lists go through `--files-from`
+/// (a file of relative paths in a private scratch directory), so a push of
+/// 10,000 small items is one `rclone copy` that runs its own parallel
+/// transfers. (A long-lived `rclone rcd` would save the few process starts
+/// of a push, at the price of a password-protected HTTP server on
+/// 127.0.0.1; docs/FORMAT.md, "Remote copy", says why we chose batches.)
+public final class Rclone: @unchecked Sendable {
+    public let program: String
+    let environment: [String: String?]
+    /// Private (0700) scratch directory for lists and rclone's output; erased on deinit.
+    let scratch: String
+
+    /// Flags on every run: errors only on stderr, and bounded waiting, so an
+    /// unreachable remote fails in bounded time (about a minute at worst,
+    /// a few seconds when the connection is refused).
+    static let commonFlags = ["--log-level", "ERROR", "--retries", "2", "--low-level-retries", "3",
+                              "--contimeout", "10s", "--timeout", "60s"]
+    /// Parallel transfers for batches.
+    static let batchFlags = ["--transfers", "8", "--checkers", "16"]
+
+    /// `program` is "rclone" unless the environment's VAULT_RCLONE names
+    /// another; `scratchBase` is a directory of this user's (the state directory).
+    public init(program: String, scratchBase: String, environment: [String: String?] = [:]) throws {
+        self.program = program
+        self.environment = environment
+        try Vault.ensureDirectory(scratchBase)
+        ScratchNames.removeAbandoned(in: scratchBase, prefix: "rclone-")
+        scratch = scratchBase + "/" + (try ScratchNames.make("rclone-"))
+        try Syscall.mkdir(scratch)
+    }
+
+    deinit { _ = Eraser.erase(scratch) }
+
+    /// Runs rclone with `arguments`; returns its standard output (at most
+    /// `outputLimit` bytes). Exit statuses in `tolerated` return nil output
+    /// instead of failing (3: directory not found, 4: file not found).
+    /// rclone logs JSON lines (`--use-json-log`) to a file; with `progress`,
+    /// its transfer statistics (every half second) are read from there while
+    /// it runs and passed on as (bytes done, bytes in all).
+    @discardableResult
+    func run(_ operation: String, _ arguments: [String], outputLimit: Int = 1 << 16,
+             tolerated: Set<Int32> = [], progress: ((UInt64, UInt64) -> Void)? = nil) throws -> [UInt8]? {
+        let out = scratch + "/stdout", err = scratch + "/stderr"
+        let outFile = try FileHandleFD(creating: out), errFile = try FileHandleFD(creating: err)
+        defer { try? Syscall.unlink(out); try? Syscall.unlink(err) }
+        let flags = Self.commonFlags + (progress == nil ? [] : Self.statsFlags) + arguments
+        let pid: Int32
+        do {
+            pid = try Syscall.spawn(program, arguments: flags, stdout: outFile.fd, stderr: errFile.fd, environment: environment)
+        } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .permissionDenied {
+            throw RemoteError.rcloneMissing(program: program)
+        }
+        let termination: Termination
+        if let progress {
+            let log = try FileHandleFD(readingFrom: err)
+            var offset: UInt64 = 0
+            var partial: [UInt8] = []
+            while true {
+                let ended = try Syscall.exitStatus(pid)
+                offset = try Self.readLines(log, from: offset, partial: &partial) { line in
+                    if let (done, total) = Self.stats(line) { progress(done, total) }
+                }
+                if let ended { termination = ended; break }
+                Syscall.sleep(0.2)
+            }
+        } else {
+            termination = try Syscall.wait(pid)
+        }
+        switch termination {
+        case .exited(0):
+            break
+        case .exited(let code) where tolerated.contains(code):
+            return nil
+        case .exited(let code):
+            let message = try Self.lastError(in: err)
+            throw RemoteError.rcloneFailed(operation: operation, message: message.isEmpty ? "rclone exited with status \(code)" : message)
+        case .signaled(let signal):
+            throw RemoteError.rcloneFailed(operation: operation, message: "rclone was killed by signal \(signal)")
+        }
+        let reader = try FileHandleFD(readingFrom: out)
+        guard reader.size <= UInt64(outputLimit) else {
+            throw RemoteError.malformedRemote("rclone's answer to \(operation) is larger than \(outputLimit) bytes")
+        }
+        return try reader.readAll(limit: outputLimit)
+    }
+
+    /// Statistics every half second, as JSON log lines, for `progress`.
+    static let statsFlags = ["--use-json-log", "--log-level", "NOTICE", "--stats", "500ms", "--stats-log-level", "NOTICE"]
+
+    /// Reads what was appended to `file` since `offset`, calls `body` with
+    /// each complete line (at most 64 KiB; longer ones are skipped), keeps
+    /// an unfinished line in `partial`; returns the new offset.
+    static func readLines(_ file: FileHandleFD, from offset: UInt64, partial: inout [UInt8],
+                          _ body: ([UInt8]) -> Void) throws -> UInt64 {
+        var offset = offset
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: $0) }
+            if n == 0 { return offset }
+            offset += UInt64(n)
+            partial += buffer[..<n]
+            while let newline = partial.firstIndex(of: 10) {
+                body(Array(partial[..<newline]))
+                partial.removeSubrange(...newline)
+            }
+            if partial.count > 1 << 16 { partial.removeAll() }
+        }
+    }
+
+    /// (bytes, totalBytes) from a JSON log line with a "stats" object.
+    static func stats(_ line: [UInt8]) -> (UInt64, UInt64)? {
+        guard line.first == UInt8(ascii: "{"),
+              let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+              let stats = object["stats"] as? [String: Any],
+              let done = (stats["bytes"] as? NSNumber)?.int64Value, let total = (stats["totalBytes"] as? NSNumber)?.int64Value,
+              done >= 0, total >= 0 else { return nil }
+        return (UInt64(done), UInt64(total))
+    }
+
+    /// The last error rclone reported (its final "Failed to ..." line, or
+    /// the last error-level JSON line), without timestamp, from the last
+    /// 16 KiB of its log.
+    static func lastError(in path: String) throws -> String {
+        let log = try FileHandleFD(readingFrom: path)
+        let start = log.size > 16384 ? log.size - 16384 : 0
+        var tail = [UInt8](repeating: 0, count: Int(log.size - start))
+        let n = try tail.withUnsafeMutableBytes { try log.read(at: start, into: $0) }
+        for line in tail[..<n].split(separator: 10).reversed() {
+            if line.first == UInt8(ascii: "{") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                      object["stats"] == nil, let level = object["level"] as? String, level == "error" || level == "critical",
+                      let message = object["msg"] as? String else { continue }
+                return Self.lastLine(Array(message.utf8))
+            }
+            let text = Self.lastLine(line)
+            if !text.isEmpty { return text }
+        }
+        return ""
+    }
+
+    /// The last non-empty line of `bytes`, without its timestamp, control
+    /// characters made spaces, cut to 300 bytes: what the user reads after
+    /// "remote unreachable".
+    static func lastLine(_ bytes: some Collection<UInt8>) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard var line = text.split(whereSeparator: \.isNewline).last.map(String.init) else { return "" }
+        // "2026/12/01 02:28:35 ERROR : ..." -> "ERROR : ..."
+        let parts = line.split(separator: " ", maxSplits: 2)
+        if parts.count == 3, parts[0].count == 10, parts[0].contains("/"), parts[1].contains(":") { line = String(parts[2]) }
+        line = String(line.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
+        return line.utf8.count > 300 ? String(decoding: Array(line.utf8.prefix(300)), as: UTF8.self) + "…" : line
+    }
+
+    /// Writes `paths` (relative, one a line) to a list for `--files-from`.
+    func listFile(_ paths: [String]) throws -> String {
+        let path = scratch + "/files-" + Hex.encode(SecureRandom.bytes(4))
+        let file = try FileHandleFD(creating: path)
+        let bytes = Array(paths.map { $0 + "\n" }.joined().utf8)
+        try bytes.withUnsafeBytes { try file.write($0) }
+        return path
+    }
+}
+
+// The operations vault needs, each one rclone run.
+extension Rclone {
+    struct ListEntry: Decodable { let Path: String; let Size: Int64; let IsDir: Bool? }
+
+    /// Every file under `target` with its size; empty if the target does
+    /// not exist. At most 4,000,000 entries' worth of answer (256 MiB).
+    public func list(_ target: String) throws -> [String: UInt64] {
+        guard let output = try run("list", ["lsjson", "-R", "--files-only", "--no-modtime", "--no-mimetype", "--fast-list", target],
+                                   outputLimit: 256 << 20, tolerated: [3]) else { return [:] }
+        return try Self.parseListing(output)
+    }
+
+    static func parseListing(_ output: [UInt8]) throws -> [String: UInt64] {
+        let entries: [ListEntry]
+        do { entries = try JSONDecoder().decode([ListEntry].self, from: Data(output)) } catch {
+            throw RemoteError.malformedRemote("rclone's listing is not the JSON it should be")
+        }
+        var files: [String: UInt64] = [:]
+        for e in entries where e.IsDir != true {
+            guard e.Size >= 0 else { throw RemoteError.malformedRemote("a negative size for '\(e.Path)'") }
+            files[e.Path] = UInt64(e.Size)
+        }
+        return files
+    }
+
+    /// The files at the top of `target` (header, manifest, temps): cheap.
+    public func listTop(_ target: String) throws -> [String: UInt64] {
+        guard let output = try run("list", ["lsjson", "--max-depth", "1", "--files-only", "--no-modtime", "--no-mimetype", target],
+                                   outputLimit: 1 << 20, tolerated: [3]) else { return [:] }
+        return try Self.parseListing(output)
+    }
+
+    /// The first `count` bytes of a remote file (its whole content if shorter).
+    public func head(_ path: String, count: Int) throws -> [UInt8] {
+        try run("read", ["cat", "--count", String(count), path], outputLimit: count) ?? []
+    }
+
+    /// The first `count` bytes of a remote file, or nil if there is no
+    /// such file (rclone's "not found" statuses 3 and 4; some backends
+    /// report a missing object as a plain error, so the listing stays the
+    /// first authority on what exists).
+    public func headIfPresent(_ path: String, count: Int) throws -> [UInt8]? {
+        // On S3 a missing object reads as an empty listing: no bytes at all.
+        let bytes = try run("read", ["cat", "--count", String(count), path], outputLimit: count, tolerated: [3, 4])
+        return bytes?.isEmpty == true ? nil : bytes
+    }
+
+    /// Uploads `paths` (relative to `directory`) to the same paths under `target`.
+    public func upload(_ paths: [String], from directory: String, to target: String,
+                       progress: ((UInt64, UInt64) -> Void)? = nil) throws {
+        guard !paths.isEmpty else { return }
+        let list = try listFile(paths)
+        try run("upload", ["copy", directory, target, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+                progress: progress)
+    }
+
+    /// Downloads `paths` (relative to `target`) into `directory`.
+    public func download(_ paths: [String], from target: String, into directory: String,
+                         progress: ((UInt64, UInt64) -> Void)? = nil) throws {
+        guard !paths.isEmpty else { return }
+        let list = try listFile(paths)
+        try run("download", ["copy", target, directory, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+                progress: progress)
+    }
+
+    /// One file to one remote path.
+    public func uploadFile(_ local: String, to remote: String) throws {
+        try run("upload", ["copyto", "--no-check-dest", local, remote])
+    }
+
+    /// A server-side move (a rename on local and SFTP backends, a copy
+    /// then delete on S3): whoever reads `to` sees the old or the new
+    /// file whole, never a part. `--no-check-dest` is what makes that so:
+    /// without it rclone compares the two first, and then either deletes
+    /// `to` before renaming (a kill in between left a remote without its
+    /// manifest: found by RemoteCrashTests) or, when size and time happen
+    /// to match, deletes `from` and keeps the old file.
+    public func move(_ from: String, to: String) throws {
+        try run("move", ["moveto", "--no-check-dest", from, to])
+    }
+
+    /// Deletes `paths` (relative to `target`).
+    public func delete(_ paths: [String], in target: String) throws {
+        guard !paths.isEmpty else { return }
+        let list = try listFile(paths)
+        try run("delete", ["delete", target, "--files-from", list, "--no-traverse"] + Self.batchFlags, tolerated: [3, 4])
+    }
+}

@@ -1,0 +1,114 @@
+import System
+import VaultCore
+
+/// The vault's remotes, in `DIR/remotes` (docs/FORMAT.md, "Remote copy"):
+///
+///     "vault remotes v1\n"
+///     then one line per remote: NAME \t TARGET \t KNOWN \t PENDING \n
+///
+/// KNOWN is the generation of the manifest this vault last pushed to or
+/// pulled from the remote (decimal, 0 for never); PENDING the generation a
+/// push was about to put there, a colon, and the first 16 bytes of the
+/// SHA-256 of that manifest file in hex ("-" for none), which lets a later
+/// push recognise a manifest a killed push of ours left there. No secrets: the
+/// storage credentials stay in rclone's config. Written atomically.
+public struct RemoteConfig: Equatable, Sendable {
+    public struct Remote: Equatable, Sendable {
+        public let name: String
+        public let target: String
+        public var known: UInt64
+        public var pending: Pending?
+        public init(name: String, target: String, known: UInt64 = 0, pending: Pending? = nil) {
+            (self.name, self.target, self.known, self.pending) = (name, target, known, pending)
+        }
+    }
+
+    /// A manifest a push was about to put on the remote.
+    public struct Pending: Equatable, Sendable {
+        public let generation: UInt64
+        /// The first 16 bytes of SHA-256 of the manifest file, hex.
+        public let digest: String
+        public init(generation: UInt64, digest: String) { (self.generation, self.digest) = (generation, digest) }
+
+        init?(_ text: Substring) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let g = UInt64(parts[0]), RemoteNames.isItemID(parts[1]) else { return nil }
+            (generation, digest) = (g, String(parts[1]))
+        }
+
+        var text: String { "\(generation):\(digest)" }
+    }
+
+    static let firstLine = "vault remotes v1"
+    /// At most this many remotes, and this many bytes of file.
+    static let maxRemotes = 64, maxFileSize = 1 << 17
+
+    public var remotes: [Remote] = []
+
+    public init(remotes: [Remote] = []) { self.remotes = remotes }
+
+    public static func path(_ vault: String) -> String { VaultPaths(root: vault).root + "/remotes" }
+
+    /// The file's remotes; none if there is no file.
+    public static func read(vault: String) throws -> RemoteConfig {
+        let path = Self.path(vault)
+        guard try Syscall.status(of: path) != nil else { return RemoteConfig() }
+        let raw = try VaultDirectory.readFile(path, limit: maxFileSize)
+        guard let text = String(validating: raw, as: UTF8.self) else { throw bad() }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(firstLine), lines.last == "" else { throw bad() }
+        lines.removeFirst(); lines.removeLast()
+        guard lines.count <= maxRemotes else { throw bad() }
+        var config = RemoteConfig()
+        for line in lines {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard f.count == 4, RemoteNames.isValidName(String(f[0])),
+                  let target = RemoteNames.normalizedTarget(String(f[1])), target == f[1],
+                  let known = UInt64(f[2]), f[3] == "-" || Pending(f[3]) != nil,
+                  config.remote(named: String(f[0])) == nil else { throw bad() }
+            config.remotes.append(Remote(name: String(f[0]), target: target, known: known, pending: Pending(f[3])))
+        }
+        return config
+    }
+
+    static func bad() -> RemoteError { .malformedRemote("the vault's remotes file is damaged; remove it and add the remotes again") }
+
+    public func write(vault: String) throws {
+        let text = ([Self.firstLine] + remotes.map { "\($0.name)\t\($0.target)\t\($0.known)\t\($0.pending?.text ?? "-")" })
+            .map { $0 + "\n" }.joined()
+        try VaultDirectory.atomicWrite(Array(text.utf8), to: Self.path(vault))
+    }
+
+    public func remote(named name: String) -> Remote? { remotes.first { $0.name == name } }
+
+    public mutating func update(_ remote: Remote) {
+        if let i = remotes.firstIndex(where: { $0.name == remote.name }) { remotes[i] = remote } else { remotes.append(remote) }
+    }
+
+    /// Adds a remote; refuses a taken name, a bad name or target.
+    public mutating func add(name: String, target: String) throws -> Remote {
+        guard RemoteNames.isValidName(name) else {
+            throw RemoteError.invalidRemote("'\(name)' cannot be a remote's name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
+        }
+        guard let t = RemoteNames.normalizedTarget(target) else {
+            throw RemoteError.invalidRemote("'\(target)' cannot be a remote target (an rclone path, not starting with '-')")
+        }
+        guard remote(named: name) == nil else { throw RemoteError.remoteExists(name) }
+        guard remotes.count < Self.maxRemotes else { throw RemoteError.invalidRemote("a vault has at most \(Self.maxRemotes) remotes") }
+        let r = Remote(name: name, target: t)
+        remotes.append(r)
+        return r
+    }
+
+    /// The remote `name`, or the only one when `name` is nil.
+    public func pick(_ name: String?) throws -> Remote {
+        if let name {
+            guard let r = remote(named: name) else { throw RemoteError.noSuchRemote(name) }
+            return r
+        }
+        guard remotes.count == 1 else {
+            throw RemoteError.noSuchRemote(remotes.isEmpty ? "" : "(several: name one)")
+        }
+        return remotes[0]
+    }
+}

@@ -1,0 +1,92 @@
+import System
+import VaultCore
+import VaultCrypto
+
+/// `vault add --to TARGET`: a drop-in straight into a remote's inbox from a
+/// machine with no vault and no password. Only the remote's header is
+/// read (for the vault's public key); the content is sealed here, in a
+/// private scratch vault that holds nothing but that header, then uploaded
+/// content first and envelope last, so the owner's pull never sees an
+/// envelope without its content. The storage credentials this needs: read
+/// `vault.header`, write `inbox/`; no list, no delete (docs/SECURITY.md).
+public final class RemoteDropIn {
+    public let target: String
+    public let header: VaultHeader
+    /// A scratch vault (header, empty manifest file, items/, inbox/) that
+    /// `Vault.dropIn` writes into; erased on deinit.
+    public let scratch: Vault
+    let scratchPath: String
+    let rclone: Rclone
+
+    /// Fetches and parses the header, and checks its fingerprint against
+    /// `expected` (the --fingerprint option) or the one `pins` remembers for
+    /// this target (the first use remembers it).
+    public init(target: String, rclone: Rclone, expected: String?, pins: FingerprintPins, scratchBase: String) throws {
+        self.target = target
+        self.rclone = rclone
+        let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
+        guard !bytes.isEmpty else { throw RemoteError.noRemoteVault(target: target) }
+        guard bytes.count == VaultHeader.length else {
+            throw RemoteError.malformedRemote("the remote's header has an impossible size")
+        }
+        header = try VaultHeader(parsing: bytes)
+        let found = header.fingerprint
+        if let want = expected ?? pins.remembered(for: target) {
+            guard FingerprintPins.normalize(want) == FingerprintPins.normalize(found) else {
+                throw RemoteError.fingerprintMismatch(expected: want, found: found)
+            }
+        }
+        try Vault.ensureDirectory(scratchBase)
+        ScratchNames.removeAbandoned(in: scratchBase, prefix: "dropin-")
+        scratchPath = scratchBase + "/" + (try ScratchNames.make("dropin-"))
+        try Syscall.mkdir(scratchPath)
+        for sub in ["items", "inbox"] { try Syscall.mkdir(scratchPath + "/" + sub) }
+        _ = try FileHandleFD(creating: scratchPath + "/manifest")
+        try VaultDirectory.atomicWrite(bytes, to: scratchPath + "/vault.header")
+        scratch = try Vault(at: scratchPath)
+        try pins.remember(found, for: target)
+    }
+
+    deinit { _ = Eraser.erase(scratchPath) }
+
+    /// Uploads what was dropped into the scratch vault: every content file,
+    /// then every envelope. Returns how many drop-ins went up.
+    public func upload() throws -> Int {
+        let names = try VaultDirectory.names(in: scratchPath + "/inbox")
+        let contents = names.filter { $0.hasSuffix(".item") && !$0.hasPrefix(".") }
+        let envelopes = names.filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
+        let inbox = RemoteNames.join(target, "inbox")
+        try rclone.upload(contents, from: scratchPath + "/inbox", to: inbox)
+        try rclone.upload(envelopes, from: scratchPath + "/inbox", to: inbox)
+        return envelopes.count
+    }
+}
+
+/// The fingerprints `add --to` has seen, per target, in
+/// `<state directory>/pins/<hex SHA-256 of the target>`: trust on first
+/// use, then a changed header is refused.
+public struct FingerprintPins: Sendable {
+    let directory: String
+    public init(stateDirectory: String) { directory = stateDirectory + "/pins" }
+
+    func path(_ target: String) -> String {
+        directory + "/" + Hex.encode((try? SHA256.hash(Array(target.utf8))) ?? [])
+    }
+
+    public func remembered(for target: String) -> String? {
+        guard let raw = try? VaultDirectory.readFile(path(target), limit: 128) else { return nil }
+        let text = String(decoding: raw, as: UTF8.self).split(separator: "\n").first.map(String.init)
+        return text.flatMap { Self.normalize($0).count == 32 ? $0 : nil }
+    }
+
+    public func remember(_ fingerprint: String, for target: String) throws {
+        guard remembered(for: target) == nil else { return }
+        try Vault.ensureDirectory(directory)
+        try VaultDirectory.atomicWrite(Array((fingerprint + "\n").utf8), to: path(target))
+    }
+
+    /// Lower case, no dashes or spaces.
+    public static func normalize(_ s: String) -> String {
+        String(s.lowercased().filter { $0 != "-" && $0 != " " && $0 != ":" })
+    }
+}

@@ -1,0 +1,33 @@
+/// What can go wrong between a vault and its off-site copy. The CLI's
+/// ErrorReport turns each case into one message and an exit code.
+public enum RemoteError: Error, Equatable, Sendable {
+    /// rclone failed (unreachable, refused, no such remote): its own last
+    /// error line, made printable, in `message`.
+    case rcloneFailed(operation: String, message: String)
+    /// rclone is not installed (or VAULT_RCLONE names nothing runnable).
+    case rcloneMissing(program: String)
+    /// The remote's manifest is newer than the one this vault last pushed
+    /// or pulled: another machine pushed. Push refuses (exit 11).
+    case remoteChanged(remote: UInt64, known: UInt64)
+    /// Both this vault and the remote changed since they were last in step.
+    case diverged(local: UInt64, remote: UInt64, known: UInt64)
+    /// The remote's manifest is older than one this vault already had from
+    /// it: an older copy was put back there.
+    case remoteRollback(remote: UInt64, known: UInt64)
+    /// There is no vault at the remote target (no header or manifest).
+    case noRemoteVault(target: String)
+    /// The remote holds another vault (another vault id).
+    case otherVault(target: String)
+    /// The remote's header does not carry the pinned public key fingerprint.
+    case fingerprintMismatch(expected: String, found: String)
+    /// No remote of that name is configured for this vault.
+    case noSuchRemote(String)
+    /// A remote of that name is configured already.
+    case remoteExists(String)
+    /// A remote name or target that cannot be stored.
+    case invalidRemote(String)
+    /// Something the remote sent is not what a vault remote holds.
+    case malformedRemote(String)
+    /// An unfinished rekey must finish (any unlock does it) before a push.
+    case rekeyPending
+}

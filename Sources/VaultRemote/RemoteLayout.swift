@@ -1,0 +1,42 @@
+import VaultCore
+
+/// A remote listing sorted into what a vault copy holds, with the shape
+/// checks a hostile remote must pass before anything is downloaded: a
+/// header of exactly the header's size, a manifest within the manifest's
+/// bounds, drop-in envelopes within theirs.
+public struct RemoteLayout: Sendable {
+    public let files: [String: UInt64]
+    public var items: [String: UInt64] = [:]
+    /// Drop-ins whose content and envelope are both there.
+    public var dropIns: [String] = []
+    public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
+
+    /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope").
+    static let envelopeSizes: ClosedRange<UInt64> = UInt64(42 + 87 + 16)...UInt64(42 + 86 + 1024 + 16)
+
+    public init(_ files: [String: UInt64]) {
+        self.files = files
+        var contents = Set<String>()
+        var envelopes = Set<String>()
+        for (path, size) in files {
+            switch RemoteNames.kind(of: path) {
+            case .item(let id): items[id] = size
+            case .dropInContent(let id): contents.insert(id)
+            case .dropInEnvelope(let id) where Self.envelopeSizes.contains(size): envelopes.insert(id)
+            default: break
+            }
+        }
+        dropIns = contents.intersection(envelopes).sorted()
+    }
+
+    /// Refuses a remote without a vault, or whose header or manifest
+    /// cannot be one.
+    public func checkVault(target: String) throws {
+        guard let header = files[RemoteNames.header], let manifest = files[RemoteNames.manifest] else {
+            throw RemoteError.noRemoteVault(target: target)
+        }
+        guard header == UInt64(VaultHeader.length), manifest >= 52, manifest <= UInt64(Manifest.maxFileSize) else {
+            throw RemoteError.malformedRemote("the remote's header or manifest has an impossible size")
+        }
+    }
+}

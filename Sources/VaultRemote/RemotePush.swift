@@ -1,0 +1,189 @@
+import System
+import VaultCore
+import VaultCrypto
+
+/// What a push did.
+public struct PushSummary: Sendable {
+    public var uploadedFiles = 0
+    public var uploadedBytes: UInt64 = 0
+    public var deletedFiles = 0
+    /// Remote drop-ins deleted because the pushed manifest holds them.
+    public var dropInsCleared = 0
+    /// The generation of the manifest now on the remote.
+    public var generation: UInt64 = 0
+    public var seconds = 0.0
+}
+
+/// `vault push`: makes the remote a copy of the vault, without the
+/// password (everything pushed is ciphertext). The order is the rule a
+/// reader of the remote relies on (docs/FORMAT.md, "Remote copy"):
+///
+///   1. item blobs the remote lacks (or holds at another size)
+///   2. the header, if it differs: to `.push-<id>`, then moved over `vault.header`
+///   3. the remote's manifest generation read again: refuse if it moved
+///   4. the manifest: to `.push-<id>`, then moved over `manifest`
+///   5. the manifest read back: another machine's that landed meanwhile
+///      stops the push here, with nothing deleted
+///   6. only then deletions: blobs the vault no longer has, remote drop-ins
+///      the pushed manifest holds, `.push-*` leftovers
+///
+/// so at any instant the remote's manifest names only blobs that are there.
+/// A killed push rerun uploads only what is missing. The writer lock is
+/// held throughout, so the manifest and blobs pushed belong together.
+public enum RemotePush {
+    /// `progress` learns rclone's (bytes done, bytes in all) while blobs go up.
+    public static func push(vault root: String, remote given: RemoteConfig.Remote, rclone: Rclone,
+                            progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
+        let started = Syscall.monotonicSeconds()
+        var remote = given
+        let vault = try Vault(at: root)
+        let paths = vault.paths
+        let lock = try WriterLock(paths)
+        defer { withExtendedLifetime(lock) {} }
+        guard try Syscall.status(of: paths.rekeyPending) == nil else { throw RemoteError.rekeyPending }
+
+        let headerBytes = try VaultDirectory.readFile(paths.header, limit: VaultHeader.length)
+        let manifestBytes = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
+        let local = try ManifestPrefix.generation(of: manifestBytes)
+        let localItems = try Self.localItems(paths)
+        var summary = PushSummary()
+        summary.generation = local
+
+        let target = remote.target
+        let listing = try rclone.list(target)
+        let remoteGeneration = try Self.remoteGeneration(listing, target: target, rclone: rclone)
+        // The remote's header, if any, must be this vault's (same vault id).
+        let remoteHeader = listing[RemoteNames.header] == nil ? nil
+            : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
+        if let remoteHeader, (try? VaultHeader(parsing: remoteHeader))?.vaultID != vault.header.vaultID {
+            throw RemoteError.otherVault(target: target)
+        }
+        if let r = remoteGeneration,
+           try Self.checkNotNewer(remote: r, local: local, config: remote, manifestBytes: manifestBytes, target: target, rclone: rclone) {
+            // The remote holds the manifest a killed push of ours left: it
+            // is known from now on. Without this, the pending mark this push
+            // is about to write would forget it, and a kill before our own
+            // manifest lands would leave the remote "changed by another
+            // machine" for good (found by RemoteCrashTests).
+            var config = try RemoteConfig.read(vault: root)
+            var updated = config.remote(named: remote.name) ?? remote
+            (updated.known, updated.pending) = (r, nil)
+            config.update(updated)
+            try config.write(vault: root)
+            remote = updated
+        }
+
+        // 1. Blobs.
+        let missing = localItems.filter { listing["items/" + $0.key] != $0.value }.map(\.key).sorted()
+        try rclone.upload(missing, from: paths.items, to: RemoteNames.join(target, "items"), progress: progress)
+        summary.uploadedFiles += missing.count
+        summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
+
+        // 2. Header (its vault id was checked above).
+        if remoteHeader != headerBytes {
+            try Self.replace(RemoteNames.header, with: paths.header, target: target, rclone: rclone)
+            summary.uploadedFiles += 1
+            summary.uploadedBytes += UInt64(headerBytes.count)
+        }
+
+        // 3 and 4. The manifest, unless the remote has this very one.
+        if remoteGeneration != local || remote.known != local {
+            let again = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length)
+                .map(ManifestPrefix.generation(of:))
+            guard again == remoteGeneration else { throw RemoteError.remoteChanged(remote: again ?? 0, known: remote.known) }
+            // Remember what is about to be there: a rerun after a kill
+            // recognises its own manifest by this and its bytes.
+            var config = try RemoteConfig.read(vault: root)
+            var r = config.remote(named: remote.name) ?? remote
+            r.pending = RemoteConfig.Pending(generation: local, digest: try Self.digest(manifestBytes))
+            config.update(r)
+            try config.write(vault: root)
+            try Self.replace(RemoteNames.manifest, with: paths.manifest, target: target, rclone: rclone)
+            summary.uploadedFiles += 1
+            summary.uploadedBytes += UInt64(manifestBytes.count)
+        }
+        // Read back: if another machine's manifest landed in between (two
+        // pushes that passed step 3 together), ours lost. Delete nothing
+        // then (its blobs may be among what we would delete) and refuse.
+        let landed = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: manifestBytes.count + 1)
+        guard landed == manifestBytes else {
+            throw RemoteError.remoteChanged(remote: landed.flatMap { try? ManifestPrefix.generation(of: $0) } ?? 0, known: remote.known)
+        }
+        var config = try RemoteConfig.read(vault: root)
+        var r = config.remote(named: remote.name) ?? remote
+        (r.known, r.pending) = (local, nil)
+        config.update(r)
+        try config.write(vault: root)
+
+        // 5. Deletions, now that the manifest on the remote no longer needs them.
+        var doomed: [String] = []
+        var cleared = Set<String>()
+        for path in listing.keys.sorted() {
+            switch RemoteNames.kind(of: path) {
+            case .item(let id) where localItems[id] == nil:
+                doomed.append(path)
+            case .dropInContent(let id), .dropInEnvelope(let id):
+                // Absorbed here: its blob is in items/ (so in what was just
+                // pushed) and its envelope is gone from the local inbox,
+                // which absorbing deletes only after the manifest naming it
+                // is durable.
+                if localItems[id] != nil, try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
+                    doomed.append(path)
+                    cleared.insert(id)
+                }
+            case .pushTemp:
+                doomed.append(path)
+            default:
+                break
+            }
+        }
+        try rclone.delete(doomed, in: target)
+        summary.deletedFiles = doomed.count - 2 * cleared.count
+        summary.dropInsCleared = cleared.count
+        summary.seconds = Syscall.monotonicSeconds() - started
+        return summary
+    }
+
+    /// The blobs in items/ with their sizes (names that are item ids only).
+    static func localItems(_ paths: VaultPaths) throws -> [String: UInt64] {
+        var items: [String: UInt64] = [:]
+        for name in try VaultDirectory.names(in: paths.items) where RemoteNames.isItemID(Substring(name)) {
+            if let st = try Syscall.status(of: paths.item(name)), st.kind == .regular { items[name] = st.size }
+        }
+        return items
+    }
+
+    /// The generation of the remote's manifest (nil: the remote has none yet).
+    static func remoteGeneration(_ listing: [String: UInt64], target: String, rclone: Rclone) throws -> UInt64? {
+        guard listing[RemoteNames.manifest] != nil else { return nil }
+        return try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
+    }
+
+    /// Refuses when the remote holds a manifest this vault did not put
+    /// there and has not pulled: newer than the last one known, unless it
+    /// is the very manifest a killed push of ours left there (the pending
+    /// generation and digest; a manifest's nonce is random per write, so
+    /// another machine's cannot match).
+    /// Returns true when it is that pending manifest of ours.
+    static func checkNotNewer(remote r: UInt64, local: UInt64, config: RemoteConfig.Remote, manifestBytes: [UInt8],
+                              target: String, rclone: Rclone) throws -> Bool {
+        if r <= config.known { return false }
+        if let pending = config.pending, pending.generation == r,
+           let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize),
+           try digest(there) == pending.digest {
+            return true
+        }
+        throw RemoteError.remoteChanged(remote: r, known: config.known)
+    }
+
+    /// The first 16 bytes of SHA-256, hex: how `remotes` names a manifest.
+    static func digest(_ bytes: [UInt8]) throws -> String { Hex.encode(Array(try SHA256.hash(bytes).prefix(16))) }
+
+    /// Uploads `local` as `.push-<random>` and moves it over `name`, so
+    /// the remote's `name` is always whole.
+    static func replace(_ name: String, with local: String, target: String, rclone: Rclone) throws {
+        let temp = RemoteNames.join(target, RemoteNames.pushPrefix + Hex.encode(SecureRandom.bytes(16)))
+        try rclone.uploadFile(local, to: temp)
+        try rclone.move(temp, to: RemoteNames.join(target, name))
+    }
+}

@@ -1,0 +1,68 @@
+import VaultCore
+import VaultRemote
+
+/// `vault push`: makes a remote a copy of this vault (no password needed).
+struct PushCommand: Command {
+    static let name = "push"
+    static let abstract = "copy the vault to its off-site remote (no password)"
+    static let jsonFlag = FlagOption("--json")
+    static let options = [jsonFlag.spec]
+    static let help = """
+        Usage: vault push [NAME] [--json]
+
+        Makes the remote NAME (or the vault's only remote) a copy of this
+        vault, through rclone. Needs no password: everything it sends is
+        already encrypted. Only what the remote lacks is sent; a push that
+        was stopped, run again, sends only the rest.
+
+        The order keeps the remote whole at every instant: new items first,
+        then the header, then the list of items (the manifest), and only
+        then deletions of items removed here. Drop-ins that reached the
+        remote's inbox and that this vault has taken in (after 'vault pull')
+        are deleted from there now.
+
+        If another machine pushed to the remote since this vault last pushed
+        or pulled, the push is refused with exit 11: pull first.
+
+        Options:
+          --json   one JSON summary on standard output
+
+        Examples:
+          vault push
+          vault push offsite
+        """
+
+    let remoteName: String?
+    let json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        guard arguments.positionals.count <= 1 else { throw arguments.usageError("unexpected argument '\(arguments.positionals[1])'") }
+        remoteName = arguments.positionals.first
+        json = arguments.isSet(Self.jsonFlag)
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        let remote = try context.remote(remoteName)
+        let waiting = try Vault(at: context.vaultDirectory).waitingDropIns()
+        if waiting > 0 {
+            context.terminal.warning("\(waiting) drop-in(s) wait in the inbox and are not pushed until taken in",
+                                     hints: ["any command that unlocks the vault ('vault list') takes them in"])
+        }
+        let meter = TransferMeter(context.terminal, "pushing")
+        let summary = try { () throws -> PushSummary in
+            defer { meter.finish() }
+            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(), progress: meter.update)
+        }()
+        if json {
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
+                remote: remote.name, generation: summary.generation, files: summary.uploadedFiles, bytes: summary.uploadedBytes,
+                deleted: summary.deletedFiles, dropIns: summary.dropInsCleared, seconds: summary.seconds, state: "pushed")))
+        } else {
+            context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
+                                  bytes: summary.uploadedBytes, seconds: summary.seconds))
+            if summary.deletedFiles > 0 { context.terminal.note("deleted \(summary.deletedFiles) file(s) there that this vault no longer has") }
+            if summary.dropInsCleared > 0 { context.terminal.note("cleared \(summary.dropInsCleared) drop-in(s) from the remote's inbox") }
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,82 @@
+import VaultCore
+import VaultRemote
+
+/// `vault remote add|list|remove`: where this vault keeps off-site copies.
+struct RemoteCommand: Command {
+    static let name = "remote"
+    static let abstract = "name the off-site copies of the vault (rclone targets)"
+    static let jsonFlag = FlagOption("--json")
+    static let options = [jsonFlag.spec]
+    static let help = """
+        Usage: vault remote add NAME TARGET
+               vault remote list [--json]
+               vault remote remove NAME
+
+        Names a place for an off-site copy of this vault. TARGET is any rclone
+        path: 's3:bucket/vault' (a remote from rclone's config, or from
+        RCLONE_CONFIG_<NAME>_* variables), 'sftp-nas:backup/vault', or a
+        plain directory such as /mnt/usb/vault. The names are kept in the
+        vault directory (file 'remotes'); no credentials are: they stay in
+        rclone's own configuration. Needs no password.
+
+        'remove' forgets the name; the copy at the target is left as it is.
+
+        Options:
+          --json   list: one JSON document on standard output
+
+        Examples:
+          vault remote add offsite s3:my-bucket/vault
+          vault remote add usb /mnt/usb/vault
+          vault remote list
+        """
+
+    enum Action { case add(String, String), list, remove(String) }
+    let action: Action
+    let json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        json = arguments.isSet(Self.jsonFlag)
+        guard let verb = arguments.positionals.first else { throw arguments.usageError("missing add, list or remove") }
+        let rest = Array(arguments.positionals.dropFirst())
+        switch verb {
+        case "add":
+            guard rest.count == 2 else { throw arguments.usageError(rest.count < 2 ? "remote add needs NAME and TARGET" : "unexpected argument '\(rest[2])'") }
+            action = .add(rest[0], rest[1])
+        case "list":
+            guard rest.isEmpty else { throw arguments.usageError("unexpected argument '\(rest[0])'") }
+            action = .list
+        case "remove":
+            guard rest.count == 1 else { throw arguments.usageError(rest.isEmpty ? "remote remove needs NAME" : "unexpected argument '\(rest[1])'") }
+            action = .remove(rest[0])
+        default:
+            throw arguments.usageError("unknown remote action '\(verb)': use add, list or remove")
+        }
+        if json, case .list = action {} else if json { throw arguments.usageError("--json goes with remote list") }
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        _ = try Vault(at: context.vaultDirectory)
+        var config = try RemoteConfig.read(vault: context.vaultDirectory)
+        switch action {
+        case .add(let name, let target):
+            let remote = try config.add(name: name, target: target)
+            try config.write(vault: context.vaultDirectory)
+            context.terminal.note("added remote '\(name)' at \(Terminal.printable(remote.target))",
+                                  hint: "'vault push \(name)' copies the vault there")
+        case .list:
+            if json {
+                try context.terminal.printLine(JSONOutput.encode(config.remotes.map(JSONOutput.Remote.init)))
+            } else {
+                for r in config.remotes {
+                    try context.terminal.printLine(Terminal.printable("\(r.name)  \(r.target)  (generation \(r.known))"))
+                }
+            }
+        case .remove(let name):
+            guard config.remote(named: name) != nil else { throw RemoteError.noSuchRemote(name) }
+            config.remotes.removeAll { $0.name == name }
+            try config.write(vault: context.vaultDirectory)
+            context.terminal.note("removed remote '\(name)'; the copy there was not touched")
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,43 @@
+import VaultCore
+import VaultRemote
+
+extension Context {
+    /// rclone, as VAULT_RCLONE names it (default: `rclone` on PATH), with
+    /// its scratch space in this user's state directory. Its storage
+    /// credentials come from its own config, which it reads itself.
+    func rclone() throws -> Rclone {
+        try Rclone(program: environment.nonEmpty("VAULT_RCLONE") ?? "rclone", scratchBase: stateDirectory)
+    }
+
+    /// The remote `name` (or the only one) of the vault here.
+    func remote(_ name: String?) throws -> RemoteConfig.Remote {
+        _ = try Vault(at: vaultDirectory)  // exit 10 when there is no vault, before anything else
+        return try RemoteConfig.read(vault: vaultDirectory).pick(name)
+    }
+}
+
+enum RemoteFormat {
+    /// "12 files, 3.4 MiB in 1.20 s (2.8 MiB/s)".
+    static func transfer(files: Int, bytes: UInt64, seconds: Double) -> String {
+        let rate = seconds > 0 ? " (" + Format.size(UInt64(Double(bytes) / seconds)) + "/s)" : ""
+        return "\(files) file\(files == 1 ? "" : "s"), \(Format.size(bytes)) in \(MoveCommand.seconds(seconds))\(rate)"
+    }
+}
+
+/// A progress line for an rclone transfer: bytes so far and the rate, from
+/// rclone's statistics (only on a terminal, as every ProgressLine). Started
+/// with the transfer, so the rate counts from its start.
+final class TransferMeter {
+    private let line: ProgressLine?
+
+    init(_ terminal: Terminal, _ label: String) { line = ProgressLine.start(terminal, label, total: nil) }
+
+    /// What to give rclone: nil when no line is shown (then rclone runs
+    /// without statistics and nothing polls its log).
+    var update: ((UInt64, UInt64) -> Void)? {
+        guard let line else { return nil }
+        return { done, _ in line.update(done) }
+    }
+
+    func finish() { line?.finish() }
+}

@@ -1,0 +1,48 @@
+import VaultRemote
+
+extension ErrorReport {
+    /// How each remote failure reads, and its exit code.
+    static func cliError(for error: RemoteError) -> CLIError {
+        switch error {
+        case .rcloneFailed(let operation, let message):
+            return CLIError(message: "remote unreachable or refused the \(operation): rclone: \(message)",
+                            hints: ["check the target and rclone's configuration ('rclone lsd TARGET'); the vault here is unchanged"],
+                            code: .remote)
+        case .rcloneMissing(let program):
+            return CLIError(message: "cannot run '\(program)': rclone is not installed",
+                            hints: ["install it ('apt-get install rclone'), or point VAULT_RCLONE at it"], code: .remote)
+        case .remoteChanged(let remote, let known):
+            return CLIError(message: "the remote changed: pull first (its list of items is generation \(remote), this vault last synced \(known))",
+                            hints: ["another machine pushed; run 'vault pull', then push again"], code: .busy)
+        case .diverged(let local, let remote, let known):
+            return CLIError(message: "both this vault (generation \(local)) and the remote (generation \(remote)) changed since they were last in step (\(known))",
+                            hints: ["nothing was changed; clone the remote into another directory and copy items across with get and add"],
+                            code: .busy)
+        case .remoteRollback(let remote, let known):
+            return CLIError(message: "the remote's list of items is older than one this vault already had from it (generation \(remote), had \(known)): an older copy was put back there",
+                            hints: ["nothing was changed here; 'vault push' makes the remote current again"], code: .corrupted)
+        case .noRemoteVault(let target):
+            return CLIError(message: "no vault at remote '\(target)'", hints: ["push to it first, or check the target"], code: .noVault)
+        case .otherVault(let target):
+            return CLIError(message: "remote '\(target)' holds another vault", hints: ["nothing was changed; choose another target"])
+        case .fingerprintMismatch(let expected, let found):
+            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected): its header was replaced",
+                            hints: ["nothing was sent; compare with 'vault info' on the owner's machine"], code: .corrupted)
+        case .noSuchRemote(let name) where name.isEmpty:
+            return CLIError(message: "this vault has no remote", hints: ["add one with 'vault remote add NAME TARGET'"])
+        case .noSuchRemote(let name) where name.hasPrefix("("):
+            return CLIError(message: "this vault has several remotes: name one", hints: ["see 'vault remote list'"], code: .usage)
+        case .noSuchRemote(let name):
+            return CLIError(message: "no remote named '\(name)'", hints: ["see 'vault remote list'"])
+        case .remoteExists(let name):
+            return CLIError(message: "a remote named '\(name)' exists already", hints: ["remove it first, or choose another name"],
+                            code: .exists)
+        case .invalidRemote(let message):
+            return CLIError(message: message)
+        case .malformedRemote(let message):
+            return CLIError(message: "remote \(tampered): \(message)", code: .corrupted)
+        case .rekeyPending:
+            return CLIError(message: "a rekey is unfinished", hints: ["any command that unlocks the vault finishes it; then push"])
+        }
+    }
+}
