@@ -9,9 +9,12 @@ _vault_opts_for() {
     case $1 in
         init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress" ;;
         add)     echo "--name --compress --compress= --no-compress" ;;
-        list | info) echo "--json" ;;
-        get)     echo "-o --output" ;;
-        restore) echo "--to" ;;
+        list)    echo "--json --versions" ;;
+        info)    echo "--json" ;;
+        get)     echo "-o --output --version --at" ;;
+        restore) echo "--to --version --at" ;;
+        remove)  echo "--yes" ;;
+        forget)  echo "--keep-last --keep-daily --keep-weekly --dry-run" ;;
         passwd)  echo "--new-password-file" ;;
         check)   echo "--read-data --repair --purge --json" ;;
         open)    echo "--with" ;;
@@ -38,6 +41,7 @@ _vault_value_kind() {
         --vault | --to | --into) echo dirs ;;
         --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen) echo none ;;
+        --versions | --at | --keep-last | --keep-daily | --keep-weekly) echo none ;;
     esac
 }
 
@@ -137,7 +141,7 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move" -- "$cur"))
         return 0
     fi
     case $cmd in

@@ -4,7 +4,8 @@
 // and reopen to the same entries: the writer never saves what the reader
 // refuses. Built by `make fuzz`.
 //
-// Input: capacity (1) || plaintext length u16be || plaintext || operations
+// Input: capacity (1) || plaintext length u16be || plaintext (format version
+//   3: records of version number and entry) || operations
 //   capacity 0: the real limit (256 MiB), else 44 + 64 * capacity bytes, so
 //   "manifest full" is reachable. If the plaintext does not parse, the
 //   operations run on an empty manifest.
@@ -24,7 +25,7 @@ nonisolated(unsafe) private var nextID: UInt64 = 0
 private func same(_ a: ManifestEntry, _ b: ManifestEntry) -> Bool {
     a.itemID == b.itemID && a.fileKey.secret == b.fileKey.secret && a.kind == b.kind && a.origin == b.origin
         && a.mode == b.mode && a.size == b.size && a.fileCount == b.fileCount && a.added == b.added
-        && a.modified == b.modified && Array(a.name.utf8) == Array(b.name.utf8)
+        && a.modified == b.modified && Array(a.name.utf8) == Array(b.name.utf8) && a.version == b.version
 }
 
 /// Seals and reopens `m`; traps unless it reopens to the same entries.
@@ -62,10 +63,12 @@ public func fuzzManifestEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
         switch op % 4 {
         case 0:
             guard let target, (try? m.rename(target.name, to: name)) != nil else { continue }
-            require(m.entry(named: name)?.itemID == target.itemID && !(Array(target.name.utf8) != Array(name.utf8) && m.contains(name: target.name)), "rename")
+            require(m.versions(named: name).contains { $0.itemID == target.itemID }
+                    && !(Array(target.name.utf8) != Array(name.utf8) && m.contains(name: target.name)), "rename")
         case 3:
             guard let target else { continue }
-            require((try? m.remove(named: [target.name]))?.count == 1 && !m.contains(name: target.name), "remove")
+            let versions = m.versions(named: target.name).count   // remove takes every version
+            require((try? m.remove(named: [target.name]))?.count == versions && !m.contains(name: target.name), "remove")
         default:
             var n = name
             if op % 4 == 2, (try? ManifestEntry.checkName(name)) != nil {

@@ -35,10 +35,21 @@ enum Format {
         return count >= n ? s : s + String(repeating: " ", count: n - count)
     }
 
-    /// `SIZE  ADDED  KIND  ORIGIN  NAME`: name last, since it may hold spaces.
+    /// `SIZE  ADDED  KIND  ORIGIN  VERSIONS  NAME`: name last, since it may hold spaces.
     /// A folder's kind shows its file count ("folder:12"), its size the total.
-    static func listLine(_ e: ManifestEntry) -> String {
+    /// VERSIONS, before the name, is how many versions the item has.
+    static func listLine(_ e: ManifestEntry, versions: Int) -> String {
         let kind = e.kind == .folder ? "folder:\(e.fileCount)" : "file"
-        return Terminal.printable("\(pad(size(e.size), 9))  \(date(e.added))  \(pad(kind, 11))  \(pad(origin(e.origin), 6))  \(e.name)")
+        let count = String(versions)
+        return Terminal.printable("\(pad(size(e.size), 9))  \(date(e.added))  \(pad(kind, 11))  \(pad(origin(e.origin), 6))  "
+            + String(repeating: " ", count: max(0, 5 - count.count)) + count + "  \(e.name)")
+    }
+
+    /// `VERSION  SIZE  ADDED  KIND  ORIGIN  NAME`, for `list --versions`.
+    static func versionLine(_ e: ManifestEntry) -> String {
+        let number = String(e.version)
+        let kind = e.kind == .folder ? "folder:\(e.fileCount)" : "file"
+        return Terminal.printable(String(repeating: " ", count: max(0, 7 - number.count)) + number
+            + "  \(pad(size(e.size), 9))  \(date(e.added))  \(pad(kind, 11))  \(pad(origin(e.origin), 6))  \(e.name)")
     }
 }

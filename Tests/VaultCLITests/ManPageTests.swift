@@ -11,7 +11,7 @@ import Testing
 
     static let root = CLIHarness.packageRoot
     static let pages = ["man/vault.1", "man/vault-format.5"]
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename",
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename",
                            "passwd", "check", "open", "rekey", "kit", "move"]
 
     /// Runs `argv[0]` (a program found on PATH) with the harness's clean environment.

@@ -5,27 +5,36 @@ struct GetCommand: Command {
     static let name = "get"
     static let abstract = "decrypt an item to a file or to standard output"
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
-    static let options = [outputOption.spec]
+    static let options = [outputOption.spec] + VersionChoice.specs
     static let help = """
-        Usage: vault get NAME [-o FILE]
+        Usage: vault get NAME [-o FILE] [--version N | --at DATE]
 
-        Decrypts the item NAME to FILE, or to standard output. Needs the
-        password. FILE must not exist yet: vault never overwrites a file.
+        Decrypts the item NAME to FILE, or to standard output: its current
+        version, or an older one. Needs the password. FILE must not exist
+        yet: vault never overwrites a file.
 
         Options:
           -o, --output FILE   write to FILE; '-' is standard output (the default)
+          --version N         version N (see 'vault list --versions NAME')
+          --at DATE           the version that was current at DATE, local time:
+                              YYYY-MM-DD (the end of that day), 'YYYY-MM-DD HH:MM[:SS]',
+                              a trailing Z for UTC, or @UNIXSECONDS
 
         Examples:
           vault get passport.pdf -o ~/Desktop/passport.pdf
           vault get notes.txt | less
+          vault get notes.txt --version 2 -o notes-v2.txt
+          vault get notes.txt --at 2026-11-01
         """
 
     let itemName: String
     /// nil: standard output.
     let outputFile: String?
+    let choice: VersionChoice
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemName = try arguments.exactly("NAME")[0]
+        choice = try VersionChoice(parsing: arguments)
         let output = try arguments.value(Self.outputOption)
         outputFile = output == "-" ? nil : output
         try arguments.requireExact(path: outputFile)
@@ -34,7 +43,7 @@ struct GetCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let entry = try vault.entry(named: itemName)
+        let entry = try choice.entry(itemName, in: vault)
         let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size)
         defer { progress?.finish() }
         if let file = outputFile {

@@ -5,27 +5,33 @@ struct RestoreCommand: Command {
     static let name = "restore"
     static let abstract = "write items out under a directory"
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
-    static let options = [toOption.spec]
+    static let options = [toOption.spec] + VersionChoice.specs
     static let help = """
-        Usage: vault restore NAME... [--to DIR]
+        Usage: vault restore NAME... [--to DIR] [--version N | --at DATE]
 
         Writes each item NAME to a file of that name under DIR (the current
-        directory by default). Needs the password. Existing files are never
-        overwritten.
+        directory by default): its current version, or an older one. Needs
+        the password. Existing files are never overwritten.
 
         Options:
-          --to DIR   where to write the items (default: the current directory)
+          --to DIR      where to write the items (default: the current directory)
+          --version N   version N of each item (see 'vault list --versions NAME')
+          --at DATE     the version of each item that was current at DATE, as
+                        for 'vault get'
 
         Examples:
           vault restore passport.pdf tax-2024.pdf
           vault restore photos.tar --to /mnt/backup
+          vault restore notes.txt todo.txt --at '2026-11-01 09:00' --to /tmp/old
         """
 
     let itemNames: [String]
     let directory: String
+    let choice: VersionChoice
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemNames = try arguments.oneOrMore("NAME")
+        choice = try VersionChoice(parsing: arguments)
         directory = try arguments.value(Self.toOption) ?? "."
         try arguments.requireExact(path: directory)
     }
@@ -33,7 +39,7 @@ struct RestoreCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let entries = try itemNames.map { try vault.entry(named: $0) }
+        let entries = try itemNames.map { try choice.entry($0, in: vault) }
         var firstFailure: Error?
         for entry in entries {
             let target = directory + "/" + entry.name
