@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
 
         // The syscall layer: the only code that calls libc for files,
         // processes, the terminal and sockets (CSystem holds what needs
@@ -45,7 +46,9 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs", "System"]),
         // Device move: the only networking, above the vault it moves.
         .target(name: "VaultMove", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
+        // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
+        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultMount", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
 

@@ -141,11 +141,12 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount" -- "$cur"))
         return 0
     fi
     case $cmd in
         add) _vault_complete_value files "$cur" ;;
+        mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then
                 COMPREPLY=($(compgen -W "export recover" -- "$cur"))

@@ -107,6 +107,10 @@ complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private
 complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
 complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
 complete -c vault -n __vault_needs_command -a move -d 'Move the vault to another machine over the network'
+complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a read-only file system (FUSE)'
+
+# mount DIR
+complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'

@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -102,6 +102,7 @@ import Testing
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
+          mount     browse the vault as a read-only file system (FUSE)
 
         Run 'vault COMMAND --help' for a command's options and examples.
 

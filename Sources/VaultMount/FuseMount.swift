@@ -1,0 +1,159 @@
+import CFuse
+import Glibc
+import Synchronization
+import VaultCore
+
+/// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
+/// code that calls libfuse. The loop is single-threaded: every callback runs
+/// on the thread in `run`, so the open-file table needs no lock. Reads
+/// decrypt only the chunks they touch (RandomAccessContent), one cached
+/// chunk per open file; nothing is written anywhere. A chunk that fails to
+/// authenticate is EIO to the reader, never other bytes.
+/// The `struct fuse` pointer, to hand to the thread that may unmount.
+struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
+
+public final class FuseMount: @unchecked Sendable {
+    public let mountpoint: String
+    let tree: MountTree
+    let vault: UnlockedVault
+    let uid = getuid(), gid = getgid()
+    private var open: [UInt64: RandomAccessContent] = [:]
+    private var nextHandle: UInt64 = 1
+    /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
+    private let handle = Mutex<FuseHandle?>(nil)
+
+    public init(vault: UnlockedVault, at mountpoint: String) {
+        self.vault = vault
+        self.mountpoint = mountpoint
+        tree = MountTree(manifest: vault.manifest)
+    }
+
+    public var skippedFolders: Int { tree.skippedFolders }
+
+    /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).
+    /// `mounted` runs once the mount is in place.
+    public func run(mounted: () -> Void) throws {
+        // auto_unmount: fusermount3 takes the mount down even if this process is killed.
+        let words = ["vault", "-o", "ro,default_permissions,noatime,auto_unmount,fsname=vault,subtype=vault"]
+        var argv = words.map { strdup($0) }
+        defer { argv.forEach { free($0) } }
+        var ops = Self.operations()
+        let fuse: OpaquePointer? = argv.withUnsafeMutableBufferPointer { buffer in
+            var args = fuse_args(argc: Int32(words.count), argv: buffer.baseAddress, allocated: 0)
+            defer { fuse_opt_free_args(&args) }
+            return vault_fuse_new(&args, &ops, Unmanaged.passUnretained(self).toOpaque())
+        }
+        guard let fuse else { throw VaultError.invalidArgument("FUSE would not start (is /dev/fuse there?)") }
+        defer { fuse_destroy(fuse) }
+        guard fuse_mount(fuse, mountpoint) == 0 else {
+            throw VaultError.invalidArgument("could not mount on '\(mountpoint)' (is fusermount3 installed?)")
+        }
+        handle.withLock { $0 = FuseHandle(pointer: fuse) }
+        mounted()
+        _ = fuse_loop(fuse)
+        handle.withLock { $0 = nil }
+        fuse_unmount(fuse)
+        open.removeAll()
+    }
+
+    /// Takes the mount down from another thread (a signal watcher); `run`
+    /// then returns. Safe to call at any time, more than once.
+    public func unmount() {
+        handle.withLock { h in
+            guard let fuse = h?.pointer else { return }
+            fuse_exit(fuse)
+            fuse_unmount(fuse)
+        }
+    }
+
+    // MARK: the callbacks
+
+    private static func current() -> FuseMount {
+        Unmanaged<FuseMount>.fromOpaque(vault_fuse_private_data()!).takeUnretainedValue()
+    }
+
+    private static func path(_ p: UnsafePointer<CChar>?) -> [UInt8] {
+        guard let p else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
+    }
+
+    /// S_IFDIR with r-x for the owner, and S_IFREG (Glibc's constants import ambiguously).
+    static let directoryMode: UInt32 = 0o040000 | 0o500
+    static let regularType: UInt32 = 0o100000
+
+    private func fill(_ st: UnsafeMutablePointer<stat>, _ node: Int) {
+        memset(st, 0, MemoryLayout<stat>.size)
+        switch tree.nodes[node] {
+        case .directory(let names, _, let modified):
+            vault_fuse_stat(st, Self.directoryMode, UInt(2 + names.count), 0, modified, modified, uid, gid)
+        case .file(let e):
+            // Permission bits as stored, never setuid/setgid/sticky or writable.
+            vault_fuse_stat(st, Self.regularType | UInt32(e.mode & 0o555), 1, Int64(clamping: e.size), e.modified, e.added, uid, gid)
+        }
+    }
+
+    private static func operations() -> fuse_operations {
+        var ops = fuse_operations()
+        ops.`init` = { _, config in
+            // Nothing changes while mounted: the kernel may cache names, attributes and pages.
+            config?.pointee.entry_timeout = 3600
+            config?.pointee.attr_timeout = 3600
+            config?.pointee.negative_timeout = 3600
+            config?.pointee.kernel_cache = 1
+            return vault_fuse_private_data()
+        }
+        ops.getattr = { path, st, _ in
+            let me = FuseMount.current()
+            guard let st, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
+            me.fill(st, node)
+            return 0
+        }
+        ops.readdir = { path, buffer, filler, _, _, _ in
+            let me = FuseMount.current()
+            guard let filler, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
+            guard case .directory(let names, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
+            for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
+            for name in names {
+                let full = name + [0]
+                _ = full.withUnsafeBufferPointer { p in
+                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: full.count) {
+                        filler(buffer, $0, nil, 0, fuse_fill_dir_flags(0))
+                    }
+                }
+            }
+            return 0
+        }
+        ops.open = { path, fi in
+            let me = FuseMount.current()
+            guard let fi, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
+            guard case .file(let entry) = me.tree.nodes[node] else { return -EISDIR }
+            guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
+            do {
+                let content = try me.vault.randomAccess(entry)
+                let h = me.nextHandle
+                me.nextHandle += 1
+                me.open[h] = content
+                fi.pointee.fh = h
+                fi.pointee.keep_cache = 1
+                return 0
+            } catch {
+                return -EIO
+            }
+        }
+        ops.read = { _, buffer, size, offset, fi in
+            let me = FuseMount.current()
+            guard let fi, let buffer, offset >= 0, let content = me.open[fi.pointee.fh] else { return -EBADF }
+            do {
+                let n = try content.read(at: UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: min(size, 1 << 30)))
+                return Int32(n)
+            } catch {
+                return -EIO
+            }
+        }
+        ops.release = { _, fi in
+            if let fi { FuseMount.current().open[fi.pointee.fh] = nil }
+            return 0
+        }
+        return ops
+    }
+}
