@@ -69,5 +69,6 @@ rm -f "$work"/in* "$work"/item* "$work"/out
 echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
+scripts/bench-mount.sh "$work"
 echo
 scripts/bench-pq.sh

@@ -9,6 +9,9 @@ import VaultCore
 /// decrypt only the chunks they touch (RandomAccessContent), one cached
 /// chunk per open file; nothing is written anywhere. A chunk that fails to
 /// authenticate is EIO to the reader, never other bytes.
+/// A negative errno for a callback's return.
+struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code } }
+
 /// The `struct fuse` pointer, to hand to the thread that may unmount.
 struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
@@ -17,7 +20,10 @@ public final class FuseMount: @unchecked Sendable {
     let tree: MountTree
     let vault: UnlockedVault
     let uid = getuid(), gid = getgid()
-    private var open: [UInt64: RandomAccessContent] = [:]
+    /// An open file: `size` bytes from `base` of an item's content (a file
+    /// item's own content, or a file's place in a folder item's archive).
+    struct OpenFile { let content: RandomAccessContent; let base: UInt64; let size: UInt64 }
+    private var open: [UInt64: OpenFile] = [:]
     private var nextHandle: UInt64 = 1
     /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
     private let handle = Mutex<FuseHandle?>(nil)
@@ -25,10 +31,8 @@ public final class FuseMount: @unchecked Sendable {
     public init(vault: UnlockedVault, at mountpoint: String) {
         self.vault = vault
         self.mountpoint = mountpoint
-        tree = MountTree(manifest: vault.manifest)
+        tree = MountTree(manifest: vault.manifest) { try vault.index(folder: $0) }
     }
-
-    public var skippedFolders: Int { tree.skippedFolders }
 
     /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).
     /// `mounted` runs once the mount is in place.
@@ -77,18 +81,35 @@ public final class FuseMount: @unchecked Sendable {
         return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
     }
 
-    /// S_IFDIR with r-x for the owner, and S_IFREG (Glibc's constants import ambiguously).
-    static let directoryMode: UInt32 = 0o040000 | 0o500
+    /// S_IFDIR, S_IFREG, S_IFLNK (Glibc's constants import ambiguously).
+    static let directoryType: UInt32 = 0o040000
     static let regularType: UInt32 = 0o100000
+    static let symlinkType: UInt32 = 0o120000
+
+    /// A path's node, or the errno to return.
+    private func node(_ path: UnsafePointer<CChar>?) -> Result<Int, Errno32> {
+        switch tree.lookup(Self.path(path)) {
+        case .node(let n): .success(n)
+        case .missing: .failure(Errno32(-ENOENT))
+        case .failed: .failure(Errno32(-EIO))
+        }
+    }
 
     private func fill(_ st: UnsafeMutablePointer<stat>, _ node: Int) {
         memset(st, 0, MemoryLayout<stat>.size)
+        // Permission bits as stored, never setuid/setgid/sticky or writable;
+        // directories always readable by their owner.
         switch tree.nodes[node] {
-        case .directory(let names, _, let modified):
-            vault_fuse_stat(st, Self.directoryMode, UInt(2 + names.count), 0, modified, modified, uid, gid)
+        case .directory(let names, _, let modified, let permissions):
+            vault_fuse_stat(st, Self.directoryType | permissions | 0o500, UInt(2 + names.count), 0, modified, modified, uid, gid)
+        case .folder(let e), .broken(let e):
+            vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, e.modified, e.added, uid, gid)
         case .file(let e):
-            // Permission bits as stored, never setuid/setgid/sticky or writable.
             vault_fuse_stat(st, Self.regularType | UInt32(e.mode & 0o555), 1, Int64(clamping: e.size), e.modified, e.added, uid, gid)
+        case .archived(let item, _, let size, let permissions, let modified):
+            vault_fuse_stat(st, Self.regularType | permissions, 1, Int64(clamping: size), modified, item.added, uid, gid)
+        case .symlink(let target, let modified):
+            vault_fuse_stat(st, Self.symlinkType | 0o777, 1, Int64(target.count), modified, modified, uid, gid)
         }
     }
 
@@ -104,14 +125,33 @@ public final class FuseMount: @unchecked Sendable {
         }
         ops.getattr = { path, st, _ in
             let me = FuseMount.current()
-            guard let st, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
-            me.fill(st, node)
+            guard let st else { return -EINVAL }
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let node):
+                me.fill(st, node)
+                return 0
+            }
+        }
+        ops.readlink = { path, buffer, size in
+            let me = FuseMount.current()
+            guard let buffer, size > 0, case .success(let node) = me.node(path) else { return -ENOENT }
+            guard case .symlink(let target, _) = me.tree.nodes[node] else { return -EINVAL }
+            let n = min(target.count, size - 1)
+            target.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: n) }
+            buffer[n] = 0
             return 0
         }
         ops.readdir = { path, buffer, filler, _, _, _ in
             let me = FuseMount.current()
-            guard let filler, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
-            guard case .directory(let names, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
+            guard let filler else { return -EINVAL }
+            let node: Int
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let n): node = n
+            }
+            guard me.tree.expanded(node) else { return -EIO }
+            guard case .directory(let names, _, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
             for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
             for name in names {
                 let full = name + [0]
@@ -125,11 +165,21 @@ public final class FuseMount: @unchecked Sendable {
         }
         ops.open = { path, fi in
             let me = FuseMount.current()
-            guard let fi, let node = me.tree.lookup(FuseMount.path(path)) else { return -ENOENT }
-            guard case .file(let entry) = me.tree.nodes[node] else { return -EISDIR }
+            guard let fi else { return -EINVAL }
+            let node: Int
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let n): node = n
+            }
+            let item: ManifestEntry, base: UInt64, size: UInt64
+            switch me.tree.nodes[node] {
+            case .file(let e): (item, base, size) = (e, 0, e.size)
+            case .archived(let e, let offset, let length, _, _): (item, base, size) = (e, offset, length)
+            default: return -EISDIR
+            }
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
-                let content = try me.vault.randomAccess(entry)
+                let content = OpenFile(content: try me.vault.randomAccess(item), base: base, size: size)
                 let h = me.nextHandle
                 me.nextHandle += 1
                 me.open[h] = content
@@ -142,9 +192,13 @@ public final class FuseMount: @unchecked Sendable {
         }
         ops.read = { _, buffer, size, offset, fi in
             let me = FuseMount.current()
-            guard let fi, let buffer, offset >= 0, let content = me.open[fi.pointee.fh] else { return -EBADF }
+            guard let fi, let buffer, offset >= 0, let file = me.open[fi.pointee.fh] else { return -EBADF }
+            guard UInt64(offset) < file.size else { return 0 }
+            let count = Int(min(UInt64(min(size, 1 << 30)), file.size - UInt64(offset)))
             do {
-                let n = try content.read(at: UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: min(size, 1 << 30)))
+                let n = try file.content.read(at: file.base + UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+                // Short inside the file's bounds: the archive ended early.
+                guard n == count else { return -EIO }
                 return Int32(n)
             } catch {
                 return -EIO

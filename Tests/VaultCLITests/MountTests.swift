@@ -70,7 +70,7 @@ struct MountTests {
         let folder = v.path + "/folder"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         try Data("in a folder".utf8).write(to: URL(fileURLWithPath: folder + "/f.txt"))
-        #expect(try v.add(["add", folder]).status == 0)
+        #expect(try v.add(["add", folder]).status == 0)   // a directory (folderItemsAreDirectories…)
 
         // A non-empty directory is refused before the password is read.
         try FileManager.default.createDirectory(atPath: v.path + "/full", withIntermediateDirectories: false)
@@ -81,9 +81,9 @@ struct MountTests {
         let (p, m) = try mount()
         defer { p.killGroup() }
         let fm = FileManager.default
-        #expect(try fm.contentsOfDirectory(atPath: m).sorted() == [".versions", "big.bin", "empty", "notes.txt", "private.txt", "text.txt"])
+        #expect(try fm.contentsOfDirectory(atPath: m).sorted() == [".versions", "big.bin", "empty", "folder", "notes.txt", "private.txt", "text.txt"])
         #expect(try fm.contentsOfDirectory(atPath: m + "/.versions/notes.txt").sorted() == ["1", "2", "3"])
-        #expect(p.stderr.contains("1 folder item version(s) are not shown"))
+        #expect(try String(contentsOfFile: m + "/folder/f.txt", encoding: .utf8) == "in a folder")
 
         // Sizes, modes and times as `ls -l` shows them, and every byte as `vault get` gives it.
         let listed = try JSONObject.parse(v.run(["list", "--json"]).stdout)["items"] as? [[String: Any]] ?? []
@@ -122,6 +122,46 @@ struct MountTests {
         #expect(p.wait(timeout: 20) == 130, "\(p.stderr)")
         #expect(!isMounted(m))
         #expect(try fm.contentsOfDirectory(atPath: m) == [])
+    }
+
+    /// Folder items are directories: the same tree, bytes, modes, symlinks
+    /// and hard links as the folder that was added, stored raw or compressed.
+    @Test func folderItemsAreDirectoriesWithTheirFiles() throws {
+        let fm = FileManager.default
+        let src = v.path + "/src"
+        try fm.createDirectory(atPath: src + "/sub/deeper", withIntermediateDirectories: true)
+        let big = randomBytes(2 * Self.chunk + 777)
+        try v.write("src/a.txt", Array("alpha\n".utf8))
+        try v.write("src/sub/big.bin", big)
+        try v.write("src/sub/deeper/secret.txt", Array("deep".utf8), mode: 0o600)
+        try v.write("src/empty", [])
+        try fm.createSymbolicLink(atPath: src + "/link", withDestinationPath: "a.txt")
+        try fm.linkItem(atPath: src + "/a.txt", toPath: src + "/hard.txt")
+        #expect(try v.add(["add", src]).status == 0)
+        #expect(try v.add(["add", "--compress=1", "--name", "packed", src]).status == 0)
+        try v.write("plain.txt", [1])
+        #expect(try v.add(["add", "--name", "src", v.path + "/plain.txt"]).status == 0)   // version 2 of "src": a file
+
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        // "src" is now a file (its current version); version 1 is the folder.
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: m + "/src"))) == [1])
+        for root in [m + "/.versions/src/1", m + "/packed"] {
+            #expect(try fm.contentsOfDirectory(atPath: root).sorted() == ["a.txt", "empty", "hard.txt", "link", "sub"], "\(root)")
+            #expect(try fm.contentsOfDirectory(atPath: root + "/sub").sorted() == ["big.bin", "deeper"])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/sub/big.bin")) == Data(big))
+            #expect(try String(contentsOfFile: root + "/hard.txt", encoding: .utf8) == "alpha\n")
+            #expect(try fm.destinationOfSymbolicLink(atPath: root + "/link") == "a.txt")
+            #expect(try String(contentsOfFile: root + "/link", encoding: .utf8) == "alpha\n")
+            #expect(try fm.attributesOfItem(atPath: root + "/sub/deeper/secret.txt")[.posixPermissions] as? Int == 0o400)
+            #expect(try fm.attributesOfItem(atPath: root + "/empty")[.size] as? Int == 0)
+            let reads = [(0, 10), (Self.chunk - 3, 6), (2 * Self.chunk, 777), (5, Self.chunk)]
+            for (offset, count) in reads.shuffled() {
+                let got = pread(root + "/sub/big.bin", offset, count)
+                #expect(got.errno == 0 && got.bytes == Array(big[offset..<min(big.count, offset + count)]), "\(root) \(offset)")
+            }
+        }
+        #expect(pread(m + "/packed/sub", 0, 1).errno == EISDIR)
     }
 
     @Test func fusermountUnmountsAndVaultExitsCleanly() throws {

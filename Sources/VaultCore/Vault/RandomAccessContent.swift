@@ -8,13 +8,18 @@ import VaultCodecs
 /// has no random access: it is decompressed from its start, forward, and
 /// from the start again when a read goes backwards.
 ///
-/// Exactly the item's `size` bytes are released: a chunk that fails to
-/// authenticate, or decompressed content longer or shorter than the entry,
-/// is `itemCorrupted` for that read and every later one.
+/// For a file item exactly its `size` bytes are released: a chunk that
+/// fails to authenticate, or decompressed content longer or shorter than the
+/// entry, is `itemCorrupted` for that read. For a folder item the content is
+/// its tar archive (whose files `FolderIndex` locates), as long as it is.
 public final class RandomAccessContent {
     public let entry: ManifestEntry
     private let reader: ItemReader
     private let compressed: Bool
+    /// The content's length when known (a file's size; an uncompressed archive's length).
+    private let length: UInt64
+    /// Whether the content must end at `length` exactly (file items).
+    private let exact: Bool
     private var cachedChunk: UInt64?
     private var cached: [UInt8] = []
     /// Compressed items: the decompressed stream and how far into it we are.
@@ -25,12 +30,14 @@ public final class RandomAccessContent {
         self.entry = entry
         self.reader = reader
         compressed = reader.header.flags.contains(.compressed)
+        exact = entry.kind == .file
+        length = exact ? entry.size : compressed ? .max : reader.contentLength
     }
 
     /// Fills `buffer` from `offset`; fewer bytes only at the end of the item.
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard offset < entry.size, !buffer.isEmpty else { return 0 }
-        let want = Int(min(UInt64(buffer.count), entry.size - offset))
+        guard offset < length, !buffer.isEmpty else { return 0 }
+        let want = Int(min(UInt64(buffer.count), length - offset))
         do {
             return try compressed ? readDecompressed(at: offset, into: .init(rebasing: buffer[..<want]))
                                   : readChunks(at: offset, into: .init(rebasing: buffer[..<want]))
@@ -68,17 +75,23 @@ public final class RandomAccessContent {
         var skip = [UInt8](repeating: 0, count: 1 << 16)
         while position < offset {
             let n = try skip.withUnsafeMutableBytes { try stream.read(into: .init(rebasing: $0[..<Int(min(UInt64($0.count), offset - position))])) }
-            guard n > 0 else { throw VaultError.corruptedOrTampered }
+            guard n > 0 else {
+                if exact { throw VaultError.corruptedOrTampered }
+                return 0   // an archive ends where it ends
+            }
             position += UInt64(n)
         }
         var done = 0
         while done < buffer.count {
             let n = try stream.read(into: .init(rebasing: buffer[done...]))
-            guard n > 0 else { throw VaultError.corruptedOrTampered }   // ended before `size`
+            guard n > 0 else {
+                if exact { throw VaultError.corruptedOrTampered }   // ended before `size`
+                break
+            }
             done += n
         }
         position += UInt64(done)
-        if position == entry.size {
+        if exact, position == entry.size {
             // Past `size` there must be nothing: else the entry and its content disagree.
             var one = [UInt8](repeating: 0, count: 1)
             guard try one.withUnsafeMutableBytes({ try stream.read(into: $0) }) == 0 else { throw VaultError.corruptedOrTampered }
@@ -89,10 +102,30 @@ public final class RandomAccessContent {
 }
 
 extension UnlockedVault {
-    /// Opens a file item for reads at any offset (its final chunk is
-    /// authenticated and its header checked against the entry here).
+    /// Opens an item for reads at any offset (its final chunk is
+    /// authenticated and its header checked against the entry here): a
+    /// file's content, or a folder's archive.
     public func randomAccess(_ entry: ManifestEntry) throws -> RandomAccessContent {
-        guard entry.kind == .file else { throw VaultError.invalidArgument("'\(entry.name)' is a folder") }
-        return RandomAccessContent(entry: entry, reader: try reader(for: entry))
+        RandomAccessContent(entry: entry, reader: try reader(for: entry))
+    }
+
+    /// Where each file of a folder item lies in its archive: the whole
+    /// archive is read (decrypted, decompressed) once, with the path checks
+    /// `restore` makes, and its file count must agree with the entry.
+    public func index(folder entry: ManifestEntry) throws -> FolderIndex {
+        guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
+        let r = try reader(for: entry)
+        do {
+            let index = try archiveError { try FolderIndex.build(from: contentStream(r)) }
+            // Hard links are files too (FORMAT.md counts them, at 0 bytes).
+            guard UInt64(index.entries.filter({ $0.kind == .file }).count) == entry.fileCount else {
+                throw VaultError.corruptedOrTampered
+            }
+            return index
+        } catch VaultError.corruptedOrTampered, is XZError {
+            throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
+            throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)
+        }
     }
 }

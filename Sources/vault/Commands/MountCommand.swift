@@ -15,12 +15,14 @@ struct MountCommand: Command {
         password (asked once) and FUSE 3 (/dev/fuse, fusermount3).
 
         Each file item is a file with its size, permissions and modification
-        time; every version of an item is under the hidden directory
-        .versions/NAME/, one file per version number. Folder items are not
-        shown (restore them with 'vault restore'). The mount shows the vault
-        as it was when mounted. Reads decrypt only the chunks they touch;
-        nothing is written to disk. A damaged chunk is an I/O error to the
-        program reading it, never other bytes.
+        time; a folder item is a directory with its files, folders and
+        symbolic links (the first look inside reads its whole archive once,
+        to index it); every version of an item is under the hidden
+        directory .versions/NAME/, one entry per version number. The mount
+        shows the vault as it was when mounted. Reads decrypt only the
+        chunks they touch (a compressed item is decompressed from its
+        start); nothing is written to disk. A damaged chunk is an I/O error
+        to the program reading it, never other bytes.
 
         Examples:
           vault mount ~/vault-view
@@ -53,9 +55,6 @@ struct MountCommand: Command {
         try mount.run {
             context.terminal.note("mounted the vault read-only at '\(directory)'",
                                   hint: "Ctrl-C or 'fusermount3 -u \(directory)' unmounts it")
-            if mount.skippedFolders > 0 {
-                context.terminal.note("\(mount.skippedFolders) folder item version(s) are not shown; use 'vault restore'")
-            }
         }
         context.terminal.note("unmounted '\(directory)'")
         return .ok
