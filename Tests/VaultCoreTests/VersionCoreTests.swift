@@ -100,6 +100,32 @@ struct VersionCoreTests {
         #expect(throws: VaultError.tooManyVersions(name: "top")) { try top.addVersion(Self.entry("top")) }
     }
 
+    /// Plaintexts only a forger (or a bug) could write are refused whole.
+    @Test func malformedVersionRecordsAreRefused() throws {
+        func plaintext(_ records: [(UInt32, ManifestEntry)], truncate: Int = 0) -> [UInt8] {
+            var p = withUnsafeBytes(of: UInt32(records.count).bigEndian, Array.init)
+            for (v, e) in records { p += withUnsafeBytes(of: v.bigEndian, Array.init); e.encode(into: &p) }
+            return Array(p.dropLast(truncate))
+        }
+        let a = try Self.entry("a"), b = try Self.entry("a"), c = try Self.entry("c")
+        func parses(_ p: [UInt8], records: Bool = true) -> Bool {
+            (try? p.withUnsafeBytes { try Manifest.parse(plaintext: $0, records: records) }) != nil
+        }
+        #expect(parses(plaintext([(1, a), (2, b), (1, c)])))
+        #expect(!parses(plaintext([(0, a)])))                 // numbers start at 1
+        #expect(!parses(plaintext([(3, a), (3, b)])))         // one number twice
+        #expect(!parses(plaintext([(1, a), (2, a)])))         // one item id twice
+        #expect(!parses(plaintext([(1, a), (2, b)], truncate: 1)))
+        #expect(!parses(plaintext([(1, a)]) + [0, 0, 0]))     // a version number and nothing after it
+        // A version 2 plaintext (no numbers) may not name an item twice.
+        var v2 = withUnsafeBytes(of: UInt32(2).bigEndian, Array.init)
+        a.encode(into: &v2); b.encode(into: &v2)
+        #expect(!parses(v2, records: false))
+        // Out of order on disk, in order in memory.
+        let m = try plaintext([(5, a), (2, b)]).withUnsafeBytes { try Manifest.parse(plaintext: $0) }
+        #expect(m.versions(named: "a").map(\.version) == [2, 5] && m.entry(named: "a")?.itemID == a.itemID)
+    }
+
     @Test func version2ManifestsOpenAndBecomeVersion3() throws {
         let t = TempVault()
         do {

@@ -85,22 +85,6 @@ struct WriterLimitTests {
         }
     }
 
-    @Test func freeNamesStayWithinTheLimitAndAreLinear() throws {
-        var m = try Manifest()
-        var clashes: [String: Int] = [:]
-        let long = String(repeating: "€", count: 341) + ".txt"   // 1027 bytes: invalid as is, so shorten
-        let base = String(long.utf8.count > 1024 ? long.dropFirst(2) : Substring(long))
-        for i in 0..<3000 {
-            let name = m.freeName(like: base, clashes: &clashes)
-            try m.add(try ManifestEntry(itemID: SecureRandom.bytes(16), fileKey: FileKey.random(), kind: .file,
-                                        origin: .droppedIn, mode: 0o600, size: 1, fileCount: 1, added: 0, modified: 0,
-                                        name: name))
-            #expect(name.utf8.count <= ManifestEntry.maxNameLength && name.hasSuffix(".txt"), "\(i)")
-        }
-        #expect(m.contains(name: base) && m.entries.count == 3000)
-        #expect(m.entries.last!.name.hasSuffix(" (3000).txt"))
-    }
-
     /// A manifest of names at the limit fills to its cap: the writer refuses
     /// the entry that would pass it, and what it saved opens. (A 1 MiB cap:
     /// the rule is the same at 256 MiB, where it takes 242,000 entries.)
