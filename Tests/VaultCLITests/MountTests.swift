@@ -216,6 +216,32 @@ struct MountTests {
         #expect(third.errno == 0 && third.bytes == Array(big[(2 * Self.chunk)..<(2 * Self.chunk + 100)]))
     }
 
+    /// A folder item whose archive has a tampered chunk: looking inside is
+    /// an I/O error (indexing reads, and authenticates, the whole archive).
+    @Test func tamperedFolderIsAnIOErrorInside() throws {
+        let src = v.path + "/src"
+        try FileManager.default.createDirectory(atPath: src, withIntermediateDirectories: false)
+        try v.write("src/big.bin", randomBytes(2 * Self.chunk))
+        try v.write("src/small.txt", Array("small".utf8))
+        #expect(try v.add(["add", src]).status == 0)
+        _ = try v.listed()
+        let blob = try v.filesInVault().filter { $0.hasPrefix("items/") }
+        #expect(blob.count == 1)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: v.dir + "/" + blob[0]))
+        try handle.seek(toOffset: UInt64(36 + 5000))   // chunk 0
+        var byte = try handle.read(upToCount: 1)!
+        byte[0] ^= 1
+        try handle.seek(toOffset: UInt64(36 + 5000))
+        try handle.write(contentsOf: byte)
+        try handle.close()
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        #expect(FileManager.default.fileExists(atPath: m + "/src"))   // the folder itself is there
+        let fd = open(m + "/src/small.txt", O_RDONLY)
+        #expect(fd < 0 && errno == EIO)
+        #expect(opendir(m + "/src").map { d in defer { closedir(d) }; return readdir(d) == nil && errno == EIO } ?? (errno == EIO))
+    }
+
     @Test func memoryStaysFlatWhileALargeItemIsRead() throws {
         let size = 96 << 20
         let source = v.path + "/large.bin"
