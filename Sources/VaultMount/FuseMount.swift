@@ -3,18 +3,21 @@ import Glibc
 import Synchronization
 import VaultCore
 
-/// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
-/// code that calls libfuse. The loop is single-threaded: every callback runs
-/// on the thread in `run`, so the open-file table needs no lock. Reads
-/// decrypt only the chunks they touch (RandomAccessContent), one cached
-/// chunk per open file; nothing is written anywhere. A chunk that fails to
-/// authenticate is EIO to the reader, never other bytes.
 /// A negative errno for a callback's return.
 struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code } }
 
 /// The `struct fuse` pointer, to hand to the thread that may unmount.
 struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
+/// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
+/// code that calls libfuse. The loop is single-threaded: every callback runs
+/// on the thread in `run`, so the open-file table needs no lock. Reads
+/// decrypt only the chunks they touch (RandomAccessContent), one cached
+/// chunk per open file; nothing is written anywhere. A chunk that fails to
+/// authenticate is EIO to the reader, never other bytes.
+///
+/// libfuse's callbacks speak libc (struct stat, errno codes, a C argv), so
+/// the little libc they need is here beside libfuse, not behind System.
 public final class FuseMount: @unchecked Sendable {
     public let mountpoint: String
     let tree: MountTree
