@@ -118,7 +118,11 @@ public final class FuseMount: @unchecked Sendable {
 
     private static func operations() -> fuse_operations {
         var ops = fuse_operations()
-        ops.`init` = { _, config in
+        ops.`init` = { conn, config in
+            // Requests of up to a whole chunk (1 MiB) rather than 128 KiB:
+            // max_write also sets how many pages a read may carry.
+            conn?.pointee.max_write = 1 << 20
+            conn?.pointee.max_readahead = 1 << 20
             // Nothing changes while mounted: the kernel may cache names, attributes and pages.
             config?.pointee.entry_timeout = 3600
             config?.pointee.attr_timeout = 3600

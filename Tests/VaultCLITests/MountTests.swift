@@ -182,7 +182,11 @@ struct MountTests {
     @Test func killedVaultLeavesNoMount() throws {
         try add("a.txt", Array("alpha".utf8))
         let (p, m) = try mount()
-        p.killGroup()   // SIGKILL: fusermount3 (auto_unmount) takes the mount down
+        defer { p.killGroup() }
+        // SIGKILL to vault alone (not its group, where fusermount3's
+        // auto_unmount helper runs): the helper takes the mount down.
+        kill(p.pid, SIGKILL)
+        #expect(p.wait(timeout: 20) == 137)
         let deadline = Date().addingTimeInterval(20)
         while isMounted(m), Date() < deadline { usleep(20_000) }
         #expect(!isMounted(m))

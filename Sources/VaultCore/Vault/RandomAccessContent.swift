@@ -1,10 +1,14 @@
+import Dispatch
+import System
 import VaultCodecs
 
 /// Reads a file item's content at any offset, as a file system does
 /// (`vault mount`): only the chunks a read touches are read and
 /// authenticated (docs/FORMAT.md, "Reading": any chunk opens on its own once
-/// the final chunk has), and the last one is kept for the next read, so
-/// memory stays at one chunk whatever the item's size. A compressed item
+/// the final chunk has), and the last one is kept for the next read. When
+/// reads go forward, the next chunk is opened meanwhile on another thread
+/// (into a second buffer), so memory stays at two chunks whatever the
+/// item's size; its failure only counts if that chunk is then read. A compressed item
 /// has no random access: it is decompressed from its start, forward, and
 /// from the start again when a read goes backwards.
 ///
@@ -12,7 +16,10 @@ import VaultCodecs
 /// fails to authenticate, or decompressed content longer or shorter than the
 /// entry, is `itemCorrupted` for that read. For a folder item the content is
 /// its tar archive (whose files `FolderIndex` locates), as long as it is.
-public final class RandomAccessContent {
+public final class RandomAccessContent: @unchecked Sendable {
+    // @unchecked: the prefetch thread and the reading thread never touch the
+    // reader or the buffers at once: every use of them first waits for the
+    // prefetch in flight (`settle`).
     public let entry: ManifestEntry
     private let reader: ItemReader
     private let compressed: Bool
@@ -21,7 +28,17 @@ public final class RandomAccessContent {
     /// Whether the content must end at `length` exactly (file items).
     private let exact: Bool
     private var cachedChunk: UInt64?
-    private var cached: [UInt8] = []
+    /// The last chunk read, in place (one buffer for the item's lifetime).
+    private var chunk: PageBuffer?
+    private var cachedCount = 0
+    /// The chunk being opened ahead, into `ahead`, and how it went.
+    private var ahead: PageBuffer?
+    private var aheadIndex: UInt64?
+    private var aheadResult: Result<Int, Error>?
+    private let aheadDone = DispatchGroup()
+    /// Where the last read ended: a read starting there is reading forward.
+    private var lastEnd: UInt64 = 0
+    private static let prefetchQueue = DispatchQueue(label: "vault.random-access.prefetch", attributes: .concurrent)
     /// Compressed items: the decompressed stream and how far into it we are.
     private var stream: ByteStream?
     private var position: UInt64 = 0
@@ -52,19 +69,54 @@ public final class RandomAccessContent {
         while done < buffer.count {
             let at = offset + UInt64(done)
             let index = at / size
-            if cachedChunk != index {
-                cachedChunk = nil
-                cached = try reader.readChunk(index)
-                cachedChunk = index
-            }
+            if cachedChunk != index { try load(index) }
+            guard let page = chunk else { throw VaultError.corruptedOrTampered }
             let start = Int(at - index * size)
-            guard start < cached.count else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
-            let n = min(buffer.count - done, cached.count - start)
-            cached.withUnsafeBytes { buffer.baseAddress!.advanced(by: done).copyMemory(from: $0.baseAddress! + start, byteCount: n) }
+            guard start < cachedCount else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
+            let n = min(buffer.count - done, cachedCount - start)
+            buffer.baseAddress!.advanced(by: done).copyMemory(from: page.raw.baseAddress! + start, byteCount: n)
             done += n
         }
+        // Only for reads going forward (a random reader would wait for chunks it never reads).
+        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount, aheadIndex == nil { prefetch(last + 1) }
+        lastEnd = offset + UInt64(done)
         return done
     }
+
+    /// Makes chunk `index` the cached one: the prefetched one if it is that
+    /// chunk, else read here (after the prefetch in flight, if any, ends).
+    private func load(_ index: UInt64) throws {
+        settle()
+        cachedChunk = nil
+        if aheadIndex == index, let result = aheadResult, let buffer = ahead {
+            (aheadIndex, aheadResult) = (nil, nil)
+            (ahead, chunk) = (chunk, buffer)
+            cachedCount = try result.get()
+        } else {
+            (aheadIndex, aheadResult) = (nil, nil)
+            let page = try chunk ?? PageBuffer(count: ItemCipher.sealedChunkSize)
+            chunk = page
+            cachedCount = try reader.readChunk(index, into: page.raw)
+        }
+        cachedChunk = index
+    }
+
+    /// Opens chunk `index` into `ahead` on another thread.
+    private func prefetch(_ index: UInt64) {
+        guard let buffer = try? ahead ?? PageBuffer(count: ItemCipher.sealedChunkSize) else { return }
+        ahead = buffer
+        aheadIndex = index
+        aheadResult = nil
+        let reader = self.reader
+        Self.prefetchQueue.async(group: aheadDone) { [self] in
+            aheadResult = Result { try reader.readChunk(index, into: buffer.raw) }
+        }
+    }
+
+    /// Waits for the prefetch in flight, if any.
+    private func settle() { aheadDone.wait() }
+
+    deinit { settle() }
 
     private func readDecompressed(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if stream == nil || offset < position {

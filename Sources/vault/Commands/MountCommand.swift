@@ -20,8 +20,9 @@ struct MountCommand: Command {
         to index it); every version of an item is under the hidden
         directory .versions/NAME/, one entry per version number. The mount
         shows the vault as it was when mounted. Reads decrypt only the
-        chunks they touch (a compressed item is decompressed from its
-        start); nothing is written to disk. A damaged chunk is an I/O error
+        chunks they touch, and the next one when reading forward (a
+        compressed item is decompressed from its start); nothing is written
+        to disk. A damaged chunk is an I/O error
         to the program reading it, never other bytes.
 
         Examples:
