@@ -13,7 +13,7 @@ FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code xz ml
 # 3.5+) and kyber-py, the ML-KEM-768 differential tests' references.
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
-                rclone restic
+                rclone restic libfuse3-dev fuse3
 
 .PHONY: all deps build test demo bench fuzz ct install uninstall clean crashtest
 

@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
 
         // The syscall layer: the only code that calls libc for files,
         // processes, the terminal and sockets (CSystem holds what needs
@@ -48,7 +49,9 @@ let package = Package(
         // Off-site copies: drives rclone as a subprocess (push, pull, clone,
         // remote drop-ins), above the vault it copies.
         .target(name: "VaultRemote", dependencies: ["VaultCore", "VaultCrypto", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultCrypto", "System"]),
+        // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
+        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
 

@@ -10,11 +10,12 @@ _vault_opts_for() {
         init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress --shared" ;;
         share)   echo "--off" ;;
         add)     echo "--name --compress --compress= --no-compress --to --fingerprint" ;;
-        list)    echo "--sort --json" ;;
+        list)    echo "--sort --json --versions" ;;
         info)    echo "--json" ;;
-        get)     echo "-o --output" ;;
-        restore) echo "--to" ;;
+        get)     echo "-o --output --version --at" ;;
+        restore) echo "--to --version --at" ;;
         remove)  echo "-y --yes" ;;
+        forget)  echo "--keep-last --keep-daily --keep-weekly --dry-run" ;;
         passwd)  echo "--new-password-file" ;;
         check)   echo "--read-data --repair --purge --json --remote" ;;
         remote | push | pull | clone) echo "--json" ;;
@@ -43,6 +44,7 @@ _vault_value_kind() {
         --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote) echo none ;;
         --sort) echo sort ;;
+        --versions | --at | --keep-last | --keep-daily | --keep-weekly) echo none ;;
     esac
 }
 
@@ -143,12 +145,13 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move remote push pull clone share help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add) _vault_complete_value files "$cur" ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move share" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share" -- "$cur")) ;;
+        mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then
                 COMPREPLY=($(compgen -W "export recover" -- "$cur"))

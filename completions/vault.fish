@@ -26,7 +26,8 @@ function __vault_parse
         if test $endopts -eq 0; and string match -qr -- '^-.' $t
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
-                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort
+                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort \
+                    --versions --at --keep-last --keep-daily --keep-weekly
                 set skip 1
             end
             continue
@@ -99,6 +100,7 @@ complete -c vault -n __vault_needs_command -a info -d 'Show the vault\'s format 
 complete -c vault -n __vault_needs_command -a get -d 'Decrypt an item to a file or to standard output'
 complete -c vault -n __vault_needs_command -a restore -d 'Write items out under a directory'
 complete -c vault -n __vault_needs_command -a remove -d 'Remove items'
+complete -c vault -n __vault_needs_command -a forget -d 'Drop old versions of items'
 complete -c vault -n __vault_needs_command -a rename -d 'Rename an item'
 complete -c vault -n __vault_needs_command -a passwd -d 'Change the password'
 complete -c vault -n __vault_needs_command -a check -d 'Verify the vault'
@@ -106,9 +108,13 @@ complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private
 complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
 complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
 complete -c vault -n __vault_needs_command -a move -d 'Move the vault to another machine over the network'
+complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a read-only file system (FUSE)'
+
+# mount DIR
+complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move share'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
@@ -135,6 +141,20 @@ complete -c vault -n '__vault_using check' -l purge -d 'With --repair: delete wh
 
 # get NAME (names are not completed)
 complete -c vault -n '__vault_using get' -s o -l output -r -F -d 'Write to FILE'
+complete -c vault -n '__vault_using get restore' -l version -x -d 'Version N of the item'
+complete -c vault -n '__vault_using get restore' -l at -x -d 'The version current at DATE'
+
+# list --versions NAME
+complete -c vault -n '__vault_using list' -l versions -x -d 'Every version of one item'
+
+# remove NAME... [--yes]
+complete -c vault -n '__vault_using remove' -l yes -d 'Do not ask'
+
+# forget [NAME...] --keep-last N ...
+complete -c vault -n '__vault_using forget' -l keep-last -x -d 'Keep the N newest versions'
+complete -c vault -n '__vault_using forget' -l keep-daily -x -d 'Keep the newest of each of the last N days'
+complete -c vault -n '__vault_using forget' -l keep-weekly -x -d 'Keep the newest of each of the last N weeks'
+complete -c vault -n '__vault_using forget' -l dry-run -d 'Only say what would be dropped'
 
 # restore NAME... --to DIR
 complete -c vault -n '__vault_using restore' -l to -x -a '(__vault_dirs)' -d 'Where to write the items'

@@ -70,6 +70,7 @@ echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
 scripts/bench-remote.sh "$work"
+scripts/bench-mount.sh "$work"
 echo
 scripts/bench-pq.sh
 echo

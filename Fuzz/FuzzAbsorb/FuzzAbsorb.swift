@@ -137,36 +137,44 @@ public func fuzzAbsorb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let report = try! v.absorbInbox()
         require(report.absorbed.count + report.rejected.count == copies && report.deferred == 0, "absorb lost a drop-in")
         require(report.absorbed.isEmpty || control & 96 == 0, "absorbed a drop-in without its own item")
+        // By blob: drop-ins under one name are versions of one item.
         var readable: [String: Bool] = [:]
+        func problem(_ e: ManifestEntry, _ c: CheckReport) -> Bool {
+            let several = v.manifest.versions(named: e.name).count > 1
+            return c.problems.contains { $0.item == e.name && $0.version == (several ? e.version : nil) }
+        }
         for e in v.manifest.entries where e.blobName != residentBlob {
             let sink = Capture()
             do {
                 try v.read(e, to: sink)
-                readable[e.name] = true
+                readable[e.blobName] = true
                 if e.kind == .file {
                     require(sink.count == e.size, "a file read released other than its size")
                     if let expected, expected.count < 1 << 20 { require(sink.bytes == expected, "a file read released other bytes than were dropped") }
                 }
-            } catch VaultError.itemCorrupted, VaultError.unsafeArchiveEntry { readable[e.name] = false } catch {
+            } catch VaultError.itemCorrupted, VaultError.unsafeArchiveEntry { readable[e.blobName] = false } catch {
                 fatalError("read threw \(error)")
             }
             guard e.kind == .folder else { continue }
             let restored = (try? v.restoreFolder(e, to: out + "/folder")) != nil
-            require(!restored || readable[e.name]!, "restore released a folder that read refuses")
+            require(!restored || readable[e.blobName]!, "restore released a folder that read refuses")
             require((try! fm.contentsOfDirectory(atPath: out)) == (restored ? ["folder"] : []), "restore left something behind")
             makeWritable(out + "/folder")
             try? fm.removeItem(atPath: out + "/folder")
         }
         let check = try! v.check(readData: true, repair: false)
-        require(!check.problems.contains { $0.item == "resident.txt" }, "check: the resident item broke")
-        for (name, ok) in readable {
-            require(check.problems.contains { $0.item == name } != ok, "check --read-data and read disagree on '\(name)'")
+        let resident = v.manifest.entries.first { $0.blobName == residentBlob }!
+        require(!problem(resident, check), "check: the resident item broke")
+        for e in v.manifest.entries where e.blobName != residentBlob {
+            require(problem(e, check) != readable[e.blobName]!, "check --read-data and read disagree on '\(e.name)'")
         }
         names = v.manifest.entries.map(\.name)
     }   // the writer lock goes with `v`
     let v = try! unlock()   // the manifest absorb saved must open
     require(v.manifest.entries.map(\.name) == names, "the manifest reopened with other entries")
     try! v.remove(names.filter { $0 != "resident.txt" })
+    // Drop-ins named "resident.txt" became its newer versions.
+    try! v.forget(v.manifest.entries.filter { $0.blobName != residentBlob })
     require((try! fm.contentsOfDirectory(atPath: root + "/items")) == [residentBlob], "remove left blobs behind")
     for f in try! fm.contentsOfDirectory(atPath: root + "/inbox") { try! fm.removeItem(atPath: root + "/inbox/" + f) }
     return 0

@@ -4,13 +4,15 @@
 // and reopen to the same entries: the writer never saves what the reader
 // refuses. Built by `make fuzz`.
 //
-// Input: capacity (1) || plaintext length u16be || plaintext || operations
+// Input: capacity (1) || plaintext length u16be || plaintext (format version
+//   3: records of version number and entry) || operations
 //   capacity 0: the real limit (256 MiB), else 44 + 64 * capacity bytes, so
 //   "manifest full" is reachable. If the plaintext does not parse, the
 //   operations run on an empty manifest.
 //   operation = op (1) || index (1) || name length u16be || name
 //   op % 4: 0 rename entry [index] to name, 1 add an entry named name,
-//   2 add an entry named freeName(like: name), 3 remove entry [index];
+//   2 add an entry named name as its newest version (addVersion), 3 remove
+//   entry [index] (every version of its name);
 //   op bits 2-7 vary the added entry's kind, origin, mode and size.
 @testable import VaultCore
 import VaultCrypto
@@ -24,7 +26,7 @@ nonisolated(unsafe) private var nextID: UInt64 = 0
 private func same(_ a: ManifestEntry, _ b: ManifestEntry) -> Bool {
     a.itemID == b.itemID && a.fileKey.secret == b.fileKey.secret && a.kind == b.kind && a.origin == b.origin
         && a.mode == b.mode && a.size == b.size && a.fileCount == b.fileCount && a.added == b.added
-        && a.modified == b.modified && Array(a.name.utf8) == Array(b.name.utf8)
+        && a.modified == b.modified && Array(a.name.utf8) == Array(b.name.utf8) && a.version == b.version
 }
 
 /// Seals and reopens `m`; traps unless it reopens to the same entries.
@@ -62,16 +64,14 @@ public func fuzzManifestEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
         switch op % 4 {
         case 0:
             guard let target, (try? m.rename(target.name, to: name)) != nil else { continue }
-            require(m.entry(named: name)?.itemID == target.itemID && !(Array(target.name.utf8) != Array(name.utf8) && m.contains(name: target.name)), "rename")
+            require(m.versions(named: name).contains { $0.itemID == target.itemID }
+                    && !(Array(target.name.utf8) != Array(name.utf8) && m.contains(name: target.name)), "rename")
         case 3:
             guard let target else { continue }
-            require((try? m.remove(named: [target.name]))?.count == 1 && !m.contains(name: target.name), "remove")
+            let versions = m.versions(named: target.name).count   // remove takes every version
+            require((try? m.remove(named: [target.name]))?.count == versions && !m.contains(name: target.name), "remove")
         default:
-            var n = name
-            if op % 4 == 2, (try? ManifestEntry.checkName(name)) != nil {
-                n = m.freeName(like: name)
-                require((try? ManifestEntry.checkName(n)) != nil && !m.contains(name: n), "freeName gave '\(n)'")
-            }
+            let n = name
             nextID += 1
             var id = [UInt8](repeating: 0, count: 8) + withUnsafeBytes(of: nextID.bigEndian, Array.init)
             if op & 4 != 0, let target { id = target.itemID }   // a duplicate id must be refused
@@ -80,9 +80,12 @@ public func fuzzManifestEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
                                              size: op & 32 == 0 ? 0 : .max, fileCount: 1, added: .min, modified: .max, name: n)
             else { continue }
             let fits = m.hasRoom(nameBytes: n.utf8.count)
-            let added = (try? m.add(e)) != nil
-            require(!added || (fits && (op & 4 == 0 || target == nil)), "add accepted a duplicate id or an entry with no room")
-            guard added else { continue }
+            let before = m.versions(named: n).last?.version ?? 0
+            let added = op % 4 == 2 ? (try? m.addVersion(e)).map { $0.version == before + 1 } : (try? m.add(e)).map { true }
+            require(added != false, "addVersion numbered other than newest + 1")
+            require(added == nil || (fits && (op & 4 == 0 || target == nil)), "add accepted a duplicate id or an entry with no room")
+            guard added != nil else { continue }
+            require(m.versions(named: n).count <= Manifest.maxVersions, "a name passed maxVersions")
         }
         roundTrip(m, capacity: capacity, "after op \(op % 4)")
     }

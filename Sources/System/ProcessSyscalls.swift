@@ -53,6 +53,17 @@ extension Syscall {
                          hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
     }
 
+    /// The Unix time of a local wall-clock time (mktime, daylight saving
+    /// time decided by the zone); nil if out of range.
+    public static func unixTime(localYear year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int64? {
+        guard let y = Int32(exactly: year - 1900) else { return nil }
+        var parts = tm()
+        (parts.tm_year, parts.tm_mon, parts.tm_mday) = (y, Int32(month - 1), Int32(day))
+        (parts.tm_hour, parts.tm_min, parts.tm_sec, parts.tm_isdst) = (Int32(hour), Int32(minute), Int32(second), -1)
+        let t = mktime(&parts)
+        return t == -1 && !(year == 1969 && month == 12 && day == 31) ? nil : Int64(t)
+    }
+
     /// This process's peak resident memory in KiB (getrusage ru_maxrss).
     public static var peakResidentKiB: Int {
         var u = rusage()

@@ -263,7 +263,7 @@ extension FolderArchive {
 /// pass before libarchive (whose own secure checks stay on) sees it.
 /// libarchive's NO_OVERWRITE silently skips an existing path, so refusing
 /// duplicates has to happen here.
-private struct ExtractionPlan {
+struct ExtractionPlan {
     let root: [UInt8]
     /// Paths of entries extracted so far, with their kinds.
     var created: [[UInt8]: PaxEntry.Kind] = [:]

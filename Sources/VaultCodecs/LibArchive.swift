@@ -284,6 +284,10 @@ final class TarReader: LibArchiveHandle {
         return readEntry(e)   // the entry belongs to the reader: read, not freed
     }
 
+    /// Where in the stream the header `next` last read (or the end-of-archive
+    /// marker) starts: archive_read_header_position.
+    var headerPosition: UInt64 { UInt64(max(0, archive_read_header_position(a))) }
+
     /// Copies the current entry's data blocks (holes included) into `disk`.
     func copyData(to disk: DiskWriter, stop: StopRequest? = nil) throws {
         var block: UnsafeRawPointer?

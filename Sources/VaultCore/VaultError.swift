@@ -36,6 +36,11 @@ public enum VaultError: Error, Equatable, Sendable {
     case alreadyExists(path: String)
     /// No item of that name.
     case noSuchItem(name: String)
+    /// The item exists but has no such version (or none at that time).
+    case noSuchVersion(name: String, version: String)
+    /// The item has as many versions as a manifest may hold
+    /// (`Manifest.maxVersions`): forget some first.
+    case tooManyVersions(name: String)
     /// An item name that cannot be stored (empty, too long, control characters, '/').
     case invalidName(String)
     /// A path inside the vault is a symbolic link or has the wrong type.

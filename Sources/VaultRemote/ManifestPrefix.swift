@@ -1,7 +1,8 @@
 import VaultCore
 
 /// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
-/// `"VAULTMAN" || version || 00 00 00 || generation u64be` for version 2;
+/// `"VAULTMAN" || version || 00 00 00 || generation u64be` for versions 2
+/// and 3 (3 adds versions of items inside the sealed part);
 /// version 1 has no generation (it counts as 0). Read from a remote without
 /// any key, so it is hostile: the exact magic, a known version, the zero
 /// bytes. Nothing is trusted beyond deciding whether to refuse a push (a
@@ -16,15 +17,11 @@ public enum ManifestPrefix {
         }
         switch bytes[8] {
         case 1: return 0
-        case 2:
+        case 2, 3:
             guard bytes.count >= length else { throw RemoteError.malformedRemote("the remote's manifest is too short") }
             return bytes[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         default:
             throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(bytes[8])")
         }
     }
-
-    /// The vault id in a header's bytes 12..<28 (checked as a whole header
-    /// by VaultHeader(parsing:) before this is used).
-    public static func vaultID(ofHeader bytes: [UInt8]) -> [UInt8] { Array(bytes[12..<28]) }
 }

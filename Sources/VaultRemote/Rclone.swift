@@ -249,8 +249,17 @@ extension Rclone {
     /// `to` before renaming (a kill in between left a remote without its
     /// manifest: found by RemoteCrashTests) or, when size and time happen
     /// to match, deletes `from` and keeps the old file.
+    ///
+    /// Some servers refuse a move onto an existing name that way (WebDAV
+    /// answers 412: rclone then sends MOVE without overwrite); for them the
+    /// move is tried again as rclone does it by default, delete then move,
+    /// with the window a kill can fall into (SECURITY.md, "Off-site copies").
     public func move(_ from: String, to: String) throws {
-        try run("move", ["moveto", "--no-check-dest", from, to])
+        do {
+            try run("move", ["moveto", "--no-check-dest", from, to])
+        } catch RemoteError.rcloneFailed {
+            try run("move", ["moveto", from, to])
+        }
     }
 
     /// Deletes `paths` (relative to `target`).

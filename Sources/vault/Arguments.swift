@@ -226,7 +226,9 @@ private struct Scan {
     }
 
     private func lookup(_ name: String) -> OptionSpec? {
-        let specs = GlobalOptions.specs + (command?.options ?? [])
+        // A command's own option shadows a global one of the same spelling
+        // (`get --version N`; `vault --version` before a command still works).
+        let specs = (command?.options ?? []) + GlobalOptions.specs
         return specs.first { $0.names.contains(name) }
     }
 

@@ -29,8 +29,8 @@ enum Commands {
     /// In the order `vault --help` lists them.
     static let all: [any Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, InfoCommand.self, GetCommand.self,
-        RestoreCommand.self, RemoveCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
-        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self,
+        RestoreCommand.self, RemoveCommand.self, ForgetCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
+        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self, MountCommand.self,
         RemoteCommand.self, PushCommand.self, PullCommand.self, CloneCommand.self, ShareCommand.self,
     ]
 

@@ -65,6 +65,12 @@ enum ErrorReport {
                             code: .exists)
         case .noSuchItem(let name):
             return CLIError(message: "no item named '\(name)'", hints: ["see 'vault list'"], code: .noSuchItem)
+        case .noSuchVersion(let name, let version):
+            return CLIError(message: "item '\(name)' has no version \(version)", hints: ["see 'vault list --versions \(name)'"],
+                            code: .noSuchItem)
+        case .tooManyVersions(let name):
+            return CLIError(message: "item '\(name)' has \(Manifest.maxVersions) versions, as many as a vault keeps",
+                            hints: ["drop old ones with 'vault forget \(name) --keep-last N', then try again"])
         case .invalidName(let name):
             return CLIError(message: "'\(name)' cannot be an item name",
                             hints: ["names are not empty, have no '/' or control characters, and are not too long"])

@@ -15,8 +15,12 @@ enum JSONOutput {
         let added: String
         let modified: String
         let mode: Int
+        /// This entry's version number, and how many versions its item has.
+        let version: UInt32
+        let versions: Int
 
-        init(_ e: ManifestEntry) {
+        init(_ e: ManifestEntry, versions: Int) {
+            (version, self.versions) = (e.version, versions)
             (name, size, kind, files) = (e.name, e.size, e.kind == .folder ? "folder" : "file", e.fileCount)
             (origin, mode) = (e.origin == .droppedIn ? "dropped-in" : "unlocked", Int(e.mode))
             (added, modified) = (iso8601(e.added), iso8601(e.modified))
@@ -59,7 +63,8 @@ enum JSONOutput {
 
     /// `check --json`.
     struct Check: Encodable {
-        struct Problem: Encodable { let item: String; let message: String }
+        /// `version` only when the item has more than one.
+        struct Problem: Encodable { let item: String; let message: String; let version: UInt32? }
         let ok: Bool
         let itemsChecked: Int
         let readData: Bool
@@ -79,7 +84,7 @@ enum JSONOutput {
 
         init(_ r: CheckReport, readData: Bool) {
             (ok, itemsChecked, self.readData, bytesChecked) = (r.problems.isEmpty, r.itemsChecked, readData, r.bytesChecked)
-            problems = r.problems.map { Problem(item: $0.item, message: $0.message) }
+            problems = r.problems.map { Problem(item: $0.item, message: $0.message, version: $0.version) }
             (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
             (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)
         }
@@ -93,13 +98,13 @@ enum JSONOutput {
 
     /// `{"items":[...]}` on one line, written item by item: one object of
     /// 130,000 items took 10 s and 560 MiB.
-    static func writeList(_ entries: [ManifestEntry], to terminal: Terminal) throws {
+    static func writeList(_ entries: [(entry: ManifestEntry, versions: Int)], to terminal: Terminal) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         try terminal.printBuffered { emit in
             try emit("{\"items\":[")
             for (i, e) in entries.enumerated() {
-                var item = String(decoding: try encoder.encode(ListItem(e)), as: UTF8.self)
+                var item = String(decoding: try encoder.encode(ListItem(e.entry, versions: e.versions)), as: UTF8.self)
                 if item.utf8.contains(where: { $0 >= 0x7f }) { item = escapingInvisible(item) }
                 try emit(i == 0 ? item : "," + item)
             }

@@ -89,7 +89,8 @@ extension UnlockedVault {
             }
             guard NamePattern.isPattern(word) else { throw VaultError.noSuchItem(name: word) }
             let pattern = NamePattern(word)
-            let matched = manifest.entries.filter { pattern.matches($0.name) }
+            // Each item once: its current version (older ones are chosen by --version/--at).
+            let matched = manifest.items.map(\.current).filter { pattern.matches($0.name) }
                 .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             if matched.isEmpty { throw CLIError(message: "no item matches '\(word)'", hints: ["see 'vault list'"], code: .noSuchItem) }
             for e in matched where seen.insert(e.name).inserted { chosen.append(e) }

@@ -24,8 +24,8 @@ extension Context {
                              hints: ["run 'vault check' for details"])
         }
         if report.deferred > 0 {
-            terminal.warning("\(Format.count(report.deferred, "drop-in")) wait in the inbox: the vault's list of items is full",
-                             hints: ["remove items, or shorten long names"])
+            terminal.warning("\(Format.count(report.deferred, "drop-in")) wait in the inbox: the vault's list of items is full, or their item has 10,000 versions",
+                             hints: ["remove items, forget old versions ('vault forget'), or shorten long names"])
         }
         if !unlocked.canWrite, case let waiting = try vault.waitingDropIns(), waiting > 0 {
             if unlocked.readOnly {

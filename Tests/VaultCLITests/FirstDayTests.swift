@@ -157,7 +157,8 @@ import Glibc
                                          steps: [.expect("remove 2 items: 'draft-1.odt', 'draft-2.odt'? [y/N] "), .send("n\n")],
                                          environment: v.environment())
         #expect(declined.failed_step == nil, "\(declined.text)")
-        #expect(declined.exit == 0)
+        #expect(declined.exit == 1)
+        #expect(declined.screen.contains("vault: remove cancelled; nothing changed"))
         #expect(try v.listed().count == 3)
         let accepted = try PTYDriver.run(base + ["remove", "draft-*"],
                                          steps: [.expect("[y/N] "), .send("y\n")], environment: v.environment())

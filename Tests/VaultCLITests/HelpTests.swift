@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move",
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount",
                            "remote", "push", "pull", "clone", "share"]
 
     @Test(arguments: commands)
@@ -43,19 +43,26 @@ import Testing
     @Test func commandPageIsExactlyThePage() throws {
         let r = try sandbox.run(["get", "--help"])
         #expect(r.stdoutText == """
-            Usage: vault get NAME [-o FILE]
+            Usage: vault get NAME [-o FILE] [--version N | --at DATE]
 
-            Decrypts the item NAME to FILE, or to standard output. Needs the
-            password. FILE must not exist yet: vault never overwrites a file.
-            An item that is not text is not written to a terminal unless asked.
+            Decrypts the item NAME to FILE, or to standard output: its current
+            version, or an older one. Needs the password. FILE must not exist
+            yet: vault never overwrites a file. An item that is not text is not
+            written to a terminal unless asked.
 
             Options:
               -o, --output FILE   write to FILE; '-' is standard output (the default;
                                   give '-o -' to send a binary item to a terminal)
+              --version N         version N (see 'vault list --versions NAME')
+              --at DATE           the version that was current at DATE, local time:
+                                  YYYY-MM-DD (the end of that day), 'YYYY-MM-DD HH:MM[:SS]',
+                                  a trailing Z for UTC, or @UNIXSECONDS
 
             Examples:
               vault get passport.pdf -o ~/Desktop/passport.pdf
               vault get notes.txt | less
+              vault get notes.txt --version 2 -o notes-v2.txt
+              vault get notes.txt --at 2026-11-01
 
             Global options, environment and exit codes: see 'vault --help'.
 
@@ -90,6 +97,7 @@ import Testing
           get       decrypt an item to a file or to standard output
           restore   write items out under a directory
           remove    remove items
+          forget    drop old versions of items
           rename    rename an item
           passwd    change the password
           check     verify the vault, optionally every byte of it
@@ -97,6 +105,7 @@ import Testing
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
+          mount     browse the vault as a read-only file system (FUSE)
           remote    name the off-site copies of the vault (rclone targets)
           push      copy the vault to its off-site remote (no password)
           pull      bring changes and drop-ins from the off-site remote

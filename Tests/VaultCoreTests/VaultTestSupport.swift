@@ -44,6 +44,12 @@ final class TempVault {
         return out.bytes
     }
 
+    func read(_ v: UnlockedVault, _ entry: ManifestEntry) throws -> [UInt8] {
+        let out = MemoryBytes()
+        try v.read(entry, to: out)
+        return out.bytes
+    }
+
     func files(_ sub: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + sub)) ?? []).sorted()
     }

@@ -50,13 +50,19 @@ struct VaultTests {
         #expect(try t.read(v2, "b.txt") == Array("bbb".utf8))
     }
 
-    @Test func sameNameDropInsAreKeptUnderFreeNames() throws {
+    /// Drop-ins under one name become its versions in the order they were
+    /// added (here all in one second, so the envelopes' times decide), not
+    /// in the random order of their ids.
+    @Test func sameNameDropInsBecomeVersionsInAddOrder() throws {
         let t = TempVault()
         try t.create()
-        for i in 1...3 { try t.add("notes.txt", Array("v\(i)".utf8)) }
+        for i in 1...6 { try t.add("notes.txt", Array("v\(i)".utf8)) }
         let v = try t.unlock()
         try v.absorbInbox()
-        #expect(Set(v.manifest.entries.map(\.name)) == ["notes.txt", "notes (2).txt", "notes (3).txt"])
+        #expect(Set(v.manifest.entries.map(\.name)) == ["notes.txt"])
+        #expect(v.manifest.versions(named: "notes.txt").map(\.version) == [1, 2, 3, 4, 5, 6])
+        for i in 1...6 { #expect(try t.read(v, v.entry(named: "notes.txt", version: UInt32(i))) == Array("v\(i)".utf8)) }
+        #expect(try t.read(v, "notes.txt") == Array("v6".utf8))
     }
 
     @Test func removeAndRename() throws {

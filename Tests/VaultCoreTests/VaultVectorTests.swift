@@ -24,6 +24,19 @@ struct VaultVectorTests {
                           name: "hello.txt")
     }
 
+    /// The version 3 vector: "hello.txt" version 1 (the entry above) and
+    /// version 2 (item id d0…df, file key e0…ff, origin 0, mode 0o600,
+    /// size 5, added = modified = 1767312000), generation 2.
+    static func versionedManifest() throws -> Manifest {
+        var second = try ManifestEntry(itemID: seq(0xd0, 16), fileKey: FileKey(secret: secret(seq(0xe0, 32))), kind: .file,
+                                       origin: .unlocked, mode: 0o600, size: 5, fileCount: 1, added: 1_767_312_000,
+                                       modified: 1_767_312_000, name: "hello.txt")
+        second.version = 2
+        var m = try Manifest(entries: [entry(), second])
+        m.generation = 2
+        return m
+    }
+
     static let expected: [String: String] = [
         "kek": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
         "header mac key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
@@ -38,6 +51,12 @@ struct VaultVectorTests {
             "e4d929f6c43464f0eec82d96024f8ffcf11c573e0d3213471bae00064d1a24b65e0b17b6a5e66a084354b95dc518ba81" +
             "74ff46688bb16dd25cbdde5f099243c9b418d4c454fbb502167c55b5b6ca0984a5277d2e83c24656c1d515da1606f29a" +
             "42f1c7",
+        "manifest v3": "5641554c544d414e030000000000000000000002909192939495969798999a9bc38c27290a79623bec03c76d1de3440b" +
+            "e0dd2df238c8980ceacc29920e4383f0f518533a112e0f5b1faa0402411628ba5a0f13b2397af5334355b8f9c518ba8d" +
+            "74ff46648bb16dd35cbdde5e60c7fac9dd4d6dc43dafd2827f215a50daaf0ecfbd3366d6b70e82162ad1e44a465d9186" +
+            "947612349cb25ff529f6a8e476e66e91ba9b48ae94f50d2f7b41c5ceb7b50cb3d88c5ca4ae1886162ef0e73385f12bc8" +
+            "c191ec929b01d5a5875a3372a472cec8600b6fc2ec64c70dc77339d101f0a5744c45366d9f371a6641bd4df10b220d26" +
+            "4e4e27542a9a575a50fe",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
             "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
@@ -62,7 +81,12 @@ struct VaultVectorTests {
         var manifest = try Manifest(entries: [Self.entry()])
         manifest.generation = 1
         let manifestKey = try master.manifestKey(vaultID: Self.vaultID)
-        got["manifest"] = Hex.encode(try manifest.sealed(key: manifestKey, vaultID: Self.vaultID, nonce: Self.manifestNonce))
+        // The published vault's manifest is format version 2 (still read);
+        // the version 3 vector below adds a second version of the item.
+        got["manifest"] = Hex.encode(try manifest.sealed(key: manifestKey, vaultID: Self.vaultID, nonce: Self.manifestNonce,
+                                                         formatVersion: 2))
+        got["manifest v3"] = Hex.encode(try Self.versionedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
+                                                                           nonce: Self.manifestNonce))
         // The envelope, with the ephemeral key fixed (only a test may do that).
         var payload = [UInt8]()
         try Self.entry().encode(into: &payload)
@@ -89,6 +113,9 @@ struct VaultVectorTests {
         #expect(try parsed.unlock(kek: kek).secret == master.secret)
         let opened = try Manifest.open(Hex.decode(got["manifest"]!)!, key: manifestKey, vaultID: Self.vaultID)
         #expect(opened.entries.map(\.name) == ["hello.txt"])
+        let v3 = try Manifest.open(Hex.decode(got["manifest v3"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        #expect(v3.versions(named: "hello.txt").map(\.version) == [1, 2] && v3.generation == 2)
+        #expect(v3.entry(named: "hello.txt")?.itemID == Self.seq(0xd0, 16))
         let fromEnvelope = try DropInEnvelope.open(envelope, with: pair, vaultID: Self.vaultID)
         #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)
     }

@@ -5,8 +5,9 @@ manifest entry, drop-in envelope, item content) on the Python standard library
 and the `cryptography` package. RFC 9180 HPKE (base mode, DHKEM(X25519,
 HKDF-SHA256), HKDF-SHA256, AES-256-GCM) is implemented here from the RFC.
 
-usage: vault_read.py list  VAULTDIR PASSWORDFILE
-       vault_read.py get   VAULTDIR PASSWORDFILE NAME   > content
+usage: vault_read.py list      VAULTDIR PASSWORDFILE
+       vault_read.py versions  VAULTDIR PASSWORDFILE NAME
+       vault_read.py get       VAULTDIR PASSWORDFILE NAME [VERSION]   > content
        vault_read.py check-vector
 
 The password file's content has one trailing newline stripped, is normalised
@@ -192,6 +193,7 @@ class Entry:
         self.raw, self.item_id, self.file_key = raw, item_id, file_key
         self.kind, self.origin, self.mode = kind, origin, mode
         self.size, self.count, self.added, self.modified, self.name = size, count, added, modified, name
+        self.version = 1  # a version 3 manifest gives the number; versions 1 and 2 have one version per name
 
 
 def parse_entry(buf, off):
@@ -224,18 +226,24 @@ MANIFEST_MAX = 256 << 20
 MAX_ENTRIES = 1000000
 
 
+MAX_VERSIONS = 10000
+
+
 def open_manifest(v, data):
-    """Version 2: magic, 0x02, 3 zero bytes, generation u64be, nonce (12),
-    sealed; the aad is vault id || bytes 0..<32. Version 1 (no generation):
-    nonce at 12..<24, aad vault id || bytes 0..<24."""
+    """Version 3: magic, 0x03, 3 zero bytes, generation u64be, nonce (12),
+    sealed; the aad is vault id || bytes 0..<32; the plaintext is u32be(n)
+    then n records, each u32be(version) || entry. Version 2: the same prefix,
+    plaintext u32be(n) || entries. Version 1 (no generation): nonce at
+    12..<24, aad vault id || bytes 0..<24."""
     if len(data) > MANIFEST_MAX or len(data) < 9 or data[:8] != MANIFEST_MAGIC:
         raise corrupted()
-    if data[8] == 0x02:
+    if data[8] in (0x02, 0x03):
         prefix = 32
     elif data[8] == 0x01:
         prefix = 24
     else:
         raise VaultError("unsupported version")
+    records = data[8] == 0x03
     if len(data) < prefix + 16 + 4 or data[9:12] != b"\x00\x00\x00":
         raise corrupted()
     v.manifest_generation = struct.unpack(">Q", data[12:20])[0] if prefix == 32 else 0
@@ -248,13 +256,36 @@ def open_manifest(v, data):
         raise corrupted()
     entries, off = [], 4
     for _ in range(n):
+        version = 1
+        if records:
+            if len(pt) - off < 4:
+                raise corrupted()
+            (version,) = struct.unpack(">I", pt[off:off + 4])
+            off += 4
+            if version < 1:
+                raise corrupted()
         e, off = parse_entry(pt, off)
+        e.version = version
         entries.append(e)
     if off != len(pt):
         raise corrupted()
-    if len({e.name for e in entries}) != n or len({e.item_id for e in entries}) != n:
+    if len({(e.name, e.version) for e in entries}) != n or len({e.item_id for e in entries}) != n:
+        raise corrupted()
+    per_name = {}
+    for e in entries:
+        per_name[e.name] = per_name.get(e.name, 0) + 1
+    if any(c > MAX_VERSIONS for c in per_name.values()):
         raise corrupted()
     return entries
+
+
+def current_entries(entries):
+    """Each name once: its highest version."""
+    best = {}
+    for e in entries:
+        if e.name not in best or e.version > best[e.name].version:
+            best[e.name] = e
+    return list(best.values())
 
 
 ENV_MAGIC = b"VAULTENV"
@@ -389,7 +420,7 @@ def read_password(path):
 
 
 def all_items(v):
-    return sorted(v.entries + v.waiting, key=lambda e: (e.name.encode("utf-8"), bool(getattr(e, "waiting", False))))
+    return sorted(current_entries(v.entries) + v.waiting, key=lambda e: (e.name.encode("utf-8"), bool(getattr(e, "waiting", False))))
 
 
 def origin_text(e):
@@ -406,8 +437,22 @@ def cmd_list(vaultdir, pwfile, out):
         out.write("%s\t%d\t%s\t%s\n" % (e.name, e.size, "folder" if e.kind else "file", origin_text(e)))
 
 
-def cmd_get(vaultdir, pwfile, name):
+def cmd_versions(vaultdir, pwfile, name, out):
     v = open_vault(vaultdir, read_password(pwfile))
+    versions = sorted((e for e in v.entries if e.name == name), key=lambda e: e.version)
+    if not versions:
+        raise VaultError("no such item: " + name)
+    for e in versions:
+        out.write("%d\t%d\t%s\t%s\n" % (e.version, e.size, "folder" if e.kind else "file", origin_text(e)))
+
+
+def cmd_get(vaultdir, pwfile, name, version=None):
+    v = open_vault(vaultdir, read_password(pwfile))
+    if version is not None:
+        for e in v.entries:
+            if e.name == name and e.version == version:
+                return read_item(v, e)
+        raise VaultError("no such version: %s version %d" % (name, version))
     for e in all_items(v):  # a stored item wins over a waiting drop-in of the same name
         if e.name == name:
             return read_item(v, e)
@@ -462,6 +507,20 @@ VEC_MANIFEST = _h("""
 099243c9b418d4c454fbb502167c55b5b6ca0984a5277d2e83c24656c1d515da1606f29a
 42f1c7
 """)
+# Version 3: "hello.txt" version 1 (VEC_ENTRY) and version 2, generation 2.
+VEC_MANIFEST_V3 = _h("""
+5641554c544d414e030000000000000000000002909192939495969798999a9bc38c2729
+0a79623bec03c76d1de3440be0dd2df238c8980ceacc29920e4383f0f518533a112e0f5b
+1faa0402411628ba5a0f13b2397af5334355b8f9c518ba8d74ff46648bb16dd35cbdde5e
+60c7fac9dd4d6dc43dafd2827f215a50daaf0ecfbd3366d6b70e82162ad1e44a465d9186
+947612349cb25ff529f6a8e476e66e91ba9b48ae94f50d2f7b41c5ceb7b50cb3d88c5ca4
+ae1886162ef0e73385f12bc8c191ec929b01d5a5875a3372a472cec8600b6fc2ec64c70d
+c77339d101f0a5744c45366d9f371a6641bd4df10b220d264e4e27542a9a575a50fe
+""")
+VEC_V2_ITEM_ID = _seq(0xd0, 0xdf)
+VEC_V2_FILE_KEY = _seq(0xe0, 0xff)
+VEC_V2_ENTRY = dict(kind=0, origin=0, mode=0o600, size=5, count=1, added=1767312000,
+                    modified=1767312000, name="hello.txt")
 VEC_ENVELOPE = _h("""
 5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4a
 b6e2f805d23cb27bebc629f8f9926d4fd07a66d364617776e5006b458ac17dada2e14136
@@ -554,6 +613,23 @@ def check_vector():
                 eq("get hello.txt", cmd_get(vdir, pwfile, "hello.txt"), VEC_CONTENT)
             except VaultError as err:
                 diffs.append("get: %s" % err)
+            # 4. the version 3 manifest vector: two versions of one name
+            try:
+                v3 = open_manifest(v, VEC_MANIFEST_V3)
+                eq("v3 generation", v.manifest_generation, 2)
+                eq("v3 (name, version)", [(e.name, e.version) for e in v3], [("hello.txt", 1), ("hello.txt", 2)])
+                eq("v3 current", [e.item_id for e in current_entries(v3)], [VEC_V2_ITEM_ID])
+                if len(v3) == 2:
+                    second = v3[1]
+                    eq("v3 version 2 fields", dict(kind=second.kind, origin=second.origin, mode=second.mode,
+                                                   size=second.size, count=second.count, added=second.added,
+                                                   modified=second.modified, name=second.name), VEC_V2_ENTRY)
+                    eq("v3 version 2 key", second.file_key, VEC_V2_FILE_KEY)
+                    pt = struct.pack(">I", 2) + b"".join(struct.pack(">I", e.version) + e.raw for e in v3)
+                    eq("manifest v3 (re-sealed from inputs)", VEC_MANIFEST_V3[32:],
+                       AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V3[0:32]))
+            except VaultError as err:
+                diffs.append("manifest v3: %s" % err)
         # a wrong password must be told apart
         with open(pwfile, "w", encoding="utf-8") as f:
             f.write("wrong\n")
@@ -578,9 +654,18 @@ def main(argv):
         if len(argv) == 4 and argv[1] == "list":
             cmd_list(argv[2], argv[3], sys.stdout)
             return 0
-        if len(argv) == 5 and argv[1] == "get":
+        if len(argv) == 5 and argv[1] == "versions":
+            cmd_versions(argv[2], argv[3], argv[4], sys.stdout)
+            return 0
+        if len(argv) in (5, 6) and argv[1] == "get":
+            version = None
+            if len(argv) == 6:
+                if not argv[5].isdigit():
+                    print(__doc__.strip(), file=sys.stderr)
+                    return 2
+                version = int(argv[5])
             sys.stdout.flush()
-            sys.stdout.buffer.write(cmd_get(argv[2], argv[3], argv[4]))
+            sys.stdout.buffer.write(cmd_get(argv[2], argv[3], argv[4], version))
             return 0
         print(__doc__.strip(), file=sys.stderr)
         return 2

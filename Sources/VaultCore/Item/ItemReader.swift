@@ -120,6 +120,18 @@ public final class ItemReader: @unchecked Sendable {
         return Array(buffer[..<c])
     }
 
+    /// Reads chunk `index` into `buffer` (at least `ItemCipher.sealedChunkSize`
+    /// bytes, reused by the caller from read to read) and returns how many
+    /// content bytes it holds at its start: `readChunk` without an
+    /// allocation per chunk, for random access.
+    public func readChunk(_ index: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard index < chunkCount, buffer.count >= plaintextSize(index) + ItemCipher.tagLength else {
+            throw VaultError.invalidArgument("chunk \(index) out of range")
+        }
+        let n = try readAndOpen(chunk: index, into: buffer, aead: workers[0])
+        return try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+    }
+
     /// Streams all content to `sink` in order. Batches of chunks are opened
     /// in parallel in place; while the workers open one batch, one of them
     /// first writes out the previous (already authenticated) batch and reads

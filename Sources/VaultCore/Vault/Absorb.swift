@@ -20,9 +20,10 @@ extension UnlockedVault {
     /// Moves waiting drop-ins into the manifest. Idempotent and crash-safe:
     /// content is renamed into items/ first, then one manifest write adds all
     /// entries, then the envelopes go. An envelope whose item is already in
-    /// the manifest is only removed. A name already taken gets " (2)", " (3)"…
-    /// Envelopes are opened one at a time, so memory follows the number of
-    /// absorbed items, not of the files in the inbox.
+    /// the manifest is only removed. A drop-in under a name the vault holds
+    /// becomes that item's newest version; several under one name, in the
+    /// order they were added. All envelopes that open are held in memory
+    /// together (an entry each), for that ordering.
     @discardableResult
     public func absorbInbox() throws -> AbsorbReport {
         var report = AbsorbReport()
@@ -39,20 +40,31 @@ extension UnlockedVault {
 
     private func absorb(into report: inout AbsorbReport) throws -> AbsorbReport {
         var done: [String] = []
-        var clashes: [String: Int] = [:]
+        // Open every envelope first: drop-ins under one name become its
+        // versions in the order they were added, not in the random order of
+        // their ids (dropInOrder).
+        var waiting: [(blob: String, entry: ManifestEntry)] = []
         for blob in try inboxEnvelopes() {
-            guard var entry = openEnvelope(blob, with: keys.privateKey) else {
+            guard let entry = openEnvelope(blob, with: keys.privateKey) else {
                 report.rejected.append(blob + ".env")
                 continue
             }
             if manifest.entry(itemID: entry.itemID) != nil { done.append(blob); continue }
-            entry.name = manifest.freeName(like: entry.name, clashes: &clashes)
-            guard manifest.hasRoom(nameBytes: entry.name.utf8.count) else { report.deferred += 1; continue }
+            waiting.append((blob, entry))
+        }
+        waiting = dropInOrder(waiting)
+        for (blob, entry) in waiting {
+            // A full manifest, or a name with as many versions as it may
+            // hold: the drop-in waits in the inbox.
+            guard manifest.hasRoom(nameBytes: entry.name.utf8.count), manifest.canAddVersion(of: entry.name) else {
+                report.deferred += 1
+                continue
+            }
             guard try adoptContent(of: entry) else {
                 report.rejected.append(blob + ".env")
                 continue
             }
-            try manifest.add(entry)
+            try manifest.addVersion(entry)
             report.absorbed.append(entry.name)
             done.append(blob)
         }
@@ -112,6 +124,21 @@ extension UnlockedVault {
         try copy.commit(to: stored, noReplace: true)
         try Syscall.unlink(inInbox)
         return true
+    }
+
+    /// Drop-ins in the order they were added: by `added` (whole seconds),
+    /// then by the envelope's modification time to the nanosecond (two adds
+    /// in one second), then by blob name. Both times are whatever the
+    /// inbox's writer made them, as every field of a drop-in is; they only
+    /// order versions.
+    func dropInOrder(_ waiting: [(blob: String, entry: ManifestEntry)]) -> [(blob: String, entry: ManifestEntry)] {
+        let keyed = waiting.map { w in
+            let s = try? Syscall.status(of: paths.dropInEnvelope(w.blob))
+            return (w, s?.modified ?? 0, s?.modifiedNanoseconds ?? 0)
+        }
+        return keyed.sorted { a, b in
+            (a.0.entry.added, a.1, a.2, a.0.blob) < (b.0.entry.added, b.1, b.2, b.0.blob)
+        }.map(\.0)
     }
 
     /// The blob names of the inbox's envelopes, in name order.

@@ -12,6 +12,8 @@ public struct CheckReport: Sendable {
     public struct Problem: Sendable, Equatable {
         public let item: String
         public let message: String
+        /// Which version of `item`, when it has more than one.
+        public var version: UInt32? = nil
     }
     public var problems: [Problem] = []
     /// Leftover files (paths relative to the vault directory).
@@ -40,6 +42,7 @@ extension UnlockedVault {
         report.rejectedDropIns = try absorbInbox().rejected
         for entry in manifest.entries {
             report.itemsChecked += 1
+            let version = manifest.versions(named: entry.name).count > 1 ? entry.version : nil
             do {
                 // The same checks every reader makes (ItemRules): the blob's
                 // header and length against the entry, and with `readData`
@@ -51,9 +54,10 @@ extension UnlockedVault {
                 }
             } catch VaultError.itemCorrupted {
                 let missing = (try? Syscall.status(of: paths.item(entry.blobName))) ?? nil == nil
-                report.problems.append(.init(item: entry.name, message: missing ? "blob missing" : "corrupted or tampered"))
+                report.problems.append(.init(item: entry.name, message: missing ? "blob missing" : "corrupted or tampered",
+                                             version: version))
             } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
-                report.problems.append(.init(item: entry.name, message: "entry '\(path)': \(reason)"))
+                report.problems.append(.init(item: entry.name, message: "entry '\(path)': \(reason)", version: version))
             }
         }
         report.leftovers = try leftovers().map(\.description)

@@ -67,10 +67,10 @@ extension UnlockedVault {
         return try xzError { try XZDecompressor(upstream: r.contentStream()) }
     }
 
-    /// Replaces a folder item with the folder at `path`, archived anew.
+    /// Saves the folder at `path`, archived anew, as the newest version of a folder item.
     @discardableResult
-    public func replaceFolder(_ entry: ManifestEntry, from path: String, now: Int64) throws -> ManifestEntry {
-        try replaceItem(entry, flags: [.archive], now: now) { writer in
+    public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64) throws -> ManifestEntry {
+        try saveVersion(of: entry, flags: [.archive], now: now) { writer in
             let summary = try archiveError { try FolderArchive.write(directory: path, to: writer) }
             return (summary.bytes, summary.files)
         }

@@ -22,24 +22,32 @@ extension UnlockedVault {
         return (header, key, size, files)
     }
 
-    /// Replaces `old` by new content written by `produce`, under a new key
-    /// and nonce prefix: new blob, then the manifest, then the old blob goes.
+    /// Saves new content for `old`'s item as its newest version (`open`
+    /// saving a change), under a new item id, key and nonce prefix: the new
+    /// blob is durable first, then one manifest write adds the version. The
+    /// older versions stay (`forget` trims them). Refused before anything
+    /// is written when the item has `Manifest.maxVersions` versions.
     @discardableResult
-    public func replaceItem(_ old: ManifestEntry, flags: ItemFlags, now: Int64,
+    public func saveVersion(of old: ManifestEntry, flags: ItemFlags, now: Int64,
                             produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try requireLock()
+        guard manifest.canAddVersion(of: old.name) else { throw VaultError.tooManyVersions(name: old.name) }
         let stored = try storeItem(flags: flags, produce: produce)
         var entry = old
         entry.itemID = stored.header.itemID
         entry.fileKey = stored.key
         entry.size = stored.size
         entry.fileCount = stored.files
+        entry.added = now
         entry.modified = now
         entry.origin = .unlocked
-        manifest.replace(entry)
+        do { entry = try manifest.addVersion(entry) } catch {
+            try? Syscall.unlink(paths.item(entry.blobName))   // no manifest names it
+            throw error
+        }
+        // A failed write may still have renamed the manifest into place, so
+        // the blob stays (an orphan at worst, which `check` reports).
         try saveManifest()
-        try? Syscall.unlink(paths.item(old.blobName))
         return entry
     }
-
 }

@@ -2,10 +2,16 @@ import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x02 || 3 zero bytes || generation u64be
+//   magic "VAULTMAN" (8) || version 0x03 || 3 zero bytes || generation u64be
 //   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
-//   plaintext = u32be entry count || entries (ManifestEntry.swift)
+//   plaintext = u32be record count || records
+//   record    = u32be version number || entry (ManifestEntry.swift)
 //
+// Version 3 keeps an item's history: several entries may share a name, each
+// with its own version number (1, 2, …; gaps where versions were forgotten);
+// the highest is the item's current content. Version 2 (read; written only
+// for the published vector) is the same prefix with plaintext = u32be count
+// || entries, every name once, each counting as version 1.
 // Version 1 (read, never written) has no generation: bytes 0..<24 are magic,
 // version, zeros and nonce, and they are the aad. The generation counts the
 // manifest's writes and is authenticated with it, so an older manifest put
@@ -15,7 +21,7 @@ import VaultCrypto
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     static let prefixLength = 32
     static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
@@ -23,15 +29,21 @@ public struct Manifest: Sendable {
     /// the reader would refuse.
     public static let maxEntries = 1_000_000
     public static let maxFileSize = 256 << 20
+    /// At most this many versions of one name: `forget` trims history; an
+    /// addition past it is refused (a drop-in waits in the inbox).
+    public static let maxVersions = 10_000
+    /// The record's version-number prefix in a version 3 plaintext.
+    static let versionFieldLength = 4
 
     public private(set) var entries: [ManifestEntry]
     /// Indexes into `entries`, so lookups and the uniqueness checks of a
     /// 100,000-item manifest stay linear overall, not quadratic. Names are
     /// keyed by their UTF-8 bytes: FORMAT.md compares names byte for byte,
     /// where Swift's String equality would merge canonically equivalent ones.
-    private var byName: [ByteKey: Int] = [:]
+    /// Per name, the indexes of its versions in ascending version order.
+    private var byName: [ByteKey: [Int]] = [:]
     private var byID: [ByteKey: Int] = [:]
-    /// The plaintext's size: 4 + the sum of the entries' encoded lengths.
+    /// The version 3 plaintext's size: 4 + the sum of the records' lengths.
     public private(set) var plaintextSize = 4
     /// How many times this vault's manifest has been written (0 for a
     /// version 1 manifest, which did not count). `sealed` writes it as is;
@@ -41,6 +53,10 @@ public struct Manifest: Sendable {
     /// in tests (which fill it to the brim without 256 MiB of names).
     let capacity: Int
     var plaintextCapacity: Int { capacity - Self.prefixLength - AEADAlgorithm.tagLength }
+    /// Room beyond the capacity while a version 2 manifest is parsed: its
+    /// entries cost 4 bytes more each as version 3 records, so one filled
+    /// to the brim still opens (and then takes no growth until it shrinks).
+    private var parseSlack = 0
 
     public init(entries: [ManifestEntry] = []) throws { try self.init(entries: entries, capacity: Self.maxFileSize) }
 
@@ -60,77 +76,139 @@ public struct Manifest: Sendable {
         }
     }
 
-    public func entry(named name: String) -> ManifestEntry? { byName[ByteKey(name)].map { entries[$0] } }
+    /// The current (highest) version of `name`.
+    public func entry(named name: String) -> ManifestEntry? { byName[ByteKey(name)]?.last.map { entries[$0] } }
+    /// Version `version` of `name`, if the manifest holds it.
+    public func entry(named name: String, version: UInt32) -> ManifestEntry? {
+        byName[ByteKey(name)]?.lazy.map { entries[$0] }.first { $0.version == version }
+    }
+    /// Every version of `name`, oldest (lowest number) first; empty if none.
+    public func versions(named name: String) -> [ManifestEntry] { (byName[ByteKey(name)] ?? []).map { entries[$0] } }
     public func entry(itemID: [UInt8]) -> ManifestEntry? { byID[ByteKey(itemID)].map { entries[$0] } }
     public func contains(name: String) -> Bool { byName[ByteKey(name)] != nil }
+    /// Each item once: its current version and how many versions it has.
+    public var items: [(current: ManifestEntry, versions: Int)] {
+        byName.values.map { (entries[$0[$0.count - 1]], $0.count) }
+    }
 
     /// Whether `extra` more entries with names of `nameBytes` bytes in all still fit.
     func hasRoom(entries extra: Int = 1, nameBytes: Int) -> Bool {
         entries.count + extra <= Self.maxEntries
-            && plaintextSize + extra * ManifestEntry.fixedLength + nameBytes <= plaintextCapacity
+            && plaintextSize + extra * (Self.versionFieldLength + ManifestEntry.fixedLength) + nameBytes <= plaintextCapacity + parseSlack
     }
 
+    /// Adds an entry as it is: its (name, version) and item id must be new,
+    /// and the name must have fewer than `maxVersions` versions.
     public mutating func add(_ e: ManifestEntry) throws {
         let name = ByteKey(e.name), id = ByteKey(e.itemID)
-        guard byName[name] == nil else { throw VaultError.alreadyExists(path: e.name) }
+        let existing = byName[name]
+        // Versions mostly arrive in ascending order (a manifest as written,
+        // a new version): then only the last needs comparing.
+        let newest = existing?.last.map { entries[$0].version } ?? 0
+        let inOrder = e.version > newest
+        guard e.version >= 1, inOrder || !existing!.contains(where: { entries[$0].version == e.version }) else {
+            throw VaultError.alreadyExists(path: e.name)
+        }
+        guard (existing?.count ?? 0) < Self.maxVersions else { throw VaultError.tooManyVersions(name: e.name) }
         guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
         guard hasRoom(nameBytes: name.bytes.count) else { throw VaultError.manifestFull }
-        byName[name] = entries.count
-        byID[id] = entries.count
+        let i = entries.count
+        if inOrder {
+            byName[name, default: []].append(i)
+        } else {
+            let at = existing!.firstIndex { entries[$0].version > e.version } ?? existing!.count
+            byName[name]!.insert(i, at: at)
+        }
+        byID[id] = i
         entries.append(e)
-        plaintextSize += e.encodedLength
+        plaintextSize += Self.versionFieldLength + e.encodedLength
     }
 
-    /// Removes the named entries (all of them exist, or nothing changes).
+    /// Adds `e` as the newest version of its name (version 1 of a new name).
+    /// Returns the entry with its version number.
+    @discardableResult
+    public mutating func addVersion(_ e: ManifestEntry) throws -> ManifestEntry {
+        var e = e
+        let newest = entry(named: e.name)?.version ?? 0
+        guard newest < UInt32.max else { throw VaultError.tooManyVersions(name: e.name) }
+        e.version = newest + 1
+        try add(e)
+        return e
+    }
+
+    /// Whether `name` can take one more version (count and number space).
+    func canAddVersion(of name: String) -> Bool {
+        guard let indexes = byName[ByteKey(name)] else { return true }
+        return indexes.count < Self.maxVersions && entries[indexes[indexes.count - 1]].version < UInt32.max
+    }
+
+    /// Removes every version of the named items (all of them exist, or
+    /// nothing changes).
     public mutating func remove(named names: [String]) throws -> [ManifestEntry] {
         var doomed = Set<Int>()
         for name in names {
-            guard let i = byName[ByteKey(name)] else { throw VaultError.noSuchItem(name: name) }
-            doomed.insert(i)
+            guard let indexes = byName[ByteKey(name)] else { throw VaultError.noSuchItem(name: name) }
+            doomed.formUnion(indexes)
         }
+        return removeIndexes(doomed)
+    }
+
+    /// Removes the entries with these item ids (unknown ids are ignored).
+    public mutating func remove(itemIDs ids: [[UInt8]]) -> [ManifestEntry] {
+        removeIndexes(Set(ids.compactMap { byID[ByteKey($0)] }))
+    }
+
+    private mutating func removeIndexes(_ doomed: Set<Int>) -> [ManifestEntry] {
         let removed = doomed.sorted().map { entries[$0] }
         entries = entries.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
-        plaintextSize -= removed.reduce(0) { $0 + $1.encodedLength }
+        plaintextSize -= removed.reduce(0) { $0 + Self.versionFieldLength + $1.encodedLength }
         reindex()
         return removed
     }
 
+    /// Renames an item with its whole history.
     public mutating func rename(_ name: String, to newName: String) throws {
         try ManifestEntry.checkName(newName)
         let old = ByteKey(name), new = ByteKey(newName)
-        guard let i = byName[old] else { throw VaultError.noSuchItem(name: name) }
+        guard let indexes = byName[old] else { throw VaultError.noSuchItem(name: name) }
         guard byName[new] == nil else { throw VaultError.alreadyExists(path: newName) }
-        guard plaintextSize - old.bytes.count + new.bytes.count <= plaintextCapacity else { throw VaultError.manifestFull }
-        entries[i].name = newName
-        plaintextSize += new.bytes.count - old.bytes.count
+        let growth = indexes.count * (new.bytes.count - old.bytes.count)
+        guard plaintextSize + growth <= plaintextCapacity else { throw VaultError.manifestFull }
+        for i in indexes { entries[i].name = newName }
+        plaintextSize += growth
         byName[old] = nil
-        byName[new] = i
-    }
-
-    /// Replaces the entry of the same name (its item id may change).
-    public mutating func replace(_ e: ManifestEntry) {
-        guard let i = byName[ByteKey(e.name)] else { return }
-        byID[ByteKey(entries[i].itemID)] = nil
-        byID[ByteKey(e.itemID)] = i
-        entries[i] = e
+        byName[new] = indexes
     }
 
     private mutating func reindex() {
-        byName = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.name), $0) })
+        byName = [:]
+        for (i, e) in entries.enumerated() { byName[ByteKey(e.name), default: []].append(i) }
+        for (key, indexes) in byName where zip(indexes, indexes.dropFirst()).contains(where: { entries[$0].version > entries[$1].version }) {
+            byName[key] = indexes.sorted { entries[$0].version < entries[$1].version }
+        }
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.itemID), $0) })
     }
 
-    /// The sealed file bytes.
-    func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12)) throws -> [UInt8] {
+    /// The sealed file bytes, in format version 3; `formatVersion` 2 only
+    /// for the published vector (every name once, each version 1).
+    func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
+                formatVersion: UInt8 = Self.version) throws -> [UInt8] {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
+        let records = formatVersion == Self.version
+        guard records || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 })) else {
+            throw VaultError.invalidArgument("manifest format version \(formatVersion)")
+        }
         var plain = [UInt8]()
         plain.reserveCapacity(plaintextSize)
         plain += withUnsafeBytes(of: UInt32(entries.count).bigEndian, Array.init)
-        for e in entries { e.encode(into: &plain) }
+        for e in entries {
+            if records { plain += withUnsafeBytes(of: e.version.bigEndian, Array.init) }
+            e.encode(into: &plain)
+        }
         defer { SecureZero.zero(&plain) }
-        let prefix = Self.magic + [Self.version, 0, 0, 0] + withUnsafeBytes(of: generation.bigEndian, Array.init) + nonce
+        let prefix = Self.magic + [formatVersion, 0, 0, 0] + withUnsafeBytes(of: generation.bigEndian, Array.init) + nonce
         let sealed = try AEAD(.aes256GCM, key: key).seal(nonce: nonce, aad: vaultID + prefix, plaintext: plain)
         return prefix + sealed
     }
@@ -138,7 +216,7 @@ public struct Manifest: Sendable {
     /// Opens and parses a sealed manifest: exact shape, every entry valid,
     /// unique names and ids, no trailing bytes.
     static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
-        guard file.count >= 9, Array(file[0..<8]) == magic, file[8] == version || file[8] == 1 else {
+        guard file.count >= 9, Array(file[0..<8]) == magic, (1...version).contains(file[8]) else {
             throw VaultError.corruptedOrTampered
         }
         let prefix = file[8] == 1 ? version1PrefixLength : prefixLength
@@ -153,23 +231,39 @@ public struct Manifest: Sendable {
                                                              aad: vaultID + Array(file[0..<prefix]),
                                                              sealed: Array(file[prefix...]))
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity) }
+        let records = file[8] == version
+        var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity, records: records) }
         manifest.generation = generation
         return manifest
     }
 
-    /// Parses a decrypted manifest: exact shape, unique names and ids.
-    static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize) throws -> Manifest {
+    /// Parses a decrypted manifest: exact shape, unique (name, version)
+    /// pairs and ids, at most `maxVersions` per name. `records`: version 3
+    /// (a version number before each entry); else every entry is version 1.
+    static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
+                      records: Bool = true) throws -> Manifest {
         guard b.count >= 4 else { throw VaultError.corruptedOrTampered }
         let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
         guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
         var offset = 4
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
+        m.parseSlack = records ? 0 : versionFieldLength * count
         for _ in 0..<count {
-            do { try m.add(try ManifestEntry.decode(b, offset: &offset)) } catch { throw VaultError.corruptedOrTampered }
+            var version: UInt32 = 1
+            if records {
+                guard b.count - offset >= versionFieldLength else { throw VaultError.corruptedOrTampered }
+                version = (0..<4).reduce(UInt32(0)) { $0 << 8 | UInt32(b[offset + $1]) }
+                offset += versionFieldLength
+            }
+            do {
+                var e = try ManifestEntry.decode(b, offset: &offset)
+                e.version = version
+                try m.add(e)
+            } catch { throw VaultError.corruptedOrTampered }
         }
         guard offset == b.count else { throw VaultError.corruptedOrTampered }
+        m.parseSlack = 0
         return m
     }
 }

@@ -38,6 +38,10 @@ public struct ManifestEntry: Sendable {
     /// Unix seconds of the source's last modification.
     public var modified: Int64
     public var name: String
+    /// Which version of `name` this is (1, 2, …). Not part of the entry
+    /// encoding: a version 3 manifest stores it before each entry, and a
+    /// drop-in's number is given when it is absorbed.
+    public var version: UInt32 = 1
 
     public init(itemID: [UInt8], fileKey: FileKey, kind: ItemKind, origin: ItemOrigin, mode: UInt16,
                 size: UInt64, fileCount: UInt64, added: Int64, modified: Int64, name: String) throws {

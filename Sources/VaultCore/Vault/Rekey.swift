@@ -83,10 +83,14 @@ extension UnlockedVault {
     /// switch removes.
     private func restoreLateDropIns(into newManifest: inout Manifest) throws -> [[UInt8]] {
         var absorbed: [[UInt8]] = []
-        var clashes: [String: Int] = [:]
-        for blob in try inboxEnvelopes() {
-            guard var entry = openEnvelope(blob, with: keys.privateKey),
-                  let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob))),
+        // In the order they were added, as absorbing orders them.
+        let late = dropInOrder(try inboxEnvelopes().compactMap { blob in
+            openEnvelope(blob, with: keys.privateKey).map { (blob: blob, entry: $0) }
+        })
+        for (blob, var entry) in late {
+            // No room (full manifest, or too many versions) fails the rekey
+            // before the switch: skipping would strand a drop-in sealed to the old key.
+            guard let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob))),
                   (try? ItemRules.checkItem(entry, header: reader.header, contentLength: reader.contentLength)) != nil
             else { continue }
             let stored = try storeItem(flags: reader.header.flags, durable: false, expectedLength: reader.contentLength) { writer in
@@ -96,8 +100,7 @@ extension UnlockedVault {
             absorbed.append(entry.itemID)
             entry.itemID = stored.header.itemID
             entry.fileKey = stored.key
-            entry.name = newManifest.freeName(like: entry.name, clashes: &clashes)
-            try newManifest.add(entry)
+            try newManifest.addVersion(entry)
         }
         return absorbed
     }

@@ -8,7 +8,7 @@ import System
 public final class UnlockedVault {
     public internal(set) var vault: Vault
     var keys: VaultKeys
-    let lock: WriterLock?
+    private(set) var lock: WriterLock?
     public internal(set) var manifest: Manifest
 
     /// Whether this process holds the writer lock (read-only otherwise).
@@ -37,6 +37,10 @@ public final class UnlockedVault {
     }
 
     func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
+
+    /// Lets other writers in: from here this vault only reads (`vault
+    /// mount`, which may stay for days, unlocks, absorbs, then reads only).
+    public func releaseWriterLock() { lock = nil }
 
     /// Writes the manifest with its generation one higher, and remembers
     /// that generation (RollbackGuard).

@@ -67,7 +67,7 @@ struct CheckCommand: Command {
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Check(report, readData: readData)))
         } else {
-            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)'\(p.version.map { " version \($0)" } ?? ""): \(p.message)", code: .corrupted)) }
             for f in report.leftovers {
                 context.terminal.warning("leftover of an interrupted operation: \(f)", hints: ["'vault check --repair' removes it"])
             }

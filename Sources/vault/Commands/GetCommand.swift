@@ -5,21 +5,28 @@ struct GetCommand: Command {
     static let name = "get"
     static let abstract = "decrypt an item to a file or to standard output"
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
-    static let options = [outputOption.spec]
+    static let options = [outputOption.spec] + VersionChoice.specs
     static let help = """
-        Usage: vault get NAME [-o FILE]
+        Usage: vault get NAME [-o FILE] [--version N | --at DATE]
 
-        Decrypts the item NAME to FILE, or to standard output. Needs the
-        password. FILE must not exist yet: vault never overwrites a file.
-        An item that is not text is not written to a terminal unless asked.
+        Decrypts the item NAME to FILE, or to standard output: its current
+        version, or an older one. Needs the password. FILE must not exist
+        yet: vault never overwrites a file. An item that is not text is not
+        written to a terminal unless asked.
 
         Options:
           -o, --output FILE   write to FILE; '-' is standard output (the default;
                               give '-o -' to send a binary item to a terminal)
+          --version N         version N (see 'vault list --versions NAME')
+          --at DATE           the version that was current at DATE, local time:
+                              YYYY-MM-DD (the end of that day), 'YYYY-MM-DD HH:MM[:SS]',
+                              a trailing Z for UTC, or @UNIXSECONDS
 
         Examples:
           vault get passport.pdf -o ~/Desktop/passport.pdf
           vault get notes.txt | less
+          vault get notes.txt --version 2 -o notes-v2.txt
+          vault get notes.txt --at 2026-11-01
         """
 
     let itemName: String
@@ -27,9 +34,11 @@ struct GetCommand: Command {
     let outputFile: String?
     /// `-o -`: standard output even when it is a terminal and the item is binary.
     let forceStandardOutput: Bool
+    let choice: VersionChoice
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemName = try arguments.exactly("NAME")[0]
+        choice = try VersionChoice(parsing: arguments)
         let output = try arguments.value(Self.outputOption)
         outputFile = output == "-" ? nil : output
         forceStandardOutput = output == "-"
@@ -40,7 +49,7 @@ struct GetCommand: Command {
         if let outputFile { try PlaintextFiles.checkTarget(outputFile) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let entry = try vault.entry(named: itemName)
+        let entry = try choice.entry(itemName, in: vault)
         let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size,
                                           sharing: outputFile == nil ? [1] : [])
         defer { progress?.finish() }

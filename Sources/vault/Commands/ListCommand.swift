@@ -5,31 +5,40 @@ struct ListCommand: Command {
     static let name = "list"
     static let abstract = "list the items"
     static let jsonFlag = FlagOption("--json")
+    static let versionsOption = ValueOption<String>.text("--versions", as: "NAME")
     static let sortOption = ValueOption<ListOrder>(spec: OptionSpec(names: ["--sort"], valueName: "KEY")) { text, option, command throws(CLIError) in
         guard let order = ListOrder(rawValue: text) else {
             throw .usage("option '\(option)' takes name, size or added, not '\(text)'", command: command)
         }
         return order
     }
-    static let options = [jsonFlag.spec, sortOption.spec]
+    static let options = [jsonFlag.spec, sortOption.spec, versionsOption.spec]
     static let help = """
         Usage: vault list [PATTERN...] [--sort name|size|added] [--json]
+               vault list --versions NAME [--json]
 
-        Lists the items: size, when added, kind, origin and name, then the
-        totals. Origin is 'dropped-in' for items added with 'vault add' (no
-        password) and 'unlocked' for items written with the vault unlocked
-        ('vault open'). Needs the password. Items waiting from 'vault add'
-        are taken into the vault first. With PATTERN (an exact name or a
-        shell-style pattern such as '*.pdf'), only the matching items.
+        Lists the items, each once, under a header line: size, when its
+        current version was added, kind, origin, how many versions it has,
+        and its name; then the totals. Origin is 'dropped-in' for items
+        added with 'vault add' (no password) and 'unlocked' for items written
+        with the vault unlocked ('vault open'). Needs the password. Items
+        waiting from 'vault add' are taken into the vault first. With
+        PATTERN (an exact name or a shell-style pattern such as '*.pdf'),
+        only the matching items.
+
+        With --versions NAME, lists every version of the item NAME instead,
+        oldest first, each with its number (for 'get --version N').
 
         Options:
-          --sort KEY   name (the default), size (largest first) or added
-                       (oldest first)
-          --json       one JSON document on standard output, for scripts
+          --sort KEY        name (the default), size (largest first) or added
+                            (oldest first)
+          --versions NAME   the versions of one item
+          --json            one JSON document on standard output, for scripts
 
         Examples:
           vault list
           vault list '*.pdf' --sort size
+          vault list --versions notes.txt
           vault list --json > items.json
         """
 
@@ -38,41 +47,54 @@ struct ListCommand: Command {
     let patterns: [String]
     let order: ListOrder
     let json: Bool
+    let versionsOf: String?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         patterns = arguments.positionals
         order = try arguments.value(Self.sortOption) ?? .name
         json = arguments.isSet(Self.jsonFlag)
+        versionsOf = try arguments.value(Self.versionsOption)
+        if versionsOf != nil && !patterns.isEmpty { throw arguments.usageError("--versions takes one NAME, and no PATTERN") }
     }
 
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let selected = patterns.isEmpty ? vault.manifest.entries : try vault.entries(selectedBy: patterns)
-        // Byte order, as names are compared (String's < would also be slower).
-        let byName: (ManifestEntry, ManifestEntry) -> Bool = { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        let entries: [ManifestEntry]
-        switch order {
-        case .name: entries = selected.sorted(by: byName)
-        case .size: entries = selected.sorted { $0.size != $1.size ? $0.size > $1.size : byName($0, $1) }
-        case .added: entries = selected.sorted { $0.added != $1.added ? $0.added < $1.added : byName($0, $1) }
+        let rows: [(entry: ManifestEntry, versions: Int)]
+        if let name = versionsOf {
+            let versions = vault.manifest.versions(named: name)
+            guard !versions.isEmpty else { throw VaultError.noSuchItem(name: name) }
+            rows = versions.map { ($0, versions.count) }
+        } else {
+            let counts = Dictionary(vault.manifest.items.map { ($0.current.name, $0.versions) }, uniquingKeysWith: max)
+            let selected = patterns.isEmpty ? vault.manifest.items.map(\.current) : try vault.entries(selectedBy: patterns)
+            // Byte order, as names are compared (String's < would also be slower).
+            let byName: (ManifestEntry, ManifestEntry) -> Bool = { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            let sorted: [ManifestEntry]
+            switch order {
+            case .name: sorted = selected.sorted(by: byName)
+            case .size: sorted = selected.sorted { $0.size != $1.size ? $0.size > $1.size : byName($0, $1) }
+            case .added: sorted = selected.sorted { $0.added != $1.added ? $0.added < $1.added : byName($0, $1) }
+            }
+            rows = sorted.map { ($0, counts[$0.name] ?? 1) }
         }
         if json {
-            try JSONOutput.writeList(entries, to: context.terminal)
+            try JSONOutput.writeList(rows, to: context.terminal)
             return .ok
         }
-        if entries.isEmpty {
+        if rows.isEmpty {
             context.terminal.note("the vault is empty", hint: "add a file with 'vault add FILE'")
             return .ok
         }
         var bytes: UInt64 = 0, files: UInt64 = 0
         try context.terminal.printBuffered { emit in
-            try emit(Format.listHeader + "\n")
-            for e in entries {
-                try emit(Format.listLine(e) + "\n")
-                (bytes, files) = (bytes &+ e.size, files &+ e.fileCount)
+            try emit((versionsOf == nil ? Format.listHeader : Format.versionHeader) + "\n")
+            for row in rows {
+                try emit((versionsOf == nil ? Format.listLine(row.entry, versions: row.versions) : Format.versionLine(row.entry)) + "\n")
+                (bytes, files) = (bytes &+ row.entry.size, files &+ row.entry.fileCount)
             }
-            try emit("\(Format.count(entries.count, "item")), \(Format.count(files, "file")), \(Format.size(bytes))\n")
+            let what = versionsOf == nil ? Format.count(rows.count, "item") : Format.count(rows.count, "version")
+            try emit("\(what), \(Format.count(files, "file")), \(Format.size(bytes))\n")
         }
         return .ok
     }

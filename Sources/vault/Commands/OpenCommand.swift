@@ -14,7 +14,8 @@ struct OpenCommand: Command {
 
         Decrypts a private copy of NAME into a scratch directory only you can
         read, runs CMD on it and waits. If the copy changed, it is encrypted
-        back under a new key and replaces the item; then every copy is erased
+        back under a new key as the item's newest version (the older versions
+        stay: see 'vault list --versions' and 'vault forget'); then every copy is erased
         (overwritten, then deleted), also when CMD fails or saving fails.
         The copy stays in memory where it can: under $XDG_RUNTIME_DIR when
         that exists, else under /dev/shm; else it goes inside the vault, on
@@ -109,10 +110,10 @@ struct OpenCommand: Command {
         do {
             let now = Int64(Date().timeIntervalSince1970)
             if folder {
-                try vault.replaceFolder(entry, from: copy, now: now)
+                try vault.saveFolderVersion(of: entry, from: copy, now: now)
             } else {
                 let source = try FileHandleFD(readingFrom: copy)
-                try vault.replaceItem(entry, flags: [], now: now) { writer in (try writer.consume(source), 1) }
+                try vault.saveVersion(of: entry, flags: [], now: now) { writer in (try writer.consume(source), 1) }
             }
         } catch {
             let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)

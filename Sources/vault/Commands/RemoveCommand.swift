@@ -1,3 +1,4 @@
+import System
 import VaultCore
 
 /// `vault remove`: drops items (their keys first, then their blobs).
@@ -9,14 +10,16 @@ struct RemoveCommand: Command {
     static let help = """
         Usage: vault remove NAME... [--yes]
 
-        Removes each item NAME from the vault. Needs the password. The item's
-        key is dropped from the encrypted manifest first, then its encrypted
-        data is deleted. NAME may be a shell-style pattern ('draft-*', quoted
-        so the shell leaves it alone); on a terminal, vault then lists what
-        the pattern matched and asks before removing it.
+        Removes each item NAME from the vault, with every version it has.
+        Needs the password. The keys are dropped from the encrypted manifest
+        first, then the encrypted data is deleted. NAME may be a shell-style
+        pattern ('draft-*', quoted so the shell leaves it alone). On a
+        terminal vault asks first when a pattern matched or an item has more
+        than one version, listing what would go. To drop only old versions,
+        see 'vault forget'.
 
         Options:
-          -y, --yes   do not ask, even for a pattern on a terminal
+          -y, --yes   do not ask
 
         Examples:
           vault remove old-notes.txt
@@ -38,12 +41,16 @@ struct RemoveCommand: Command {
         let entries = try vault.entries(selectedBy: itemNames)
         let names = entries.map(\.name)
         let widened = itemNames.contains { vault.manifest.entry(named: $0) == nil }
-        if widened && !yes {
-            let shown = names.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (names.count > 10 ? ", …" : "")
-            // No terminal (a script): the pattern was meant, as with rm.
-            if context.terminal.confirm(Terminal.printable("remove \(Format.count(names.count, "item")): \(shown)?")) == false {
-                context.terminal.note("nothing removed")
-                return .ok
+        let histories = names.map { ($0, vault.manifest.versions(named: $0).count) }.filter { $0.1 > 1 }
+        // Scripts (no terminal) are not asked: remove always removed, as rm does.
+        if !yes, widened || !histories.isEmpty, Syscall.isTerminal(0) {
+            let counts = Dictionary(histories, uniquingKeysWith: max)
+            let shown = names.prefix(10).map { name in
+                "'\(name)'" + (counts[name].map { " (\($0) versions)" } ?? "")
+            }.joined(separator: ", ") + (names.count > 10 ? ", …" : "")
+            let every = histories.isEmpty ? "" : ", with every version"
+            guard context.terminal.confirm(Terminal.printable("remove \(Format.count(names.count, "item")): \(shown)\(every)?")) == true else {
+                throw CLIError(message: "remove cancelled; nothing changed")
             }
         }
         try vault.remove(names)

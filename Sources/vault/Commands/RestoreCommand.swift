@@ -6,31 +6,38 @@ struct RestoreCommand: Command {
     static let name = "restore"
     static let abstract = "write items out under a directory"
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
-    static let options = [toOption.spec]
+    static let options = [toOption.spec] + VersionChoice.specs
     static let help = """
-        Usage: vault restore NAME... [--to DIR]
+        Usage: vault restore NAME... [--to DIR] [--version N | --at DATE]
 
         Writes each item NAME to a file of that name under DIR (the current
-        directory by default; created if missing). NAME may be a shell-style
-        pattern ('*.pdf', quoted so the shell leaves it alone). Needs the
-        password. Existing files are never overwritten: such an item is
-        skipped, the others are restored, and the exit code is 3. A restored
-        file gets the item's permissions and modification time back.
+        directory by default; created if missing): its current version, or
+        an older one. NAME may be a shell-style pattern ('*.pdf', quoted so
+        the shell leaves it alone). Needs the password. Existing files are
+        never overwritten: such an item is skipped, the others are restored,
+        and the exit code is 3. A restored file gets the item's permissions
+        and modification time back.
 
         Options:
-          --to DIR   where to write the items (default: the current directory)
+          --to DIR      where to write the items (default: the current directory)
+          --version N   version N of each item (see 'vault list --versions NAME')
+          --at DATE     the version of each item that was current at DATE, as
+                        for 'vault get'
 
         Examples:
           vault restore passport.pdf tax-2024.pdf
           vault restore '*.pdf' --to ~/restored
           vault restore photos.tar --to /mnt/backup
+          vault restore notes.txt todo.txt --at '2026-11-01 09:00' --to /tmp/old
         """
 
     let itemNames: [String]
     let directory: String
+    let choice: VersionChoice
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         itemNames = try arguments.oneOrMore("NAME")
+        choice = try VersionChoice(parsing: arguments)
         directory = try arguments.value(Self.toOption) ?? "."
         try arguments.requireExact(path: directory)
     }
@@ -42,7 +49,8 @@ struct RestoreCommand: Command {
         if status == nil { try PlaintextFiles.checkDirectory(PlaintextFiles.parent(of: directory), for: directory) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
-        let entries = try vault.entries(selectedBy: itemNames)
+        // Patterns choose items; --version/--at choose which version of each.
+        let entries = try vault.entries(selectedBy: itemNames).map { try choice.entry($0.name, in: vault) }
         if status == nil {
             try Syscall.mkdir(directory, mode: 0o700)
             context.terminal.note("created '\(directory)'")

@@ -1,0 +1,74 @@
+/// Where each file of a folder item's tar/pax archive lies in the archive
+/// stream, found by reading the stream once (`vault mount` shows folder
+/// items as directories and reads a file's bytes straight from the
+/// archive, decrypting only the chunks they lie in).
+///
+/// Every entry passes the same checks as extraction (`ExtractionPlan`: no
+/// absolute paths, no `..`, nothing through a symlink, no duplicates,
+/// devices refused); paths come out as "/a/b". A file's data starts where
+/// the next header (or the end-of-archive marker) starts, less its size
+/// rounded up to 512-byte blocks: tar puts nothing between. An archive where
+/// that would not leave room for the file's own header is refused.
+public struct FolderIndex: Sendable {
+    public struct Entry: Sendable {
+        public enum Kind: Sendable, Equatable { case file, directory, symlink }
+        public let path: [UInt8]
+        public let kind: Kind
+        public let size: UInt64
+        public let permissions: UInt32
+        public let mtime: Int64
+        /// Files: where the data starts in the archive stream.
+        public let dataOffset: UInt64
+        public let linkTarget: [UInt8]
+    }
+
+    public let entries: [Entry]
+
+    /// Reads `stream` (a whole archive) once, to its end.
+    public static func build(from stream: ByteStream) throws -> FolderIndex {
+        let reader = try TarReader(stream: stream)
+        var plan = ExtractionPlan(root: [])
+        var entries: [Entry] = []
+        var byPath: [[UInt8]: Int] = [:]
+        var pending: (entry: PaxEntry, header: UInt64)?
+
+        func settle(endingAt next: UInt64) throws {
+            guard let (e, header) = pending else { return }
+            pending = nil
+            var size = e.size, offset: UInt64 = 0
+            let kind: Entry.Kind
+            switch e.kind {
+            case .directory: kind = .directory
+            case .symlink: kind = .symlink
+            case .hardlink:
+                // Extraction admitted it only after its target, a file listed here.
+                guard let target = byPath[e.linkTarget].map({ entries[$0] }) else {
+                    throw ArchiveError.refused(entry: e.displayPath, reason: .hardLinkOutside)
+                }
+                (kind, size, offset) = (.file, target.size, target.dataOffset)
+            default:
+                kind = .file
+                let blocks = (size + 511) / 512 * 512
+                guard blocks <= next, next - blocks >= header + 512 else {
+                    throw ArchiveError.library(function: "FolderIndex.build", code: 0, errno: 0,
+                                               message: "'\(e.displayPath)': its data does not follow its header")
+                }
+                offset = next - blocks
+            }
+            byPath[e.path] = entries.count
+            entries.append(Entry(path: e.path, kind: kind, size: size, permissions: e.permissions & 0o777,
+                                 mtime: e.mtime?.seconds ?? 0, dataOffset: offset,
+                                 linkTarget: kind == .symlink ? e.linkTarget : []))
+        }
+
+        while let entry = try reader.next() {
+            let header = reader.headerPosition
+            try settle(endingAt: header)
+            guard let target = try plan.admit(entry) else { continue }
+            pending = (target, header)
+        }
+        try settle(endingAt: reader.headerPosition)
+        try reader.drainInput()
+        return FolderIndex(entries: entries)
+    }
+}

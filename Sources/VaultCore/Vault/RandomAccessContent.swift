@@ -1,0 +1,183 @@
+import Dispatch
+import System
+import VaultCodecs
+
+/// Reads a file item's content at any offset, as a file system does
+/// (`vault mount`): only the chunks a read touches are read and
+/// authenticated (docs/FORMAT.md, "Reading": any chunk opens on its own once
+/// the final chunk has), and the last one is kept for the next read. When
+/// reads go forward, the next chunk is opened meanwhile on another thread
+/// (into a second buffer), so memory stays at two chunks whatever the
+/// item's size; its failure only counts if that chunk is then read. A compressed item
+/// has no random access: it is decompressed from its start, forward, and
+/// from the start again when a read goes backwards.
+///
+/// For a file item exactly its `size` bytes are released: a chunk that
+/// fails to authenticate, or decompressed content longer or shorter than the
+/// entry, is `itemCorrupted` for that read. For a folder item the content is
+/// its tar archive (whose files `FolderIndex` locates), as long as it is.
+public final class RandomAccessContent: @unchecked Sendable {
+    // @unchecked: the prefetch thread and the reading thread never touch the
+    // reader or the buffers at once: every use of them first waits for the
+    // prefetch in flight (`settle`).
+    public let entry: ManifestEntry
+    private let reader: ItemReader
+    private let compressed: Bool
+    /// The content's length when known (a file's size; an uncompressed archive's length).
+    private let length: UInt64
+    /// Whether the content must end at `length` exactly (file items).
+    private let exact: Bool
+    private var cachedChunk: UInt64?
+    /// The last chunk read, in place (one buffer for the item's lifetime).
+    private var chunk: PageBuffer?
+    private var cachedCount = 0
+    /// The chunk being opened ahead, into `ahead`, and how it went.
+    private var ahead: PageBuffer?
+    private var aheadIndex: UInt64?
+    private var aheadResult: Result<Int, Error>?
+    private let aheadDone = DispatchGroup()
+    /// Where the last read ended: a read starting there is reading forward.
+    private var lastEnd: UInt64 = 0
+    private static let prefetchQueue = DispatchQueue(label: "vault.random-access.prefetch", attributes: .concurrent)
+    /// Compressed items: the decompressed stream and how far into it we are.
+    private var stream: ByteStream?
+    private var position: UInt64 = 0
+
+    init(entry: ManifestEntry, reader: ItemReader) {
+        self.entry = entry
+        self.reader = reader
+        compressed = reader.header.flags.contains(.compressed)
+        exact = entry.kind == .file
+        length = exact ? entry.size : compressed ? .max : reader.contentLength
+    }
+
+    /// Fills `buffer` from `offset`; fewer bytes only at the end of the item.
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset < length, !buffer.isEmpty else { return 0 }
+        let want = Int(min(UInt64(buffer.count), length - offset))
+        do {
+            return try compressed ? readDecompressed(at: offset, into: .init(rebasing: buffer[..<want]))
+                                  : readChunks(at: offset, into: .init(rebasing: buffer[..<want]))
+        } catch VaultError.corruptedOrTampered, is XZError {
+            throw VaultError.itemCorrupted(name: entry.name)
+        }
+    }
+
+    private func readChunks(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        let size = UInt64(ItemCipher.chunkSize)
+        while done < buffer.count {
+            let at = offset + UInt64(done)
+            let index = at / size
+            if cachedChunk != index { try load(index) }
+            guard let page = chunk else { throw VaultError.corruptedOrTampered }
+            let start = Int(at - index * size)
+            guard start < cachedCount else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
+            let n = min(buffer.count - done, cachedCount - start)
+            buffer.baseAddress!.advanced(by: done).copyMemory(from: page.raw.baseAddress! + start, byteCount: n)
+            done += n
+        }
+        // Only for reads going forward (a random reader would wait for chunks it never reads).
+        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount, aheadIndex == nil { prefetch(last + 1) }
+        lastEnd = offset + UInt64(done)
+        return done
+    }
+
+    /// Makes chunk `index` the cached one: the prefetched one if it is that
+    /// chunk, else read here (after the prefetch in flight, if any, ends).
+    private func load(_ index: UInt64) throws {
+        settle()
+        cachedChunk = nil
+        if aheadIndex == index, let result = aheadResult, let buffer = ahead {
+            (aheadIndex, aheadResult) = (nil, nil)
+            (ahead, chunk) = (chunk, buffer)
+            cachedCount = try result.get()
+        } else {
+            (aheadIndex, aheadResult) = (nil, nil)
+            let page = try chunk ?? PageBuffer(count: ItemCipher.sealedChunkSize)
+            chunk = page
+            cachedCount = try reader.readChunk(index, into: page.raw)
+        }
+        cachedChunk = index
+    }
+
+    /// Opens chunk `index` into `ahead` on another thread.
+    private func prefetch(_ index: UInt64) {
+        guard let buffer = try? ahead ?? PageBuffer(count: ItemCipher.sealedChunkSize) else { return }
+        ahead = buffer
+        aheadIndex = index
+        aheadResult = nil
+        let reader = self.reader
+        Self.prefetchQueue.async(group: aheadDone) { [self] in
+            aheadResult = Result { try reader.readChunk(index, into: buffer.raw) }
+        }
+    }
+
+    /// Waits for the prefetch in flight, if any.
+    private func settle() { aheadDone.wait() }
+
+    deinit { settle() }
+
+    private func readDecompressed(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if stream == nil || offset < position {
+            stream = try XZDecompressor(upstream: reader.contentStream())
+            position = 0
+        }
+        guard let stream else { return 0 }
+        var skip = [UInt8](repeating: 0, count: 1 << 16)
+        while position < offset {
+            let n = try skip.withUnsafeMutableBytes { try stream.read(into: .init(rebasing: $0[..<Int(min(UInt64($0.count), offset - position))])) }
+            guard n > 0 else {
+                if exact { throw VaultError.corruptedOrTampered }
+                return 0   // an archive ends where it ends
+            }
+            position += UInt64(n)
+        }
+        var done = 0
+        while done < buffer.count {
+            let n = try stream.read(into: .init(rebasing: buffer[done...]))
+            guard n > 0 else {
+                if exact { throw VaultError.corruptedOrTampered }   // ended before `size`
+                break
+            }
+            done += n
+        }
+        position += UInt64(done)
+        if exact, position == entry.size {
+            // Past `size` there must be nothing: else the entry and its content disagree.
+            var one = [UInt8](repeating: 0, count: 1)
+            guard try one.withUnsafeMutableBytes({ try stream.read(into: $0) }) == 0 else { throw VaultError.corruptedOrTampered }
+            self.stream = nil
+        }
+        return done
+    }
+}
+
+extension UnlockedVault {
+    /// Opens an item for reads at any offset (its final chunk is
+    /// authenticated and its header checked against the entry here): a
+    /// file's content, or a folder's archive.
+    public func randomAccess(_ entry: ManifestEntry) throws -> RandomAccessContent {
+        RandomAccessContent(entry: entry, reader: try reader(for: entry))
+    }
+
+    /// Where each file of a folder item lies in its archive: the whole
+    /// archive is read (decrypted, decompressed) once, with the path checks
+    /// `restore` makes, and its file count must agree with the entry.
+    public func index(folder entry: ManifestEntry) throws -> FolderIndex {
+        guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
+        let r = try reader(for: entry)
+        do {
+            let index = try archiveError { try FolderIndex.build(from: contentStream(r)) }
+            // Hard links are files too (FORMAT.md counts them, at 0 bytes).
+            guard UInt64(index.entries.filter({ $0.kind == .file }).count) == entry.fileCount else {
+                throw VaultError.corruptedOrTampered
+            }
+            return index
+        } catch VaultError.corruptedOrTampered, is XZError {
+            throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
+            throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import CFuse
+import Glibc
+import Synchronization
+import VaultCore
+
+/// A negative errno for a callback's return.
+struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code } }
+
+/// The `struct fuse` pointer, to hand to the thread that may unmount.
+struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
+
+/// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
+/// code that calls libfuse. The loop is single-threaded: every callback runs
+/// on the thread in `run`, so the open-file table needs no lock. Reads
+/// decrypt only the chunks they touch (RandomAccessContent), one cached
+/// chunk per open file; nothing is written anywhere. A chunk that fails to
+/// authenticate is EIO to the reader, never other bytes.
+///
+/// libfuse's callbacks speak libc (struct stat, errno codes, a C argv), so
+/// the little libc they need is here beside libfuse, not behind System.
+public final class FuseMount: @unchecked Sendable {
+    public let mountpoint: String
+    let tree: MountTree
+    let vault: UnlockedVault
+    let uid = getuid(), gid = getgid()
+    /// An open file: `size` bytes from `base` of an item's content (a file
+    /// item's own content, or a file's place in a folder item's archive).
+    struct OpenFile { let content: RandomAccessContent; let base: UInt64; let size: UInt64 }
+    private var open: [UInt64: OpenFile] = [:]
+    private var nextHandle: UInt64 = 1
+    /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
+    private let handle = Mutex<FuseHandle?>(nil)
+
+    public init(vault: UnlockedVault, at mountpoint: String) {
+        self.vault = vault
+        self.mountpoint = mountpoint
+        tree = MountTree(manifest: vault.manifest) { try vault.index(folder: $0) }
+    }
+
+    /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).
+    /// `mounted` runs once the mount is in place.
+    public func run(mounted: () -> Void) throws {
+        // auto_unmount: fusermount3 takes the mount down even if this process is killed.
+        let words = ["vault", "-o", "ro,default_permissions,noatime,auto_unmount,fsname=vault,subtype=vault"]
+        var argv = words.map { strdup($0) }
+        defer { argv.forEach { free($0) } }
+        var ops = Self.operations()
+        let fuse: OpaquePointer? = argv.withUnsafeMutableBufferPointer { buffer in
+            var args = fuse_args(argc: Int32(words.count), argv: buffer.baseAddress, allocated: 0)
+            defer { fuse_opt_free_args(&args) }
+            return vault_fuse_new(&args, &ops, Unmanaged.passUnretained(self).toOpaque())
+        }
+        guard let fuse else { throw VaultError.invalidArgument("FUSE would not start (is /dev/fuse there?)") }
+        defer { fuse_destroy(fuse) }
+        guard fuse_mount(fuse, mountpoint) == 0 else {
+            throw VaultError.invalidArgument("could not mount on '\(mountpoint)' (is fusermount3 installed?)")
+        }
+        handle.withLock { $0 = FuseHandle(pointer: fuse) }
+        mounted()
+        _ = fuse_loop(fuse)
+        handle.withLock { $0 = nil }
+        fuse_unmount(fuse)
+        open.removeAll()
+    }
+
+    /// Takes the mount down from another thread (a signal watcher); `run`
+    /// then returns. Safe to call at any time, more than once.
+    public func unmount() {
+        handle.withLock { h in
+            guard let fuse = h?.pointer else { return }
+            fuse_exit(fuse)
+            fuse_unmount(fuse)
+        }
+    }
+
+    // MARK: the callbacks
+
+    private static func current() -> FuseMount {
+        Unmanaged<FuseMount>.fromOpaque(vault_fuse_private_data()!).takeUnretainedValue()
+    }
+
+    private static func path(_ p: UnsafePointer<CChar>?) -> [UInt8] {
+        guard let p else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
+    }
+
+    /// S_IFDIR, S_IFREG, S_IFLNK (Glibc's constants import ambiguously).
+    static let directoryType: UInt32 = 0o040000
+    static let regularType: UInt32 = 0o100000
+    static let symlinkType: UInt32 = 0o120000
+
+    /// A path's node, or the errno to return.
+    private func node(_ path: UnsafePointer<CChar>?) -> Result<Int, Errno32> {
+        switch tree.lookup(Self.path(path)) {
+        case .node(let n): .success(n)
+        case .missing: .failure(Errno32(-ENOENT))
+        case .failed: .failure(Errno32(-EIO))
+        }
+    }
+
+    private func fill(_ st: UnsafeMutablePointer<stat>, _ node: Int) {
+        memset(st, 0, MemoryLayout<stat>.size)
+        // Permission bits as stored, never setuid/setgid/sticky or writable;
+        // directories always readable by their owner.
+        switch tree.nodes[node] {
+        case .directory(let names, _, let modified, let permissions):
+            vault_fuse_stat(st, Self.directoryType | permissions | 0o500, UInt(2 + names.count), 0, modified, modified, uid, gid)
+        case .folder(let e), .broken(let e):
+            vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, e.modified, e.added, uid, gid)
+        case .file(let e):
+            vault_fuse_stat(st, Self.regularType | UInt32(e.mode & 0o555), 1, Int64(clamping: e.size), e.modified, e.added, uid, gid)
+        case .archived(let item, _, let size, let permissions, let modified):
+            vault_fuse_stat(st, Self.regularType | permissions, 1, Int64(clamping: size), modified, item.added, uid, gid)
+        case .symlink(let target, let modified):
+            vault_fuse_stat(st, Self.symlinkType | 0o777, 1, Int64(target.count), modified, modified, uid, gid)
+        }
+    }
+
+    private static func operations() -> fuse_operations {
+        var ops = fuse_operations()
+        ops.`init` = { conn, config in
+            // Requests of up to a whole chunk (1 MiB) rather than 128 KiB:
+            // max_write also sets how many pages a read may carry.
+            conn?.pointee.max_write = 1 << 20
+            conn?.pointee.max_readahead = 1 << 20
+            // Nothing changes while mounted: the kernel may cache names, attributes and pages.
+            config?.pointee.entry_timeout = 3600
+            config?.pointee.attr_timeout = 3600
+            config?.pointee.negative_timeout = 3600
+            config?.pointee.kernel_cache = 1
+            return vault_fuse_private_data()
+        }
+        ops.getattr = { path, st, _ in
+            let me = FuseMount.current()
+            guard let st else { return -EINVAL }
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let node):
+                me.fill(st, node)
+                return 0
+            }
+        }
+        ops.readlink = { path, buffer, size in
+            let me = FuseMount.current()
+            guard let buffer, size > 0, case .success(let node) = me.node(path) else { return -ENOENT }
+            guard case .symlink(let target, _) = me.tree.nodes[node] else { return -EINVAL }
+            let n = min(target.count, size - 1)
+            target.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: n) }
+            buffer[n] = 0
+            return 0
+        }
+        ops.readdir = { path, buffer, filler, _, _, _ in
+            let me = FuseMount.current()
+            guard let filler else { return -EINVAL }
+            let node: Int
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let n): node = n
+            }
+            guard me.tree.expanded(node) else { return -EIO }
+            guard case .directory(let names, _, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
+            for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
+            for name in names {
+                let full = name + [0]
+                _ = full.withUnsafeBufferPointer { p in
+                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: full.count) {
+                        filler(buffer, $0, nil, 0, fuse_fill_dir_flags(0))
+                    }
+                }
+            }
+            return 0
+        }
+        ops.open = { path, fi in
+            let me = FuseMount.current()
+            guard let fi else { return -EINVAL }
+            let node: Int
+            switch me.node(path) {
+            case .failure(let e): return e.code
+            case .success(let n): node = n
+            }
+            let item: ManifestEntry, base: UInt64, size: UInt64
+            switch me.tree.nodes[node] {
+            case .file(let e): (item, base, size) = (e, 0, e.size)
+            case .archived(let e, let offset, let length, _, _): (item, base, size) = (e, offset, length)
+            default: return -EISDIR
+            }
+            guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
+            do {
+                let content = OpenFile(content: try me.vault.randomAccess(item), base: base, size: size)
+                let h = me.nextHandle
+                me.nextHandle += 1
+                me.open[h] = content
+                fi.pointee.fh = h
+                fi.pointee.keep_cache = 1
+                return 0
+            } catch {
+                return -EIO
+            }
+        }
+        ops.read = { _, buffer, size, offset, fi in
+            let me = FuseMount.current()
+            guard let fi, let buffer, offset >= 0, let file = me.open[fi.pointee.fh] else { return -EBADF }
+            guard UInt64(offset) < file.size else { return 0 }
+            let count = Int(min(UInt64(min(size, 1 << 30)), file.size - UInt64(offset)))
+            do {
+                let n = try file.content.read(at: file.base + UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+                // Short inside the file's bounds: the archive ended early.
+                guard n == count else { return -EIO }
+                return Int32(n)
+            } catch {
+                return -EIO
+            }
+        }
+        ops.release = { _, fi in
+            if let fi { FuseMount.current().open[fi.pointee.fh] = nil }
+            return 0
+        }
+        return ops
+    }
+}

@@ -1,0 +1,134 @@
+import VaultCodecs
+import VaultCore
+
+/// The shape of a mounted vault, built from the manifest when it is mounted
+/// (the mount is read-only; the vault as it was then):
+///
+///     /NAME                      each item's current version
+///     /.versions/NAME/N          version N of item NAME
+///
+/// File items are files. A folder item is a directory whose tree comes from
+/// its archive, indexed (read through once: FolderIndex) the first time
+/// something looks inside it; an archive that fails to index makes the
+/// directory an I/O error inside. The `.versions` directory takes precedence
+/// over an item of that name, still reachable as `.versions/.versions/N`.
+/// Names are kept as bytes: FORMAT.md compares them byte for byte, and a
+/// String key would merge canonically equivalent ones.
+public final class MountTree: @unchecked Sendable {
+    public static let versionsDirectory = Array(".versions".utf8)
+
+    public enum Node {
+        /// Children by name; `names` in byte order for listings.
+        case directory(names: [[UInt8]], children: [[UInt8]: Int], modified: Int64, permissions: UInt32)
+        case file(ManifestEntry)
+        /// A file inside a folder item: `size` bytes at `offset` of the item's archive.
+        case archived(item: ManifestEntry, offset: UInt64, size: UInt64, permissions: UInt32, modified: Int64)
+        case symlink(target: [UInt8], modified: Int64)
+        /// A folder item not indexed yet.
+        case folder(ManifestEntry)
+        /// A folder item whose archive did not index: EIO inside.
+        case broken(ManifestEntry)
+    }
+
+    public enum Lookup: Equatable { case node(Int), missing, failed }
+
+    public private(set) var nodes: [Node] = []
+    private let indexer: (ManifestEntry) throws -> FolderIndex
+
+    public init(manifest: Manifest, indexer: @escaping (ManifestEntry) throws -> FolderIndex) {
+        self.indexer = indexer
+        var root: [[UInt8]: Int] = [:]
+        var versions: [[UInt8]: Int] = [:]
+        nodes.append(.symlink(target: [], modified: 0))   // 0: the root, set below
+        nodes.append(.symlink(target: [], modified: 0))   // 1: .versions, set below
+        var newest: Int64 = 0
+        for item in manifest.items {
+            let name = Array(item.current.name.utf8)
+            var byNumber: [[UInt8]: Int] = [:]
+            var itemNewest: Int64 = 0
+            for e in manifest.versions(named: item.current.name) {
+                newest = max(newest, e.added)
+                itemNewest = max(itemNewest, e.added)
+                byNumber[Array(String(e.version).utf8)] = add(e.kind == .file ? .file(e) : .folder(e))
+            }
+            if name != Self.versionsDirectory { root[name] = byNumber[Array(String(item.current.version).utf8)] }
+            versions[name] = add(Self.directory(byNumber, modified: itemNewest))
+        }
+        root[Self.versionsDirectory] = 1
+        nodes[1] = Self.directory(versions, modified: newest)
+        nodes[0] = Self.directory(root, modified: newest)
+    }
+
+    private func add(_ node: Node) -> Int {
+        nodes.append(node)
+        return nodes.count - 1
+    }
+
+    private static func directory(_ children: [[UInt8]: Int], modified: Int64, permissions: UInt32 = 0o555) -> Node {
+        .directory(names: children.keys.sorted { $0.lexicographicallyPrecedes($1) }, children: children,
+                   modified: modified, permissions: permissions)
+    }
+
+    /// The node at an absolute path ("/", "/a", "/.versions/a/2/dir/f").
+    public func lookup(_ path: [UInt8]) -> Lookup {
+        var node = 0
+        for part in path.split(separator: UInt8(ascii: "/")) {
+            guard expanded(node) else { return .failed }
+            guard case .directory(_, let children, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
+            node = next
+        }
+        return .node(node)
+    }
+
+    /// Makes sure a folder node is expanded into directories (indexing its
+    /// archive); false if it failed to index.
+    public func expanded(_ node: Int) -> Bool {
+        switch nodes[node] {
+        case .folder(let item): return expand(node, item)
+        case .broken: return false
+        default: return true
+        }
+    }
+
+    private func expand(_ node: Int, _ item: ManifestEntry) -> Bool {
+        guard let index = try? indexer(item) else {
+            nodes[node] = .broken(item)
+            return false
+        }
+        let slash = UInt8(ascii: "/")
+        // Directory path (components joined by "/"; root: []) -> children, time, permissions.
+        var dirs: [[UInt8]: (children: [[UInt8]: Int], modified: Int64, permissions: UInt32)] = [[]: ([:], item.modified, 0o555)]
+        func ensure(_ parts: ArraySlice<ArraySlice<UInt8>>) {
+            for i in 0...parts.count {
+                let path = Array(parts.prefix(i).joined(separator: [slash]))
+                if dirs[path] == nil { dirs[path] = ([:], item.modified, 0o555) }
+            }
+        }
+        for e in index.entries {
+            let parts = e.path.split(separator: slash)[...]
+            guard let last = parts.last else { continue }
+            let parent = Array(parts.dropLast().joined(separator: [slash]))
+            ensure(parts.dropLast())
+            switch e.kind {
+            case .directory:
+                ensure(parts)
+                dirs[Array(parts.joined(separator: [slash]))]!.modified = e.mtime
+                dirs[Array(parts.joined(separator: [slash]))]!.permissions = e.permissions & 0o555
+            case .file:
+                dirs[parent]!.children[Array(last)] = add(.archived(item: item, offset: e.dataOffset, size: e.size,
+                                                                    permissions: e.permissions & 0o555, modified: e.mtime))
+            case .symlink:
+                dirs[parent]!.children[Array(last)] = add(.symlink(target: e.linkTarget, modified: e.mtime))
+            }
+        }
+        // Each directory gets a node (the folder's own root: this one), then joins its parent.
+        var ids: [[UInt8]: Int] = [[]: node]
+        for path in dirs.keys where !path.isEmpty { ids[path] = add(.broken(item)) }
+        for path in dirs.keys where !path.isEmpty {
+            let parts = path.split(separator: slash)
+            dirs[Array(parts.dropLast().joined(separator: [slash]))]!.children[Array(parts.last!)] = ids[path]
+        }
+        for (path, d) in dirs { nodes[ids[path]!] = Self.directory(d.children, modified: d.modified, permissions: d.permissions) }
+        return true
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import System
+import VaultCore
+import VaultMount
+
+/// `vault mount`: the vault as a read-only file system until unmounted.
+struct MountCommand: Command {
+    static let name = "mount"
+    static let abstract = "browse the vault as a read-only file system (FUSE)"
+    static let help = """
+        Usage: vault mount DIR
+
+        Shows the vault as a read-only file system at DIR (an empty
+        directory) until Ctrl-C, SIGTERM or 'fusermount3 -u DIR'. Needs the
+        password (asked once) and FUSE 3 (/dev/fuse, fusermount3).
+
+        Each file item is a file with its size, permissions and modification
+        time; a folder item is a directory with its files, folders and
+        symbolic links (the first look inside reads its whole archive once,
+        to index it); every version of an item is under the hidden
+        directory .versions/NAME/, one entry per version number. The mount
+        shows the vault as it was when mounted. Reads decrypt only the
+        chunks they touch, and the next one when reading forward (a
+        compressed item is decompressed from its start); nothing is written
+        to disk. A damaged chunk is an I/O error
+        to the program reading it, never other bytes.
+
+        Examples:
+          vault mount ~/vault-view
+          cp ~/vault-view/passport.pdf /tmp/
+          ls ~/vault-view/.versions/notes.txt/
+        """
+
+    let directory: String
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        directory = try arguments.exactly("DIR")[0]
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        let target = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+        // Checked before the password is asked, and again by the kernel.
+        guard let status = try Syscall.status(of: target, followLinks: true), status.isDirectory else {
+            throw CLIError(message: "'\(directory)' is not a directory", hints: ["create an empty directory to mount on"])
+        }
+        guard try Syscall.listDirectory(target).isEmpty else {
+            throw CLIError(message: "refusing to mount over '\(directory)': it is not empty",
+                           hints: ["mount on an empty directory"], code: .exists)
+        }
+        let password = try context.passwordSource()
+        let vault = try context.unlock(password, forWriting: false)
+        vault.releaseWriterLock()   // reading only, for as long as it stays mounted
+        let mount = FuseMount(vault: vault, at: target)
+        let token = Interrupts.register { mount.unmount() }
+        defer { Interrupts.unregister(token) }
+        try mount.run {
+            context.terminal.note("mounted the vault read-only at '\(directory)'",
+                                  hint: "Ctrl-C or 'fusermount3 -u \(directory)' unmounts it")
+        }
+        context.terminal.note("unmounted '\(directory)'")
+        return .ok
+    }
+}

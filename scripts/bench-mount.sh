@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Part of `make bench` (called by bench.sh with its work directory):
+# `cat` of an item through `vault mount` against `vault get` of the same item
+# to /dev/null (goal: >= 0.7x its throughput), and random 4 KiB reads a
+# second through the mount. Each run mounts afresh, so the kernel's page
+# cache holds nothing of the item (a mount lets the kernel keep what it read:
+# the content never changes while mounted). Best of 3.
+#
+#   scripts/bench-mount.sh WORK_DIR
+#   BENCH_MOUNT_MIB=256   size of the item (small by default; 1024 for the issue's figure)
+#   VAULT=...             the vault binary (default .build/release/vault)
+set -euo pipefail
+shopt -s inherit_errexit
+cd "$(dirname "$0")/.."
+work=$1/mount
+VAULT=${VAULT:-$PWD/.build/release/vault}
+SIZE_MIB=${BENCH_MOUNT_MIB:-256}
+export VAULT_ALLOW_WEAK_KDF=1 XDG_STATE_HOME=$work/state
+if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+    echo "no /dev/fuse or fusermount3 (make deps installs fuse3): skipping the mount bench"; exit 0
+fi
+rm -rf "$work"; mkdir -p "$work/mnt"
+mount_pid=
+unmount() {
+    if [ -n "$mount_pid" ] && kill -0 "$mount_pid" 2>/dev/null; then
+        fusermount3 -u "$work/mnt" 2>/dev/null || true
+        wait "$mount_pid" 2>/dev/null || true
+    fi
+    mount_pid=
+}
+trap 'unmount; rm -rf "$work"' EXIT
+pw=$work/pw; printf 'bench password\n' > "$pw"; chmod 600 "$pw"
+v() { "$VAULT" --vault "$work/v" --password-file "$pw" --quiet "$@"; }
+now() { date +%s.%N; }
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+min() { echo "if ($1 < $2) $1 else $2" | bc -l; }
+
+v init --kdf-memory 8 --kdf-passes 1 >/dev/null 2>&1
+head -c "${SIZE_MIB}M" /dev/urandom > "$work/item.bin"
+v add "$work/item.bin" >/dev/null
+rm "$work/item.bin"
+v list >/dev/null
+
+mount_fresh() {
+    v mount "$work/mnt" 2>/dev/null &
+    mount_pid=$!
+    for _ in $(seq 1 600); do
+        mountpoint -q "$work/mnt" && return 0
+        sleep 0.05
+    done
+    echo "bench-mount: not mounted" >&2; return 1
+}
+
+best_get=999999 best_cat=999999
+for _ in 1 2 3; do
+    t0=$(now); v get item.bin > /dev/null; t1=$(now)
+    best_get=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_get")
+    mount_fresh
+    t0=$(now); cat "$work/mnt/item.bin" > /dev/null; t1=$(now)
+    best_cat=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_cat")
+    unmount
+done
+mount_fresh
+reads=$(python3 - "$work/mnt/item.bin" <<'EOF'
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+n, t0 = 0, time.monotonic()
+while time.monotonic() - t0 < 3:
+    os.pread(fd, 4096, random.randrange(0, size - 4096) & ~4095)
+    n += 1
+print("%.0f" % (n / (time.monotonic() - t0)))
+EOF
+)
+unmount
+
+echo
+echo "vault mount ($SIZE_MIB MiB item; throughput as a fraction of 'vault get' to /dev/null, higher is better; goal >= 0.7x):"
+printf '  cat through the mount %.3f s, vault get %.3f s = %sx\n' "$best_cat" "$best_get" "$(ratio "$best_get" "$best_cat")"
+printf '  random 4 KiB reads through the mount: %s a second (each may decrypt a 1 MiB chunk)\n' "$reads"
