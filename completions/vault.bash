@@ -12,10 +12,17 @@ _vault_opts_for() {
         list | info) echo "--json" ;;
         get)     echo "-o --output" ;;
         restore) echo "--to" ;;
-        passwd)  echo "--new-password-file" ;;
+        passwd)  echo "--slot --new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
         check)   echo "--read-data --repair --purge --json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
+        key)
+            case $2 in
+                list)   echo "--json" ;;
+                add)    echo "--new-password-file --new-key-file --generate --kdf-memory --kdf-passes" ;;
+                remove) echo "--yes" ;;
+                *)      echo "--json --new-password-file --new-key-file --generate --kdf-memory --kdf-passes --yes" ;;
+            esac ;;
         kit)
             case $2 in
                 export)  echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes" ;;
@@ -36,8 +43,8 @@ _vault_opts_for() {
 _vault_value_kind() {
     case $1 in
         --vault | --to | --into) echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
-        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen) echo none ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file | --key-file | --new-key-file) echo files ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --slot) echo none ;;
     esac
 }
 
@@ -106,7 +113,7 @@ _vault() {
         elif [[ -z $cmd ]]; then
             cmd=$t
         else
-            [[ ($cmd == kit || $cmd == move) && -z $action ]] && action=$t
+            [[ ($cmd == kit || $cmd == move || $cmd == key) && -z $action ]] && action=$t
             ((npos += 1))
         fi
     done
@@ -127,7 +134,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command --quiet --accept-rollback -h --help --version"
+        local opts="--vault --password-file --password-command --key-file --quiet --accept-rollback -h --help --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
@@ -137,7 +144,7 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove rename passwd check open rekey kit move key upgrade" -- "$cur"))
         return 0
     fi
     case $cmd in
@@ -151,6 +158,10 @@ _vault() {
         move)
             if [[ -z $action ]]; then
                 COMPREPLY=($(compgen -W "receive send" -- "$cur"))
+            fi ;;
+        key)
+            if [[ -z $action ]]; then
+                COMPREPLY=($(compgen -W "list add remove" -- "$cur"))
             fi ;;
         *) ;; # item names are secret: not completed
     esac

@@ -26,7 +26,8 @@ function __vault_parse
         if test $endopts -eq 0; and string match -qr -- '^-.' $t
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
-                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file
+                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file \
+                    --key-file --new-key-file --slot
                 set skip 1
             end
             continue
@@ -34,7 +35,7 @@ function __vault_parse
         if test -z "$cmd"
             set cmd $t
         else
-            if contains -- "$cmd" kit move; and test -z "$action"
+            if contains -- "$cmd" kit move key; and test -z "$action"
                 set action $t
             end
             set npos (math $npos + 1)
@@ -69,6 +70,12 @@ function __vault_move
     test "$p[1]" = move; and test "$p[2]" = "$argv[1]"
 end
 
+# __vault_key ACTION: the command is key and its action is ACTION ("" = none yet).
+function __vault_key
+    set -l p (__vault_parse)
+    test "$p[1]" = key; and test "$p[2]" = "$argv[1]"
+end
+
 function __vault_kit_wants_file
     set -l p (__vault_parse)
     test "$p[1]" = kit; and test "$p[2]" = recover; and test "$p[3]" -eq 1
@@ -85,6 +92,7 @@ complete -c vault -f
 complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
 complete -c vault -l password-file -r -F -d 'Read the password from FILE'
 complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
+complete -c vault -l key-file -r -F -d 'Unlock with a key file instead of a password'
 complete -c vault -l quiet -d 'Print only warnings and errors'
 complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
 complete -c vault -s h -l help -d 'Show this help, or a command\'s'
@@ -105,6 +113,8 @@ complete -c vault -n __vault_needs_command -a open -d 'Edit an item in a private
 complete -c vault -n __vault_needs_command -a rekey -d 'New master key and file keys'
 complete -c vault -n __vault_needs_command -a kit -d 'Export a recovery kit, or recover the vault with one'
 complete -c vault -n __vault_needs_command -a move -d 'Move the vault to another machine over the network'
+complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
+complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
@@ -132,6 +142,22 @@ complete -c vault -n '__vault_using restore' -l to -x -a '(__vault_dirs)' -d 'Wh
 
 # passwd
 complete -c vault -n '__vault_using passwd' -l new-password-file -r -F -d 'Read the new password from FILE'
+complete -c vault -n '__vault_using passwd' -l slot -x -d 'The password slot to change'
+complete -c vault -n '__vault_using passwd' -l kdf-memory -x -d 'Argon2id memory in MiB'
+complete -c vault -n '__vault_using passwd' -l kdf-passes -x -d 'Argon2id passes'
+complete -c vault -n '__vault_using passwd' -l recalibrate -d 'A new cost, calibrated on this machine'
+
+# key list|add|remove
+complete -c vault -n '__vault_key ""' -a list -d 'Show the key slots (no password)'
+complete -c vault -n '__vault_key ""' -a add -d 'Add a password or key-file slot'
+complete -c vault -n '__vault_key ""' -a remove -d 'Remove a key slot'
+complete -c vault -n '__vault_key list' -l json -d 'One JSON document on standard output'
+complete -c vault -n '__vault_key add' -l new-password-file -r -F -d 'The new slot\'s password, from FILE'
+complete -c vault -n '__vault_key add' -l new-key-file -r -F -d 'A key-file slot opened by FILE'
+complete -c vault -n '__vault_key add' -l generate -d 'Write the key file first (64 random bytes)'
+complete -c vault -n '__vault_key add' -l kdf-memory -x -d 'Argon2id memory in MiB'
+complete -c vault -n '__vault_key add' -l kdf-passes -x -d 'Argon2id passes'
+complete -c vault -n '__vault_key remove' -l yes -d 'Do not ask for confirmation'
 
 # open NAME --with CMD
 complete -c vault -n '__vault_using open' -l with -x -d 'The command to run on the copy'

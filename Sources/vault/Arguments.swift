@@ -65,6 +65,8 @@ struct GlobalOptions: Equatable, Sendable {
     var vault: String?
     var passwordFile: String?
     var passwordCommand: String?
+    /// Unlock through a key-file slot instead of a password.
+    var keyFile: String?
     var quiet = false
     var acceptRollback = false
 
@@ -72,6 +74,7 @@ struct GlobalOptions: Equatable, Sendable {
         .value("--vault", as: "DIR"),
         .value("--password-file", as: "FILE"),
         .value("--password-command", as: "CMD"),
+        .value("--key-file", as: "FILE"),
         .flag("--quiet"),
         .flag("--accept-rollback"),
         .flag("--help", "-h"),
@@ -144,6 +147,9 @@ enum ArgumentParser {
         }
         if scan.globals.passwordFile != nil && scan.globals.passwordCommand != nil {
             throw .usage("--password-file and --password-command cannot be used together", command: nil)
+        }
+        if scan.globals.keyFile != nil && (scan.globals.passwordFile != nil || scan.globals.passwordCommand != nil) {
+            throw .usage("--key-file and a password option cannot be used together", command: nil)
         }
         return .run(try type.init(parsing: parsed), scan.globals)
     }
@@ -238,6 +244,7 @@ private struct Scan {
         case "--vault": previous = globals.vault; globals.vault = value
         case "--password-file": previous = globals.passwordFile; globals.passwordFile = value
         case "--password-command": previous = globals.passwordCommand; globals.passwordCommand = value
+        case "--key-file": previous = globals.keyFile; globals.keyFile = value
         default: previous = parsed?.values.updateValue(value, forKey: option)
         }
         // Last-one-wins would silently ignore one of two conflicting values.

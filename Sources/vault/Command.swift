@@ -30,7 +30,7 @@ enum Commands {
     static let all: [any Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, InfoCommand.self, GetCommand.self,
         RestoreCommand.self, RemoveCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
-        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self,
+        OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self, KeyCommand.self, UpgradeCommand.self,
     ]
 
     static func named(_ name: String) -> (any Command.Type)? { all.first { $0.name == name } }

@@ -11,8 +11,13 @@ extension Context {
     /// vault is exit 10 before any prompt).
     func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true) throws -> UnlockedVault {
         let vault = try Vault(at: vaultDirectory)
-        let secret = try password.read()
-        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        let unlocked: UnlockedVault
+        if let path = password.keyFilePath {
+            unlocked = try vault.unlock(keyFile: KeyFileSecret.read(path: path), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        } else {
+            let secret = try password.read()
+            unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        }
         // Reading must not depend on absorbing: with the disk full, the
         // drop-ins wait and everything already stored can still be read.
         var report = UnlockedVault.AbsorbReport()

@@ -23,7 +23,7 @@ import Testing
         #expect(r.stderr == "")
     }
 
-    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move"]
+    static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "rename", "passwd", "check", "open", "rekey", "kit", "move", "key", "upgrade"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -88,12 +88,14 @@ import Testing
           restore   write items out under a directory
           remove    remove items
           rename    rename an item
-          passwd    change the password
+          passwd    change the password (or its Argon2id cost)
           check     verify the vault, optionally every byte of it
           open      edit an item in a private copy, then re-encrypt it
           rekey     new master key and file keys, every item re-encrypted
           kit       export a recovery kit, or recover the vault with one
           move      move the vault to another machine over the network
+          key       list, add or remove key slots (passwords, key files)
+          upgrade   move an older vault to the current header (X-Wing drop-ins, key slots)
 
         Run 'vault COMMAND --help' for a command's options and examples.
 
@@ -101,6 +103,7 @@ import Testing
           --vault DIR              the vault directory
           --password-file FILE     read the password from FILE
           --password-command CMD   run CMD with /bin/sh -c; its output is the password
+          --key-file FILE          unlock with a key file ('vault key add') instead
           --quiet                  print only warnings and errors
           -h, --help               show this help, or a command's
           --version                print the version
