@@ -72,6 +72,16 @@ struct KeySlotTests {
         #expect(try v.add(["--key-file", keyFile, "get", "a.txt"]).stdout == Array("alpha".utf8))
         // Without a terminal and without --yes, remove asks and cannot.
         #expect(try v.add(["--key-file", keyFile, "key", "remove", "laptop"]).status == 2)
+
+        // A kit exported through the key file recovers a vault with no password slot: it gets one.
+        let kit = v.path + "/kit.txt", kp = try v.sandbox.file("kp", "kit passphrase 123\n")
+        let export = try v.add(["--key-file", keyFile, "kit", "export", "-o", kit, "--passphrase-file", kp] + Self.cheap)
+        #expect(export.status == 0, "\(export.stderr)")
+        let fresh = try v.sandbox.file("fresh", "fresh password\n")
+        let recover = try v.add(["kit", "recover", kit, "--passphrase-file", kp, "--new-password-file", fresh])
+        #expect(recover.status == 0, "\(recover.stderr)")
+        #expect(try slotNames(v) == ["laptop", "password"])
+        #expect(try v.run(["get", "a.txt"], password: fresh).stdout == Array("alpha".utf8))
     }
 
     @Test func atMostEightSlotsAndNamesAreChecked() throws {

@@ -35,6 +35,11 @@ extension UnlockedVault {
     public func changePassword(to password: Password, slot: String? = nil, kdf: Argon2Parameters? = nil) throws {
         let header = vault.header
         let passwordSlots = try header.passwordSlots()
+        if slot == nil, passwordSlots.isEmpty {
+            // Only key-file slots (a kit recovery, say): the password gets a slot of its own.
+            let name = header.slot(named: KeySlot.defaultName) == nil ? KeySlot.defaultName : "recovered"
+            return try addSlot(name: name, credential: .password(password, kdf ?? KDFCalibration.minimum))
+        }
         let name = slot ?? unlockedSlot.flatMap { n in passwordSlots.contains { $0.name == n } ? n : nil }
             ?? passwordSlots.first?.name ?? KeySlot.defaultName
         guard let old = header.slot(named: name) else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
