@@ -107,9 +107,10 @@ add_seconds() {  # $1: vault directory; prints the seconds one `vault add` of ev
     echo "$end - $start" | bc -l
 }
 best1="" best2=""
-for _ in $(seq "$runs"); do
-    t=$(add_seconds "$work/v1"); { [ -z "$best1" ] || (( $(echo "$t < $best1" | bc -l) )); } && best1=$t
-    t=$(add_seconds "$work/v2"); { [ -z "$best2" ] || (( $(echo "$t < $best2" | bc -l) )); } && best2=$t
+measure1() { t=$(add_seconds "$work/v1"); { [ -z "$best1" ] || (( $(echo "$t < $best1" | bc -l) )); } && best1=$t; true; }
+measure2() { t=$(add_seconds "$work/v2"); { [ -z "$best2" ] || (( $(echo "$t < $best2" | bc -l) )); } && best2=$t; true; }
+for i in $(seq "$runs"); do  # alternating which goes first
+    if (( i % 2 )); then measure1; measure2; else measure2; measure1; fi
 done
 [ "$(find "$work/v2/inbox" -name '*.env' | wc -l)" -eq "$files" ] || { echo "vault add did not leave $files drop-ins" >&2; exit 1; }
 printf 'vault add of %d files of 100 bytes (best of %d): X25519 (version 1) %.2f s, X-Wing (version 2) %.2f s = %sx\n' \
