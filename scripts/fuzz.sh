@@ -26,7 +26,7 @@ def block(title):
     return bytes.fromhex("".join(m.group(1).split()))
 out = sys.argv[1]
 open(out + "/header/vector", "wb").write(block("`vault.header`:"))
-open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry):"))
+open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry"))
 open(out + "/envelope/vector", "wb").write(block("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
 # The version-2 (hybrid) vault's header and X-Wing envelope.
 hybrid = doc[doc.index("## Test vector: a hybrid vault"):]
