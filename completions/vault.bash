@@ -12,7 +12,7 @@ _vault_opts_for() {
         list | info) echo "--json" ;;
         get)     echo "-o --output" ;;
         restore) echo "--to" ;;
-        passwd)  echo "--slot --new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
+        passwd)  echo "--new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
         check)   echo "--read-data --repair --purge --json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
@@ -134,7 +134,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command --key-file --quiet --accept-rollback -h --help --version"
+        local opts="--vault --password-file --password-command --key-file --slot --quiet --accept-rollback -h --help --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

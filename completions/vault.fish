@@ -93,6 +93,7 @@ complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
 complete -c vault -l password-file -r -F -d 'Read the password from FILE'
 complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
 complete -c vault -l key-file -r -F -d 'Unlock with a key file instead of a password'
+complete -c vault -l slot -x -d 'Try the password against this key slot only'
 complete -c vault -l quiet -d 'Print only warnings and errors'
 complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
 complete -c vault -s h -l help -d 'Show this help, or a command\'s'
@@ -142,7 +143,6 @@ complete -c vault -n '__vault_using restore' -l to -x -a '(__vault_dirs)' -d 'Wh
 
 # passwd
 complete -c vault -n '__vault_using passwd' -l new-password-file -r -F -d 'Read the new password from FILE'
-complete -c vault -n '__vault_using passwd' -l slot -x -d 'The password slot to change'
 complete -c vault -n '__vault_using passwd' -l kdf-memory -x -d 'Argon2id memory in MiB'
 complete -c vault -n '__vault_using passwd' -l kdf-passes -x -d 'Argon2id passes'
 complete -c vault -n '__vault_using passwd' -l recalibrate -d 'A new cost, calibrated on this machine'

@@ -16,7 +16,8 @@ extension Context {
             unlocked = try vault.unlock(keyFile: KeyFileSecret.read(path: path), forWriting: forWriting, rollbackGuard: rollbackGuard)
         } else {
             let secret = try password.read()
-            unlocked = try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+            unlocked = try vault.unlock(password: Password(secret: secret), slot: globals.slot, forWriting: forWriting,
+                                        rollbackGuard: rollbackGuard)
         }
         // Reading must not depend on absorbing: with the disk full, the
         // drop-ins wait and everything already stored can still be read.

@@ -104,6 +104,7 @@ import Testing
           --password-file FILE     read the password from FILE
           --password-command CMD   run CMD with /bin/sh -c; its output is the password
           --key-file FILE          unlock with a key file ('vault key add') instead
+          --slot NAME              try the password against this key slot only
           --quiet                  print only warnings and errors
           -h, --help               show this help, or a command's
           --version                print the version

@@ -52,13 +52,19 @@ struct KeySlotTests {
         // A key file and a password option together are a usage error.
         #expect(try v.run(["--key-file", keyFile, "list"]).status == 2)
 
-        // passwd --slot changes one slot only.
+        // --slot tries one slot only: the main password does not open "spouse".
+        #expect(try v.run(["--slot", "spouse", "list"]).status == 12)
+        #expect(try v.run(["--slot", "nosuch", "list"]).status == 1)
+        #expect(try v.run(["--slot", "spouse", "list"], password: second).status == 0)
+        // passwd changes the slot it was unlocked through, only that one.
         let third = try v.sandbox.file("third", "third password\n")
-        let pw = try v.run(["passwd", "--slot", "spouse", "--new-password-file", third])
+        let pw = try v.run(["--slot", "spouse", "passwd", "--new-password-file", third], password: second)
         #expect(pw.status == 0, "\(pw.stderr)")
+        #expect(try slotNames(v) == ["password", "spouse", "laptop"])
         #expect(try v.run(["list"], password: second).status == 12)
         #expect(try v.run(["list"], password: third).status == 0)
         #expect(try v.run(["list"]).status == 0)
+        #expect(try v.add(["--key-file", keyFile, "--slot", "spouse", "list"]).status == 2)
 
         // remove: never an unknown or the last slot; a removed password stops working.
         #expect(try v.run(["key", "remove", "nosuch", "--yes"]).status == 2)

@@ -7,18 +7,19 @@ struct PasswdCommand: Command {
     static let name = "passwd"
     static let abstract = "change the password (or its Argon2id cost)"
     static let newPasswordFileOption = ValueOption<String>.text("--new-password-file", as: "FILE")
-    static let slotOption = ValueOption<String>.text("--slot", as: "NAME")
     static let recalibrateFlag = FlagOption("--recalibrate")
-    static let options = [newPasswordFileOption.spec, slotOption.spec, recalibrateFlag.spec] + KDFOptions.specs(lanes: false)
+    static let options = [newPasswordFileOption.spec, recalibrateFlag.spec] + KDFOptions.specs(lanes: false)
     static let help = """
-        Usage: vault passwd [--slot NAME] [--new-password-file FILE]
+        Usage: vault passwd [--new-password-file FILE]
                             [--kdf-memory MIB --kdf-passes N | --recalibrate]
 
-        Changes the password of a password slot: the one the current password
-        opened, or NAME ('vault key list' shows the slots). The current one
-        comes from the usual sources (the terminal, --password-file,
-        --key-file, ...); the new one is asked twice on the terminal, or read
-        from FILE. Only the wrapped master key changes: no item is
+        Changes the password of the password slot the current password opens
+        (with the global --slot NAME, slot NAME: its current password unlocks
+        it; 'vault key list' shows the slots). The current one comes from the
+        usual sources (the terminal, --password-file, ...); the new one is
+        asked twice on the terminal, or read from FILE. To replace a slot
+        whose password you do not have, remove it and add it again
+        ('vault key'). Only the wrapped master key changes: no item is
         re-encrypted, and the new header is verified before the old one is
         replaced. A vault of format version 1 is upgraded on the way.
 
@@ -27,7 +28,7 @@ struct PasswdCommand: Command {
         unlock). To change only the cost, give the same password again.
 
         Options:
-          --slot NAME                the password slot to change
+          --slot NAME                (global) the password slot to unlock and change
           --new-password-file FILE   read the new password from FILE
           --recalibrate              a new cost, calibrated on this machine
         \(KDFOptions.help(lanes: false, column: 25))
@@ -35,18 +36,16 @@ struct PasswdCommand: Command {
         Examples:
           vault passwd
           vault --password-file old.txt passwd --new-password-file new.txt
-          vault passwd --slot spouse --recalibrate
+          vault --slot spouse passwd --recalibrate
         """
 
     let newPasswordFile: String?
-    let slot: String?
     let recalibrate: Bool
     let kdf: KDFOptions
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         _ = try arguments.exactly()
         newPasswordFile = try arguments.value(Self.newPasswordFileOption)
-        slot = try arguments.value(Self.slotOption)
         recalibrate = arguments.isSet(Self.recalibrateFlag)
         kdf = try KDFOptions(parsing: arguments, lanes: false)
         if recalibrate && !kdf.isEmpty { throw arguments.usageError("--recalibrate and --kdf-* contradict each other") }
@@ -67,13 +66,13 @@ struct PasswdCommand: Command {
             context.terminal.note("calibrating Argon2id…")
             cost = try KDFCalibration.calibrate().0
         } else if !kdf.isEmpty {
-            let name = slot ?? vault.unlockedSlot
+            let name = vault.unlockedSlot
             var current = KDFCalibration.minimum
             if let s = name.flatMap({ vault.vault.header.slot(named: $0) }), case .password(let p, _) = s.kind { current = p }
             cost = try kdf.parameters(calibrated: current)
         }
         let secret = try newPassword.read()
-        try vault.changePassword(to: Password(secret: secret), slot: slot, kdf: cost)
+        try vault.changePassword(to: Password(secret: secret), kdf: cost)
         if let cost {
             context.terminal.note("password changed; argon2id: \(cost.memoryKiB / 1024) MiB, \(cost.passes) passes")
         } else {

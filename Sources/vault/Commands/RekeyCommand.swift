@@ -52,7 +52,8 @@ struct RekeyCommand: Command {
         }
         let secret = try password.read()
         let pw = Password(secret: secret)
-        let unlocked = try vault.unlock(password: pw, forWriting: true, rollbackGuard: context.rollbackGuard)
+        let unlocked = try vault.unlock(password: pw, slot: context.globals.slot, forWriting: true,
+                                    rollbackGuard: context.rollbackGuard)
         try unlocked.tidy()
         let progress = ProgressLine.start(context.terminal, "re-encrypting",
                                           total: unlocked.manifest.totalSize)
