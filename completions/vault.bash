@@ -16,11 +16,18 @@ _vault_opts_for() {
         restore) echo "--to --version --at" ;;
         remove)  echo "-y --yes" ;;
         forget)  echo "--keep-last --keep-daily --keep-weekly --dry-run" ;;
-        passwd)  echo "--new-password-file" ;;
+        passwd)  echo "--new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
         check)   echo "--read-data --repair --purge --json --remote" ;;
         remote | push | pull | clone) echo "--json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
+        key)
+            case $2 in
+                list)   echo "--json" ;;
+                add)    echo "--new-password-file --new-key-file --generate --kdf-memory --kdf-passes" ;;
+                remove) echo "--yes" ;;
+                *)      echo "--json --new-password-file --new-key-file --generate --kdf-memory --kdf-passes --yes" ;;
+            esac ;;
         kit)
             case $2 in
                 export)  echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes" ;;
@@ -41,8 +48,8 @@ _vault_opts_for() {
 _vault_value_kind() {
     case $1 in
         --vault | --to | --into) echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file) echo files ;;
-        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote) echo none ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file | --key-file | --new-key-file) echo files ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote | --slot) echo none ;;
         --sort) echo sort ;;
         --versions | --at | --keep-last | --keep-daily | --keep-weekly) echo none ;;
     esac
@@ -114,7 +121,7 @@ _vault() {
         elif [[ -z $cmd ]]; then
             cmd=$t
         else
-            [[ ($cmd == kit || $cmd == move) && -z $action ]] && action=$t
+            [[ ($cmd == kit || $cmd == move || $cmd == key) && -z $action ]] && action=$t
             ((npos += 1))
         fi
     done
@@ -135,7 +142,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command -q --quiet --accept-rollback --allow-weak-password -h --help -V --version"
+        local opts="--vault --password-file --password-command --key-file --slot -q --quiet --accept-rollback --allow-weak-password -h --help -V --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
@@ -145,12 +152,12 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add) _vault_complete_value files "$cur" ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then
@@ -166,6 +173,10 @@ _vault() {
             ((npos == 0)) && COMPREPLY=($(compgen -W "add list remove" -- "$cur")) ;;
         clone)
             ((npos == 1)) && _vault_complete_value dirs "$cur" ;;
+        key)
+            if [[ -z $action ]]; then
+                COMPREPLY=($(compgen -W "list add remove" -- "$cur"))
+            fi ;;
         *) ;; # item names are secret: not completed
     esac
     return 0

@@ -27,7 +27,7 @@ function __vault_parse
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
                     --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort \
-                    --versions --at --keep-last --keep-daily --keep-weekly
+                    --versions --at --keep-last --keep-daily --keep-weekly --key-file --new-key-file --slot
                 set skip 1
             end
             continue
@@ -35,7 +35,7 @@ function __vault_parse
         if test -z "$cmd"
             set cmd $t
         else
-            if contains -- "$cmd" kit move; and test -z "$action"
+            if contains -- "$cmd" kit move key; and test -z "$action"
                 set action $t
             end
             set npos (math $npos + 1)
@@ -70,6 +70,12 @@ function __vault_move
     test "$p[1]" = move; and test "$p[2]" = "$argv[1]"
 end
 
+# __vault_key ACTION: the command is key and its action is ACTION ("" = none yet).
+function __vault_key
+    set -l p (__vault_parse)
+    test "$p[1]" = key; and test "$p[2]" = "$argv[1]"
+end
+
 function __vault_kit_wants_file
     set -l p (__vault_parse)
     test "$p[1]" = kit; and test "$p[2]" = recover; and test "$p[3]" -eq 1
@@ -86,6 +92,8 @@ complete -c vault -f
 complete -c vault -l vault -x -a '(__vault_dirs)' -d 'The vault directory'
 complete -c vault -l password-file -r -F -d 'Read the password from FILE'
 complete -c vault -l password-command -x -d 'Run CMD with /bin/sh -c; its output is the password'
+complete -c vault -l key-file -r -F -d 'Unlock with a key file instead of a password'
+complete -c vault -l slot -x -d 'Try the password against this key slot only'
 complete -c vault -s q -l quiet -d 'Print only warnings and errors'
 complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
 complete -c vault -l allow-weak-password -d 'Accept a new password under 8 characters'
@@ -114,7 +122,9 @@ complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a re
 complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade'
+complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
+complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
@@ -164,6 +174,21 @@ complete -c vault -n '__vault_using remove' -s y -l yes -d 'Do not ask before re
 
 # passwd
 complete -c vault -n '__vault_using passwd' -l new-password-file -r -F -d 'Read the new password from FILE'
+complete -c vault -n '__vault_using passwd' -l kdf-memory -x -d 'Argon2id memory in MiB'
+complete -c vault -n '__vault_using passwd' -l kdf-passes -x -d 'Argon2id passes'
+complete -c vault -n '__vault_using passwd' -l recalibrate -d 'A new cost, calibrated on this machine'
+
+# key list|add|remove
+complete -c vault -n '__vault_key ""' -a list -d 'Show the key slots (no password)'
+complete -c vault -n '__vault_key ""' -a add -d 'Add a password or key-file slot'
+complete -c vault -n '__vault_key ""' -a remove -d 'Remove a key slot'
+complete -c vault -n '__vault_key list' -l json -d 'One JSON document on standard output'
+complete -c vault -n '__vault_key add' -l new-password-file -r -F -d 'The new slot\'s password, from FILE'
+complete -c vault -n '__vault_key add' -l new-key-file -r -F -d 'A key-file slot opened by FILE'
+complete -c vault -n '__vault_key add' -l generate -d 'Write the key file first (64 random bytes)'
+complete -c vault -n '__vault_key add' -l kdf-memory -x -d 'Argon2id memory in MiB'
+complete -c vault -n '__vault_key add' -l kdf-passes -x -d 'Argon2id passes'
+complete -c vault -n '__vault_key remove' -l yes -d 'Do not ask for confirmation'
 
 # open NAME --with CMD
 complete -c vault -n '__vault_using open' -l with -x -d 'The command to run on the copy'

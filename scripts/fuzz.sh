@@ -28,6 +28,13 @@ out = sys.argv[1]
 open(out + "/header/vector", "wb").write(block("`vault.header`:"))
 open(out + "/manifest/vector", "wb").write(block("`manifest` (holding the one entry"))
 open(out + "/envelope/vector", "wb").write(block("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
+# The version-2 (hybrid) vault's header and X-Wing envelope.
+hybrid = doc[doc.index("## Test vector: a hybrid vault"):]
+def hblock(title):
+    m = re.search(re.escape(title) + r"[^\n]*\n\n((?:       [0-9a-f]+\n)+)", hybrid)
+    return bytes.fromhex("".join(m.group(1).split()))
+open(out + "/header/vector-v2", "wb").write(hblock("`vault.header`"))
+open(out + "/envelope/vector-xwing", "wb").write(hblock("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
 PY
 # Device move: the code vector (bytes and text) and the frame vector, from the
 # spec; more frames sealed under its s2r and r2s keys. A move-frame input is

@@ -124,11 +124,9 @@ public func fuzzAbsorb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         try! w.finish()
         var payload = id + attackerKey.withUnsafeBytes { Array($0) } + input[0..<4] + withUnsafeBytes(of: fileSize.bigEndian, Array.init)
         payload += withUnsafeBytes(of: fileCount.bigEndian, Array.init) + input[20..<36] + [UInt8(name.count >> 8 & 0xff), UInt8(name.count & 0xff)] + name
-        let (enc, sender) = try! HPKE.setupSender(recipient: header.publicKey, info: DropInEnvelope.info + header.vaultID, aead: .aes256GCM)
-        let prefix = DropInEnvelope.magic + [DropInEnvelope.version, 1] + enc
         let path = root + "/inbox/" + Hex.encode(id)
         if control & 64 == 0 { try! Data(sink.bytes).write(to: URL(fileURLWithPath: path + ".item")) }
-        try! Data(prefix + sender.seal(payload, aad: prefix)).write(to: URL(fileURLWithPath: path + ".env"))
+        try! Data(DropInEnvelope.seal(payload: payload, to: header.publicKey, vaultID: header.vaultID)).write(to: URL(fileURLWithPath: path + ".env"))
     }
 
     var names: [String] = []

@@ -4,11 +4,12 @@
 import VaultCrypto
 
 private let vaultKey = try! X25519PrivateKey()
+private let hybridKey = try! XWing.PrivateKey()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
-    _ = try? DropInEnvelope.open(Array(bytes), with: vaultKey, vaultID: [UInt8](repeating: 0, count: 16))
+    _ = try? DropInEnvelope.open(Array(bytes), x25519: vaultKey, xwing: hybridKey, vaultID: [UInt8](repeating: 0, count: 16))
     var offset = 0
     _ = try? ManifestEntry.decode(bytes, offset: &offset)
     return 0

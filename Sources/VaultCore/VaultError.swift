@@ -10,6 +10,8 @@ public enum VaultError: Error, Equatable, Sendable {
     case itemCorrupted(name: String)
     /// The password (or kit passphrase) did not unwrap the master key.
     case wrongPassword
+    /// The key file given opens none of the vault's key-file slots.
+    case wrongKeyFile
     /// A wrong password, after which the next attempt must wait this long.
     case wrongPasswordDelayed(retryInSeconds: Int)
     /// Attempts are paused after repeated wrong passwords; nothing was tried.

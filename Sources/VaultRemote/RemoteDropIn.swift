@@ -24,9 +24,9 @@ public final class RemoteDropIn {
     public init(target: String, rclone: Rclone, expected: String?, pins: FingerprintPins, scratchBase: String) throws {
         self.target = target
         self.rclone = rclone
-        let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
+        let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
         guard !bytes.isEmpty else { throw RemoteError.noRemoteVault(target: target) }
-        guard bytes.count == VaultHeader.length else {
+        guard bytes.count >= VaultHeader.minLength, bytes.count <= VaultHeader.maxLength else {
             throw RemoteError.malformedRemote("the remote's header has an impossible size")
         }
         header = try VaultHeader(parsing: bytes)

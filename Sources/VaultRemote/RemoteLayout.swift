@@ -11,8 +11,9 @@ public struct RemoteLayout: Sendable {
     public var dropIns: [String] = []
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 
-    /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope").
-    static let envelopeSizes: ClosedRange<UInt64> = UInt64(42 + 87 + 16)...UInt64(42 + 86 + 1024 + 16)
+    /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope"): X25519
+    /// and X-Wing envelopes both.
+    static let envelopeSizes: ClosedRange<UInt64> = UInt64(DropInEnvelope.minLength)...UInt64(DropInEnvelope.maxLength)
 
     public init(_ files: [String: UInt64]) {
         self.files = files
@@ -35,7 +36,7 @@ public struct RemoteLayout: Sendable {
         guard let header = files[RemoteNames.header], let manifest = files[RemoteNames.manifest] else {
             throw RemoteError.noRemoteVault(target: target)
         }
-        guard header == UInt64(VaultHeader.length), manifest >= 52, manifest <= UInt64(Manifest.maxFileSize) else {
+        guard header >= UInt64(VaultHeader.minLength), header <= UInt64(VaultHeader.maxLength), manifest >= 52, manifest <= UInt64(Manifest.maxFileSize) else {
             throw RemoteError.malformedRemote("the remote's header or manifest has an impossible size")
         }
     }

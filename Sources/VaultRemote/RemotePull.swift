@@ -130,8 +130,8 @@ public enum RemotePull {
         // its password slot (the vault key is the same, checked above), so
         // either header opens either manifest.
         try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)
-        let header = try VaultDirectory.readFile(staging.path + "/vault.header", limit: VaultHeader.length)
-        if header != (try VaultDirectory.readFile(paths.header, limit: VaultHeader.length)) {
+        let header = try VaultDirectory.readFile(staging.path + "/vault.header", limit: VaultHeader.maxLength)
+        if header != (try VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength)) {
             try VaultDirectory.atomicWrite(header, to: paths.header)
         }
         let bytes = files.reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }

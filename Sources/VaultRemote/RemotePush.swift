@@ -42,7 +42,7 @@ public enum RemotePush {
         defer { withExtendedLifetime(lock) {} }
         guard try Syscall.status(of: paths.rekeyPending) == nil else { throw RemoteError.rekeyPending }
 
-        let headerBytes = try VaultDirectory.readFile(paths.header, limit: VaultHeader.length)
+        let headerBytes = try VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength)
         let manifestBytes = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
         let local = try ManifestPrefix.generation(of: manifestBytes)
         let localItems = try Self.localItems(paths)
@@ -54,7 +54,7 @@ public enum RemotePush {
         let remoteGeneration = try Self.remoteGeneration(listing, target: target, rclone: rclone)
         // The remote's header, if any, must be this vault's (same vault id).
         let remoteHeader = listing[RemoteNames.header] == nil ? nil
-            : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.length + 1)
+            : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
         if let remoteHeader, (try? VaultHeader(parsing: remoteHeader))?.vaultID != vault.header.vaultID {
             throw RemoteError.otherVault(target: target)
         }

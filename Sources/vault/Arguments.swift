@@ -65,6 +65,10 @@ struct GlobalOptions: Equatable, Sendable {
     var vault: String?
     var passwordFile: String?
     var passwordCommand: String?
+    /// Unlock through a key-file slot instead of a password.
+    var keyFile: String?
+    /// Try only this password slot when unlocking.
+    var slot: String?
     var quiet = false
     var acceptRollback = false
     var allowWeakPassword = false
@@ -73,6 +77,8 @@ struct GlobalOptions: Equatable, Sendable {
         .value("--vault", as: "DIR"),
         .value("--password-file", as: "FILE"),
         .value("--password-command", as: "CMD"),
+        .value("--key-file", as: "FILE"),
+        .value("--slot", as: "NAME"),
         .flag("--quiet", "-q"),
         .flag("--accept-rollback"),
         .flag("--allow-weak-password"),
@@ -150,6 +156,12 @@ enum ArgumentParser {
         }
         if scan.globals.passwordFile != nil && scan.globals.passwordCommand != nil {
             throw .usage("--password-file and --password-command cannot be used together", command: nil)
+        }
+        if scan.globals.keyFile != nil && (scan.globals.passwordFile != nil || scan.globals.passwordCommand != nil) {
+            throw .usage("--key-file and a password option cannot be used together", command: nil)
+        }
+        if scan.globals.keyFile != nil && scan.globals.slot != nil {
+            throw .usage("--slot picks a password slot; it cannot be used with --key-file", command: nil)
         }
         return .run(try type.init(parsing: parsed), scan.globals)
     }
@@ -270,6 +282,8 @@ private struct Scan {
         case "--vault": previous = globals.vault; globals.vault = value
         case "--password-file": previous = globals.passwordFile; globals.passwordFile = value
         case "--password-command": previous = globals.passwordCommand; globals.passwordCommand = value
+        case "--key-file": previous = globals.keyFile; globals.keyFile = value
+        case "--slot": previous = globals.slot; globals.slot = value
         default: previous = parsed?.values.updateValue(value, forKey: option)
         }
         // Last-one-wins would silently ignore one of two conflicting values.

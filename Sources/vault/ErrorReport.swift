@@ -41,6 +41,8 @@ enum ErrorReport {
             return CLIError(message: "item '\(name)': \(tampered)", code: .corrupted)
         case .wrongPassword:
             return CLIError(message: "wrong password", code: .wrongPassword)
+        case .wrongKeyFile:
+            return CLIError(message: "the key file opens none of the vault's key slots", code: .wrongPassword)
         case .wrongPasswordDelayed(let seconds):
             return CLIError(message: "wrong password; the next attempt is possible in \(duration(seconds)) (at \(clock(seconds)))",
                             hints: ["repeated wrong passwords wait longer each time, up to 30 minutes"],

@@ -40,6 +40,8 @@ enum Help {
               --vault DIR              the vault directory
               --password-file FILE     read the password from FILE
               --password-command CMD   run CMD with /bin/sh -c; its output is the password
+              --key-file FILE          unlock with a key file ('vault key add') instead
+              --slot NAME              try the password against this key slot only
               -q, --quiet              print only warnings and errors
               --accept-rollback        open a vault older than one seen before here
               --allow-weak-password    accept a new password under 8 characters

@@ -39,24 +39,43 @@ enum JSONOutput {
         let path: String
         let formatVersion: Int
         let vaultID: String
-        let kdf: KDF
+        let kdf: KDF?
         let waitingDropIns: Int
         let shared: Bool
         let leftoverFiles: Int
         let leftoverBytes: UInt64
         let publicKeyFingerprint: String
+        let kem: String
+        let slots: [Slot]
+        struct Slot: Encodable {
+            let name: String
+            let kind: String
+            let created: Int64
+            let kdf: KDF?
+        }
         enum CodingKeys: String, CodingKey {
             case path, formatVersion = "format_version", vaultID = "vault_id", kdf
-            case waitingDropIns = "waiting_drop_ins", publicKeyFingerprint = "public_key_fingerprint"
+            case waitingDropIns = "waiting_drop_ins", publicKeyFingerprint = "public_key_fingerprint", kem, slots
             case leftoverFiles = "leftover_files", leftoverBytes = "leftover_bytes", shared
+        }
+
+        static func slots(of h: VaultHeader) -> [Slot] {
+            h.slots.map { s in
+                var k: KDF?
+                if case .password(let p, _) = s.kind { k = KDF(memoryKiB: p.memoryKiB, passes: p.passes, lanes: p.lanes) }
+                return Slot(name: s.name, kind: s.kind.name, created: s.created, kdf: k)
+            }
         }
 
         init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64)) {
             (leftoverFiles, leftoverBytes) = leftovers
             shared = vault.isShared
             let h = vault.header
-            (path, formatVersion, vaultID) = (vault.paths.root, Int(VaultHeader.version), Hex.encode(h.vaultID))
-            kdf = KDF(memoryKiB: h.kdf.memoryKiB, passes: h.kdf.passes, lanes: h.kdf.lanes)
+            (path, formatVersion, vaultID) = (vault.paths.root, Int(h.version), Hex.encode(h.vaultID))
+            let first = h.firstPasswordKDF
+            kdf = first.map { KDF(memoryKiB: $0.memoryKiB, passes: $0.passes, lanes: $0.lanes) }
+            kem = h.publicKey.isHybrid ? "x-wing" : "x25519"
+            slots = Self.slots(of: h)
             (waitingDropIns, publicKeyFingerprint) = (waiting, h.fingerprint)
         }
     }

@@ -17,7 +17,12 @@ struct PasswordSource {
         /// Run with /bin/sh -c; its standard output is the password.
         case command(String)
         case terminal(TTY)
+        /// `--key-file`: not a password; `Context.unlock` opens a key-file slot with it.
+        case keyFile(String)
     }
+
+    /// The key file to unlock with, when the global `--key-file` was given.
+    var keyFilePath: String? { if case .keyFile(let path) = origin { path } else { nil } }
 
     let origin: Origin
     let terminal: Terminal
@@ -31,7 +36,9 @@ struct PasswordSource {
     static func resolve(globals: GlobalOptions, environment: [String: String],
                         terminal: Terminal) throws(CLIError) -> PasswordSource {
         let origin: Origin
-        if let path = globals.passwordFile {
+        if let path = globals.keyFile {
+            origin = .keyFile(path)
+        } else if let path = globals.passwordFile {
             origin = .file(path)
         } else if let command = globals.passwordCommand {
             origin = .command(command)
@@ -54,6 +61,9 @@ struct PasswordSource {
         switch origin {
         case .file(let path): return try readFile(path)
         case .command(let command): return try readCommand(command)
+        case .keyFile:
+            throw CLIError(message: "this needs the password: --key-file cannot be used here",
+                           hints: ["give the password (--password-file, --password-command or the terminal)"], code: .usage)
         case .terminal(let tty):
             var buffer = [UInt8](repeating: 0, count: Self.maximumLength + 1)
             defer { SecureZero.zero(&buffer) }

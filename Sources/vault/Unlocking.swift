@@ -42,13 +42,17 @@ extension Context {
     /// counts for the delay (AttemptThrottle), whose message ends the
     /// prompting. "unlocking…" shows while Argon2id runs.
     func open(_ vault: Vault, _ password: PasswordSource, forWriting: Bool) throws -> UnlockedVault {
+        if let path = password.keyFilePath {
+            return try vault.unlock(keyFile: KeyFileSecret.read(path: path), forWriting: forWriting, rollbackGuard: rollbackGuard)
+        }
         let prompts = password.isTerminal ? 3 : 1
         for attempt in 1...prompts {
             let secret = try password.read()
             let status = terminal.transient("unlocking…")
             do {
                 defer { status?.finish() }
-                return try vault.unlock(password: Password(secret: secret), forWriting: forWriting, rollbackGuard: rollbackGuard)
+                return try vault.unlock(password: Password(secret: secret), slot: globals.slot, forWriting: forWriting,
+                                        rollbackGuard: rollbackGuard)
             } catch VaultError.wrongPassword where attempt < prompts {
                 terminal.note("wrong password; try again")
             }

@@ -26,7 +26,8 @@ import Glibc
             let attributes = try fm.attributesOfItem(atPath: w.dir + rel)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == mode, "\(rel)")
         }
-        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 182)
+        // A version-2 header with the X-Wing key and one password slot "password" (docs/FORMAT.md).
+        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 1385)
         // The printed fingerprint is the one info shows.
         let printed = lines.first { $0.hasPrefix("vault: public key fingerprint: ") }?.dropFirst(31)
         #expect(printed.map(String.init) == (try w.info()["public_key_fingerprint"] as? String))
@@ -216,7 +217,9 @@ import Glibc
         try v.write("a", [1])
         try v.write("b", [2])
         var info = try v.info()
-        #expect(info["format_version"] as? Int == 1)
+        #expect(info["format_version"] as? Int == 2)
+        #expect(info["kem"] as? String == "x-wing")
+        #expect((info["slots"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["password"])
         #expect(info["waiting_drop_ins"] as? Int == 0)
         #expect(info["path"] as? String == v.dir)
         let kdf = info["kdf"] as? [String: Any]
@@ -381,9 +384,11 @@ import Glibc
         #expect(r.status == 0)
         #expect(r.stderr.hasSuffix("vault: password changed\n"))
         let headerAfter = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
-        #expect(headerAfter.count == 182)
-        #expect(headerAfter[12..<40] == headerBefore[12..<40])  // vault id and KDF parameters
-        #expect(headerAfter[40..<56] != headerBefore[40..<56])  // a new salt
+        // Version 2, one slot "password" at 1246: its m, t, p at 1265..<1277, salt at 1277..<1293.
+        #expect(headerAfter.count == 1385)
+        #expect(headerAfter[9..<25] == headerBefore[9..<25])        // vault id
+        #expect(headerAfter[1246..<1277] == headerBefore[1246..<1277])  // slot kind, name, created, KDF parameters
+        #expect(headerAfter[1277..<1293] != headerBefore[1277..<1293])  // a new salt
 
         let old = try v.run(["list"])
         #expect(old.status == 12)
@@ -652,8 +657,9 @@ import Glibc
         #expect(missing.status == 14)
     }
 
-    @Test(arguments: [(28, [0xff, 0xff, 0xff, 0xff]), (32, [0xff, 0xff, 0xff, 0xff]), (36, [0, 0, 0, 0]),
-                      (28, [0x00, 0x20, 0x00, 0x01])])
+    // The first slot's m, t, p (version-2 header: at 1265, 1269, 1273).
+    @Test(arguments: [(1265, [0xff, 0xff, 0xff, 0xff]), (1269, [0xff, 0xff, 0xff, 0xff]), (1273, [0, 0, 0, 0]),
+                      (1265, [0x00, 0x20, 0x00, 0x01])])
     func absurdArgon2ParametersAreRefusedBeforeAllocating(offset: Int, bytes: [UInt8]) throws {
         let header = v.dir + "/vault.header"
         var data = Array(try Data(contentsOf: URL(fileURLWithPath: header)))

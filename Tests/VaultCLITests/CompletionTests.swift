@@ -109,7 +109,7 @@ import Testing
 
         let commands = c["vault "] ?? []
         for cmd in ["init", "add", "list", "info", "get", "restore", "remove", "rename",
-                    "passwd", "check", "open", "rekey", "kit", "move", "remote", "push", "pull", "clone", "share"] {
+                    "passwd", "check", "open", "rekey", "kit", "move", "remote", "push", "pull", "clone", "share", "key", "upgrade"] {
             #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
         }
         #expect(c["vault --quiet ki"] == ["kit"])

@@ -24,7 +24,7 @@ import Testing
     }
 
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount",
-                           "remote", "push", "pull", "clone", "share"]
+                           "remote", "push", "pull", "clone", "share", "key", "upgrade"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -99,7 +99,7 @@ import Testing
           remove    remove items
           forget    drop old versions of items
           rename    rename an item
-          passwd    change the password
+          passwd    change the password (or its Argon2id cost)
           check     verify the vault, optionally every byte of it
           open      edit an item in a private copy, then re-encrypt it
           rekey     new master key and file keys, every item re-encrypted
@@ -111,6 +111,8 @@ import Testing
           pull      bring changes and drop-ins from the off-site remote
           clone     make a vault here from an off-site copy
           share     let other users add items (and nothing else), or stop
+          key       list, add or remove key slots (passwords, key files)
+          upgrade   move an older vault to the current header (X-Wing drop-ins, key slots)
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).
@@ -119,6 +121,8 @@ import Testing
           --vault DIR              the vault directory
           --password-file FILE     read the password from FILE
           --password-command CMD   run CMD with /bin/sh -c; its output is the password
+          --key-file FILE          unlock with a key file ('vault key add') instead
+          --slot NAME              try the password against this key slot only
           -q, --quiet              print only warnings and errors
           --accept-rollback        open a vault older than one seen before here
           --allow-weak-password    accept a new password under 8 characters

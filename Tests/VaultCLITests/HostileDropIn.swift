@@ -63,10 +63,7 @@ struct HostileDropIn {
     /// Writes `inbox/<id>.item` (unless nil) and `inbox/<id>.env` into the vault at `root`.
     func drop(into root: String, item: [UInt8]?) throws {
         let header = try VaultHeader(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/vault.header"))))
-        let (enc, sender) = try HPKE.setupSender(recipient: header.publicKey, info: DropInEnvelope.info + header.vaultID,
-                                                 aead: .aes256GCM)
-        let prefix = DropInEnvelope.magic + [DropInEnvelope.version, 1] + enc
-        let envelope = prefix + (try sender.seal(payload, aad: prefix))
+        let envelope = try DropInEnvelope.seal(payload: payload, to: header.publicKey, vaultID: header.vaultID)
         if let item { try Data(item).write(to: URL(fileURLWithPath: root + "/inbox/" + blob + ".item")) }
         try Data(envelope).write(to: URL(fileURLWithPath: root + "/inbox/" + blob + ".env"))
     }

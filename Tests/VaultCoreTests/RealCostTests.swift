@@ -18,7 +18,7 @@ struct RealCostTests {
     func minimumCostVault() throws {
         let t = TempVault()
         try Vault.create(at: t.root, password: TempVault.password("real cost"), kdf: KDFCalibration.minimum)
-        #expect(try Vault(at: t.root).header.kdf == KDFCalibration.minimum)
+        #expect(try Vault(at: t.root).header.firstPasswordKDF == KDFCalibration.minimum)
         #expect(throws: VaultError.wrongPassword) {
             try Vault(at: t.root).unlock(password: TempVault.password("real cosT"), forWriting: false)
         }

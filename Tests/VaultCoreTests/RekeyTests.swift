@@ -24,7 +24,7 @@ struct RekeyTests {
         let oldBlobs = Set(t.files("items"))
         try t.unlock().rekey(password: TempVault.password("correct horse"))
         let after = try Vault(at: t.root).header
-        #expect(after.vaultID == before.vaultID && after.publicKey != before.publicKey && after.salt != before.salt)
+        #expect(after.vaultID == before.vaultID && after.publicKey != before.publicKey && after.slots != before.slots)
         #expect(Set(t.files("items")).isDisjoint(with: oldBlobs) && t.files("items").count == 3)
         let v = try t.unlock()
         for (name, c) in contents { #expect(try t.read(v, name) == c) }
@@ -40,11 +40,16 @@ struct RekeyTests {
         let oldManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
         let oldBlobDir = t.dir + "/old-items"
         try FileManager.default.copyItem(atPath: t.root + "/items", toPath: oldBlobDir)
-        try t.unlock().rekey(password: TempVault.password("correct horse"))
-        let newHeader = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
-        let newManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
-        // A version 1 switch file, as earlier versions wrote (still honoured).
-        let pending = Array("VAULTRKY".utf8) + [1, 0, 0, 0] + Array(newHeader) + Array(newManifest)
+        let (pending, newHeader) = try {
+            let rekeyed = try t.unlock()
+            try rekeyed.rekey(password: TempVault.password("correct horse"))
+            let newHeader = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
+            let newManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
+            // The switch file as the rekey wrote it (version 3: a version-2 header of its own length).
+            let pending = try RekeySwitch(replacing: VaultHeader(parsing: Array(oldHeader)), with: rekeyed.vault.header,
+                                          manifest: Array(newManifest), absorbed: [], masterKey: rekeyed.keys.master).bytes
+            return (pending, newHeader)
+        }()
         try Data(pending).write(to: URL(fileURLWithPath: t.root + "/rekey.pending"))
         try oldHeader.write(to: URL(fileURLWithPath: t.root + "/vault.header"))
         try oldManifest.write(to: URL(fileURLWithPath: t.root + "/manifest"))

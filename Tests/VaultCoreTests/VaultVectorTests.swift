@@ -75,7 +75,7 @@ struct VaultVectorTests {
         let pair = try master.vaultKeyPair(vaultID: Self.vaultID)
         got["x25519 private key"] = Hex.encode(Self.bytes(pair.secret))
         got["x25519 public key"] = Hex.encode(pair.publicKey.bytes)
-        let header = try VaultHeader.seal(vaultID: Self.vaultID, kdf: Self.kdf, salt: Self.salt, kek: kek,
+        let header = try VaultHeader.sealV1(vaultID: Self.vaultID, kdf: Self.kdf, salt: Self.salt, kek: kek,
                                           masterKey: master, options: [], nonce: Self.wrapNonce)
         got["vault.header"] = Hex.encode(header.bytes)
         var manifest = try Manifest(entries: [Self.entry()])
@@ -116,7 +116,8 @@ struct VaultVectorTests {
         let v3 = try Manifest.open(Hex.decode(got["manifest v3"]!)!, key: manifestKey, vaultID: Self.vaultID)
         #expect(v3.versions(named: "hello.txt").map(\.version) == [1, 2] && v3.generation == 2)
         #expect(v3.entry(named: "hello.txt")?.itemID == Self.seq(0xd0, 16))
-        let fromEnvelope = try DropInEnvelope.open(envelope, with: pair, vaultID: Self.vaultID)
+                let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),
+                                                           vaultID: Self.vaultID)
         #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)
     }
 }

@@ -2,7 +2,8 @@
 """Drops an arbitrary content file into a vault's inbox, as `vault add` does,
 written from docs/FORMAT.md ("Drop-in envelope", "Manifest entry", "Item
 content") and using only what `vault add` may use: the vault header's public
-key and vault id. No password, no secret.
+key and vault id. No password, no secret. To a version-2 header it seals
+an X-Wing envelope (vault_hybrid.py), to a version-1 header an X25519 one.
 
 It is the mirror of vault_read.py's envelope opening (RFC 9180 HPKE base
 mode, SetupBaseS + Seal), and lets tests put content into a vault that the
@@ -30,7 +31,9 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vault_item  # noqa: E402
-from vault_read import (ENV_MAGIC, HEADER_LEN, envelope_info, hpke_seal_base_with_ephemeral,  # noqa: E402
+import vault_hybrid  # noqa: E402
+import vault_read  # noqa: E402
+from vault_read import (ENV_MAGIC, envelope_info, hpke_seal_base_with_ephemeral,  # noqa: E402
                         parse_header)
 
 
@@ -50,7 +53,7 @@ def write_new(path, data):
 
 def drop_in(vaultdir, name, kind, content):
     with open(os.path.join(vaultdir, "vault.header"), "rb") as f:
-        header = f.read(HEADER_LEN + 1)
+        header = f.read(vault_hybrid.V2_MAX + 1)
     v = parse_header(header)  # the checks before Argon2; public key and vault id
     item_id, file_key, prefix = secrets.token_bytes(16), secrets.token_bytes(32), secrets.token_bytes(8)
     now = int(time.time())
@@ -62,18 +65,24 @@ def drop_in(vaultdir, name, kind, content):
         size, count = sum(m.size for m in files), len(files)
     entry = entry_bytes(item_id, file_key, kind, 0o755 if folder else 0o644, size, count, now, now, name)
     sealed = vault_item.seal(file_key, item_id, prefix, 0x0002 if folder else 0, content)
-    # Envelope: magic || version || suite || enc || Seal(aad = bytes 0..<42, entry)
-    ephemeral = secrets.token_bytes(32)
-    enc = X25519PrivateKey.from_private_bytes(ephemeral).public_key().public_bytes_raw()
-    aad = ENV_MAGIC + bytes([0x01, 0x01]) + enc
-    enc2, ct = hpke_seal_base_with_ephemeral(v.public_key, ephemeral, envelope_info(v.vault_id), aad, entry)
-    assert enc2 == enc
+    if v.version == 2:
+        # X-Wing: magic || 0x02 || 0x02 || enc (1120) || Seal(aad = bytes 0..<1130, entry)
+        envelope = vault_hybrid.hpke_seal(vault_read, v.public_key, vault_hybrid.envelope_info(v.vault_id),
+                                          ENV_MAGIC + bytes([0x02, 0x02]), entry)
+    else:
+        # X25519: magic || version || suite || enc || Seal(aad = bytes 0..<42, entry)
+        ephemeral = secrets.token_bytes(32)
+        enc = X25519PrivateKey.from_private_bytes(ephemeral).public_key().public_bytes_raw()
+        aad = ENV_MAGIC + bytes([0x01, 0x01]) + enc
+        enc2, ct = hpke_seal_base_with_ephemeral(v.public_key, ephemeral, envelope_info(v.vault_id), aad, entry)
+        assert enc2 == enc
+        envelope = aad + ct
     inbox = os.path.join(vaultdir, "inbox")
     hexid = item_id.hex()
     # The content first, then the envelope (as `vault add` does): an envelope
     # never names a missing item.
     write_new(os.path.join(inbox, hexid + ".item"), sealed)
-    write_new(os.path.join(inbox, hexid + ".env"), aad + ct)
+    write_new(os.path.join(inbox, hexid + ".env"), envelope)
     dfd = os.open(inbox, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(dfd)

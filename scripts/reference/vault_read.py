@@ -31,6 +31,9 @@ from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vault_item  # noqa: E402  (the "Item content" reader)
+import vault_hybrid  # noqa: E402  (version-2 headers, X-Wing envelopes)
+
+FORMAT_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "FORMAT.md")
 
 
 class VaultError(Exception):
@@ -140,6 +143,8 @@ def parse_header(h):
     """All checks that come before Argon2."""
     if len(h) < 8 or h[:8] != HEADER_MAGIC:
         raise VaultError("not a vault")
+    if len(h) > 8 and h[8] == 0x02:
+        return vault_hybrid.parse_header_v2(sys.modules[__name__], h, Vault())
     if len(h) != HEADER_LEN:
         raise corrupted()
     if h[8] != 0x01:
@@ -153,7 +158,7 @@ def parse_header(h):
     if options & ~0x0001:
         raise corrupted()
     v = Vault()
-    v.header = h
+    v.header, v.version = h, 1
     v.vault_id = h[12:28]
     v.m, v.t, v.p = m, t, p
     v.salt = h[40:56]
@@ -166,6 +171,8 @@ def parse_header(h):
 
 
 def unlock(v, password):
+    if v.version == 2:
+        return vault_hybrid.unlock_v2(sys.modules[__name__], v, password)
     kek = kek_from_password(password, v.salt, v.m, v.t, v.p)
     try:
         vmk = AESGCM(kek).decrypt(v.wrap_nonce, v.wrapped_vmk, v.header[0:56])
@@ -298,6 +305,19 @@ def envelope_info(vault_id):
 
 
 def open_envelope(v, data, expected_id):
+    if len(data) > 9 and data[:8] == ENV_MAGIC and data[8] == 0x02:
+        pt = vault_hybrid.open_envelope_v2(sys.modules[__name__], v, data)
+    else:
+        pt = _open_envelope_v1(v, data)
+    e, end = parse_entry(pt, 0)
+    if end != len(pt) or e.origin != 1 or e.item_id != expected_id:
+        raise corrupted()
+    return e
+
+
+def _open_envelope_v1(v, data):
+    """X25519 envelopes; the vault's X25519 public key is derived (a
+    version-2 header holds only the X-Wing one)."""
     if not (ENV_MIN <= len(data) <= ENV_MAX) or data[:8] != ENV_MAGIC:
         raise corrupted()
     if data[8] != 0x01:
@@ -305,14 +325,11 @@ def open_envelope(v, data, expected_id):
     if data[9] != 0x01:
         raise corrupted()
     enc = data[10:42]
+    x_pub = X25519PrivateKey.from_private_bytes(v.x_priv).public_key().public_bytes_raw()
     try:
-        pt = hpke_open_base(v.x_priv, v.public_key, enc, envelope_info(v.vault_id), data[0:42], data[42:])
+        return hpke_open_base(v.x_priv, x_pub, enc, envelope_info(v.vault_id), data[0:42], data[42:])
     except InvalidTag:
         raise corrupted()
-    e, end = parse_entry(pt, 0)
-    if end != len(pt) or e.origin != 1 or e.item_id != expected_id:
-        raise corrupted()
-    return e
 
 
 # --------------------------------------------------------------------------
@@ -638,6 +655,7 @@ def check_vector():
             diffs.append("a wrong password unlocked the vault")
         except VaultError as err:
             eq("wrong password error", str(err), "wrong password")
+    diffs += vault_hybrid.check_vector(sys.modules[__name__], FORMAT_MD)
     return diffs
 
 

@@ -2,47 +2,94 @@ import VaultCrypto
 
 // Drop-in envelope, file `inbox/<item id hex>.env` (docs/FORMAT.md, "Drop-in"):
 //
-//   magic "VAULTENV" (8) || version 0x01 || suite 0x01 || enc (32) || ct
-//   ct = HPKE base-mode seal to the vault public key (RFC 9180;
-//        DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM),
-//        info = "vault v1 drop-in" || vault id, aad = bytes 0..<42,
+//   magic "VAULTENV" (8) || version || suite || enc || ct
+//   version 0x01, suite 0x01: DHKEM(X25519, HKDF-SHA256), enc 32 bytes,
+//        info = "vault v1 drop-in" || vault id
+//   version 0x02, suite 0x02: X-Wing (HPKE KEM 0x647A), enc 1120 bytes,
+//        info = "vault v1 drop-in" || vault id || 0x647A
+//   ct = HPKE base-mode seal (RFC 9180; HKDF-SHA256, AES-256-GCM) to the
+//        vault public key, aad = the bytes before ct,
 //        plaintext = one manifest entry (ManifestEntry.swift), origin = dropped in
 //
-// It carries the content's file key and metadata. The content itself is a
-// sealed item beside it, `inbox/<item id hex>.item`.
+// The KEM is named three times (version and suite bytes in the aad, its id in
+// info, and in HPKE's own suite_id), so an envelope cannot be relabelled
+// from one KEM to the other. A vault opens both kinds: both private keys
+// derive from its master key, so envelopes sealed before an upgrade still
+// open after it. It carries the content's file key and metadata. The content
+// itself is a sealed item beside it, `inbox/<item id hex>.item`.
 
 public enum DropInEnvelope {
     public static let magic = Array("VAULTENV".utf8)
-    public static let version: UInt8 = 1
-    static let prefixLength = 42
     static let info = Array("vault v1 drop-in".utf8)
-    public static let maxLength = prefixLength + ManifestEntry.fixedLength + ManifestEntry.maxNameLength + 16
+    static let x25519PrefixLength = 10 + 32
+    static let xwingPrefixLength = 10 + XWing.ciphertextLength
+    static let maxPayload = ManifestEntry.fixedLength + ManifestEntry.maxNameLength + 16
+    public static let maxLength = xwingPrefixLength + maxPayload
+    /// The shortest: an X25519 envelope of an entry with a one-byte name.
+    public static let minLength = x25519PrefixLength + ManifestEntry.fixedLength + 1 + 16
+
+    static func xwingInfo(vaultID: [UInt8]) -> [UInt8] {
+        info + vaultID + [UInt8(HPKE.XWingKEM.id >> 8), UInt8(HPKE.XWingKEM.id & 0xff)]
+    }
 
     /// Seals `entry` to the vault's public key. Needs no secret of the vault.
-    public static func seal(_ entry: ManifestEntry, to publicKey: X25519PublicKey, vaultID: [UInt8]) throws -> [UInt8] {
+    public static func seal(_ entry: ManifestEntry, to publicKey: VaultPublicKey, vaultID: [UInt8]) throws -> [UInt8] {
         var payload = [UInt8]()
         payload.reserveCapacity(entry.encodedLength)
         entry.encode(into: &payload)
         defer { SecureZero.zero(&payload) }
-        let (enc, sender) = try HPKE.setupSender(recipient: publicKey, info: info + vaultID, aead: .aes256GCM)
-        let prefix = magic + [version, 1] + enc
-        return prefix + (try sender.seal(payload, aad: prefix))
+        return try seal(payload: payload, to: publicKey, vaultID: vaultID)
     }
 
-    /// Opens an envelope with the vault's private key. Exact shape, bounded
-    /// size, authenticated, one entry and nothing after it.
-    public static func open(_ file: [UInt8], with privateKey: X25519PrivateKey, vaultID: [UInt8]) throws -> ManifestEntry {
-        guard file.count > prefixLength + 16, file.count <= maxLength,
-              Array(file[0..<8]) == magic, file[8] == version, file[9] == 1 else {
+    /// Seals any payload (tests and fuzzers seal hostile ones).
+    static func seal(payload: [UInt8], to publicKey: VaultPublicKey, vaultID: [UInt8]) throws -> [UInt8] {
+        switch publicKey {
+        case .x25519(let key):
+            let (enc, sender) = try HPKE.setupSender(recipient: key, info: info + vaultID, aead: .aes256GCM)
+            let prefix = magic + [1, 1] + enc
+            return prefix + (try sender.seal(payload, aad: prefix))
+        case .xwing(let key):
+            let (enc, sender) = try HPKE.setupSender(recipient: key, info: xwingInfo(vaultID: vaultID), aead: .aes256GCM)
+            let prefix = magic + [2, 2] + enc
+            return prefix + (try sender.seal(payload, aad: prefix))
+        }
+    }
+
+    /// Whether `file` is an X-Wing envelope (by its version byte; nothing checked).
+    public static func isHybrid(_ file: [UInt8]) -> Bool { file.count > 9 && file[8] == 2 }
+
+    /// Opens an envelope of either kind with the vault's keys. Exact shape,
+    /// bounded size, authenticated, one entry and nothing after it.
+    static func open(_ file: [UInt8], with keys: VaultKeys, vaultID: [UInt8]) throws -> ManifestEntry {
+        try open(file, x25519: keys.privateKey, xwing: keys.xwing, vaultID: vaultID)
+    }
+
+    public static func open(_ file: [UInt8], x25519: X25519PrivateKey, xwing: XWing.PrivateKey,
+                            vaultID: [UInt8]) throws -> ManifestEntry {
+        guard file.count > 10, Array(file[0..<8]) == magic else { throw VaultError.corruptedOrTampered }
+        let payload: SecretBytes
+        switch (file[8], file[9]) {
+        case (1, 1):
+            let n = x25519PrefixLength
+            guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
+            let prefix = Array(file[0..<n])
+            do {
+                let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: x25519,
+                                                info: info + vaultID, aead: .aes256GCM)
+                payload = try r.openSecret(Array(file[n...]), aad: prefix)
+            } catch { throw VaultError.corruptedOrTampered }
+        case (2, 2):
+            let n = xwingPrefixLength
+            guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
+            let prefix = Array(file[0..<n])
+            do {
+                let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: xwing,
+                                                info: xwingInfo(vaultID: vaultID), aead: .aes256GCM)
+                payload = try r.openSecret(Array(file[n...]), aad: prefix)
+            } catch { throw VaultError.corruptedOrTampered }
+        default:
             throw VaultError.corruptedOrTampered
         }
-        let prefix = Array(file[0..<prefixLength])
-        let payload: SecretBytes
-        do {
-            let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<42]), recipient: privateKey,
-                                            info: info + vaultID, aead: .aes256GCM)
-            payload = try r.openSecret(Array(file[prefixLength...]), aad: prefix)
-        } catch { throw VaultError.corruptedOrTampered }
         return try payload.withUnsafeBytes { b in
             var offset = 0
             let e = try ManifestEntry.decode(b, offset: &offset)

@@ -49,7 +49,11 @@ extension Vault {
         let current = try Vault(at: paths.root).header
         let envelope = try DropInEnvelope.seal(entry, to: current.publicKey, vaultID: current.vaultID)
         try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob), mode: fileMode)
-        withExtendedLifetime(dropLock) {}
+        // The content's flock (its TempFile's descriptor) must outlive the
+        // envelope's landing: Swift may free `content` right after its last
+        // use (the commit), and a `list` then takes the envelope-less content
+        // for a leftover and deletes it, leaving an envelope that is refused.
+        withExtendedLifetime((dropLock, content)) {}
         return entry
     }
 }

@@ -67,3 +67,22 @@ public struct Password: Sendable {
     public let secret: SecretBytes
     public init(secret: SecretBytes) { self.secret = secret }
 }
+
+extension MasterKey {
+    static let xwingSeedLabel = Array("vault v1 x-wing seed".utf8)
+
+    /// The vault's X-Wing key pair (version-2 headers): its 32-byte seed
+    /// from the master key, expanded by X-Wing's own key generation. Only
+    /// the seed form exists (draft-connolly-cfrg-xwing-kem, 5.5.1).
+    func xwingKeyPair(vaultID: [UInt8]) throws -> XWing.PrivateKey {
+        try XWing.PrivateKey(seed: derive(Self.xwingSeedLabel, vaultID: vaultID))
+    }
+
+    /// The public key of the kind `like` is, derived from this master key.
+    func publicKey(for like: VaultPublicKey, vaultID: [UInt8]) throws -> VaultPublicKey {
+        switch like {
+        case .x25519: .x25519(try vaultKeyPair(vaultID: vaultID).publicKey)
+        case .xwing: .xwing(try xwingKeyPair(vaultID: vaultID).publicKey)
+        }
+    }
+}

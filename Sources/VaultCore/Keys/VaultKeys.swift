@@ -4,11 +4,16 @@ import VaultCrypto
 struct VaultKeys: Sendable {
     let master: MasterKey
     let manifest: SecretBytes
+    /// Opens X25519 envelopes (sealed to a version-1 header, or before an upgrade).
     let privateKey: X25519PrivateKey
+    /// Opens X-Wing envelopes (version-2 headers). Built once per unlock: one
+    /// ML-KEM key generation and one X25519 base multiplication.
+    let xwing: XWing.PrivateKey
 
     init(masterKey: MasterKey, vaultID: [UInt8]) throws {
         master = masterKey
         manifest = try masterKey.manifestKey(vaultID: vaultID)
         privateKey = try masterKey.vaultKeyPair(vaultID: vaultID)
+        xwing = try masterKey.xwingKeyPair(vaultID: vaultID)
     }
 }

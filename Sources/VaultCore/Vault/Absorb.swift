@@ -45,7 +45,7 @@ extension UnlockedVault {
         // their ids (dropInOrder).
         var waiting: [(blob: String, entry: ManifestEntry)] = []
         for blob in try inboxEnvelopes() {
-            guard let entry = openEnvelope(blob, with: keys.privateKey) else {
+            guard let entry = openEnvelope(blob, with: keys) else {
                 report.rejected.append(blob + ".env")
                 continue
             }
@@ -147,12 +147,12 @@ extension UnlockedVault {
             .map { String($0.dropLast(4)) }.sorted()
     }
 
-    /// The entry in envelope `blob`, opened with `privateKey`; nil if it does
-    /// not open, names another item than its file, or breaks ItemRules.
-    func openEnvelope(_ blob: String, with privateKey: X25519PrivateKey) -> ManifestEntry? {
+    /// The entry in envelope `blob`, opened with `keys` (either KEM); nil if
+    /// it does not open, names another item than its file, or breaks ItemRules.
+    func openEnvelope(_ blob: String, with keys: VaultKeys) -> ManifestEntry? {
         guard let entry = try? DropInEnvelope.open(
                 VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                with: privateKey, vaultID: vaultID),
+                with: keys, vaultID: vaultID),
               entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return nil }
         return entry
     }

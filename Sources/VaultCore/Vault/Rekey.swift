@@ -16,8 +16,26 @@ extension UnlockedVault {
     /// switch. No add can then seal to the old public key: an add reads the
     /// key under the shared drop lock.
     ///
+    /// Key slots: the new master key is wrapped only for `credential` (what
+    /// this unlock used), in a slot of the same name (and, for a password,
+    /// the same cost); the other slots cannot be re-wrapped without their
+    /// secrets and are dropped (their names are returned). The new header is
+    /// always version 2, so a rekey also moves a version-1 vault to the
+    /// hybrid (X-Wing) key.
+    ///
     /// `progress` is told the content bytes re-encrypted so far.
-    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws {
+    @discardableResult
+    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws -> [String] {
+        let name = try unlockedSlot ?? vault.header.passwordSlots().first?.name ?? KeySlot.defaultName
+        guard let slot = vault.header.slot(named: name), case .password(let kdf, _) = slot.kind else {
+            throw VaultError.invalidArgument("rekey keeps the password slot it was unlocked with; unlock with a password")
+        }
+        return try rekey(keeping: name, credential: .password(password, kdf), progress: progress, waiting: waiting)
+    }
+
+    @discardableResult
+    public func rekey(keeping slotName: String, credential: SlotCredential, progress: ((UInt64) -> Void)? = nil,
+                      waiting: (() -> Void)? = nil) throws -> [String] {
         try requireLock()
         try absorbInbox()
         let oldBlobs = manifest.entries.map(\.blobName)
@@ -52,13 +70,15 @@ extension UnlockedVault {
         // 3. New master key, header and manifest, written as one switch file.
         let master = try MasterKey.random()
         let old = vault.header
-        let salt = SecureRandom.bytes(16)
-        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: old.kdf)
-        let header = try VaultHeader.seal(vaultID: old.vaultID, kdf: old.kdf, salt: salt, kek: kek,
-                                          masterKey: master, options: old.options)
+        let salt = SecureRandom.bytes(KeySlot.saltLength)
+        let (kind, kek) = try Self.kek(for: credential, salt: salt)
+        let created = old.slot(named: slotName)?.created ?? Syscall.now()
+        let slot = try KeySlot.seal(name: slotName, kind: kind, created: created, kek: kek, masterKey: master,
+                                    vaultID: old.vaultID)
+        let header = try VaultHeader.seal(vaultID: old.vaultID, options: old.options, masterKey: master, slots: [slot])
         let newKeys = try VaultKeys(masterKey: master, vaultID: old.vaultID)
         newManifest.generation = manifest.generation + 1
-        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength + 1))
         let pending = try RekeySwitch(replacing: current, with: header,
                                       manifest: newManifest.sealed(key: newKeys.manifest, vaultID: old.vaultID),
                                       absorbed: absorbed, masterKey: master)
@@ -75,6 +95,8 @@ extension UnlockedVault {
         // 5. The old blobs.
         for blob in oldBlobs { try? Syscall.unlink(paths.item(blob)) }
         try Syscall.fsyncDirectory(paths.items)
+        unlockedSlot = slotName
+        return old.slots.map(\.name).filter { $0 != slotName }
     }
 
     /// Drop-ins that arrived while the items were re-encrypted (sealed to the
@@ -85,7 +107,7 @@ extension UnlockedVault {
         var absorbed: [[UInt8]] = []
         // In the order they were added, as absorbing orders them.
         let late = dropInOrder(try inboxEnvelopes().compactMap { blob in
-            openEnvelope(blob, with: keys.privateKey).map { (blob: blob, entry: $0) }
+            openEnvelope(blob, with: keys).map { (blob: blob, entry: $0) }
         })
         for (blob, var entry) in late {
             // No room (full manifest, or too many versions) fails the rekey

@@ -3,8 +3,9 @@ import VaultCrypto
 
 // Rekey switch, file `rekey.pending` (docs/FORMAT.md, "Rekey"):
 //
-//   magic "VAULTRKY" (8) || version 0x02 || 3 zero bytes
-//   || SHA-256 of the vault.header it replaces (32) || new header (182)
+//   magic "VAULTRKY" (8) || version 0x03 || 3 zero bytes
+//   || SHA-256 of the vault.header it replaces (32)
+//   || u32be header length || new header (any version)
 //   || u32be n || n item ids (16 each) || new manifest || MAC (32)
 //   MAC        = HMAC-SHA256(switch key, every byte before it)
 //   switch key = HKDF-SHA256(new VMK, salt = vault id, info = "vault v1 rekey switch")
@@ -24,11 +25,12 @@ import VaultCrypto
 // checked before unlocking; its MAC under the new master key is checked
 // after. A file that fails the first checks is ignored (and reported as an
 // orphan by `check`); one that fails its MAC is damage. Version 1 (no hash,
-// list or MAC), written by earlier versions, is honoured with the id check.
+// list or MAC), written by earlier versions, is honoured with the id check;
+// version 2 (no header length; the 182-byte version-1 header) is read too.
 
 struct RekeySwitch {
     static let magic = Array("VAULTRKY".utf8)
-    static let version: UInt8 = 2
+    static let version: UInt8 = 3
     static let macLength = HMACSHA256.length
 
     let header: VaultHeader
@@ -41,7 +43,8 @@ struct RekeySwitch {
     /// A new switch from `replacing` (the header in place) to `header`.
     init(replacing current: VaultHeader, with header: VaultHeader, manifest: [UInt8], absorbed: [[UInt8]],
          masterKey: MasterKey) throws {
-        var b = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes)) + header.bytes
+        var b = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes))
+            + withUnsafeBytes(of: UInt32(header.bytes.count).bigEndian, Array.init) + header.bytes
         b += withUnsafeBytes(of: UInt32(absorbed.count).bigEndian, Array.init) + absorbed.flatMap { $0 } + manifest
         let mac = try HMACSHA256.authenticate(key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: b)
         (self.header, self.manifest, self.absorbed, authenticated) = (header, manifest, absorbed, (b, mac))
@@ -57,14 +60,24 @@ struct RekeySwitch {
             throw VaultError.corruptedOrTampered
         }
         if b[8] == 1 {
-            let start = 12 + VaultHeader.length
+            let start = 12 + VaultHeader.v1Length
             guard b.count > start else { throw VaultError.corruptedOrTampered }
             let header = try VaultHeader(parsing: Array(b[12..<start]))
             guard header.vaultID == current.vaultID else { return nil }
             return RekeySwitch(header: header, manifest: Array(b[start...]), absorbed: [], authenticated: nil)
         }
-        guard b[8] == version, b.count >= 12 + 32 + VaultHeader.length + 4 + macLength else { throw VaultError.corruptedOrTampered }
-        let headerStart = 12 + 32, listStart = headerStart + VaultHeader.length
+        let headerStart: Int, headerLength: Int
+        switch b[8] {
+        case 2: (headerStart, headerLength) = (12 + 32, VaultHeader.v1Length)
+        case version:
+            guard b.count >= 12 + 32 + 4 else { throw VaultError.corruptedOrTampered }
+            headerLength = b[44..<48].reduce(0) { $0 << 8 | Int($1) }
+            headerStart = 12 + 32 + 4
+            guard headerLength <= VaultHeader.maxLength else { throw VaultError.corruptedOrTampered }
+        default: throw VaultError.corruptedOrTampered
+        }
+        guard b.count >= headerStart + headerLength + 4 + macLength else { throw VaultError.corruptedOrTampered }
+        let listStart = headerStart + headerLength
         let header = try VaultHeader(parsing: Array(b[headerStart..<listStart]))
         let count = b[listStart..<(listStart + 4)].reduce(0) { $0 << 8 | Int($1) }
         let idsStart = listStart + 4, macStart = b.count - macLength
@@ -86,7 +99,7 @@ struct RekeySwitch {
     /// Reads `rekey.pending` if it exists and belongs in front of `current`.
     static func read(_ paths: VaultPaths, current: VaultHeader) throws -> RekeySwitch? {
         guard try Syscall.status(of: paths.rekeyPending) != nil else { return nil }
-        let limit = 12 + 32 + VaultHeader.length + 4 + Manifest.maxEntries * ItemHeader.itemIDLength
+        let limit = 12 + 32 + 4 + VaultHeader.maxLength + 4 + Manifest.maxEntries * ItemHeader.itemIDLength
             + Manifest.maxFileSize + macLength
         return try parse(VaultDirectory.readFile(paths.rekeyPending, limit: limit), current: current)
     }

@@ -19,6 +19,13 @@ public final class UnlockedVault {
     package var paths: VaultPaths { vault.paths }
     var vaultID: [UInt8] { vault.header.vaultID }
 
+    /// The key slot this unlock used (nil for a recovery kit).
+    public internal(set) var unlockedSlot: String?
+    /// That slot's key-encryption key (a password slot's): what lets a slot
+    /// change re-wrap a version-1 header's password for version 2 without
+    /// running Argon2id again. In guarded memory.
+    var slotKEK: KeyEncryptionKey?
+
     /// This machine's memory of the newest manifest seen, if the caller keeps one.
     let rollbackGuard: RollbackGuard?
 
@@ -146,30 +153,5 @@ public final class UnlockedVault {
         try requireLock()
         try manifest.rename(name, to: newName)
         try saveManifest()
-    }
-
-    /// Re-wraps the master key under a new password (new salt, same or new
-    /// KDF parameters) and nothing else. The new header is written to a temp
-    /// file, read back and unlocked with the new password before it replaces
-    /// the old one.
-    public func changePassword(to password: Password, kdf: Argon2Parameters? = nil) throws {
-        try requireLock()
-        let params = kdf ?? vault.header.kdf
-        let salt = SecureRandom.bytes(16)
-        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: params)
-        let newHeader = try vault.header.rewrapped(masterKey: keys.master, kek: kek, salt: salt, kdf: params)
-        try replaceHeader(with: newHeader, verifyWith: password)
-    }
-
-    /// Writes `header` beside the old one, reads it back, proves `password`
-    /// unlocks it to this vault's master key, then renames it into place.
-    func replaceHeader(with header: VaultHeader, verifyWith password: Password) throws {
-        let temp = try TempFile(beside: paths.header, mode: Vault.headerMode(paths))
-        try header.bytes.withUnsafeBytes { try temp.file.write($0) }
-        try temp.file.sync()
-        let readBack = try VaultHeader(parsing: VaultDirectory.readFile(temp.path, limit: VaultHeader.length + 1))
-        let kek = try KeyEncryptionKey.derive(password: password.secret, salt: readBack.salt, parameters: readBack.kdf)
-        guard try readBack.unlock(kek: kek).secret == keys.master.secret else { throw VaultError.corruptedOrTampered }
-        try temp.commit(to: paths.header)
     }
 }

@@ -14,7 +14,7 @@ public final class Vault: Sendable {
     public init(at root: String) throws {
         paths = VaultPaths(root: root)
         try VaultDirectory.checkLayout(paths)
-        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.length + 1))
+        let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength + 1))
         pendingRekey = try RekeySwitch.read(paths, current: current)
         header = pendingRekey?.header ?? current
     }
@@ -34,7 +34,8 @@ public final class Vault: Sendable {
         let vaultID = SecureRandom.bytes(16), salt = SecureRandom.bytes(16)
         let masterKey = try MasterKey.random()
         let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
-        let header = try VaultHeader.seal(vaultID: vaultID, kdf: kdf, salt: salt, kek: kek, masterKey: masterKey, options: options)
+        let header = try VaultHeader.seal(vaultID: vaultID, options: options, masterKey: masterKey,
+                                          slotName: KeySlot.defaultName, kdf: kdf, salt: salt, kek: kek, created: Syscall.now())
         let keys = try VaultKeys(masterKey: masterKey, vaultID: vaultID)
         try VaultDirectory.atomicWrite(try Manifest().sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
         try Syscall.fsyncDirectory(root)
@@ -66,17 +67,43 @@ public final class Vault: Sendable {
     /// Wrong passwords meet a persisted, growing delay (AttemptThrottle);
     /// during a wait this throws `lockedOut` without running Argon2.
     /// With `rollbackGuard`, a manifest older than one seen before is refused.
-    public func unlock(password: Password, forWriting: Bool, clock: UnlockClock = SystemClock(),
+    ///
+    /// The password is tried against each password slot in turn (one
+    /// Argon2id run per slot tried), or only against `slot`; the delay
+    /// counts one wrong attempt however many slots were tried.
+    public func unlock(password: Password, slot: String? = nil, forWriting: Bool, clock: UnlockClock = SystemClock(),
                        rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
-        let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run {
-            let kek = try KeyEncryptionKey.derive(password: password.secret, salt: header.salt, parameters: header.kdf)
-            return try header.unlock(kek: kek)
+        let candidates = try header.passwordSlots(named: slot)
+        let (masterKey, used, kek) = try AttemptThrottle(path: paths.attempts, clock: clock).run {
+            for s in candidates {
+                guard case .password(let kdf, let salt) = s.kind else { continue }
+                let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
+                do { return (try header.unlock(slot: s, kek: kek), s.name, kek) } catch VaultError.wrongPassword { continue }
+            }
+            throw VaultError.wrongPassword
         }
-        return try unlock(masterKey: masterKey, forWriting: forWriting, rollbackGuard: rollbackGuard)
+        let unlocked = try unlock(masterKey: masterKey, forWriting: forWriting, rollbackGuard: rollbackGuard, slot: used)
+        unlocked.slotKEK = kek
+        return unlocked
     }
 
-    /// Unlocks with a master key obtained another way (a recovery kit).
-    public func unlock(masterKey: MasterKey, forWriting: Bool, rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
+    /// Unlocks with a key file: tries each key-file slot (HKDF, no Argon2id,
+    /// so no attempt delay either: a key file cannot be guessed).
+    public func unlock(keyFile: KeyFileSecret, forWriting: Bool, rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
+        for s in header.slots {
+            guard case .keyFile(let salt) = s.kind else { continue }
+            do {
+                let key = try header.unlock(slot: s, kek: keyFile.kek(salt: salt))
+                return try unlock(masterKey: key, forWriting: forWriting, rollbackGuard: rollbackGuard, slot: s.name)
+            } catch VaultError.wrongPassword { continue }
+        }
+        throw VaultError.wrongKeyFile
+    }
+
+    /// Unlocks with a master key obtained another way (a recovery kit), or
+    /// from `slot`.
+    public func unlock(masterKey: MasterKey, forWriting: Bool, rollbackGuard: RollbackGuard? = nil,
+                       slot: String? = nil) throws -> UnlockedVault {
         try header.verify(masterKey: masterKey)
         var lock: WriterLock?
         var readOnly = false
@@ -85,8 +112,10 @@ public final class Vault: Sendable {
         } catch VaultError.readOnly where !forWriting {
             (lock, readOnly) = (nil, true)
         }
-        return try UnlockedVault(vault: self, keys: VaultKeys(masterKey: masterKey, vaultID: header.vaultID), lock: lock,
-                                 readOnly: readOnly, rollbackGuard: rollbackGuard)
+        let unlocked = try UnlockedVault(vault: self, keys: VaultKeys(masterKey: masterKey, vaultID: header.vaultID), lock: lock,
+                                         readOnly: readOnly, rollbackGuard: rollbackGuard)
+        unlocked.unlockedSlot = slot
+        return unlocked
     }
 
     /// Drop-ins waiting in the inbox (envelopes not yet absorbed).

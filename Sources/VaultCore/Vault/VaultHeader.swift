@@ -1,6 +1,8 @@
 import VaultCrypto
 
-// Vault header, file `vault.header` (docs/FORMAT.md, "Vault header"), 182 bytes:
+// Vault header, file `vault.header` (docs/FORMAT.md, "Vault header").
+//
+// Version 1 (read, and written only by earlier versions), 182 bytes:
 //
 //   magic "VAULTHDR" (8) || version 0x01 || kdf 0x01 (Argon2id v1.3)
 //   || wrap aead 0x01 (AES-256-GCM) || hpke suite 0x01 || vault id (16)
@@ -8,10 +10,14 @@ import VaultCrypto
 //   || wrap nonce (12) || wrapped VMK (32 + 16 tag)
 //   || vault public key (32) || options u16be || header MAC (32)
 //
-// wrapped VMK = AES-256-GCM(KEK, wrap nonce, aad = bytes 0..<56, VMK)
-// header MAC  = HMAC-SHA256(header MAC key, bytes 0..<150)
+//   wrapped VMK = AES-256-GCM(KEK, wrap nonce, aad = bytes 0..<56, VMK)
+//   header MAC  = HMAC-SHA256(header MAC key, bytes 0..<150)
 //
-// The parser accepts only this exact shape and bounded KDF parameters, all
+// Version 2 (VaultHeaderV2.swift): an X-Wing public key and up to 8 key
+// slots. Both are one `VaultHeader`; a version-1 header reads as one
+// password slot named "password".
+//
+// The parsers accept only exact shapes and bounded KDF parameters, all
 // checked before Argon2 runs, so an edited header cannot make the tool
 // allocate attacker-chosen memory or time.
 
@@ -24,12 +30,38 @@ public struct VaultOptions: OptionSet, Sendable, Hashable {
     public static let known: VaultOptions = [.compressByDefault]
 }
 
+/// The key drop-ins are sealed to: X25519 (version-1 headers) or X-Wing.
+public enum VaultPublicKey: Equatable, Sendable {
+    case x25519(X25519PublicKey)
+    case xwing(XWing.PublicKey)
+
+    public var bytes: [UInt8] {
+        switch self {
+        case .x25519(let k): k.bytes
+        case .xwing(let k): k.bytes
+        }
+    }
+
+    /// The HPKE KEM, as `info` shows it.
+    public var kemName: String {
+        switch self {
+        case .x25519: "DHKEM(X25519, HKDF-SHA256) (HPKE KEM 0x0020)"
+        case .xwing: "X-Wing, ML-KEM-768 + X25519 (HPKE KEM 0x647A)"
+        }
+    }
+
+    public var isHybrid: Bool { if case .xwing = self { true } else { false } }
+}
+
 public struct VaultHeader: Equatable, Sendable {
     public static let magic = Array("VAULTHDR".utf8)
-    public static let version: UInt8 = 1
-    public static let length = 182
-    static let wrapAADLength = 56
-    static let macOffset = 150
+    /// The version this code writes.
+    public static let currentVersion: UInt8 = 2
+    static let v1Length = 182
+    /// The shortest header of any version (version 1's); `maxLength` is the longest.
+    public static var minLength: Int { v1Length }
+    static let v1WrapAADLength = 56
+    static let v1MACOffset = 150
 
     /// Work factors a header may ask for (KDFLimits). Above these the header
     /// is refused before any allocation: 2 GiB, 16 passes, 8 lanes.
@@ -37,14 +69,15 @@ public struct VaultHeader: Equatable, Sendable {
     public static let maxPasses: UInt32 = KDFLimits.maxPasses
     public static let maxLanes: UInt32 = KDFLimits.maxLanes
 
+    public let version: UInt8
     public let vaultID: [UInt8]
-    public let kdf: Argon2Parameters
-    public let salt: [UInt8]
-    public let wrapNonce: [UInt8]
-    public let wrappedMasterKey: [UInt8]
-    public let publicKey: X25519PublicKey
     public let options: VaultOptions
+    public let publicKey: VaultPublicKey
+    /// A version-1 header has one: "password".
+    public let slots: [KeySlot]
     public let mac: [UInt8]
+    /// The exact bytes (what the MAC and a rekey switch's hash cover).
+    public let bytes: [UInt8]
 
     /// Checks `kdf` against the header bounds.
     public static func checkBounds(_ kdf: Argon2Parameters) throws {
@@ -53,64 +86,72 @@ public struct VaultHeader: Equatable, Sendable {
         }
     }
 
-    /// A new header for `masterKey`, wrapped under `kek`, MAC'ed.
-    static func seal(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey,
-                     masterKey: MasterKey, options: VaultOptions,
-                     nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
-        try checkBounds(kdf)
-        let publicKey = try masterKey.vaultKeyPair(vaultID: vaultID).publicKey
-        let prefix = fixedPrefix(vaultID: vaultID, kdf: kdf, salt: salt)
-        let wrapped = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: prefix, plaintext: masterKey.secret)
-        var unsigned = prefix + nonce + wrapped + publicKey.bytes
-        unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
-        let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
-        return try VaultHeader(parsing: unsigned + mac)
+    init(version: UInt8, vaultID: [UInt8], options: VaultOptions, publicKey: VaultPublicKey, slots: [KeySlot],
+         mac: [UInt8], bytes: [UInt8]) {
+        (self.version, self.vaultID, self.options, self.publicKey, self.slots, self.mac, self.bytes)
+            = (version, vaultID, options, publicKey, slots, mac, bytes)
     }
 
-    static func fixedPrefix(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8]) -> [UInt8] {
-        var b = magic + [version, 1, 1, 1] + vaultID
-        for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { b += withUnsafeBytes(of: v.bigEndian, Array.init) }
-        return b + salt
-    }
-
-    public var bytes: [UInt8] {
-        var b = Self.fixedPrefix(vaultID: vaultID, kdf: kdf, salt: salt) + wrapNonce + wrappedMasterKey + publicKey.bytes
-        b += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
-        return b + mac
-    }
-
-    /// Parses exactly `length` bytes. A header of another version says so
+    /// Parses a header of either version. A header of another version says so
     /// (`unsupportedVersion`); any other deviation is `corruptedOrTampered`.
     public init(parsing b: [UInt8]) throws {
         guard b.count >= 9, Array(b[0..<8]) == Self.magic else { throw VaultError.notAVault }
-        guard b[8] == Self.version else { throw VaultError.unsupportedVersion(Int(b[8])) }
-        guard b.count == Self.length, b[9] == 1, b[10] == 1, b[11] == 1 else { throw VaultError.corruptedOrTampered }
+        switch b[8] {
+        case 1: self = try Self.parseV1(b)
+        case 2: self = try Self.parseV2(b)
+        default: throw VaultError.unsupportedVersion(Int(b[8]))
+        }
+    }
+
+    /// A version-1 header (exactly 182 bytes), its one wrapped key as a slot
+    /// named "password".
+    static func parseV1(_ b: [UInt8]) throws -> VaultHeader {
+        guard b.count == v1Length, b[9] == 1, b[10] == 1, b[11] == 1 else { throw VaultError.corruptedOrTampered }
         func u32(_ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
         let (m, t, p) = (u32(28), u32(32), u32(36))
         guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
               (try? Self.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
         let options = VaultOptions(rawValue: UInt16(b[148]) << 8 | UInt16(b[149]))
         guard VaultOptions.known.contains(options) else { throw VaultError.corruptedOrTampered }
-        vaultID = Array(b[12..<28])
-        self.kdf = kdf
-        salt = Array(b[40..<56])
-        wrapNonce = Array(b[56..<68])
-        wrappedMasterKey = Array(b[68..<116])
-        publicKey = try X25519PublicKey(bytes: Array(b[116..<148]))
-        self.options = options
-        mac = Array(b[150..<182])
+        let slot = KeySlot(name: "password", kind: .password(kdf, salt: Array(b[40..<56])), created: 0,
+                           wrapNonce: Array(b[56..<68]), wrapped: Array(b[68..<116]))
+        return VaultHeader(version: 1, vaultID: Array(b[12..<28]), options: options,
+                           publicKey: .x25519(try X25519PublicKey(bytes: Array(b[116..<148]))),
+                           slots: [slot], mac: Array(b[150..<182]), bytes: b)
     }
 
-    /// Unwraps the master key with the password's KEK, then checks the MAC
-    /// over the whole header and that the public key is the one the master
-    /// key derives. A wrong password and a tampered header both fail here;
-    /// they are told apart only by which check failed first (the tag of the
-    /// wrapped key is the only password verifier).
-    public func unlock(kek: KeyEncryptionKey) throws -> MasterKey {
+    /// Writes a version-1 header (the vectors of earlier versions, and tests
+    /// of old vaults; the tool itself writes version 2).
+    static func sealV1(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey,
+                       masterKey: MasterKey, options: VaultOptions,
+                       nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
+        try checkBounds(kdf)
+        let publicKey = try masterKey.vaultKeyPair(vaultID: vaultID).publicKey
+        var prefix = magic + [1, 1, 1, 1] + vaultID
+        for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { prefix += withUnsafeBytes(of: v.bigEndian, Array.init) }
+        prefix += salt
+        let wrapped = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: prefix, plaintext: masterKey.secret)
+        var unsigned = prefix + nonce + wrapped + publicKey.bytes
+        unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
+        let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
+        return try parseV1(unsigned + mac)
+    }
+
+    /// The AAD `slot`'s wrapped master key was sealed with.
+    func wrapAAD(of slot: KeySlot) -> [UInt8] {
+        version == 1 ? Array(bytes[0..<Self.v1WrapAADLength]) : KeySlot.aad(vaultID: vaultID, describing: slot.describingBytes)
+    }
+
+    /// Unwraps the master key from `slot` with its KEK (`wrongPassword` if
+    /// it is not the slot's), then checks the MAC over the whole header and
+    /// that the public key is the one the master key derives. A wrong
+    /// password and a tampered header are told apart only by which check
+    /// failed first (the tag of the wrapped key is the only verifier).
+    public func unlock(slot: KeySlot, kek: KeyEncryptionKey) throws -> MasterKey {
         let vmk: SecretBytes
         do {
-            vmk = try AEAD(.aes256GCM, key: kek.secret).openSecret(
-                nonce: wrapNonce, aad: Self.fixedPrefix(vaultID: vaultID, kdf: kdf, salt: salt), sealed: wrappedMasterKey)
+            vmk = try AEAD(.aes256GCM, key: kek.secret).openSecret(nonce: slot.wrapNonce, aad: wrapAAD(of: slot),
+                                                                  sealed: slot.wrapped)
         } catch CryptoError.authenticationFailed {
             throw VaultError.wrongPassword
         }
@@ -119,21 +160,36 @@ public struct VaultHeader: Equatable, Sendable {
         return key
     }
 
-    /// Checks the header MAC and public key against a master key (from the
-    /// password, or from a recovery kit).
+    /// The first password slot (a version-1 header's only one) with `kek`.
+    public func unlock(kek: KeyEncryptionKey) throws -> MasterKey {
+        guard let slot = slots.first(where: { if case .password = $0.kind { true } else { false } }) else {
+            throw VaultError.wrongPassword
+        }
+        return try unlock(slot: slot, kek: kek)
+    }
+
+    /// Checks the header MAC and public key against a master key (from a
+    /// slot, or from a recovery kit).
     public func verify(masterKey key: MasterKey) throws {
-        let b = bytes
-        guard try HMACSHA256.verify(mac, key: key.headerMACKey(vaultID: vaultID), data: Array(b[..<Self.macOffset])),
-              try key.vaultKeyPair(vaultID: vaultID).publicKey == publicKey else {
+        let signed = Array(bytes[..<(bytes.count - HMACSHA256.length)])
+        guard try HMACSHA256.verify(mac, key: key.headerMACKey(vaultID: vaultID), data: signed),
+              try key.publicKey(for: publicKey, vaultID: vaultID) == publicKey else {
             throw VaultError.corruptedOrTampered
         }
     }
 
-    /// The same header with the master key re-wrapped under a new KEK (and
-    /// new salt and parameters); the MAC is recomputed.
-    func rewrapped(masterKey: MasterKey, kek: KeyEncryptionKey, salt: [UInt8], kdf: Argon2Parameters) throws -> VaultHeader {
-        try Self.seal(vaultID: vaultID, kdf: kdf, salt: salt, kek: kek, masterKey: masterKey, options: options)
+    /// Password slots, or only the one named `name` (`invalidArgument` if none).
+    public func passwordSlots(named name: String? = nil) throws -> [KeySlot] {
+        let all = slots.filter { if case .password = $0.kind { true } else { false } }
+        guard let name else { return all }
+        guard let slot = slots.first(where: { $0.name == name }) else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
+        guard case .password = slot.kind else {
+            throw VaultError.invalidArgument("key slot '\(name)' is a \(slot.kind.name) slot, not a password slot")
+        }
+        return [slot]
     }
+
+    public func slot(named name: String) -> KeySlot? { slots.first { $0.name == name } }
 
     /// A short fingerprint of the vault public key for humans to compare:
     /// the first 16 bytes of SHA-256(public key), hex in groups of four.

@@ -11,8 +11,10 @@ struct InfoCommand: Command {
         Usage: vault info [--json]
 
         Shows what can be known without the password: the format version, the
-        Argon2id parameters, how many items are waiting from 'vault add', and
-        the fingerprint of the vault's public key. Nothing here is verified
+        Argon2id parameters, the key slots, the key drop-ins are sealed to (its
+        KEM: X-Wing, or X25519 alone for a vault not yet upgraded), how many
+        items are waiting from 'vault add', and the fingerprint of the vault's
+        public key. Nothing here is verified
         until the vault is unlocked ('vault check').
 
         Options:
@@ -38,16 +40,22 @@ struct InfoCommand: Command {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers)))
         } else {
             let h = vault.header
-            for line in ["path: \(vault.paths.root)",
-                         "format version: \(VaultHeader.version)",
-                         "vault id: \(Hex.encode(h.vaultID))",
-                         "argon2id: \(h.kdf.memoryKiB / 1024) MiB, \(Format.count(h.kdf.passes, "pass", "passes")), "
-                            + Format.count(h.kdf.lanes, "lane"),
-                         "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
-                         "items waiting to be absorbed: \(waiting)",
-                         "leftovers of interrupted commands: \(leftovers.count)"
-                            + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),
-                         "public key fingerprint: \(h.fingerprint)"] {
+            var lines = ["path: \(vault.paths.root)",
+                         "format version: \(h.version)",
+                         "vault id: \(Hex.encode(h.vaultID))"]
+            if let kdf = h.firstPasswordKDF {
+                lines.append("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), "
+                             + Format.count(kdf.lanes, "lane"))
+            }
+            lines += ["key slots: \(h.slots.count) (" + h.slots.map { "\($0.name): \($0.kind.name)" }.joined(separator: ", ") + ")",
+                      "drop-in key: \(h.publicKey.kemName)"
+                        + (h.publicKey.isHybrid ? "" : "; 'vault upgrade' moves it to X-Wing (ML-KEM-768 + X25519)"),
+                      "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
+                      "items waiting to be absorbed: \(waiting)",
+                      "leftovers of interrupted commands: \(leftovers.count)"
+                        + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),
+                      "public key fingerprint: \(h.fingerprint)"]
+            for line in lines {
                 try context.terminal.printLine(Terminal.printable(line))
             }
         }

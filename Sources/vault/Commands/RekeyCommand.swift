@@ -17,6 +17,11 @@ struct RekeyCommand: Command {
         one afterwards. A kill or crash at any moment leaves the vault opening
         with the password, in the old state or the new one.
 
+        The new header is format version 2, so drop-ins are then sealed to the
+        vault's hybrid post-quantum key (X-Wing). It keeps only the key slot
+        the password opened: other slots (more passwords, key files) cannot
+        be re-wrapped without their secrets, so they are dropped and named.
+
         Asks for confirmation on the terminal unless --yes is given.
 
         Options:
@@ -47,17 +52,23 @@ struct RekeyCommand: Command {
         }
         let secret = try password.read()
         let pw = Password(secret: secret)
-        let unlocked = try vault.unlock(password: pw, forWriting: true, rollbackGuard: context.rollbackGuard)
+        let unlocked = try vault.unlock(password: pw, slot: context.globals.slot, forWriting: true,
+                                    rollbackGuard: context.rollbackGuard)
         try unlocked.tidy()
         let progress = ProgressLine.start(context.terminal, "re-encrypting",
                                           total: unlocked.manifest.totalSize)
-        try unlocked.rekey(password: pw, progress: progress?.update, waiting: {
+        let dropped = try unlocked.rekey(password: pw, progress: progress?.update, waiting: {
             progress?.finish()
             context.terminal.note("waiting for drop-ins in progress ('vault add') to land")
         })
         progress?.finish()
         context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
         context.terminal.note("recovery kits made before this no longer open the vault")
+        context.terminal.note("drop-ins now use \(unlocked.vault.header.publicKey.kemName)")
+        if !dropped.isEmpty {
+            context.terminal.warning("key slots dropped (the new master key could be wrapped only for the password given): "
+                                     + dropped.joined(separator: ", "), hints: ["add them again with 'vault key add'"])
+        }
         return .ok
     }
 }
