@@ -40,8 +40,10 @@ vault --password-file password move receive --into "$demo/moved" --listen 127.0.
     | sed -u 's/^/    [receiver] /' &
 receiver=$!
 for _ in $(seq 100); do [ -s code ] && break; sleep 0.1; done
-say "vault move send --code-file code                       # the old machine"
-vault --password-file password move send --code-file code
+# --yes: on a terminal the sender would ask whether the receiver shows the
+# same security code; here both ends are this script.
+say "vault move send --code-file code --yes                 # the old machine"
+vault --password-file password move send --code-file code --yes
 wait $receiver
 run vault --vault moved --password-file password list
 echo
