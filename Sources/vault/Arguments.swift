@@ -248,11 +248,7 @@ private struct Scan {
         if parsed != nil {
             parsed!.positionals.append(word)
         } else if let type = Commands.named(word) {
-            if helpWord {
-                // `vault help COMMAND` is `vault COMMAND --help`.
-                help = true
-                helpWord = false
-            }
+            helpWord = false   // `vault help COMMAND` is `vault COMMAND --help` (help is set)
             command = type
             parsed = ParsedArguments(command: type.name)
         } else if word == "help" && !helpWord && command == nil {
