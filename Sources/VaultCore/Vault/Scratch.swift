@@ -82,7 +82,12 @@ public final class Scratch: Sendable {
 
     /// Every place scratch directories may be for this vault.
     public static func bases(vaultRoot: String, environment: [String: String]) -> [String] {
-        Array(Set(candidates(vaultRoot: vaultRoot, environment: environment) + [sharedMemoryBase, onDisk(vaultRoot)]))
+        // /dev/shm is looked at only when it is a candidate (no runtime
+        // directory): with one, another session's copies there wait for a
+        // command of that kind of session, or for the reboot that clears
+        // /dev/shm. Cleaning it from every command would also reach across
+        // test sandboxes that each have their own runtime directory.
+        Array(Set(candidates(vaultRoot: vaultRoot, environment: environment) + [onDisk(vaultRoot)]))
     }
 
     /// Removes scratch directories under `base` whose owner process is gone.
