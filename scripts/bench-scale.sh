@@ -60,7 +60,8 @@ absorb_s=$last_s
 total=$((ITEMS + DROPS))
 measure "list $total items" "$BIN" --vault "$work/v" --password-file "$work/pw" list
 list_s=$last_s
-[ "$(wc -l < "$work/stdout")" = "$total" ] || { echo "  list printed $(wc -l < "$work/stdout") lines, not $total"; exit 1; }
+# A header line, one line per item, the totals line.
+[ "$(wc -l < "$work/stdout")" = "$((total + 2))" ] || { echo "  list printed $(wc -l < "$work/stdout") lines, not $total items + 2"; exit 1; }
 measure "list --json" "$BIN" --vault "$work/v" --password-file "$work/pw" list --json
 measure "get one item" "$BIN" --vault "$work/v" --password-file "$work/pw" get a777.txt
 grep -q "item 777 of" "$work/stdout" || { echo "  get returned the wrong bytes"; exit 1; }
