@@ -91,7 +91,7 @@ move_once() {
     wait_for "[ -s '$work/code' ]" "$rpid"
     t0=$EPOCHREALTIME
     if ! ( /usr/bin/time -f '%U %S' -o "$work/send.cpu" \
-               "$VAULT" --vault "$src" --password-file "$pw" move send --code-file "$work/code" --keep \
+               "$VAULT" --vault "$src" --password-file "$pw" move send --code-file "$work/code" --keep --yes \
            2>&1 >/dev/null | stamp > "$work/send.log" ); then
         stop_receiver; wait "$rpid" || true; rm -f "$work/recv.pid"
         echo "bench-move: move send failed:" >&2; cat "$work/send.log" "$work/recv.log" >&2; return 1

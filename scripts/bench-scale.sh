@@ -82,7 +82,7 @@ as_user /usr/bin/time -f '%e %M' -o "$work/time.recv" "$BIN" --vault "$work/move
     move receive --listen 127.0.0.1:0 --code-file "$code" --no-verify > /dev/null 2> "$work/recv.err" &
 recv=$!
 for _ in $(seq 100); do [ -s "$code" ] && break; sleep 0.1; done
-measure "move send" "$BIN" --vault "$work/v" --password-file "$work/pw" move send --code-file "$code"
+measure "move send" "$BIN" --vault "$work/v" --password-file "$work/pw" move send --code-file "$code" --yes
 wait "$recv" || { echo "  move receive: FAILED"; sed 's/^/    /' "$work/recv.err" | head -5; exit 1; }
 read -r rsecs rkib < "$work/time.recv"
 printf '  %-34s %7.2f s   peak RSS %4d MiB\n' "move receive" "$rsecs" $((rkib / 1024))
