@@ -103,12 +103,15 @@ extension UnlockedVault {
     /// the owner of a stored item, able to change it through a hard link
     /// after it was checked.
     private func adoptCopy(of entry: ManifestEntry, from inInbox: String, to stored: String) throws -> Bool {
+        // The dropper's file is hostile: one that cannot be opened as a
+        // regular file or read is refused like a bad item (false); a
+        // failure to write our copy (a full disk) is an error.
+        guard let source = try? FileHandleFD(readingFrom: inInbox) else { return false }
         let copy = try TempFile(beside: stored)
-        let source = try FileHandleFD(readingFrom: inInbox)
         let buffer = try PageBuffer(count: 1 << 20)
         var copied: UInt64 = 0
         while true {
-            let n = try source.readSequential(into: buffer.raw)
+            guard let n = try? source.readSequential(into: buffer.raw) else { return false }
             if n == 0 { break }
             try copy.file.write(UnsafeRawBufferPointer(rebasing: buffer.raw[..<n]))
             copied += UInt64(n)
