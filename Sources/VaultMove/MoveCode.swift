@@ -137,29 +137,37 @@ public struct MoveCode: Equatable, Sendable {
             guard c.allSatisfy(Base32.alphabet.contains), let raw = Base32.decode(c), Base32.encode(raw) == c else { return false }
             return (try? MoveCode(bytes: raw)) != nil
         }
-        var groups = Set<Int>()
+        // Each valid code an edit gives, with the leftmost group an edit that
+        // gives it touches: dropping one of two equal neighbours is the same
+        // fix wherever the missing one goes back.
+        var fixes: [[UInt8]: Int] = [:]
+        func found(_ code: [UInt8], at position: Int) {
+            let group = position / groupLength + 1
+            fixes[code] = min(fixes[code] ?? group, group)
+        }
         var trial = chars
         for i in chars.indices {
             for c in Base32.alphabet where c != chars[i] {
                 trial[i] = c
-                if valid(trial) { groups.insert(i / groupLength + 1) }
+                if valid(trial) { found(trial, at: i) }
             }
             trial[i] = chars[i]
         }
-        if groups.isEmpty {
+        if fixes.isEmpty {
             for i in chars.indices {
                 var shorter = chars
                 shorter.remove(at: i)
-                if valid(shorter) { groups.insert(i / groupLength + 1) }
+                if valid(shorter) { found(shorter, at: i) }
             }
             for i in 0...chars.count {
                 for c in Base32.alphabet {
                     var longer = chars
                     longer.insert(c, at: i)
-                    if valid(longer) { groups.insert(min(i, max(chars.count - 1, 0)) / groupLength + 1) }
+                    if valid(longer) { found(longer, at: min(i, max(chars.count - 1, 0))) }
                 }
             }
         }
+        let groups = Set(fixes.values)
         return groups.count == 1 ? groups.first : nil
     }
 
