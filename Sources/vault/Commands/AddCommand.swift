@@ -103,7 +103,7 @@ struct AddCommand: Command {
         let result = try addAll(vault, context)
         if let remote {
             let sent = try remote.upload()
-            context.terminal.note("sent \(sent) drop-in(s) to the inbox at \(Terminal.printable(remote.target)) (fingerprint \(remote.header.fingerprint))")
+            context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox at \(Terminal.printable(remote.target)) (fingerprint \(remote.header.fingerprint))")
         }
         return result
     }

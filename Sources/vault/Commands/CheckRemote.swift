@@ -52,7 +52,7 @@ extension CheckCommand {
         let what = readData ? "\(opened.manifest.entries.count) items, \(Format.size(bytes)) read" : "\(opened.manifest.entries.count) items"
         let generation = opened.manifest.generation
         context.terminal.note(problems.isEmpty ? "remote '\(name)' (generation \(generation)): no problems found (\(what))"
-                                               : "remote '\(name)': \(problems.count) damaged or missing item(s) (\(what))")
+                                               : "remote '\(name)': \(Format.count(problems.count, "damaged or missing item")) (\(what))")
         if !problems.isEmpty { throw ReportedError(.corrupted) }
         return .ok
     }

@@ -92,7 +92,7 @@ struct PullCommand: Command {
                                   hint: "'vault push \(remote.name)' updates it")
         }
         if summary.dropIns > 0 {
-            context.terminal.note("took in \(absorbed.absorbed.count) of \(summary.dropIns) drop-in(s) from the remote",
+            context.terminal.note("took in \(absorbed.absorbed.count) of \(Format.count(summary.dropIns, "drop-in")) from the remote",
                                   hint: "'vault push' deletes them from the remote's inbox")
         }
         return .ok

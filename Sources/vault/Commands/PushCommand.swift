@@ -45,7 +45,7 @@ struct PushCommand: Command {
         let remote = try context.remote(remoteName)
         let waiting = try Vault(at: context.vaultDirectory).waitingDropIns()
         if waiting > 0 {
-            context.terminal.warning("\(waiting) drop-in(s) wait in the inbox and are not pushed until taken in",
+            context.terminal.warning("\(Format.count(waiting, "drop-in")) wait in the inbox and are not pushed until taken in",
                                      hints: ["any command that unlocks the vault ('vault list') takes them in"])
         }
         let meter = TransferMeter(context.terminal, "pushing")
@@ -60,8 +60,8 @@ struct PushCommand: Command {
         } else {
             context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
                                   bytes: summary.uploadedBytes, seconds: summary.seconds))
-            if summary.deletedFiles > 0 { context.terminal.note("deleted \(summary.deletedFiles) file(s) there that this vault no longer has") }
-            if summary.dropInsCleared > 0 { context.terminal.note("cleared \(summary.dropInsCleared) drop-in(s) from the remote's inbox") }
+            if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
+            if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
         }
         return .ok
     }
