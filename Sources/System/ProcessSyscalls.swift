@@ -172,6 +172,20 @@ extension Syscall {
 
     // MARK: Children
 
+    /// What every child gets: an empty signal mask and the default SIGPIPE
+    /// action, undoing what the interrupt handling and `ignoreBrokenPipe`
+    /// did here (the interrupt signals keep their disposition; only the mask
+    /// changed). Returns the spawn flags that make the attributes count.
+    static func childSignals(_ attributes: inout posix_spawnattr_t) -> Int32 {
+        var empty = sigset_t(), defaults = sigset_t()
+        sigemptyset(&empty)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        return POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+    }
+
     /// Runs `/bin/sh -c command` with its standard output on a new pipe and
     /// everything else inherited; returns the pid and the pipe's read end.
     public static func spawnShell(_ command: String) throws -> (pid: Int32, output: Int32) {
@@ -203,13 +217,7 @@ extension Syscall {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), defaults = sigset_t()
-        sigemptyset(&empty)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)  // the interrupt signals keep their disposition; only the mask changed
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(&attributes, Int16(childSignals(&attributes)))
 
         let script = arguments.isEmpty ? command : command + " \"$@\""
         let argv = ["/bin/sh", "-c", script, "sh"] + arguments

@@ -64,29 +64,27 @@ public enum DropInEnvelope {
         try open(file, x25519: keys.privateKey, xwing: keys.xwing, vaultID: vaultID)
     }
 
+    /// The sealed payload after a `prefixLength`-byte prefix (magic,
+    /// version, suite, enc) that is its associated data, for either KEM.
+    private static func openPayload<K: HPKEPrivateKey>(_ file: [UInt8], prefixLength n: Int, recipient: K,
+                                                       info: [UInt8]) throws -> SecretBytes {
+        guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
+        do {
+            let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: recipient,
+                                            info: info, aead: .aes256GCM)
+            return try r.openSecret(Array(file[n...]), aad: Array(file[0..<n]))
+        } catch { throw VaultError.corruptedOrTampered }
+    }
+
     public static func open(_ file: [UInt8], x25519: X25519PrivateKey, xwing: XWing.PrivateKey,
                             vaultID: [UInt8]) throws -> ManifestEntry {
         guard file.count > 10, Array(file[0..<8]) == magic else { throw VaultError.corruptedOrTampered }
         let payload: SecretBytes
         switch (file[8], file[9]) {
         case (1, 1):
-            let n = x25519PrefixLength
-            guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
-            let prefix = Array(file[0..<n])
-            do {
-                let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: x25519,
-                                                info: info + vaultID, aead: .aes256GCM)
-                payload = try r.openSecret(Array(file[n...]), aad: prefix)
-            } catch { throw VaultError.corruptedOrTampered }
+            payload = try openPayload(file, prefixLength: x25519PrefixLength, recipient: x25519, info: info + vaultID)
         case (2, 2):
-            let n = xwingPrefixLength
-            guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
-            let prefix = Array(file[0..<n])
-            do {
-                let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: xwing,
-                                                info: xwingInfo(vaultID: vaultID), aead: .aes256GCM)
-                payload = try r.openSecret(Array(file[n...]), aad: prefix)
-            } catch { throw VaultError.corruptedOrTampered }
+            payload = try openPayload(file, prefixLength: xwingPrefixLength, recipient: xwing, info: xwingInfo(vaultID: vaultID))
         default:
             throw VaultError.corruptedOrTampered
         }
