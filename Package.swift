@@ -51,7 +51,11 @@ let package = Package(
         .target(name: "VaultRemote", dependencies: ["VaultCore", "VaultCrypto", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
         .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultCrypto", "System"]),
+        // The unlock agent: a per-user process holding one vault's master key,
+        // serving this user's commands over a Unix socket.
+        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent",
+                                                       "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
 
@@ -59,6 +63,7 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultCrypto", "VaultCodecs", "System"]),
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultCrypto",
+                                                          "VaultCodecs", "System"]),
     ]
 )

@@ -9,6 +9,8 @@ _vault_opts_for() {
     case $1 in
         init)    echo "--kdf-memory --kdf-passes --kdf-lanes --compress --shared" ;;
         share)   echo "--off" ;;
+        unlock)  echo "--for --idle --status" ;;
+        lock)    echo "--all" ;;
         add)     echo "--name --compress --compress= --no-compress --to --fingerprint" ;;
         list)    echo "--sort --json --versions" ;;
         info)    echo "--json" ;;
@@ -152,12 +154,12 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add) _vault_complete_value files "$cur" ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then

@@ -122,9 +122,11 @@ complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a re
 complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock'
 complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
 complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
+complete -c vault -n __vault_needs_command -a unlock -d 'Keep the vault unlocked for a while (an agent holds the key)'
+complete -c vault -n __vault_needs_command -a lock -d 'End the unlock agent: the password is needed again'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
@@ -135,6 +137,12 @@ complete -c vault -n '__vault_using init' -l shared -d 'Let other users add item
 
 # share
 complete -c vault -n '__vault_using share' -l off -d 'Stop sharing'
+
+# unlock, lock
+complete -c vault -n '__vault_using unlock' -l for -x -d 'How long: 90s, 15m, 2h, 1d'
+complete -c vault -n '__vault_using unlock' -l idle -d 'Count the time from the last use'
+complete -c vault -n '__vault_using unlock' -l status -d 'Say whether the vault is unlocked'
+complete -c vault -n '__vault_using lock' -l all -d 'End the unlock agents of every vault'
 
 # add PATH...
 complete -c vault -n '__vault_using add' -F

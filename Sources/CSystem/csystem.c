@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,17 @@ int csystem_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); 
 int csystem_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 int csystem_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory) {
     return posix_spawn_file_actions_addchdir_np(actions, directory);
+}
+int csystem_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+int csystem_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
+    struct ucred cred;
+    socklen_t length = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return -1;
+    *uid = cred.uid;
+    *pid = cred.pid;
+    return 0;
 }
 short csystem_spawn_setsid_flag(void) { return POSIX_SPAWN_SETSID; }
 int csystem_exited(int status) { return WIFEXITED(status); }

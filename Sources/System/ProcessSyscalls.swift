@@ -44,6 +44,15 @@ extension Syscall {
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
+    /// Seconds on CLOCK_BOOTTIME, which, unlike CLOCK_MONOTONIC, goes on
+    /// while the machine sleeps: an agent told to end in 15 minutes must
+    /// not wake from a night's suspend with 15 minutes still to go.
+    public static func bootSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
     /// `unix` in the local time zone (localtime_r); nil if it has no such date.
     public static func localTime(_ unix: Int64) -> LocalTime? {
         var t = time_t(unix)
@@ -165,6 +174,15 @@ extension Syscall {
         var received: Int32 = 0
         while sigwait(&set, &received) != 0 {}
         return received
+    }
+
+    /// Points standard input, output and error at /dev/null: for a process
+    /// that goes on after whoever gave it those descriptors is done.
+    public static func detachStandardStreams() {
+        let null = Glibc.open("/dev/null", O_RDWR)
+        guard null >= 0 else { return }
+        for fd: Int32 in 0...2 { _ = dup2(null, fd) }
+        if null > 2 { _ = Glibc.close(null) }
     }
 
     /// SIGTERM to `pid`.

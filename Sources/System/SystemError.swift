@@ -34,6 +34,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let inProgress = Errno(rawValue: EINPROGRESS)
     public static let addressFamilyNotSupported = Errno(rawValue: EAFNOSUPPORT)
     public static let tooBig = Errno(rawValue: E2BIG)
+    public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
 
     /// The errno of the calling thread, now.
     static var current: Errno { Errno(rawValue: errno) }

@@ -1,3 +1,4 @@
+import VaultAgent
 import VaultCore
 
 /// What a command's `run` gets: the terminal, where the vault is, and the
@@ -21,9 +22,21 @@ struct Context {
 
     /// The source of the password that unlocks the vault. Resolved here, so
     /// with no way to get a password the command fails (exit 2) before it
-    /// touches the vault; read only when the caller calls `read()`.
+    /// touches the vault, unless this vault's unlock agent runs; read only
+    /// when the caller calls `read()`.
     func passwordSource() throws(CLIError) -> PasswordSource {
-        try PasswordSource.resolve(globals: globals, environment: environment, terminal: terminal)
+        do {
+            return try PasswordSource.resolve(globals: globals, environment: environment, terminal: terminal)
+        } catch {
+            guard let vault = try? Vault(at: vaultDirectory) else { throw error }
+            let running: Bool
+            do { running = try AgentClient.status(vaultID: vault.header.vaultID, environment: environment) != nil } catch let problem {
+                terminal.warning("the unlock agent was not used: \(ErrorReport.cliError(for: problem, vaultDirectory: nil).message)")
+                running = false
+            }
+            guard running else { throw error }
+            return PasswordSource(origin: .agentOnly(error), terminal: terminal)
+        }
     }
 
     /// init: the vault's first password, from the usual sources, or asked

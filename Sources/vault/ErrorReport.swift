@@ -1,4 +1,5 @@
 import System
+import VaultAgent
 import VaultCore
 import VaultMove
 import VaultRemote
@@ -15,6 +16,7 @@ enum ErrorReport {
         case let error as MoveError: return cliError(for: error)
         case let error as RemoteError: return cliError(for: error)
         case let error as CryptoError: return cliError(for: error)
+        case let error as AgentError: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""
             return CLIError(message: "cannot \(error.operation)\(path): \(error.systemReason)")
@@ -44,11 +46,11 @@ enum ErrorReport {
         case .wrongKeyFile:
             return CLIError(message: "the key file opens none of the vault's key slots", code: .wrongPassword)
         case .wrongPasswordDelayed(let seconds):
-            return CLIError(message: "wrong password; the next attempt is possible in \(duration(seconds)) (at \(clock(seconds)))",
+            return CLIError(message: "wrong password; the next attempt is possible in \(Format.duration(UInt32(clamping: seconds))) (at \(clock(seconds)))",
                             hints: ["repeated wrong passwords wait longer each time, up to 30 minutes"],
                             code: .wrongPassword)
         case .lockedOut(let seconds):
-            return CLIError(message: "too many wrong passwords; try again in \(duration(seconds)) (at \(clock(seconds)))",
+            return CLIError(message: "too many wrong passwords; try again in \(Format.duration(UInt32(clamping: seconds))) (at \(clock(seconds)))",
                             hints: ["the wait is cleared by the next correct password"], code: .lockedOut)
         case .notAVault:
             return CLIError(message: "no vault at '\(vault)'",
@@ -133,19 +135,12 @@ enum ErrorReport {
         }
     }
 
-    /// "45 s", "2 min 5 s", "30 min".
     /// The local time `seconds` from now, "14:05:09".
     static func clock(_ seconds: Int) -> String {
         let at = Syscall.now() + Int64(max(0, min(seconds, 86_400 * 366)))
         guard let t = Syscall.localTime(at) else { return "?" }
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return two(t.hour) + ":" + two(t.minute) + ":" + two(t.second)
-    }
-
-    static func duration(_ seconds: Int) -> String {
-        if seconds < 60 { return "\(seconds) s" }
-        let (m, s) = (seconds / 60, seconds % 60)
-        return s == 0 ? "\(m) min" : "\(m) min \(s) s"
     }
 
     private static func cliError(for error: CryptoError) -> CLIError {
@@ -158,6 +153,25 @@ enum ErrorReport {
             return CLIError(message: "internal error: \(library) \(function) failed with code \(code)")
         case .outOfMemory:
             return CLIError(message: "out of locked memory for keys", hints: ["raise 'ulimit -l'"])
+        }
+    }
+
+    private static func cliError(for error: AgentError) -> CLIError {
+        switch error {
+        case .noRuntimeDirectory:
+            return CLIError(message: "cannot start an unlock agent: XDG_RUNTIME_DIR is not set",
+                            hints: ["log in through a session that sets it (systemd-logind does), or set it to a directory only you can use (0700)"])
+        case .unsafeDirectory(let path, let reason):
+            return CLIError(message: "refusing the unlock agent's directory '\(path)': \(reason)",
+                            hints: ["it must be a directory of yours, mode 0700; remove it if you did not make it"])
+        case .alreadyRunning:
+            return CLIError(message: "an unlock agent already runs for this vault", hints: ["'vault unlock --status' says for how long"])
+        case .foreignPeer(let user):
+            return CLIError(message: "the unlock agent's socket is served by another user (uid \(user)); not used")
+        case .badAnswer:
+            return CLIError(message: "the unlock agent gave no valid answer")
+        case .startFailed(let reason):
+            return CLIError(message: "the unlock agent did not start: \(reason)")
         }
     }
 }

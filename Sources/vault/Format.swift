@@ -23,6 +23,23 @@ enum Format {
             + " " + two(t.hour) + ":" + two(t.minute)
     }
 
+    /// "15:42" in local time, with the date when it is not today.
+    static func time(_ unix: Int64) -> String {
+        let full = date(unix)
+        return full.prefix(10) == date(Syscall.now()).prefix(10) ? String(full.suffix(5)) : full
+    }
+
+    /// 90 -> "1 min 30 s", 7200 -> "2 h", 86_400 -> "1 d": whole units, at most two.
+    static func duration(_ seconds: UInt32) -> String {
+        let parts = [(86_400, "d"), (3600, "h"), (60, "min"), (1, "s")]
+        var rest = Int(seconds), out: [String] = []
+        for (size, unit) in parts where rest >= size && out.count < 2 {
+            out.append("\(rest / size) \(unit)")
+            rest %= size
+        }
+        return out.isEmpty ? "0 s" : out.joined(separator: " ")
+    }
+
     /// Years 1 to 9999: an entry written before absorb refused other times
     /// still prints as a date.
     static func clampedTime(_ unix: Int64) -> Int64 { min(max(unix, ItemRules.earliestTime), ItemRules.latestTime) }

@@ -19,6 +19,12 @@ struct PasswordSource {
         case terminal(TTY)
         /// `--key-file`: not a password; `Context.unlock` opens a key-file slot with it.
         case keyFile(String)
+        /// No source, but this vault's unlock agent runs: `Context.open`
+        /// asks it, and if it cannot serve, the error is the one there
+        /// would have been without it.
+        case agentOnly(CLIError)
+        /// Already read (`Context.readEarly`).
+        case read(SecretBytes)
     }
 
     /// The key file to unlock with, when the global `--key-file` was given.
@@ -26,6 +32,10 @@ struct PasswordSource {
 
     let origin: Origin
     let terminal: Terminal
+    /// Given on this command line (--password-file, --password-command,
+    /// --key-file, or a --slot to try): then it, not the unlock agent, opens
+    /// the vault.
+    var explicit = false
 
     /// Typed at the terminal (so it can be asked for again).
     var isTerminal: Bool { if case .terminal = origin { true } else { false } }
@@ -36,6 +46,7 @@ struct PasswordSource {
     static func resolve(globals: GlobalOptions, environment: [String: String],
                         terminal: Terminal) throws(CLIError) -> PasswordSource {
         let origin: Origin
+        let explicit = globals.keyFile != nil || globals.passwordFile != nil || globals.passwordCommand != nil || globals.slot != nil
         if let path = globals.keyFile {
             origin = .keyFile(path)
         } else if let path = globals.passwordFile {
@@ -53,7 +64,7 @@ struct PasswordSource {
                            hints: ["give --password-file FILE or --password-command CMD, or set VAULT_PASSWORD_FILE"],
                            code: .usage)
         }
-        return PasswordSource(origin: origin, terminal: terminal)
+        return PasswordSource(origin: origin, terminal: terminal, explicit: explicit)
     }
 
     /// Reads the password; `prompt` is used only on the terminal.
@@ -61,6 +72,10 @@ struct PasswordSource {
         switch origin {
         case .file(let path): return try readFile(path)
         case .command(let command): return try readCommand(command)
+        case .agentOnly(let error):
+            throw error
+        case .read(let secret):
+            return secret
         case .keyFile:
             throw CLIError(message: "this needs the password: --key-file cannot be used here",
                            hints: ["give the password (--password-file, --password-command or the terminal)"], code: .usage)

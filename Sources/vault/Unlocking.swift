@@ -1,4 +1,5 @@
 import System
+import VaultAgent
 import VaultCore
 import VaultCrypto
 
@@ -9,9 +10,13 @@ extension Context {
     /// leftovers. The one unlock every command that needs the password uses.
     /// Passwords are read only once the vault is known to exist (a missing
     /// vault is exit 10 before any prompt).
-    func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true) throws -> UnlockedVault {
+    ///
+    /// With `agent` (the default), this vault's unlock agent, when one runs,
+    /// gives the key instead (see `open`). Commands that change how the
+    /// vault opens pass false: they need a secret that opens it.
+    func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true, agent: Bool = true) throws -> UnlockedVault {
         let vault = try Vault(at: vaultDirectory)
-        let unlocked = try open(vault, password, forWriting: forWriting)
+        let unlocked = try open(vault, password, forWriting: forWriting, agent: agent)
         // Reading must not depend on absorbing: with the disk full, the
         // drop-ins wait and everything already stored can still be read.
         var report = UnlockedVault.AbsorbReport()
@@ -41,7 +46,14 @@ extension Context {
     /// asked for again, up to three prompts in one run; each wrong one
     /// counts for the delay (AttemptThrottle), whose message ends the
     /// prompting. "unlocking…" shows while Argon2id runs.
-    func open(_ vault: Vault, _ password: PasswordSource, forWriting: Bool) throws -> UnlockedVault {
+    ///
+    /// First, unless the password source was given on the command line or
+    /// `agent` is false, the unlock agent's key, if one runs for this vault.
+    func open(_ vault: Vault, _ password: PasswordSource, forWriting: Bool, agent: Bool = true) throws -> UnlockedVault {
+        if agent && !password.explicit, let unlocked = try openWithAgent(vault, forWriting: forWriting) {
+            return unlocked
+        }
+        if case .agentOnly(let error) = password.origin { throw error }
         if let path = password.keyFilePath {
             return try vault.unlock(keyFile: KeyFileSecret.read(path: path), forWriting: forWriting, rollbackGuard: rollbackGuard)
         }
@@ -58,5 +70,39 @@ extension Context {
             }
         }
         throw VaultError.wrongPassword  // not reached: the last attempt throws
+    }
+
+    /// The vault opened with the key this vault's unlock agent holds; nil
+    /// when none runs, or when it cannot serve (said in a warning): then the
+    /// password is asked for as if there were no agent. A key that does not
+    /// open this header (another vault with the same id, or this one rekeyed
+    /// behind the agent's back) is not used; the agent is left alone, since
+    /// any directory can claim any vault id.
+    func openWithAgent(_ vault: Vault, forWriting: Bool) throws -> UnlockedVault? {
+        let secret: SecretBytes
+        do {
+            guard let key = try AgentClient.key(vaultID: vault.header.vaultID, environment: environment) else { return nil }
+            secret = key
+        } catch {
+            terminal.warning("the unlock agent was not used: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            return nil
+        }
+        let key = try MasterKey(secret: secret)
+        do { try vault.header.verify(masterKey: key) } catch {
+            terminal.warning("the unlock agent's key does not open this vault; asking for the password",
+                             hints: ["'vault lock' ends that agent"])
+            return nil
+        }
+        return try vault.unlock(masterKey: key, forWriting: forWriting, rollbackGuard: rollbackGuard)
+    }
+
+    /// The password read now rather than at `open`, for a command that has
+    /// long work to do first (a download) and should not prompt after it;
+    /// `password` as it is when this vault's agent will serve instead.
+    func readEarly(_ vault: Vault, _ password: PasswordSource) throws -> PasswordSource {
+        if !password.explicit, (try? AgentClient.status(vaultID: vault.header.vaultID, environment: environment)) != nil {
+            return password
+        }
+        return PasswordSource(origin: .read(try password.read()), terminal: terminal, explicit: password.explicit)
     }
 }

@@ -51,4 +51,7 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
     }
 }
 
+if CommandLine.arguments.dropFirst() == [AgentMode.argument] {
+    Syscall.exit(AgentMode.run(environment: ProcessInfo.processInfo.environment))
+}
 Syscall.exit(main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment).rawValue)

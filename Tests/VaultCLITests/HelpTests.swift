@@ -113,6 +113,8 @@ import Testing
           share     let other users add items (and nothing else), or stop
           key       list, add or remove key slots (passwords, key files)
           upgrade   move an older vault to the current header (X-Wing drop-ins, key slots)
+          unlock    keep the vault unlocked for a while (an agent holds the key)
+          lock      end the unlock agent: the password is needed again
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).

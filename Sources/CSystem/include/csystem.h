@@ -22,6 +22,12 @@ int csystem_set_not_dumpable(void);
 // pipe2(fds, O_CLOEXEC).
 int csystem_pipe_cloexec(int fds[2]);
 int csystem_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
+// posix_spawn_file_actions_addclosefrom_np(actions, from): close every
+// descriptor from `from` up in the child.
+int csystem_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+// getsockopt(SO_PEERCRED): the user and process at the other end of a Unix
+// socket, as the kernel recorded them at connect (or listen).
+int csystem_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 // POSIX_SPAWN_SETSID.
 short csystem_spawn_setsid_flag(void);
 // The <sys/wait.h> macros.

@@ -10,7 +10,7 @@ extension CheckCommand {
         let source = try context.passwordSource()
         let rclone = try context.rclone()
         let local = try Vault(at: context.vaultDirectory)
-        let password = Password(secret: try source.read())
+        let password = try context.readEarly(local, source)
         let staging = try StagingDirectory(beside: context.vaultDirectory, purpose: "checking")
         let stagingPath = staging.path
         let cleanup = Interrupts.register { _ = Eraser.erase(stagingPath) }
@@ -29,7 +29,7 @@ extension CheckCommand {
         guard copy.header.vaultID == local.header.vaultID else { throw RemoteError.otherVault(target: remote.target) }
         // This vault's master key opens the copy (whatever password it has
         // there): read-only, a check changes nothing.
-        let opened = try local.unlock(password: password, forWriting: false, rollbackGuard: context.rollbackGuard).unlockCopy(copy)
+        let opened = try context.open(local, password, forWriting: false).unlockCopy(copy)
         var problems: [(item: String, message: String)] = []
         var bytes: UInt64 = 0
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: opened.manifest.totalSize) : nil

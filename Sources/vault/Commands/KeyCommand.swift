@@ -107,7 +107,7 @@ struct KeyCommand: Command {
             let current = try context.passwordSource()
             let newPassword = keyFile == nil ? try context.newPasswordSource(file: passwordFile) : nil
             if let keyFile, generate, UserFiles.exists(keyFile) { throw VaultError.alreadyExists(path: keyFile) }
-            let vault = try context.unlock(current, forWriting: true)
+            let vault = try context.unlock(current, forWriting: true, agent: false)
             let credential: SlotCredential
             if let keyFile {
                 credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try KeyFileSecret.read(path: keyFile))
@@ -130,7 +130,7 @@ struct KeyCommand: Command {
                 }
                 guard yes else { throw CLIError(message: "key remove cancelled; nothing changed") }
             }
-            let vault = try context.unlock(current, forWriting: true)
+            let vault = try context.unlock(current, forWriting: true, agent: false)
             try vault.removeSlot(name: name)
             context.terminal.note("removed key slot '\(name)'")
             return .ok

@@ -104,7 +104,7 @@ struct KitCommand: Command {
     private func export(_ context: Context, password: PasswordSource,
                           passphrase: NewPasswordSource?, output: String?) throws -> ExitCode {
         if let output, UserFiles.exists(output) { throw VaultError.alreadyExists(path: output) }
-        let vault = try context.unlock(password, forWriting: false)
+        let vault = try context.unlock(password, forWriting: false, agent: false)
         var generated: [UInt8] = []
         defer { SecureZero.zero(&generated) }
         let secret: SecretBytes

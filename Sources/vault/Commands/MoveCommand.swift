@@ -1,5 +1,6 @@
 import Foundation
 import System
+import VaultAgent
 import VaultCore
 import VaultCrypto
 import VaultMove
@@ -248,8 +249,7 @@ extension MoveCommand {
         let terminal = context.terminal
         let code = try Self.readCode(codeFile, terminal: terminal)
         let vault = try Vault(at: context.vaultDirectory)
-        let secret = try password.read()
-        let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true, rollbackGuard: context.rollbackGuard)
+        let unlocked = try context.open(vault, password, forWriting: true)
         let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                        failure: CLIError(message: "the vault failed its check; nothing was sent",
                                                          hints: ["see 'vault check --read-data'"], code: .corrupted))
@@ -280,6 +280,8 @@ extension MoveCommand {
             terminal.note("kept the vault here (--keep)")
         } else {
             terminal.note("erased the vault at '\(context.vaultDirectory)'")
+            // Its key has nothing left to open here.
+            _ = try? AgentClient.lock(vaultID: vault.header.vaultID, environment: context.environment)
             if !summary.leftBehind.isEmpty {
                 terminal.warning("\(Format.count(summary.leftBehind.count, "file")) arrived during the move and stayed in '\(context.vaultDirectory)'",
                                  hints: ["copy the inbox files into the new vault's inbox directory"])

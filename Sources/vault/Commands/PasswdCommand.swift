@@ -60,7 +60,7 @@ struct PasswdCommand: Command {
         // get the new password is reported before the user types the old one.
         let password = try context.passwordSource()
         let newPassword = try context.newPasswordSource(file: newPasswordFile)
-        let vault = try context.unlock(password, forWriting: true)
+        let vault = try context.unlock(password, forWriting: true, agent: false)
         var cost: Argon2Parameters?
         if recalibrate {
             context.terminal.note("calibrating Argon2id…")

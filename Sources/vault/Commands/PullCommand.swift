@@ -48,13 +48,12 @@ struct PullCommand: Command {
         let source = try context.passwordSource()
         let rclone = try context.rclone()
         let vault = try Vault(at: context.vaultDirectory)
-        let password = Password(secret: try source.read())
         let started = Syscall.monotonicSeconds()
         let summary: PullSummary
         let key: MasterKey
         let headerBefore = vault.header.bytes
         do {
-            let unlocked = try vault.unlock(password: password, forWriting: true, rollbackGuard: context.rollbackGuard)
+            let unlocked = try context.open(vault, source, forWriting: true)
             key = unlocked.masterKey
             let meter = TransferMeter(context.terminal, "pulling")
             defer { meter.finish() }

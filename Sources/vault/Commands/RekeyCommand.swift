@@ -1,3 +1,4 @@
+import VaultAgent
 import VaultCore
 import VaultCrypto
 
@@ -62,6 +63,11 @@ struct RekeyCommand: Command {
             context.terminal.note("waiting for drop-ins in progress ('vault add') to land")
         })
         progress?.finish()
+        // The agent's key no longer opens the vault: end it rather than leave
+        // an old master key in memory until its time runs out.
+        if (try? AgentClient.lock(vaultID: unlocked.vault.header.vaultID, environment: context.environment)) == true {
+            context.terminal.note("the unlock agent held the old key and has ended; 'vault unlock' starts a new one")
+        }
         context.terminal.note("rekeyed \(unlocked.manifest.entries.count) items; new public key fingerprint: \(unlocked.vault.header.fingerprint)")
         context.terminal.note("recovery kits made before this no longer open the vault")
         context.terminal.note("drop-ins now use \(unlocked.vault.header.publicKey.kemName)")

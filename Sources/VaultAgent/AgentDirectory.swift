@@ -1,0 +1,90 @@
+import System
+import VaultCore
+
+/// `$XDG_RUNTIME_DIR/vault`: where agents listen, one socket per vault,
+/// named by the vault's id (`<id hex>.sock`), with a lock file beside it
+/// (`<id hex>.lock`) that the running agent holds for its whole life. The
+/// lock, not the socket, says whether an agent runs: a socket left by a
+/// killed agent is stale exactly when nobody holds its lock.
+///
+/// The directory must be a real directory (not a link), owned by this user,
+/// with no permission for group or others (0700). Anything else is refused
+/// rather than repaired: someone else made it, and a socket in it could be
+/// theirs. Held open, so the checks apply to what is then used.
+public final class AgentDirectory: Sendable {
+    public let path: String
+    let fd: Int32
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { Syscall.close(fd) }
+
+    /// The directory's path, or nil when $XDG_RUNTIME_DIR is unset or relative.
+    public static func location(environment: [String: String]) -> String? {
+        guard let base = environment["XDG_RUNTIME_DIR"], base.hasPrefix("/") else { return nil }
+        return (base.hasSuffix("/") ? base : base + "/") + "vault"
+    }
+
+    /// Opens (and with `create`, makes) the directory and checks it; nil
+    /// when it does not exist and `create` is false.
+    public static func open(environment: [String: String], create: Bool) throws -> AgentDirectory? {
+        guard let path = location(environment: environment) else {
+            if create { throw AgentError.noRuntimeDirectory }
+            return nil
+        }
+        if create {
+            do { try Syscall.mkdir(path, mode: 0o700) } catch let e as SystemError where e.errno == .fileExists {}
+        }
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, [.directory, .noFollow])
+        } catch let e as SystemError where e.errno == .noSuchFile && !create {
+            return nil
+        } catch let e as SystemError where e.errno == .tooManySymlinks || e.errno == .notDirectory {
+            throw AgentError.unsafeDirectory(path: path, reason: "it is not a directory")
+        }
+        let directory = AgentDirectory(path: path, fd: fd)
+        let status = try Syscall.status(fd, path: path)
+        guard status.owner == Syscall.userID else {
+            throw AgentError.unsafeDirectory(path: path, reason: "it belongs to user \(status.owner)")
+        }
+        guard status.permissions & 0o077 == 0 else {
+            throw AgentError.unsafeDirectory(path: path, reason: "group or others may use it (mode \(String(status.permissions, radix: 8)))")
+        }
+        return directory
+    }
+
+    static func socketName(_ vaultID: [UInt8]) -> String { Hex.encode(vaultID) + ".sock" }
+    static func lockName(_ vaultID: [UInt8]) -> String { Hex.encode(vaultID) + ".lock" }
+
+    /// The vault ids that have a socket here, running or stale.
+    func socketVaultIDs() throws -> [[UInt8]] {
+        try Syscall.names(in: fd, display: path).compactMap { name in
+            let text = String(decoding: name, as: UTF8.self)
+            guard text.hasSuffix(".sock") else { return nil }
+            return Hex.decode(String(text.dropLast(5))).flatMap { $0.count == AgentRequest.vaultIDLength ? $0 : nil }
+        }
+    }
+
+    /// Whether an agent holds the lock of `vaultID`. Takes the lock for a
+    /// moment to find out, so a starting agent may have to try again
+    /// (`AgentServer` does).
+    func agentRuns(_ vaultID: [UInt8]) -> Bool {
+        guard let lock = try? Syscall.open(in: fd, Array(Self.lockName(vaultID).utf8), [.readOnly, .noFollow], display: path)
+        else { return false }
+        defer { Syscall.close(lock) }
+        guard let free = try? Syscall.flock(lock, exclusive: true, wait: false) else { return true }
+        if free { Syscall.unlock(lock) }
+        return !free
+    }
+
+    /// Removes the socket of `vaultID` if no agent runs for it: what a
+    /// killed agent leaves behind.
+    func removeStaleSocket(_ vaultID: [UInt8]) {
+        guard !agentRuns(vaultID) else { return }
+        try? Syscall.unlink(in: fd, Array(Self.socketName(vaultID).utf8), isDirectory: false, display: path)
+    }
+}

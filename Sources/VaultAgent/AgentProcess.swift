@@ -1,0 +1,35 @@
+import System
+
+/// The agent process's whole life, run by the vault binary in its agent
+/// mode: read the setup from standard input, listen, report "ready" (or why
+/// not) on standard output, let go of both pipes, serve until the end.
+public enum AgentProcess {
+    /// The report when another agent already serves this vault.
+    static let alreadyRunning = "already running"
+
+    /// `started` runs once the socket is in place, before the report: the
+    /// caller registers what must happen if the process is signalled.
+    public static func run(environment: [String: String], started: (AgentServer) -> Void) -> Int32 {
+        let server: AgentServer
+        do {
+            server = try AgentServer(setup: AgentSetup.read(from: 0), environment: environment)
+        } catch {
+            Syscall.writeText(1, (error as? AgentError == .alreadyRunning ? alreadyRunning : describe(error)) + "\n")
+            return 1
+        }
+        started(server)
+        Syscall.writeText(1, "ready\n")
+        Syscall.detachStandardStreams()
+        server.serve()
+        return 0
+    }
+
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case AgentError.noRuntimeDirectory: "XDG_RUNTIME_DIR is not set"
+        case AgentError.unsafeDirectory(let path, let reason): "\(path) is not private: \(reason)"
+        case let e as SystemError: "\(e.operation) \(e.path ?? ""): \(e.reason)"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,0 +1,94 @@
+// What travels on an agent's socket (docs/FORMAT.md, "Unlock agent"). One
+// request per connection, one answer, then the agent closes:
+//
+//   request = version (1: 0x01) || operation (1) || vault id (16)
+//   operation: 0x01 key, 0x02 status, 0x03 lock
+//   answer  = result (1) || body, where result 0x00 is ok (body follows),
+//             0x01 another vault's agent, 0x02 an unknown request (no body)
+//   body of key:    master key (32)
+//   body of status: seconds left (u32be) || idle (1: 0x00 or 0x01)
+//                   || time limit in seconds (u32be) || started (u64be, Unix seconds)
+//   body of lock:   empty; the agent erases the key and exits
+//
+// Every size is fixed by the operation, so both ends read exact counts.
+
+public enum AgentOperation: UInt8, Sendable {
+    case key = 1
+    case status = 2
+    case lock = 3
+
+    /// The length of an ok answer's body.
+    var bodyLength: Int {
+        switch self {
+        case .key: 32
+        case .status: AgentStatus.encodedLength
+        case .lock: 0
+        }
+    }
+}
+
+struct AgentRequest: Equatable {
+    static let version: UInt8 = 1
+    static let vaultIDLength = 16
+    static let length = 2 + vaultIDLength
+
+    let operation: AgentOperation
+    let vaultID: [UInt8]
+
+    var bytes: [UInt8] { [Self.version, operation.rawValue] + vaultID }
+
+    /// nil for anything but an exact, known request.
+    init?(_ b: [UInt8]) {
+        guard b.count == Self.length, b[0] == Self.version, let op = AgentOperation(rawValue: b[1]) else { return nil }
+        (operation, vaultID) = (op, Array(b[2...]))
+    }
+
+    init(operation: AgentOperation, vaultID: [UInt8]) {
+        (self.operation, self.vaultID) = (operation, vaultID)
+    }
+}
+
+enum AgentResult: UInt8 {
+    case ok = 0
+    case otherVault = 1
+    case unknownRequest = 2
+}
+
+/// What `vault unlock --status` shows.
+public struct AgentStatus: Equatable, Sendable {
+    static let encodedLength = 4 + 1 + 4 + 8
+
+    /// Seconds until the agent ends (from now, or from the last use with `idle`).
+    public let secondsLeft: UInt32
+    /// Whether the limit counts from the last use rather than from the start.
+    public let idle: Bool
+    /// The limit given to `vault unlock --for`, in seconds.
+    public let limit: UInt32
+    /// When the agent started, Unix seconds.
+    public let started: UInt64
+
+    var bytes: [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(Self.encodedLength)
+        out += bigEndian(UInt64(secondsLeft), 4) + [idle ? 1 : 0] + bigEndian(UInt64(limit), 4) + bigEndian(started, 8)
+        return out
+    }
+
+    init(secondsLeft: UInt32, idle: Bool, limit: UInt32, started: UInt64) {
+        (self.secondsLeft, self.idle, self.limit, self.started) = (secondsLeft, idle, limit, started)
+    }
+
+    init?(_ b: [UInt8]) {
+        guard b.count == Self.encodedLength, b[4] <= 1 else { return nil }
+        secondsLeft = UInt32(readBigEndian(b[0..<4]))
+        idle = b[4] == 1
+        limit = UInt32(readBigEndian(b[5..<9]))
+        started = readBigEndian(b[9..<17])
+    }
+}
+
+func bigEndian(_ v: UInt64, _ count: Int) -> [UInt8] {
+    (0..<count).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
+}
+
+func readBigEndian(_ b: ArraySlice<UInt8>) -> UInt64 { b.reduce(0) { $0 << 8 | UInt64($1) } }

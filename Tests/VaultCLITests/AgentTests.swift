@@ -1,0 +1,248 @@
+import Foundation
+import System
+import Testing
+import VaultAgent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vault unlock` / `vault lock`: the unlock agent, run for real (the built
+/// binary starts it as its own process) and spoken to by the binary's
+/// commands. Every test ends its agents, even when it fails.
+@Suite struct AgentTests {
+    let v: VaultFixture
+    /// The agent directory ($XDG_RUNTIME_DIR/vault) of the fixture.
+    var agentDirectory: String { v.path + "/.run/vault" }
+
+    init() throws { v = try VaultFixture() }
+
+    /// `vault ARGS` with no password source at all.
+    func bare(_ args: [String], _ extra: [String: String] = [:]) throws -> CLIHarness.Result { try v.add(args, extra) }
+
+    func unlock(_ args: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let r = try v.run(["unlock"] + args)
+        #expect(r.status == 0, "\(r.stderr)", sourceLocation: sourceLocation)
+    }
+
+    func lockAll() { _ = try? bare(["lock", "--all"]) }
+
+    /// The agent's process id, from the socket's peer credentials.
+    func agentPID(in directory: String? = nil) throws -> Int32 {
+        let dir = directory ?? agentDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".sock") }
+        guard names.count == 1 else { throw Failure("expected one socket in \(dir), found \(names)") }
+        let fd = try Syscall.open(dir, .directory)
+        defer { Syscall.close(fd) }
+        return try UnixConnection.connect(in: fd, names[0]).peerCredentials().process
+    }
+
+    /// Whether `pid` still runs: a zombie has ended (whether a parent reaps
+    /// it depends on what init is here, not on vault).
+    static func running(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z") && !stat[close...].hasPrefix(") X")
+    }
+
+    func addNote(_ name: String = "note.txt", _ text: String = "kept safe\n") throws {
+        let path = try v.write(name, Array(text.utf8))
+        #expect(try bare(["add", path]).status == 0)
+    }
+
+    @Test func unlockedCommandsNeedNoPasswordAndLockEndsThat() throws {
+        defer { lockAll() }
+        try addNote()
+        #expect(try bare(["list"]).status == 2)  // no password source: the baseline
+        #expect(try bare(["unlock", "--status"]).status == 1)
+        try unlock(["--for", "10m"])
+
+        let status = try bare(["unlock", "--status"])
+        #expect(status.status == 0)
+        #expect(status.stdoutText.hasPrefix("unlocked: locks in "), "\(status.stdoutText)")
+        let list = try bare(["list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdoutText.contains("note.txt"))
+        let got = try bare(["get", "note.txt"])
+        #expect(got.status == 0 && got.stdoutText == "kept safe\n", "\(got.stderr)")
+        let edited = try bare(["open", "note.txt", "--with", "sh -c 'echo more >> \"$1\"' sh"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        #expect(try bare(["get", "note.txt"]).stdoutText == "kept safe\nmore\n")
+
+        let locked = try bare(["lock"])
+        #expect(locked.status == 0 && locked.stderr.contains("locked"), "\(locked.stderr)")
+        #expect(try bare(["list"]).status == 2)
+        #expect(try bare(["unlock", "--status"]).status == 1)
+        #expect(try bare(["lock"]).stderr.contains("was not unlocked"))
+        // Nothing of the agent is left: no socket, no process.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
+    }
+
+    @Test func theAgentEndsWhenItsTimeIsUp() throws {
+        defer { lockAll() }
+        try unlock(["--for", "2s"])
+        let pid = try agentPID()
+        #expect(try bare(["list"]).status == 0)
+        Thread.sleep(forTimeInterval: 3.5)
+        #expect(try bare(["list"]).status == 2)
+        #expect(try bare(["unlock", "--status"]).status == 1)
+        #expect(!Self.running(pid), "the agent process is still there")
+    }
+
+    @Test func idleCountsFromTheLastUse() throws {
+        defer { lockAll() }
+        try unlock(["--for", "4s", "--idle"])
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(try bare(["list"]).status == 0)  // a use: 4 more seconds from here
+        Thread.sleep(forTimeInterval: 2.5)
+        // 5 s after the start: a plain --for 4s agent would be gone.
+        let status = try bare(["unlock", "--status"])
+        #expect(status.status == 0 && status.stdoutText.contains("without use"), "\(status.stdoutText)")
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(try bare(["unlock", "--status"]).status == 1)
+    }
+
+    @Test func aKilledAgentLeavesOnlyAStaleSocketThatTheNextCommandRemoves() throws {
+        defer { lockAll() }
+        try unlock()
+        let pid = try agentPID()
+        #expect(kill(pid, SIGKILL) == 0)
+        for _ in 0..<50 where Self.running(pid) { Thread.sleep(forTimeInterval: 0.05) }
+        let socket = try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }
+        #expect(socket.count == 1, "the killed agent's socket stays until a command looks")
+        #expect(try bare(["list"]).status == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
+        // And a new agent starts in its place.
+        try unlock()
+        #expect(try bare(["list"]).status == 0)
+    }
+
+    @Test func sigtermEndsTheAgentAndRemovesItsSocket() throws {
+        defer { lockAll() }
+        try unlock()
+        let pid = try agentPID()
+        #expect(kill(pid, SIGTERM) == 0)
+        for _ in 0..<50 where Self.running(pid) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!Self.running(pid))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
+    }
+
+    @Test func twoVaultsHaveAnAgentEach() throws {
+        let other = try VaultFixture()
+        // Both vaults' agents in one runtime directory, as for one user.
+        let shared = ["XDG_RUNTIME_DIR": v.path + "/.run"]
+        defer { lockAll() }
+        try unlock()
+        #expect(try other.run(["unlock"], shared).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.count == 2)
+        #expect(try other.add(["list"], shared).status == 0)
+        #expect(try other.add(["lock"], shared).status == 0)
+        #expect(try other.add(["list"], shared).status == 2)
+        #expect(try bare(["list"]).status == 0, "locking one vault left the other unlocked")
+        #expect(try other.run(["unlock"], shared).status == 0)
+        let all = try bare(["lock", "--all"])
+        #expect(all.stderr.contains("locked 2 vaults"), "\(all.stderr)")
+        #expect(try bare(["list"]).status == 2)
+        #expect(try other.add(["list"], shared).status == 2)
+    }
+
+    @Test func rekeyEndsTheAgent() throws {
+        defer { lockAll() }
+        try unlock()
+        let r = try v.run(["rekey", "--yes"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("unlock agent held the old key"), "\(r.stderr)")
+        #expect(try bare(["unlock", "--status"]).status == 1)
+        #expect(try bare(["list"]).status == 2)
+    }
+
+    @Test func aPasswordOnTheCommandLineWinsAndChangingTheLocksNeedsIt() throws {
+        defer { lockAll() }
+        try unlock()
+        let wrong = try v.sandbox.file("wrong", "not the password\n")
+        #expect(try v.run(["list"], password: wrong).status == 12, "an explicit password is used, not the agent")
+        #expect(try bare(["list"]).status == 0)
+        for command in [["passwd"], ["key", "add", "second"], ["kit", "export", "-o", v.path + "/kit.txt"], ["rekey", "--yes"]] {
+            let r = try bare(command)
+            #expect(r.status == 2, "\(command) ran on the agent's key: \(r.stderr)")
+        }
+    }
+
+    @Test func theAgentHoldsTheKeyOnlyInLockedUndumpableMemory() throws {
+        defer { lockAll() }
+        try unlock()
+        let pid = try agentPID()
+        let cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+        #expect(String(decoding: cmdline, as: UTF8.self) == "vault\0--run-as-unlock-agent\0")
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
+        #expect(core?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "0", "\(core ?? "")")
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }
+        let kib = locked.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        #expect(kib > 0, "no locked memory: \(locked ?? "")")
+        // Its standard streams are /dev/null: nothing of the starter's is held.
+        for fd in 0...2 {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "/dev/null")
+        }
+    }
+
+    @Test func aDirectoryOthersCanUseIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: agentDirectory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o755])
+        let r = try v.run(["unlock"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("group or others may use it"), "\(r.stderr)")
+        let none = try v.run(["unlock"], ["XDG_RUNTIME_DIR": ""])
+        #expect(none.status == 1 && none.stderr.contains("XDG_RUNTIME_DIR is not set"), "\(none.stderr)")
+    }
+
+    @Test func timesAreReadStrictly() throws {
+        for bad in ["15", "m", "0s", "1x", "8d", "-5m", "1h-"] {
+            let r = try v.run(["unlock", "--for", bad])
+            #expect(r.status == 2, "--for \(bad): \(r.stderr)")
+        }
+    }
+
+    /// The bytes of docs/FORMAT.md, "Unlock agent", against a running agent.
+    @Test func theProtocolIsTheOneFormatDescribes() throws {
+        defer { lockAll() }
+        try unlock(["--for", "10m"])
+        let socket = try FileManager.default.contentsOfDirectory(atPath: agentDirectory).first { $0.hasSuffix(".sock") } ?? "?"
+        let idHex = Array(socket.utf8.prefix(32))
+        let id = stride(from: 0, to: 32, by: 2).compactMap { UInt8(String(decoding: idHex[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+        #expect(id.count == 16 && socket == String(decoding: idHex, as: UTF8.self) + ".sock")
+        let fd = try Syscall.open(agentDirectory, .directory)
+        defer { Syscall.close(fd) }
+        func ask(_ request: [UInt8], expect count: Int) throws -> [UInt8] {
+            let c = try UnixConnection.connect(in: fd, socket)
+            c.setTimeout(5)
+            try request.withUnsafeBytes { try c.send($0) }
+            var answer = [UInt8](repeating: 0, count: count + 1)
+            let n = try answer.withUnsafeMutableBytes { try c.receive(into: $0) }
+            #expect(n == count, "answer of \(n) bytes to \(request.prefix(2)), expected \(count)")
+            return Array(answer.prefix(n))
+        }
+        let now = UInt64(Date().timeIntervalSince1970)
+        let status = try ask([0x01, 0x02] + id, expect: 18)
+        #expect(status.first == 0x00)
+        let left = status[1..<5].reduce(0) { $0 << 8 | Int($1) }
+        #expect((590...600).contains(left), "\(left) s left")
+        #expect(status[5] == 0x00)
+        #expect(status[6..<10].reduce(0) { $0 << 8 | Int($1) } == 600)
+        let started = status[10..<18].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(started <= now && now - started < 60)
+
+        #expect(try ask([0x01, 0x09] + id, expect: 1) == [0x02])  // unknown operation
+        #expect(try ask([0x02, 0x02] + id, expect: 1) == [0x02])  // unknown version
+        var other = id
+        other[0] ^= 1
+        #expect(try ask([0x01, 0x01] + other, expect: 1) == [0x01])  // another vault's id: no key
+        let key = try ask([0x01, 0x01] + id, expect: 33)
+        #expect(key.first == 0x00)
+        // The 32 bytes are the master key: with it, the header's MAC verifies
+        // (the CLI proves it by opening the vault with no password).
+        #expect(try bare(["list"]).status == 0)
+        #expect(try ask([0x01, 0x03] + id, expect: 1) == [0x00])  // lock
+        #expect(try bare(["unlock", "--status"]).status == 1)
+    }
+}
