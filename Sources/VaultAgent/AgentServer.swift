@@ -18,7 +18,7 @@ public final class AgentServer {
     static let connectionTimeout = 2
     /// How long the loop sleeps at most before looking at the clock again:
     /// poll(2) counts on a clock that stops while the machine sleeps.
-    static let longestWait = 10.0
+    static let longestWait = 5.0
 
     let directory: AgentDirectory
     let setup: AgentSetup
@@ -72,12 +72,20 @@ public final class AgentServer {
     /// Answers requests until the time runs out or a `lock` request comes,
     /// then removes the socket. The key is freed (and zeroed) with the server.
     public func serve() {
-        while Syscall.bootSeconds() < deadline {
+        while Syscall.bootSeconds() < deadline && socketIsInPlace {
             let wait = min(deadline - Syscall.bootSeconds(), Self.longestWait)
             guard listener.waitForConnection(seconds: wait), let connection = try? listener.accept() else { continue }
             if answer(connection) == .lock { break }
         }
         removeSocket()
+    }
+
+    /// Whether our socket is still where clients look. It goes when the
+    /// runtime directory does (systemd-logind removes it at the session's
+    /// end) or when someone removed it: then no client can reach the agent,
+    /// and holding the key on would serve nobody.
+    var socketIsInPlace: Bool {
+        (try? Syscall.status(in: directory.fd, Array(socketName.utf8), display: directory.path))?.kind == .socket
     }
 
     /// Unlinks the socket; safe to call more than once, and from the

@@ -126,6 +126,16 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
     }
 
+    /// Logging out removes $XDG_RUNTIME_DIR: an agent nobody can reach ends.
+    @Test func anAgentWhoseSocketIsGoneEnds() throws {
+        defer { lockAll() }
+        try unlock()
+        let pid = try agentPID()
+        try FileManager.default.removeItem(atPath: agentDirectory)
+        for _ in 0..<160 where Self.running(pid) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!Self.running(pid), "the agent outlived its socket")
+    }
+
     @Test func twoVaultsHaveAnAgentEach() throws {
         let other = try VaultFixture()
         // Both vaults' agents in one runtime directory, as for one user.
