@@ -77,6 +77,21 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
     }
 
+    /// On a terminal: one prompt at unlock, none after; the agent holds
+    /// nothing of the terminal (the driver sees the session end).
+    @Test func onATerminalThePasswordIsAskedOnce() throws {
+        defer { lockAll() }
+        try addNote()
+        let env = v.environment()
+        let unlocked = try PTYDriver.run(["--vault", v.dir, "unlock"],
+                                         steps: [.expect("password: "), .send(v.password + "\n")], environment: env)
+        #expect(unlocked.exit == 0 && unlocked.timed_out == false, "\(unlocked.text)")
+        #expect(unlocked.text.contains("unlocked for 15 min"), "\(unlocked.text)")
+        let listed = try PTYDriver.run(["--vault", v.dir, "list"], steps: [.expect("note.txt")], environment: env)
+        #expect(listed.exit == 0 && listed.failed_step == nil, "\(listed.text)")
+        #expect(!listed.text.contains("password"), "\(listed.text)")
+    }
+
     @Test func theAgentEndsWhenItsTimeIsUp() throws {
         defer { lockAll() }
         try unlock(["--for", "2s"])
