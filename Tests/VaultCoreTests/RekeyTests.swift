@@ -44,13 +44,13 @@ struct RekeyTests {
             let rekeyed = try t.unlock()
             try rekeyed.rekey(password: TempVault.password("correct horse"))
             let newHeader = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
-            let newManifest = try Data(contentsOf: URL(fileURLWithPath: t.root + "/manifest"))
             // The switch file as the rekey wrote it (version 3: a version-2 header of its own length).
             let pending = try RekeySwitch(replacing: VaultHeader(parsing: Array(oldHeader)), with: rekeyed.vault.header,
-                                          manifest: Array(newManifest), absorbed: [], masterKey: rekeyed.keys.master).bytes
+                                          manifest: rekeyed.manifest, manifestKey: rekeyed.keys.manifest,
+                                          absorbed: [], masterKey: rekeyed.keys.master)
             return (pending, newHeader)
         }()
-        try Data(pending).write(to: URL(fileURLWithPath: t.root + "/rekey.pending"))
+        try pending.write(to: t.root + "/rekey.pending")
         try oldHeader.write(to: URL(fileURLWithPath: t.root + "/vault.header"))
         try oldManifest.write(to: URL(fileURLWithPath: t.root + "/manifest"))
         for f in try FileManager.default.contentsOfDirectory(atPath: oldBlobDir) {
@@ -101,13 +101,15 @@ struct RekeyTests {
         let v = try t.unlock()
         try v.rekey(password: TempVault.password("correct horse"))
         let pending = try RekeySwitch(replacing: VaultHeader(parsing: oldHeader), with: v.vault.header,
-                                      manifest: read("manifest"), absorbed: [], masterKey: v.keys.master)
+                                      manifest: v.manifest, manifestKey: v.keys.manifest, absorbed: [], masterKey: v.keys.master)
+        let written = t.dir + "/switch-" + Hex.encode(SecureRandom.bytes(4))
+        try pending.write(to: written)
         try Data(oldHeader).write(to: URL(fileURLWithPath: t.root + "/vault.header"))
         try Data(oldManifest).write(to: URL(fileURLWithPath: t.root + "/manifest"))
         for f in try FileManager.default.contentsOfDirectory(atPath: saved) {
             try? FileManager.default.copyItem(atPath: saved + "/" + f, toPath: t.root + "/items/" + f)
         }
-        return pending.bytes
+        return Array(try Data(contentsOf: URL(fileURLWithPath: written)))
     }
 
     @Test func aVersion2SwitchIsFinishedAndABadMACIsRefused() throws {

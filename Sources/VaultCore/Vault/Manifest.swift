@@ -180,6 +180,18 @@ public struct Manifest: Sendable {
         byName[new] = indexes
     }
 
+    /// Gives the entry at `index` a new item id and file key (what a rekey
+    /// does to every entry). Names, versions and sizes stay, so the names'
+    /// index is untouched: a copy of this manifest made before shares it.
+    mutating func replaceKey(at index: Int, itemID: [UInt8], fileKey: FileKey) throws {
+        let id = ByteKey(itemID)
+        guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        byID[ByteKey(entries[index].itemID)] = nil
+        byID[id] = index
+        entries[index].itemID = itemID
+        entries[index].fileKey = fileKey
+    }
+
     private mutating func reindex() {
         byName = [:]
         for (i, e) in entries.enumerated() { byName[ByteKey(e.name), default: []].append(i) }
@@ -193,6 +205,18 @@ public struct Manifest: Sendable {
     /// for the published vector (every name once, each version 1).
     func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
                 formatVersion: UInt8 = Self.version) throws -> [UInt8] {
+        var out = [UInt8]()
+        try seal(appendingTo: &out, key: key, vaultID: vaultID, nonce: nonce, formatVersion: formatVersion)
+        return out
+    }
+
+    /// The size `sealed` returns (format version 3).
+    var sealedSize: Int { Self.prefixLength + plaintextSize + AEADAlgorithm.tagLength }
+
+    /// `sealed`, appended to `out` and sealed in place there: no second
+    /// copy of a manifest that may be tens of MiB.
+    func seal(appendingTo out: inout [UInt8], key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
+              formatVersion: UInt8 = Self.version) throws {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
@@ -209,8 +233,16 @@ public struct Manifest: Sendable {
         }
         defer { SecureZero.zero(&plain) }
         let prefix = Self.magic + [formatVersion, 0, 0, 0] + withUnsafeBytes(of: generation.bigEndian, Array.init) + nonce
-        let sealed = try AEAD(.aes256GCM, key: key).seal(nonce: nonce, aad: vaultID + prefix, plaintext: plain)
-        return prefix + sealed
+        out.reserveCapacity(out.count + prefix.count + plain.count + AEADAlgorithm.tagLength)
+        out += prefix
+        let start = out.count
+        out += repeatElement(0, count: plain.count + AEADAlgorithm.tagLength)
+        let aead = try AEAD(.aes256GCM, key: key)
+        try nonce.withUnsafeBytes { n in try (vaultID + prefix).withUnsafeBytes { a in try plain.withUnsafeBytes { p in
+            try out.withUnsafeMutableBytes { o in
+                try aead.seal(nonce: n, aad: a, plaintext: p, into: UnsafeMutableRawBufferPointer(rebasing: o[start...]))
+            }
+        } } }
     }
 
     /// Opens and parses a sealed manifest: exact shape, every entry valid,

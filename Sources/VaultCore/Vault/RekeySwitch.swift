@@ -34,27 +34,41 @@ struct RekeySwitch {
     static let macLength = HMACSHA256.length
 
     let header: VaultHeader
-    let manifest: [UInt8]
-    /// Drop-ins the rekey absorbed: their inbox files are removed on apply.
     let absorbed: [[UInt8]]
-    /// The bytes the MAC covers and the MAC (nil for version 1).
-    let authenticated: (bytes: [UInt8], mac: [UInt8])?
+    /// The file up to its MAC (what the MAC covers; for version 1, which has
+    /// none, the whole file). The new manifest is a range of it rather than
+    /// a copy: at 130,000 items a manifest is tens of MiB, and a rekey's
+    /// peak memory is when this is written.
+    private let body: [UInt8]
+    private let manifestRange: Range<Int>
+    private let mac: [UInt8]?
 
-    /// A new switch from `replacing` (the header in place) to `header`.
-    init(replacing current: VaultHeader, with header: VaultHeader, manifest: [UInt8], absorbed: [[UInt8]],
-         masterKey: MasterKey) throws {
-        var b = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes))
+    var manifest: ArraySlice<UInt8> { body[manifestRange] }
+
+    /// The switch to `header` and `manifest` (sealed here under
+    /// `manifestKey`, straight into the file's bytes).
+    init(replacing current: VaultHeader, with header: VaultHeader, manifest: Manifest, manifestKey: SecretBytes,
+         absorbed: [[UInt8]], masterKey: MasterKey) throws {
+        let head = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes))
             + withUnsafeBytes(of: UInt32(header.bytes.count).bigEndian, Array.init) + header.bytes
-        b += withUnsafeBytes(of: UInt32(absorbed.count).bigEndian, Array.init) + absorbed.flatMap { $0 } + manifest
+            + withUnsafeBytes(of: UInt32(absorbed.count).bigEndian, Array.init) + absorbed.flatMap { $0 }
+        var b = [UInt8]()
+        b.reserveCapacity(head.count + manifest.sealedSize)
+        b += head
+        try manifest.seal(appendingTo: &b, key: manifestKey, vaultID: header.vaultID)
         let mac = try HMACSHA256.authenticate(key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: b)
-        (self.header, self.manifest, self.absorbed, authenticated) = (header, manifest, absorbed, (b, mac))
+        self.init(header: header, absorbed: absorbed, body: b, manifestRange: head.count..<b.count, mac: mac)
     }
 
-    var bytes: [UInt8] { authenticated.map { $0.bytes + $0.mac } ?? [] }
+    /// Writes the file atomically (`VaultDirectory.atomicWrite`), the body
+    /// and the MAC as they are, without joining them into a third copy.
+    func write(to path: String) throws {
+        let temp = try TempFile(beside: path, mode: nil)
+        try body.withUnsafeBytes { try temp.file.write($0) }
+        if let mac { try mac.withUnsafeBytes { try temp.file.write($0) } }
+        try temp.commit(to: path)
+    }
 
-    /// Parses a switch and checks it belongs in front of `current` (the
-    /// vault.header in place); nil if it does not (a file from another vault
-    /// or another time, to be ignored).
     static func parse(_ b: [UInt8], current: VaultHeader) throws -> RekeySwitch? {
         guard b.count > 12, Array(b[0..<8]) == magic, b[9..<12].allSatisfy({ $0 == 0 }) else {
             throw VaultError.corruptedOrTampered
@@ -64,7 +78,7 @@ struct RekeySwitch {
             guard b.count > start else { throw VaultError.corruptedOrTampered }
             let header = try VaultHeader(parsing: Array(b[12..<start]))
             guard header.vaultID == current.vaultID else { return nil }
-            return RekeySwitch(header: header, manifest: Array(b[start...]), absorbed: [], authenticated: nil)
+            return RekeySwitch(header: header, absorbed: [], body: b, manifestRange: start..<b.count, mac: nil)
         }
         let headerStart: Int, headerLength: Int
         switch b[8] {
@@ -88,15 +102,14 @@ struct RekeySwitch {
         }
         guard header.vaultID == current.vaultID,
               Array(b[12..<44]) == (try SHA256.hash(current.bytes)) || header == current else { return nil }
-        return RekeySwitch(header: header, manifest: Array(b[manifestStart..<macStart]), absorbed: absorbed,
-                           authenticated: (Array(b[..<macStart]), Array(b[macStart...])))
+        return RekeySwitch(header: header, absorbed: absorbed, body: Array(b[..<macStart]),
+                           manifestRange: manifestStart..<macStart, mac: Array(b[macStart...]))
     }
 
-    private init(header: VaultHeader, manifest: [UInt8], absorbed: [[UInt8]], authenticated: ([UInt8], [UInt8])?) {
-        (self.header, self.manifest, self.absorbed, self.authenticated) = (header, manifest, absorbed, authenticated)
+    private init(header: VaultHeader, absorbed: [[UInt8]], body: [UInt8], manifestRange: Range<Int>, mac: [UInt8]?) {
+        (self.header, self.absorbed, self.body, self.manifestRange, self.mac) = (header, absorbed, body, manifestRange, mac)
     }
 
-    /// Reads `rekey.pending` if it exists and belongs in front of `current`.
     static func read(_ paths: VaultPaths, current: VaultHeader) throws -> RekeySwitch? {
         guard try Syscall.status(of: paths.rekeyPending) != nil else { return nil }
         let limit = 12 + 32 + 4 + VaultHeader.maxLength + 4 + Manifest.maxEntries * ItemHeader.itemIDLength
@@ -106,8 +119,8 @@ struct RekeySwitch {
 
     /// Checks the MAC with the new master key (a version 1 file has none).
     func verify(masterKey: MasterKey) throws {
-        guard let (bytes, mac) = authenticated else { return }
-        guard try HMACSHA256.verify(mac, key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: bytes) else {
+        guard let mac else { return }
+        guard try HMACSHA256.verify(mac, key: masterKey.rekeySwitchKey(vaultID: header.vaultID), data: body) else {
             throw VaultError.corruptedOrTampered
         }
     }

@@ -36,7 +36,7 @@ public final class UnlockedVault {
         self.keys = keys
         self.lock = lock
         try vault.pendingRekey?.verify(masterKey: keys.master)
-        let sealed = try vault.pendingRekey?.manifest ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
+        let sealed = try vault.pendingRekey.map { Array($0.manifest) } ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
         manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
         // Before anything acts on this manifest: not older than one seen here.
         try rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)

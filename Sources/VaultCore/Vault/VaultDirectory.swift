@@ -1,3 +1,4 @@
+import Foundation  // ContiguousBytes
 import VaultCrypto
 import System
 
@@ -33,7 +34,7 @@ package enum VaultDirectory {
     }
 
     /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync dir.
-    package static func atomicWrite(_ bytes: [UInt8], to path: String, mode: UInt16? = nil) throws {
+    package static func atomicWrite(_ bytes: some ContiguousBytes, to path: String, mode: UInt16? = nil) throws {
         let temp = try TempFile(beside: path, mode: mode)
         try bytes.withUnsafeBytes { try temp.file.write($0) }
         try temp.commit(to: path)
