@@ -53,6 +53,11 @@ enum Format {
         "\(n) " + (n == 1 ? singular : plural ?? singular + "s")
     }
 
+    /// "3 items", or with history "3 items, 5 versions".
+    static func items(_ items: Int, versions: Int) -> String {
+        count(items, "item") + (versions > items ? ", " + count(versions, "version") : "")
+    }
+
     /// `s` padded with spaces to `n` characters (never cut).
     static func pad(_ s: String, _ n: Int) -> String {
         let count = s.count

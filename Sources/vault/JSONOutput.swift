@@ -86,6 +86,7 @@ enum JSONOutput {
         struct Problem: Encodable { let item: String; let message: String; let version: UInt32? }
         let ok: Bool
         let itemsChecked: Int
+        let versionsChecked: Int
         let readData: Bool
         let bytesChecked: UInt64
         let problems: [Problem]
@@ -96,13 +97,15 @@ enum JSONOutput {
         let movedToQuarantine: [String]
         let removed: [String]
         enum CodingKeys: String, CodingKey {
-            case ok, itemsChecked = "items_checked", readData = "read_data", bytesChecked = "bytes_checked", problems
+            case ok, itemsChecked = "items_checked", versionsChecked = "versions_checked", readData = "read_data"
+            case bytesChecked = "bytes_checked", problems
             case leftovers, orphans, rejectedDropIns = "rejected_drop_ins", quarantined
             case movedToQuarantine = "moved_to_quarantine", removed
         }
 
         init(_ r: CheckReport, readData: Bool) {
-            (ok, itemsChecked, self.readData, bytesChecked) = (r.problems.isEmpty, r.itemsChecked, readData, r.bytesChecked)
+            (ok, itemsChecked, versionsChecked) = (r.problems.isEmpty, r.itemsChecked, r.versionsChecked)
+            (self.readData, bytesChecked) = (readData, r.bytesChecked)
             problems = r.problems.map { Problem(item: $0.item, message: $0.message, version: $0.version) }
             (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
             (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)

@@ -72,6 +72,18 @@ import Testing
         #expect(try String(contentsOfFile: out + "/todo.txt", encoding: .utf8) == "b")
     }
 
+    /// check counts items and their versions apart (it used to call every
+    /// version an item).
+    @Test func checkCountsItemsAndVersions() throws {
+        try addVersions("notes.txt", ["one", "two", "three"])
+        try addVersions("other.txt", ["only"])
+        let text = try v.run(["check", "--read-data"])
+        #expect(text.status == 0)
+        #expect(text.stderr.contains("no problems found (2 items, 4 versions"), "\(text.stderr)")
+        let json = try JSONObject.parse(try v.run(["check", "--json"]).stdout)
+        #expect(json["items_checked"] as? Int == 2 && json["versions_checked"] as? Int == 4)
+    }
+
     @Test func dateFormsNameTheirLastSecond() throws {
         try addVersions("d.txt", ["x"])
         let added = try versionsJSON("d.txt").first?["added"] as? String ?? ""

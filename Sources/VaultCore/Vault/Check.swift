@@ -27,7 +27,10 @@ public struct CheckReport: Sendable {
     /// What this check's repair moved to quarantine/.
     public var movedToQuarantine: [String] = []
     public var removed: [String] = []
+    /// Items (names) and versions checked: an item with history has
+    /// several versions, each its own blob.
     public var itemsChecked = 0
+    public var versionsChecked = 0
     public var bytesChecked: UInt64 = 0
 }
 
@@ -40,8 +43,9 @@ extension UnlockedVault {
                       progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
         var report = CheckReport()
         report.rejectedDropIns = try absorbInbox().rejected
+        report.itemsChecked = manifest.itemCount
         for entry in manifest.entries {
-            report.itemsChecked += 1
+            report.versionsChecked += 1
             let version = manifest.versions(named: entry.name).count > 1 ? entry.version : nil
             do {
                 // The same checks every reader makes (ItemRules): the blob's

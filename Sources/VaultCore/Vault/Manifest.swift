@@ -86,6 +86,8 @@ public struct Manifest: Sendable {
     public func versions(named name: String) -> [ManifestEntry] { (byName[ByteKey(name)] ?? []).map { entries[$0] } }
     public func entry(itemID: [UInt8]) -> ManifestEntry? { byID[ByteKey(itemID)].map { entries[$0] } }
     public func contains(name: String) -> Bool { byName[ByteKey(name)] != nil }
+    /// How many items (names) there are; `entries.count` counts their versions.
+    public var itemCount: Int { byName.count }
     /// Each item once: its current version and how many versions it has.
     public var items: [(current: ManifestEntry, versions: Int)] {
         byName.values.map { (entries[$0[$0.count - 1]], $0.count) }

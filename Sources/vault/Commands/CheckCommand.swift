@@ -81,7 +81,7 @@ struct CheckCommand: Command {
                 context.terminal.note("\(Format.count(report.quarantined.count, "file")) in quarantine/",
                                       hint: purge ? nil : "'vault check --repair --purge' deletes them")
             }
-            let items = Format.count(report.itemsChecked, "item")
+            let items = Format.items(report.itemsChecked, versions: report.versionsChecked)
             let what = readData ? "\(items), \(Format.size(report.bytesChecked)) read" : items
             context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
                                   : "\(Format.count(report.problems.count, "damaged item")) (\(what))")

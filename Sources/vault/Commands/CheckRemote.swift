@@ -49,7 +49,8 @@ extension CheckCommand {
         }
         progress?.finish()
         for p in problems { context.terminal.report(CLIError(message: "remote item '\(p.item)': \(p.message)", code: .corrupted)) }
-        let what = readData ? "\(opened.manifest.entries.count) items, \(Format.size(bytes)) read" : "\(opened.manifest.entries.count) items"
+        let items = Format.items(opened.manifest.itemCount, versions: opened.manifest.entries.count)
+        let what = readData ? "\(items), \(Format.size(bytes)) read" : items
         let generation = opened.manifest.generation
         context.terminal.note(problems.isEmpty ? "remote '\(name)' (generation \(generation)): no problems found (\(what))"
                                                : "remote '\(name)': \(Format.count(problems.count, "damaged or missing item")) (\(what))")

@@ -233,7 +233,7 @@ extension MoveCommand {
             let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                            failure: CLIError(message: "the received vault failed its check; it was not kept",
                                                              code: .corrupted))
-            terminal.note("opened and checked the received vault (\(items) items)")
+            terminal.note("opened and checked the received vault (\(items))")
         } catch {
             switch error {
             case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut:
@@ -253,7 +253,7 @@ extension MoveCommand {
         let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                        failure: CLIError(message: "the vault failed its check; nothing was sent",
                                                          hints: ["see 'vault check --read-data'"], code: .corrupted))
-        terminal.note("checked \(items) items")
+        terminal.note("checked \(items)")
         let sender = try MoveSender(vault: unlocked)
 
         let connection: TCPConnection
@@ -291,8 +291,8 @@ extension MoveCommand {
     }
 
     /// check --read-data with a progress line; each damaged item reported,
-    /// then `failure` thrown. Returns the number of items checked.
-    private static func checkEveryByte(_ vault: UnlockedVault, terminal: Terminal, failure: CLIError) throws -> Int {
+    /// then `failure` thrown. Returns what was checked ("3 items, 5 versions").
+    private static func checkEveryByte(_ vault: UnlockedVault, terminal: Terminal, failure: CLIError) throws -> String {
         let total = vault.manifest.totalSize
         let progress = ProgressLine.start(terminal, "checking", total: total)
         defer { progress?.finish() }
@@ -300,7 +300,7 @@ extension MoveCommand {
         progress?.finish()
         for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
         guard report.problems.isEmpty else { throw failure }
-        return report.itemsChecked
+        return Format.items(report.itemsChecked, versions: report.versionsChecked)
     }
 
     /// The move code, from FILE or the terminal; never from the command line.
