@@ -1,4 +1,5 @@
 import Foundation  // JSONEncoder
+import VaultAgent
 import VaultCore
 
 /// The `--json` outputs: one Codable type per schema, which README.md
@@ -47,6 +48,8 @@ enum JSONOutput {
         let publicKeyFingerprint: String
         let kem: String
         let slots: [Slot]
+        /// Seconds until this vault's unlock agent ends; nil (null) when none runs.
+        let unlockedSecondsLeft: UInt32?
         struct Slot: Encodable {
             let name: String
             let kind: String
@@ -57,6 +60,23 @@ enum JSONOutput {
             case path, formatVersion = "format_version", vaultID = "vault_id", kdf
             case waitingDropIns = "waiting_drop_ins", publicKeyFingerprint = "public_key_fingerprint", kem, slots
             case leftoverFiles = "leftover_files", leftoverBytes = "leftover_bytes", shared
+            case unlockedSecondsLeft = "unlocked_seconds_left"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(path, forKey: .path)
+            try c.encode(formatVersion, forKey: .formatVersion)
+            try c.encode(vaultID, forKey: .vaultID)
+            try c.encode(kdf, forKey: .kdf)
+            try c.encode(waitingDropIns, forKey: .waitingDropIns)
+            try c.encode(publicKeyFingerprint, forKey: .publicKeyFingerprint)
+            try c.encode(kem, forKey: .kem)
+            try c.encode(slots, forKey: .slots)
+            try c.encode(shared, forKey: .shared)
+            try c.encode(leftoverFiles, forKey: .leftoverFiles)
+            try c.encode(leftoverBytes, forKey: .leftoverBytes)
+            try c.encode(unlockedSecondsLeft, forKey: .unlockedSecondsLeft)  // null, not absent, when locked
         }
 
         static func slots(of h: VaultHeader) -> [Slot] {
@@ -67,8 +87,9 @@ enum JSONOutput {
             }
         }
 
-        init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64)) {
+        init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64), agent: AgentStatus?) {
             (leftoverFiles, leftoverBytes) = leftovers
+            unlockedSecondsLeft = agent?.secondsLeft
             shared = vault.isShared
             let h = vault.header
             (path, formatVersion, vaultID) = (vault.paths.root, Int(h.version), Hex.encode(h.vaultID))

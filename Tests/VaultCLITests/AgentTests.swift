@@ -68,11 +68,18 @@ import Glibc
         #expect(edited.status == 0, "\(edited.stderr)")
         #expect(try bare(["get", "note.txt"]).stdoutText == "kept safe\nmore\n")
 
+        let info = try bare(["info"])
+        #expect(info.stdoutText.contains("unlocked: yes, locks in "), "\(info.stdoutText)")
+        let infoJSON = try JSONObject.parse(try bare(["info", "--json"]).stdout)
+        #expect((infoJSON["unlocked_seconds_left"] as? Int).map { (500...600).contains($0) } == true)
+
         let locked = try bare(["lock"])
         #expect(locked.status == 0 && locked.stderr.contains("locked"), "\(locked.stderr)")
         #expect(try bare(["list"]).status == 2)
         #expect(try bare(["unlock", "--status"]).status == 1)
         #expect(try bare(["lock"]).stderr.contains("was not unlocked"))
+        #expect(try bare(["info"]).stdoutText.contains("unlocked: no"))
+        #expect(try JSONObject.parse(try bare(["info", "--json"]).stdout)["unlocked_seconds_left"] is NSNull)
         // Nothing of the agent is left: no socket, no process.
         #expect(try FileManager.default.contentsOfDirectory(atPath: agentDirectory).filter { $0.hasSuffix(".sock") }.isEmpty)
     }

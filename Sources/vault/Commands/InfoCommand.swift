@@ -1,3 +1,4 @@
+import VaultAgent
 import VaultCore
 import VaultCrypto
 
@@ -36,8 +37,11 @@ struct InfoCommand: Command {
         let vault = try Vault(at: context.vaultDirectory)
         let waiting = try vault.waitingDropIns()
         let leftovers = try vault.leftoverSize()
+        // Whether an unlock agent runs is worth a line, never an error here.
+        let agent = try? AgentClient.status(vaultID: vault.header.vaultID, environment: context.environment)
         if json {
-            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers)))
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers,
+                                                                             agent: agent ?? nil)))
         } else {
             let h = vault.header
             var lines = ["path: \(vault.paths.root)",
@@ -54,7 +58,8 @@ struct InfoCommand: Command {
                       "items waiting to be absorbed: \(waiting)",
                       "leftovers of interrupted commands: \(leftovers.count)"
                         + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),
-                      "public key fingerprint: \(h.fingerprint)"]
+                      "public key fingerprint: \(h.fingerprint)",
+                      "unlocked: " + ((agent ?? nil).map { "yes, " + UnlockCommand.describe($0) } ?? "no")]
             for line in lines {
                 try context.terminal.printLine(Terminal.printable(line))
             }
