@@ -86,7 +86,8 @@ import VaultCrypto
         #expect(decoded["addresses"] as? [String] == ["127.0.0.1"])
         #expect((decoded["port"] as? NSNumber)?.intValue == Int(code.port))
         #expect(decoded["token"] as? String == code.token.map { String(format: "%02x", $0) }.joined())
-        #expect(decoded["public_key"] as? String == code.publicKey.bytes.map { String(format: "%02x", $0) }.joined())
+        #expect((decoded["version"] as? NSNumber)?.intValue == 2 && code.handshake == .hybrid)
+        #expect(decoded["receiver_key_hash"] as? String == code.receiverKey.bytes.map { String(format: "%02x", $0) }.joined())
 
         let s = try python(["send", v.dir, codeFile], v)
         #expect(s.status == 0, "vault_move.py send: \(s.stderr)")
@@ -156,7 +157,7 @@ import VaultCrypto
         let text = encoded.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         let altered = try MoveCode(text: text)
         #expect(altered.token == token)
-        #expect(altered.port == code.port && altered.publicKey.bytes == code.publicKey.bytes)
+        #expect(altered.port == code.port && altered.receiverKey == code.receiverKey)
         let badFile = try v.sandbox.file("bad-code", text + "\n")
 
         let s = try python(["send", v.dir, badFile], v)

@@ -146,14 +146,16 @@ extension MoveCommand {
         let cleanup = Interrupts.register { receiver.discard() }
         defer { Interrupts.unregister(cleanup) }
 
-        let ownKey = try X25519PrivateKey()
+        // A fresh X-Wing key pair per receive (its seed in guarded memory):
+        // the hybrid handshake, version 2 codes.
+        let ownKey = try XWing.PrivateKey()
         let token = SecureRandom.bytes(MoveCode.tokenLength)
         var listener: TCPListener? = try TCPListener(address: listen?.address, port: listen?.port ?? 0)
         let port = listener!.port
         var addresses = listen?.address.map { [$0] } ?? TCPListener.localAddresses()
         if addresses.isEmpty { addresses = [MoveAddress("127.0.0.1")!, MoveAddress("::1")!] }
         let code = try MoveCode(addresses: Array(addresses.prefix(MoveCode.maxAddresses)), port: port,
-                                publicKey: ownKey.publicKey, token: token)
+                                receiverKey: ownKey.publicKey, token: token)
         if let file = codeFile { try UserFiles.writeNew(Array((code.text + "\n").utf8), to: file) }
         try terminal.printLine("move code: \(code.text)")
         if terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
@@ -247,6 +249,10 @@ extension MoveCommand {
     private func send(_ context: Context, password: PasswordSource) throws -> ExitCode {
         let terminal = context.terminal
         let code = try Self.readCode(codeFile, terminal: terminal)
+        if code.handshake == .classic {
+            // A version-1 code comes from an older `vault move receive`; it still works.
+            terminal.warning("the receiver runs an older vault: this move uses the classic X25519-only handshake, not the hybrid (post-quantum) one")
+        }
         let vault = try Vault(at: context.vaultDirectory)
         let secret = try password.read()
         let unlocked = try vault.unlock(password: Password(secret: secret), forWriting: true, rollbackGuard: context.rollbackGuard)
