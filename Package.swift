@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore"]),
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
-        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

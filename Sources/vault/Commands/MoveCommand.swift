@@ -23,8 +23,9 @@ struct MoveCommand: Command {
         erases it here.
 
         On the new machine, 'receive' listens and shows a move code (text and
-        a QR code). The code holds the addresses to reach it, a one-time key
-        and token: treat it as a secret. On the old machine, 'send' asks for
+        a QR code). The code holds the addresses to reach it, the hash of a
+        one-time key (hybrid: X-Wing, ML-KEM-768 + X25519) and a token:
+        treat it as a secret. On the old machine, 'send' asks for
         the code (or reads --code-file), the vault password, checks every
         byte of the vault, and connects. Both ends show the same 6-digit
         security code; on a terminal the sender asks whether the receiver
