@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent",
                                                        "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
-        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
 
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),

@@ -40,6 +40,7 @@ let targets = [
     ("fuzz-archive", "FuzzArchive"),
     ("fuzz-move-frame", "FuzzMoveFrame"),
     ("fuzz-move-code", "FuzzMoveCode"),
+    ("fuzz-move-handshake", "FuzzMoveHandshake"),
     ("fuzz-xz", "FuzzXZ"),
     ("fuzz-item-sealed", "FuzzItemSealed"),
     ("fuzz-absorb", "FuzzAbsorb"),

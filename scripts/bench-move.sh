@@ -3,16 +3,21 @@
 # `vault move send` -> `vault move receive` of a 1 GiB vault over 127.0.0.1,
 # against socat piping the vault's item blob (all but a few hundred bytes of it) into a file + sync.
 # Target: move throughput >= 0.7x socat + sync, the receiver's unlock-and-check
-# excluded (and reported on its own). Each figure is the best of 3.
+# excluded (and reported on its own). Each figure is the best of 3. The move
+# runs the hybrid (X-Wing) handshake `move receive` makes; the handshake's own
+# cost is measured apart (vault-bench move-handshake: hybrid against the
+# classic X25519-only one, in the same run).
 #
 #   scripts/bench-move.sh WORK_DIR
 #   BENCH_SIZE_MIB=1024   size of the vault's one item (as bench.sh)
 #   VAULT=...             the vault binary (default .build/release/vault)
+#   VAULT_BENCH=...       vault-bench (default .build/release/vault-bench)
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 work=$1/move
 VAULT=${VAULT:-$PWD/.build/release/vault}
+VAULT_BENCH=${VAULT_BENCH:-$PWD/.build/release/vault-bench}
 SIZE_MIB=${BENCH_SIZE_MIB:-1024}
 export VAULT_ALLOW_WEAK_KDF=1
 command -v socat >/dev/null || { echo; echo "socat not installed (make deps installs it): skipping the move bench"; exit 0; }
@@ -145,3 +150,7 @@ printf '  whole move send --keep: %.3f s = %sx socat, of which before connecting
     "$wall" "$(tput "$wall")" "$pre" "$check_t"
 printf '  receiver unlock-and-check (not in the figures above): %.3f s; sender connected -> receipt with it: %.3f s\n' "$vcheck" "$vsxfer"
 printf '  CPU user+sys: sender %.2f s (its check included), receiver %.2f s (--no-verify)\n' "$scpu" "$rcpu"
+# The handshake alone: N of each version, alternating, both ends in one process.
+read -r _ _ hs_classic _ hs_hybrid _ hs_keygen _ hs_n <<< "$("$VAULT_BENCH" move-handshake 200)"
+printf '  handshake, connect -> both sides confirmed (median of %d): hybrid %.2f ms, classic X25519-only %.2f ms (+%.2f ms); the receiver'"'"'s X-Wing key pair (before the code is shown) %.2f ms\n' \
+    "$hs_n" "$hs_hybrid" "$hs_classic" "$(echo "$hs_hybrid - $hs_classic" | bc -l)" "$hs_keygen"

@@ -8,10 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-item header manifest envelope archive move-frame move-code xz item-sealed absorb kit manifest-entries mlkem hpke-xwing}
+targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz item-sealed absorb kit manifest-entries mlkem hpke-xwing}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer fights ASan's reports
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing}
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -78,6 +78,18 @@ seeds = {
 }
 for name, data in seeds.items():
     open(out + "/move-frame/" + name, "wb").write(data)
+# The hybrid handshake vector's key messages (mode byte, see
+# Fuzz/FuzzMoveHandshake), and its version-2 code.
+hybrid = doc[doc.index("### Test vector: hybrid handshake"):]
+def hblock(title):
+    m = re.search(re.escape(title) + r"[^\n]*\n\n((?:       [0-9a-fA-Z2-7-]+\n)+)", hybrid)
+    return "".join(m.group(1).split())
+rkey, skey = bytes.fromhex(hblock("`receiver key message`")), bytes.fromhex(hblock("`sender key message`"))
+for name, data in {"receiver-key": b"\0" + rkey, "sender-key": b"\1" + skey, "receiver-key-xor": b"\2" + bytes(8),
+                   "sender-key-xor": b"\3" + bytes(1088) + b"\1", "sender-key-cut": b"\7" + bytes(1100)}.items():
+    open(out + "/move-handshake/" + name, "wb").write(data)
+open(out + "/move-code/vector-v2", "wb").write(bytes.fromhex(hblock("`move code`")))
+open(out + "/move-code/vector-v2-text", "w").write(hblock("`move code text`"))
 PY
 # A small folder as pax, the format folder items hold.
 seed=$(mktemp -d); mkdir -p "$seed/d/sub"; echo hi > "$seed/d/a.txt"; ln -s a.txt "$seed/d/link"; echo x > "$seed/d/sub/b"

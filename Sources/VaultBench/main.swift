@@ -109,7 +109,9 @@ case "pq":             // SECONDS: ML-KEM-768 and X-Wing operations per second (
         ("xwing-decaps", { _ = try XWing.decapsulate(xct, with: xsk) }),
     ]
     for (name, body) in results { print(String(format: "%@ %.0f", name, try opsPerSecond(body))) }
+case "move-handshake": // N: move handshakes of each version over 127.0.0.1 (scripts/bench-move.sh)
+    try benchMoveHandshake(Int(args.dropFirst().first ?? "") ?? 200)
 default:
-    FileHandle.standardError.write("usage: vault-bench item-encrypt IN OUT | item-decrypt IN OUT | stream-rss GIB | argon2 MIB PASSES | pq SECONDS\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: vault-bench item-encrypt IN OUT | item-decrypt IN OUT | stream-rss GIB | argon2 MIB PASSES | pq SECONDS | move-handshake N\n".data(using: .utf8)!)
     exit(2)
 }

@@ -4,14 +4,24 @@ import VaultCrypto
 import System
 
 // The handshake and the sealed message stream of a move (docs/FORMAT.md,
-// "Device move: handshake"), over one TCP connection:
+// "Device move: handshake"), over one TCP connection. Version 2 (hybrid,
+// what `vault move receive` makes):
 //
-//   sender -> receiver:  sender's ephemeral public key (32, in the clear)
+//   receiver -> sender:  receiver key = 0x21 || X-Wing public key (1216)  (MoveKeyExchange)
+//   sender -> receiver:  sender key   = 0x22 || X-Wing ciphertext (1120)
+//   sender -> receiver:  frame 0 = sender's key confirmation
+//   receiver -> sender:  frame 0 = receiver's key confirmation
+//
+// Version 1 (classic, older receivers):
+//
+//   sender -> receiver:  sender's ephemeral X25519 public key (32, in the clear)
 //   sender -> receiver:  frame 0 = sender's key confirmation
 //   receiver -> sender:  frame 0 = receiver's key confirmation
 //
 // Each side checks the peer's confirmation before it sends anything else.
-// After that, every frame's plaintext is one `MoveMessage`.
+// After that, every frame's plaintext is one `MoveMessage`. Each side reads
+// the handshake under a receive timeout (30 s), so a peer that sends a
+// message cut short and stays silent costs at most that.
 
 public final class MoveChannel {
     public let connection: TCPConnection
@@ -21,6 +31,9 @@ public final class MoveChannel {
     private var body = [UInt8](repeating: 0, count: MoveFrame.maxSealedLength)
     private var outgoing = [UInt8](repeating: 0, count: MoveMessage.maxData + 1)
 
+    /// Seconds each side waits for the peer's part of the handshake.
+    public static let handshakeTimeout = 30
+
     private init(connection: TCPConnection, session: MoveSession) throws {
         self.connection = connection
         self.session = session
@@ -28,37 +41,82 @@ public final class MoveChannel {
         opener = try session.makeOpener()
     }
 
-    /// The sender's side: we know the receiver's key and the token from the
-    /// code. A receiver that does not answer with its confirmation (it
-    /// closed, or its frame fails) means the code did not match:
-    /// `MoveError.codeMismatch`.
-    public static func connect(_ connection: TCPConnection, code: MoveCode) throws -> MoveChannel {
-        let own = try X25519PrivateKey()
-        let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
-        let channel = try MoveChannel(connection: connection, session: session)
-        try own.publicKey.bytes.withUnsafeBytes { try connection.send($0, more: true) }
-        try channel.sendRaw(session.ownConfirmation())
+    /// The sender's side: the code says which handshake the receiver runs
+    /// and holds its key (or, version 2, the hash of its key) and the
+    /// token. A receiver whose key message does not match the code is
+    /// `MoveError.receiverKeyMismatch`; one that does not answer with its
+    /// confirmation (it closed, or its frame fails) means the code did not
+    /// match: `MoveError.codeMismatch`.
+    public static func connect(_ connection: TCPConnection, code: MoveCode,
+                               timeout: Int = handshakeTimeout) throws -> MoveChannel {
+        connection.setReceiveTimeout(timeout)
+        let channel: MoveChannel
+        switch code.receiverKey {
+        case .x25519(let receiverKey):
+            let own = try X25519PrivateKey()
+            let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: receiverKey, token: code.token)
+            channel = try MoveChannel(connection: connection, session: session)
+            try channel.sendClear(own.publicKey.bytes)
+        case .xwingHash(let hash):
+            var message = [UInt8](repeating: 0, count: MoveKeyExchange.receiverKeyLength)
+            let got = try message.withUnsafeMutableBytes { try connection.receive(into: $0) }
+            guard got == message.count else { throw MoveError.receiverKeyMismatch }
+            let receiverKey = try MoveKeyExchange.parseReceiverKey(message, expectedHash: hash)
+            let (session, ciphertext) = try MoveSession.hybridSender(receiverKey: receiverKey, token: code.token)
+            channel = try MoveChannel(connection: connection, session: session)
+            try channel.sendClear(MoveKeyExchange.senderKey(ciphertext))
+        }
+        try channel.sendRaw(channel.session.ownConfirmation())
         do {
             let (mac, final) = try channel.receiveRaw()
             guard !final else { throw VaultError.corruptedOrTampered }
-            try session.verifyPeerConfirmation(mac)
+            try channel.session.verifyPeerConfirmation(mac)
         } catch VaultError.corruptedOrTampered, MoveError.connectionLost {
             throw MoveError.codeMismatch
         }
+        connection.setReceiveTimeout(0)
         return channel
     }
 
-    /// The receiver's side: reads the sender's key and confirmation within
-    /// `timeout` seconds, then answers with ours. A wrong token or another
-    /// key throws `corruptedOrTampered` before we have sent anything.
+    /// The receiver's side of version 1: reads the sender's key and
+    /// confirmation within `timeout` seconds, then answers with ours. A
+    /// wrong token or another key throws `corruptedOrTampered` before we
+    /// have sent anything.
     public static func accept(_ connection: TCPConnection, ownKey: X25519PrivateKey, token: [UInt8],
-                              timeout: Int = 30) throws -> MoveChannel {
+                              timeout: Int = handshakeTimeout) throws -> MoveChannel {
         connection.setReceiveTimeout(timeout)
         var peer = [UInt8](repeating: 0, count: 32)
         guard try peer.withUnsafeMutableBytes({ try connection.receive(into: $0) }) == 32 else {
             throw VaultError.corruptedOrTampered
         }
         let session = try MoveSession(role: .receiver, ownKey: ownKey, peerPublicKey: X25519PublicKey(bytes: peer), token: token)
+        return try finishAccept(connection, session: session)
+    }
+
+    /// The receiver's side of version 2: sends our X-Wing public key, then
+    /// reads the sender's ciphertext and confirmation within `timeout`
+    /// seconds, then answers with ours. A message cut short, a wrong token,
+    /// or a ciphertext that is not the one the sender made (a flipped bit)
+    /// throws `corruptedOrTampered` before we have sent our confirmation.
+    public static func accept(_ connection: TCPConnection, ownKey: XWing.PrivateKey, token: [UInt8],
+                              timeout: Int = handshakeTimeout) throws -> MoveChannel {
+        connection.setReceiveTimeout(timeout)
+        do {
+            try MoveKeyExchange.receiverKey(ownKey.publicKey).withUnsafeBytes { try connection.send($0) }
+        } catch let error as SystemError where [.connectionReset, .brokenPipe, .timedOut].contains(error.errno) {
+            throw VaultError.corruptedOrTampered  // gone before the handshake: a failed attempt
+        }
+        var message = [UInt8](repeating: 0, count: MoveKeyExchange.senderKeyLength)
+        guard try message.withUnsafeMutableBytes({ try connection.receive(into: $0) }) == message.count else {
+            throw VaultError.corruptedOrTampered
+        }
+        let ciphertext = try MoveKeyExchange.parseSenderKey(message)
+        let session = try MoveSession(receiverKey: ownKey, ciphertext: ciphertext, token: token)
+        return try finishAccept(connection, session: session)
+    }
+
+    /// Both versions, receiver: the sender's confirmation, then ours.
+    private static func finishAccept(_ connection: TCPConnection, session: MoveSession) throws -> MoveChannel {
         let channel = try MoveChannel(connection: connection, session: session)
         do {
             let (mac, final) = try channel.receiveRaw()
@@ -70,6 +128,15 @@ public final class MoveChannel {
         try channel.sendRaw(session.ownConfirmation())
         connection.setReceiveTimeout(0)
         return channel
+    }
+
+    /// Handshake bytes before the first frame (which follows at once).
+    private func sendClear(_ bytes: [UInt8]) throws {
+        do {
+            try bytes.withUnsafeBytes { try connection.send($0, more: true) }
+        } catch let error as SystemError where [.connectionReset, .brokenPipe, .timedOut].contains(error.errno) {
+            throw MoveError.connectionLost
+        }
     }
 
     public var sas: String { session.sas }

@@ -7,11 +7,21 @@ import System
 // Move code (docs/FORMAT.md, "Device move"): what `vault move receive` shows
 // so the sender can reach it and authenticate it.
 //
-//   code      = version (1: 0x01) || n (1: 1...8) || address 1 || ... || address n
-//               || port (u16be, not 0) || receiver public key (32) || token (16)
+//   code      = version (1) || n (1: 1...8) || address 1 || ... || address n
+//               || port (u16be, not 0) || receiver key (32) || token (16)
 //               || checksum (4)
+//   version 1 (classic): receiver key = the receiver's ephemeral X25519 public key
+//   version 2 (hybrid):  receiver key = SHA3-256("vault v2 move receiver key"
+//                                        || the receiver's ephemeral X-Wing public key (1216))
 //   address   = 0x04 || IPv4 (4)  |  0x06 || IPv6 (16)
 //   checksum  = SHA-256("vault v1 move code checksum" || every byte before it)[0..<4]
+//
+// Version 2 carries a hash because an X-Wing public key (1216 bytes) would
+// make the code untypable; the receiver sends the key itself first on the
+// connection and the sender checks it against this hash (MoveHandshake). The
+// two versions have the same length, so the code is as typable as before.
+// The version is part of what the user typed and of the checksum, so no one
+// on the network can turn a version-2 code into version 1.
 //
 // Text form: the code in base32 (RFC 4648 alphabet, no padding), in groups of
 // four characters joined by "-", e.g. `AEAQ-CAYH-...-XK2Q`. The checksum is the
@@ -22,20 +32,60 @@ import System
 /// One address at which the receiver listens.
 public typealias MoveAddress = IPAddress
 
+/// Which key agreement a move code's receiver runs (docs/FORMAT.md, "Key schedule").
+public enum MoveHandshake: UInt8, Sendable {
+    /// Version 1: ephemeral X25519 on both sides (older receivers).
+    case classic = 1
+    /// Version 2: the receiver's ephemeral X-Wing (ML-KEM-768 + X25519) key.
+    case hybrid = 2
+}
+
+/// The code's 32-byte receiver key field.
+public enum MoveReceiverKey: Equatable, Sendable {
+    /// Version 1: the receiver's X25519 public key itself.
+    case x25519(X25519PublicKey)
+    /// Version 2: SHA3-256 of the label and the receiver's X-Wing public key.
+    case xwingHash([UInt8])
+
+    public var bytes: [UInt8] {
+        switch self {
+        case .x25519(let k): return k.bytes
+        case .xwingHash(let h): return h
+        }
+    }
+}
+
 public struct MoveCode: Equatable, Sendable {
-    public static let version: UInt8 = 1
     public static let maxAddresses = 8
+    public static let keyFieldLength = 32
     public static let tokenLength = 16
     public static let checksumLength = 4
     static let checksumLabel = Array("vault v1 move code checksum".utf8)
+    static let receiverKeyLabel = Array("vault v2 move receiver key".utf8)
     static let groupLength = 4
 
     public let addresses: [MoveAddress]
     public let port: UInt16
-    public let publicKey: X25519PublicKey
+    public let receiverKey: MoveReceiverKey
     public let token: [UInt8]
 
+    public var handshake: MoveHandshake {
+        if case .x25519 = receiverKey { return .classic }
+        return .hybrid
+    }
+    public var version: UInt8 { handshake.rawValue }
+
+    /// A version-2 code for a receiver holding the X-Wing key pair of `receiverKey`.
+    public init(addresses: [MoveAddress], port: UInt16, receiverKey: XWing.PublicKey, token: [UInt8]) throws {
+        try self.init(addresses: addresses, port: port, key: .xwingHash(Self.receiverKeyHash(receiverKey)), token: token)
+    }
+
+    /// A version-1 code (the classic handshake of older receivers).
     public init(addresses: [MoveAddress], port: UInt16, publicKey: X25519PublicKey, token: [UInt8]) throws {
+        try self.init(addresses: addresses, port: port, key: .x25519(publicKey), token: token)
+    }
+
+    public init(addresses: [MoveAddress], port: UInt16, key: MoveReceiverKey, token: [UInt8]) throws {
         guard (1...Self.maxAddresses).contains(addresses.count) else {
             throw VaultError.invalidArgument("a move code holds 1 to \(Self.maxAddresses) addresses")
         }
@@ -48,23 +98,30 @@ public struct MoveCode: Equatable, Sendable {
         }
         guard port != 0 else { throw VaultError.invalidArgument("move code port 0") }
         guard token.count == Self.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+        guard key.bytes.count == Self.keyFieldLength else { throw VaultError.invalidArgument("move code key must be 32 bytes") }
         self.addresses = addresses
         self.port = port
-        self.publicKey = publicKey
+        self.receiverKey = key
         self.token = token
+    }
+
+    /// SHA3-256("vault v2 move receiver key" || pk): what a version-2 code
+    /// holds of the receiver's X-Wing public key.
+    public static func receiverKeyHash(_ pk: XWing.PublicKey) throws -> [UInt8] {
+        try SHA3_256.hash(receiverKeyLabel, pk.bytes)
     }
 
     // MARK: binary
 
     public var bytes: [UInt8] {
-        var out: [UInt8] = [Self.version, UInt8(addresses.count)]
+        var out: [UInt8] = [version, UInt8(addresses.count)]
         for a in addresses {
             switch a {
             case .ipv4(let b): out += [4] + b
             case .ipv6(let b): out += [6] + b
             }
         }
-        out += [UInt8(port >> 8), UInt8(port & 0xff)] + publicKey.bytes + token
+        out += [UInt8(port >> 8), UInt8(port & 0xff)] + receiverKey.bytes + token
         return out + Self.checksum(out)
     }
 
@@ -72,14 +129,15 @@ public struct MoveCode: Equatable, Sendable {
         Array(((try? SHA256.hash(checksumLabel + body)) ?? [UInt8](repeating: 0, count: 32)).prefix(checksumLength))
     }
 
-    /// Parses the exact binary shape; anything else is `corruptedOrTampered`.
+    /// Parses the exact binary shape of version 1 or 2; anything else is
+    /// `corruptedOrTampered`.
     public init(bytes b: [UInt8]) throws {
         let bad = VaultError.corruptedOrTampered
         // Smallest: 2 + 5 + 2 + 32 + 16 + 4; largest: 2 + 8*17 + 2 + 32 + 16 + 4.
         guard b.count >= 61, b.count <= 2 + Self.maxAddresses * 17 + 54 else { throw bad }
         let body = Array(b[..<(b.count - Self.checksumLength)])
         guard constantTimeEqual(Self.checksum(body), Array(b[(b.count - Self.checksumLength)...])) else { throw bad }
-        guard body[0] == Self.version else { throw bad }
+        guard let handshake = MoveHandshake(rawValue: body[0]) else { throw bad }
         let n = Int(body[1])
         guard (1...Self.maxAddresses).contains(n) else { throw bad }
         var i = 2
@@ -93,11 +151,12 @@ public struct MoveCode: Equatable, Sendable {
             addresses.append(len == 4 ? .ipv4(a) : .ipv6(a))
             i += 1 + len
         }
-        guard body.count - i == 2 + 32 + Self.tokenLength else { throw bad }
+        guard body.count - i == 2 + Self.keyFieldLength + Self.tokenLength else { throw bad }
         let port = UInt16(body[i]) << 8 | UInt16(body[i + 1])
         guard port != 0 else { throw bad }
-        let key = try X25519PublicKey(bytes: Array(body[(i + 2)..<(i + 34)]))
-        try self.init(addresses: addresses, port: port, publicKey: key, token: Array(body[(i + 34)...]))
+        let field = Array(body[(i + 2)..<(i + 34)])
+        let key: MoveReceiverKey = handshake == .classic ? .x25519(try X25519PublicKey(bytes: field)) : .xwingHash(field)
+        try self.init(addresses: addresses, port: port, key: key, token: Array(body[(i + 34)...]))
     }
 
     // MARK: text

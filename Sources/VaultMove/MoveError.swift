@@ -4,6 +4,10 @@ public enum MoveError: Error, Equatable, Sendable {
     /// The receiver did not answer with the keys of its code: a wrong
     /// code, or someone in between.
     case codeMismatch
+    /// Hybrid handshake: the receiver's first message is not an X-Wing
+    /// public key whose hash is the one in the code (cut short, altered,
+    /// or another key: corrupted or tampered).
+    case receiverKeyMismatch
     /// The connection ended before the move was confirmed.
     case connectionLost
     /// The receiver refused what it was sent.

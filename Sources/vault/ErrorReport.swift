@@ -127,6 +127,9 @@ enum ErrorReport {
         case .codeMismatch:
             return CLIError(message: "the receiver does not hold the keys of this move code: a typo, an old code, or someone in between",
                             hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+        case .receiverKeyMismatch:
+            return CLIError(message: "the receiver's key is corrupted or tampered with: it does not match the move code",
+                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
         case .connectionLost:
             return CLIError(message: "the connection ended before the move was confirmed",
                             hints: ["the old vault was not erased; run the move again"])

@@ -250,17 +250,22 @@ struct MoveCommandTests {
         let target = v.path + "/new"
         let (receiver, code, _) = try Self.receiver(v, into: target)
         defer { receiver.killGroup() }
-        // A code with another token, then one with another public key (a
-        // man in the middle handing out his own key): both refused.
-        let wrongToken = try MoveCode(addresses: code.addresses, port: code.port, publicKey: code.publicKey,
+        // A code with another token, then one with the hash of another
+        // public key (a man in the middle handing out his own key): both
+        // refused, the second by the sender before it sends anything.
+        let wrongToken = try MoveCode(addresses: code.addresses, port: code.port, key: code.receiverKey,
                                       token: SecureRandom.bytes(16))
         let otherKey = try MoveCode(addresses: code.addresses, port: code.port,
-                                    publicKey: try X25519PrivateKey().publicKey, token: code.token)
+                                    receiverKey: try XWing.PrivateKey().publicKey, token: code.token)
+        let refusals = ["does not hold the keys of this move code",
+                        "the receiver's key is corrupted or tampered with: it does not match the move code",
+                        "does not hold the keys of this move code"]
         for (i, bad) in [wrongToken, otherKey, wrongToken].enumerated() {
             let file = try v.sandbox.file("bad\(i)", bad.text)
             let s = try Self.send(v, codeFile: file)
             #expect(s.status == 14, "\(s.stderr)")
-            #expect(s.stderr.contains("does not hold the keys of this move code"))
+            #expect(s.stderr.contains(refusals[i]), "\(s.stderr)")
+            #expect(!s.stderr.contains("security code"), "\(s.stderr)")
         }
         #expect(receiver.wait(timeout: 10) == 14, "receiver: \(receiver.stderr)")
         #expect(receiver.stderr.contains("3 connections did not hold the move code"))
@@ -285,10 +290,13 @@ struct MoveCommandTests {
     /// returns the socket and the sealer for our frames.
     static func rawSender(_ code: MoveCode) throws -> (TCPConnection, FrameSealer) {
         let connection = try TCPConnection.connect(to: code.addresses, port: code.port)
-        let own = try X25519PrivateKey()
-        let session = try MoveSession(role: .sender, ownKey: own, peerPublicKey: code.publicKey, token: code.token)
+        guard case .xwingHash(let hash) = code.receiverKey else { throw Failure("not a version-2 code") }
+        var keyMessage = [UInt8](repeating: 0, count: MoveKeyExchange.receiverKeyLength)
+        #expect(try keyMessage.withUnsafeMutableBytes { try connection.receive(into: $0) } == keyMessage.count)
+        let receiverKey = try MoveKeyExchange.parseReceiverKey(keyMessage, expectedHash: hash)
+        let (session, ciphertext) = try MoveSession.hybridSender(receiverKey: receiverKey, token: code.token)
         let sealer = try session.makeSealer()
-        try own.publicKey.bytes.withUnsafeBytes { try connection.send($0) }
+        try MoveKeyExchange.senderKey(ciphertext).withUnsafeBytes { try connection.send($0) }
         try sealer.seal(session.ownConfirmation()).withUnsafeBytes { try connection.send($0) }
         var answer = [UInt8](repeating: 0, count: 4 + 48)
         #expect(try answer.withUnsafeMutableBytes { try connection.receive(into: $0) } == answer.count)
@@ -408,8 +416,8 @@ struct MoveCommandTests {
     func hostileReceiver(keep: Bool = false, _ act: (MoveChannel) throws -> Void) throws -> (VaultFixture, CLIHarness.Result) {
         let v = try Self.populated()
         let listener = try TCPListener(address: MoveAddress("127.0.0.1")!, port: 0)
-        let own = try X25519PrivateKey(), token = SecureRandom.bytes(16)
-        let code = try MoveCode(addresses: [MoveAddress("127.0.0.1")!], port: listener.port, publicKey: own.publicKey, token: token)
+        let own = try XWing.PrivateKey(), token = SecureRandom.bytes(16)
+        let code = try MoveCode(addresses: [MoveAddress("127.0.0.1")!], port: listener.port, receiverKey: own.publicKey, token: token)
         let codeFile = try v.sandbox.file("code", code.text)
         let result = Mutex<CLIHarness.Result?>(nil)
         let done = DispatchSemaphore(value: 0)

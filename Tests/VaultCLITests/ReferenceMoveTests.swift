@@ -86,7 +86,8 @@ import VaultCrypto
         #expect(decoded["addresses"] as? [String] == ["127.0.0.1"])
         #expect((decoded["port"] as? NSNumber)?.intValue == Int(code.port))
         #expect(decoded["token"] as? String == code.token.map { String(format: "%02x", $0) }.joined())
-        #expect(decoded["public_key"] as? String == code.publicKey.bytes.map { String(format: "%02x", $0) }.joined())
+        #expect((decoded["version"] as? NSNumber)?.intValue == 2 && code.handshake == .hybrid)
+        #expect(decoded["receiver_key_hash"] as? String == code.receiverKey.bytes.map { String(format: "%02x", $0) }.joined())
 
         let s = try python(["send", v.dir, codeFile], v)
         #expect(s.status == 0, "vault_move.py send: \(s.stderr)")
@@ -156,7 +157,7 @@ import VaultCrypto
         let text = encoded.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         let altered = try MoveCode(text: text)
         #expect(altered.token == token)
-        #expect(altered.port == code.port && altered.publicKey.bytes == code.publicKey.bytes)
+        #expect(altered.port == code.port && altered.receiverKey == code.receiverKey)
         let badFile = try v.sandbox.file("bad-code", text + "\n")
 
         let s = try python(["send", v.dir, badFile], v)
@@ -166,8 +167,26 @@ import VaultCrypto
         try MoveCommandTests.expectNothingAt(target)
         try MoveCommandTests.expectIntact(v, items: 1)
 
-        // One failed attempt of three: the receiver still waits, and the
-        // genuine code then moves the vault (so the token was the refusal's cause).
+        // The same with one bit of the receiver key's hash flipped: the
+        // reference sender reads the receiver's X-Wing key, finds that it
+        // does not match, and sends nothing.
+        var hashed = try decodedCode(codeFile, v)
+        var hash = code.receiverKey.bytes
+        hash[31] ^= 0x80
+        hashed["receiver_key_hash"] = hash.map { String(format: "%02x", $0) }.joined()
+        let reencoded = try python(["encode"], v, stdin: Array(try JSONSerialization.data(withJSONObject: hashed)))
+        #expect(reencoded.status == 0, "vault_move.py encode: \(reencoded.stderr)")
+        let otherHash = reencoded.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try MoveCode(text: otherHash).receiverKey == .xwingHash(hash))
+        let hashFile = try v.sandbox.file("bad-hash", otherHash + "\n")
+        let h = try python(["send", v.dir, hashFile], v)
+        #expect(h.status != 0)
+        #expect(h.stderr.contains("corrupted or tampered: the receiver's key does not match the move code"), "\(h.stderr)")
+        #expect(Self.sas(h.stderr) == nil)
+        try MoveCommandTests.expectNothingAt(target)
+
+        // Two failed attempts of three: the receiver still waits, and the
+        // genuine code then moves the vault (so the token and hash were the refusals' cause).
         #expect(receiver.poll() == nil, "receiver: \(receiver.stderr)")
         let good = try python(["send", v.dir, codeFile], v)
         #expect(good.status == 0, "vault_move.py send: \(good.stderr)")

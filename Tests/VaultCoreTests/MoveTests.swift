@@ -49,10 +49,20 @@ struct MoveTests {
         var b = eight.bytes.dropLast(4).map { $0 }
         b[1] = 9
         #expect(throws: VaultError.corruptedOrTampered) { try MoveCode(bytes: b + MoveCode.checksum(b)) }
-        // Version 2, re-checksummed.
-        var v = eight.bytes.dropLast(4).map { $0 }
-        v[0] = 2
-        #expect(throws: VaultError.corruptedOrTampered) { try MoveCode(bytes: v + MoveCode.checksum(v)) }
+        // Versions 0 and 3, re-checksummed.
+        for version: UInt8 in [0, 3, 0xff] {
+            var v = eight.bytes.dropLast(4).map { $0 }
+            v[0] = version
+            #expect(throws: VaultError.corruptedOrTampered) { try MoveCode(bytes: v + MoveCode.checksum(v)) }
+        }
+        // Version 1 relabelled as 2 parses, as the other
+        // handshake with the same 32 bytes: the checksum is what stops a typo.
+        var v2 = eight.bytes.dropLast(4).map { $0 }
+        v2[0] = 2
+        let relabelled = try MoveCode(bytes: v2 + MoveCode.checksum(v2))
+        #expect(relabelled.handshake == .hybrid && relabelled.receiverKey == .xwingHash(pk.bytes))
+        #expect(relabelled.text.count == eight.text.count)
+        #expect(throws: VaultError.self) { try MoveCode(addresses: [MoveAddress("::1")!], port: 1, key: .xwingHash([1]), token: t) }
         // Bad address family, re-checksummed.
         var f = eight.bytes.dropLast(4).map { $0 }
         f[2] = 5
@@ -141,8 +151,9 @@ struct MoveTests {
     @Test func keyScheduleVector() throws {
         let (r, s) = try Self.pair()
         let v = Self.vector
-        #expect(hex(r.receiverPublicKey.bytes) == v["receiver public"])
-        #expect(hex(r.senderPublicKey.bytes) == v["sender public"])
+        #expect(hex(try Self.key(0x00).publicKey.bytes) == v["receiver public"])
+        #expect(hex(try Self.key(0x20).publicKey.bytes) == v["sender public"])
+        #expect(r.handshake == .classic && s.handshake == .classic)
         #expect(Self.secretHex(r.senderToReceiverKey) == v["s2r"])
         #expect(Self.secretHex(r.receiverToSenderKey) == v["r2s"])
         #expect(Self.secretHex(r.confirmKey) == v["confirm"])

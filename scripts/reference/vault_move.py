@@ -3,6 +3,9 @@
 ("Device move": "Move code", "Key schedule", "Frames", "Handshake",
 "Transfer") alone, on the Python standard library and the `cryptography`
 package. It never erases anything: its `done` always says "kept".
+It speaks both handshakes: version 1 (X25519) and version 2 (hybrid,
+X-Wing from vault_hybrid.py: ML-KEM-768 from `cryptography`, and kyber-py
+for the deterministic encapsulation of the version-2 test vector).
 
 usage: vault_move.py send   VAULTDIR CODEFILE
        vault_move.py code   CODEFILE          prints the decoded code as JSON
@@ -29,11 +32,14 @@ import stat
 import struct
 import sys
 
+from cryptography.hazmat.primitives.asymmetric import mlkem
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.exceptions import InvalidTag
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vault_hybrid  # noqa: E402  (X-Wing)
 
 
 class MoveError(Exception):
@@ -49,22 +55,31 @@ def corrupted():
 # Move code ("Move code")
 
 CHECKSUM_LABEL = b"vault v1 move code checksum"
+RECEIVER_KEY_LABEL = b"vault v2 move receiver key"
 B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+def receiver_key_hash(pk):
+    """Version 2's key field: SHA3-256(label || X-Wing public key)."""
+    return hashlib.sha3_256(RECEIVER_KEY_LABEL + pk).digest()
 
 
 def code_checksum(body):
     return hashlib.sha256(CHECKSUM_LABEL + body).digest()[:4]
 
 
-def encode_code(addresses, port, public_key, token):
-    """The code bytes: version || n || addresses || port || key || token || checksum."""
-    if not 1 <= len(addresses) <= 8 or not 1 <= port <= 65535 or len(public_key) != 32 or len(token) != 16:
+def encode_code(addresses, port, key_field, token, version=1):
+    """The code bytes: version || n || addresses || port || key || token ||
+    checksum. The key field is the X25519 public key (version 1) or the
+    hash of the X-Wing public key (version 2)."""
+    if (version not in (1, 2) or not 1 <= len(addresses) <= 8 or not 1 <= port <= 65535
+            or len(key_field) != 32 or len(token) != 16):
         raise MoveError("not a valid move code")
-    body = bytes([0x01, len(addresses)])
+    body = bytes([version, len(addresses)])
     for a in addresses:
         ip = ipaddress.ip_address(a)
         body += (b"\x04" if ip.version == 4 else b"\x06") + ip.packed
-    body += struct.pack(">H", port) + public_key + token
+    body += struct.pack(">H", port) + key_field + token
     return body + code_checksum(body)
 
 
@@ -97,12 +112,13 @@ def base32_decode_canonical(text):
 
 
 class MoveCode:
-    def __init__(self, addresses, port, public_key, token):
-        self.addresses, self.port, self.public_key, self.token = addresses, port, public_key, token
+    def __init__(self, version, addresses, port, key_field, token):
+        self.version, self.addresses, self.port, self.key_field, self.token = version, addresses, port, key_field, token
 
     def as_json(self):
-        return {"addresses": self.addresses, "port": self.port,
-                "public_key": self.public_key.hex(), "token": self.token.hex()}
+        key = "public_key" if self.version == 1 else "receiver_key_hash"
+        return {"version": self.version, "addresses": self.addresses, "port": self.port,
+                key: self.key_field.hex(), "token": self.token.hex()}
 
 
 def parse_code(raw):
@@ -114,7 +130,7 @@ def parse_code(raw):
     body, checksum = raw[:-4], raw[-4:]
     if not hmac.compare_digest(code_checksum(body), checksum):
         raise bad
-    if body[0] != 0x01 or not 1 <= body[1] <= 8:
+    if body[0] not in (0x01, 0x02) or not 1 <= body[1] <= 8:
         raise bad
     off, addresses = 2, []
     for _ in range(body[1]):
@@ -132,7 +148,7 @@ def parse_code(raw):
     (port,) = struct.unpack(">H", body[off:off + 2])
     if port == 0:
         raise bad
-    return MoveCode(addresses, port, body[off + 2:off + 34], body[off + 34:off + 50])
+    return MoveCode(body[0], addresses, port, body[off + 2:off + 34], body[off + 34:off + 50])
 
 
 def read_code_file(path):
@@ -157,7 +173,9 @@ def hkdf_expand(prk, info, length):
 
 
 class Session:
-    """Both sides' keys; `role` is this side's (0x01 sender, 0x02 receiver)."""
+    """Both sides' keys; `role` is this side's (0x01 sender, 0x02 receiver).
+    Version 1 from X25519 keys (the constructor); version 2 from X-Wing's
+    shared secret (`hybrid`)."""
 
     def __init__(self, own_private, peer_public, token, role):
         own_public = X25519PrivateKey.from_private_bytes(own_private).public_key().public_bytes_raw()
@@ -171,17 +189,28 @@ class Session:
         if shared == bytes(32):
             raise corrupted()
         receiver_pk, sender_pk = (peer_public, own_public) if role == 0x01 else (own_public, peer_public)
-        prk = hkdf_extract(token, shared)
-
-        def expand(label, n):
-            return hkdf_expand(prk, label + receiver_pk + sender_pk, n)
-        self.s2r_key = expand(b"vault v1 move sender to receiver key", 32)
-        self.r2s_key = expand(b"vault v1 move receiver to sender key", 32)
-        self.confirm_key = expand(b"vault v1 move confirmation key", 32)
-        sas = expand(b"vault v1 move sas", 8)
-        self.sas = "%06d" % (struct.unpack(">Q", sas)[0] % 1000000)
+        self._derive(b"v1", hkdf_extract(token, shared), receiver_pk + sender_pk)
         self.role = role
         self.own_public = own_public
+
+    @classmethod
+    def hybrid(cls, shared, token, pk, ct, role):
+        """Version 2: prk from X-Wing's shared secret; info = label || pk hash || ct."""
+        if len(shared) != 32 or len(pk) != 1216 or len(ct) != 1120:
+            raise corrupted()
+        self = cls.__new__(cls)
+        self._derive(b"v2", hkdf_extract(token, shared), receiver_key_hash(pk) + ct)
+        self.role = role
+        return self
+
+    def _derive(self, version, prk, transcript):
+        def expand(label, n):
+            return hkdf_expand(prk, b"vault " + version + b" move " + label + transcript, n)
+        self.s2r_key = expand(b"sender to receiver key", 32)
+        self.r2s_key = expand(b"receiver to sender key", 32)
+        self.confirm_key = expand(b"confirmation key", 32)
+        sas = expand(b"sas", 8)
+        self.sas = "%06d" % (struct.unpack(">Q", sas)[0] % 1000000)
 
     def confirmation(self, role):
         return hmac.new(self.confirm_key, b"vault v1 move key confirmation" + bytes([role]), hashlib.sha256).digest()
@@ -386,14 +415,52 @@ def connect(code):
     raise MoveError("cannot connect to %s port %d: %s" % (", ".join(code.addresses), code.port, last))
 
 
+RECEIVER_KEY_TAG, SENDER_KEY_TAG = 0x21, 0x22
+HANDSHAKE_TIMEOUT = 30  # "Handshake": each side gives the other 30 seconds
+
+
+def read_receiver_key(sock, code):
+    """Version 2: exactly 0x21 || X-Wing public key (1216), whose hash is
+    the code's key field (constant-time compare) and whose ML-KEM part
+    passes FIPS 203's check; else "corrupted or tampered"."""
+    sock.settimeout(HANDSHAKE_TIMEOUT)
+    buf = bytearray()
+    while len(buf) < 1 + vault_hybrid.XWING_PK_LEN:
+        try:
+            chunk = sock.recv(1 + vault_hybrid.XWING_PK_LEN - len(buf))
+        except socket.timeout:
+            chunk = b""
+        if not chunk:
+            raise MoveError("corrupted or tampered: the receiver's key message is cut short")
+        buf += chunk
+    sock.settimeout(IO_TIMEOUT)
+    pk = bytes(buf[1:])
+    if buf[0] != RECEIVER_KEY_TAG or not hmac.compare_digest(receiver_key_hash(pk), code.key_field):
+        raise MoveError("corrupted or tampered: the receiver's key does not match the move code")
+    try:
+        mlkem.MLKEM768PublicKey.from_public_bytes(pk[:1184])  # FIPS 203 7.2 check
+    except ValueError:
+        raise MoveError("corrupted or tampered: the receiver's key fails its check")
+    return pk
+
+
 def handshake(sock, code):
-    """sender -> receiver: own public key (clear), frame 0 = sender's
-    confirmation; receiver -> sender: frame 0 = receiver's confirmation,
-    checked in constant time before anything else is sent."""
-    own = X25519PrivateKey.generate().private_bytes_raw()
-    session = Session(own, code.public_key, code.token, role=0x01)
+    """Version 1: sender -> receiver: own public key (clear), frame 0 =
+    sender's confirmation. Version 2: receiver -> sender: its X-Wing public
+    key; sender -> receiver: 0x22 || X-Wing ciphertext, frame 0 = sender's
+    confirmation. Both: receiver -> sender: frame 0 = receiver's
+    confirmation, checked in constant time before anything else is sent."""
+    if code.version == 1:
+        own = X25519PrivateKey.generate().private_bytes_raw()
+        session = Session(own, code.key_field, code.token, role=0x01)
+        first = session.own_public
+    else:
+        pk = read_receiver_key(sock, code)
+        ct, shared = vault_hybrid.xwing_encapsulate(pk)
+        session = Session.hybrid(shared, code.token, pk, ct, role=0x01)
+        first = bytes([SENDER_KEY_TAG]) + ct
     sealer, opener = Sealer(session.s2r_key), Opener(session.r2s_key, sock)
-    sock.sendall(session.own_public + sealer.seal(session.confirmation(0x01)))
+    sock.sendall(first + sealer.seal(session.confirmation(0x01)))
     try:
         answer, final = opener.open()
     except MoveError as err:
@@ -531,7 +598,8 @@ def check_vector():
     eq("code text decoded", base32_decode_canonical(text.lower().replace("O", "0")), raw)
     c = parse_code(raw)
     eq("code fields", json.dumps(c.as_json()),
-       json.dumps({"addresses": ["127.0.0.1", "::1"], "port": 45123, "public_key": rpk.hex(), "token": token.hex()}))
+       json.dumps({"version": 1, "addresses": ["127.0.0.1", "::1"], "port": 45123, "public_key": rpk.hex(),
+                   "token": token.hex()}))
     for what, bad in [("bad checksum", raw[:-1] + bytes([raw[-1] ^ 1])), ("byte left over", raw + b"\0"),
                       ("byte missing", raw[:-1])]:
         try:
@@ -552,6 +620,74 @@ def check_vector():
                           ("vault.header", b"hdr")]:
         r.update(receipt_part(path, len(content), hashlib.sha256(content).digest()))
     eq("receipt", r.digest(), h("d69f0cf493ee434aa4a20d12516e514586dd44fc316ff7316c819d50f6056861"))
+    diffs += check_hybrid_vector()
+    return diffs
+
+
+def published_hybrid_vector():
+    """The blocks of FORMAT.md's "Test vector: hybrid handshake": a line
+    `name`: followed by indented lines, joined."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "FORMAT.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.find("### Test vector: hybrid handshake")
+    if start < 0:
+        return {}
+    out, current = {}, None
+    for line in text[start:].split("\n")[1:]:
+        if line.startswith("#"):
+            break
+        if line.startswith("       ") and current:
+            out[current] = out.get(current, "") + line.strip()
+        elif line.startswith("`") and line.endswith(":"):
+            current = line[1:].split("`")[0]
+        elif line.strip():
+            current = None
+    return out
+
+
+def check_hybrid_vector():
+    """Rebuilds the version-2 handshake vector from its inputs: X-Wing seed
+    00..1f, token 40..4f, encapsulation seed 60..9f (kyber-py's
+    deterministic ML-KEM encapsulation), addresses 127.0.0.1 and ::1, port
+    45123; both sides' keys from the same transcript."""
+    diffs = []
+    want = published_hybrid_vector()
+    seed, token, eseed = _seq(0x00, 0x1f), _seq(0x40, 0x4f), _seq(0x60, 0x9f)
+    _, _, pk = vault_hybrid.xwing_expand(seed)
+    ct, ss = vault_hybrid.xwing_encapsulate(pk, eseed)
+    ss_receiver = vault_hybrid.xwing_decapsulate(seed, ct)
+    raw = encode_code(["127.0.0.1", "::1"], 45123, receiver_key_hash(pk), token, version=2)
+    sender = Session.hybrid(ss, token, pk, ct, 0x01)
+    receiver = Session.hybrid(ss_receiver, token, pk, ct, 0x02)
+    got = {
+        "receiver key message": (bytes([RECEIVER_KEY_TAG]) + pk).hex(),
+        "receiver key hash": receiver_key_hash(pk).hex(),
+        "move code": raw.hex(),
+        "move code text": code_text(raw),
+        "sender key message": (bytes([SENDER_KEY_TAG]) + ct).hex(),
+        "s2r key": receiver.s2r_key.hex(),
+        "r2s key": receiver.r2s_key.hex(),
+        "confirm key": receiver.confirm_key.hex(),
+        "sender confirmation": sender.confirmation(0x01).hex(),
+        "receiver confirmation": receiver.confirmation(0x02).hex(),
+        "SAS": sender.sas,
+        "sender frame 0, final, hello": Sealer(sender.s2r_key).seal(b"hello", final=True).hex(),
+    }
+    if os.environ.get("VAULT_PRINT_VECTORS"):
+        for k in sorted(got):
+            print("VECTOR %s = %s" % (k, got[k]))
+    if sorted(want) != sorted(got):
+        diffs.append("hybrid vector names: FORMAT.md has %s" % sorted(want))
+    for k in got:
+        if want.get(k) != got[k]:
+            diffs.append("hybrid %s: got %s, want %s" % (k, got[k], want.get(k)))
+    for k in ("s2r_key", "r2s_key", "confirm_key", "sas"):
+        if getattr(sender, k) != getattr(receiver, k):
+            diffs.append("hybrid: the two sides' %s differ" % k)
+    c = parse_code(base32_decode_canonical(got["move code text"]))
+    if c.version != 2 or c.key_field != receiver_key_hash(pk) or c.token != token:
+        diffs.append("hybrid code does not read back")
     return diffs
 
 
@@ -565,8 +701,10 @@ def main(argv):
             return 0
         if len(argv) == 2 and argv[1] == "encode":
             j = json.load(sys.stdin)
-            print(code_text(encode_code(j["addresses"], j["port"], bytes.fromhex(j["public_key"]),
-                                        bytes.fromhex(j["token"]))))
+            version = j.get("version", 1)
+            key = j["public_key"] if version == 1 else j["receiver_key_hash"]
+            print(code_text(encode_code(j["addresses"], j["port"], bytes.fromhex(key), bytes.fromhex(j["token"]),
+                                        version)))
             return 0
         if len(argv) == 2 and argv[1] == "check-vector":
             diffs = check_vector()

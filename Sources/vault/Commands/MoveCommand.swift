@@ -24,8 +24,9 @@ struct MoveCommand: Command {
         erases it here.
 
         On the new machine, 'receive' listens and shows a move code (text and
-        a QR code). The code holds the addresses to reach it, a one-time key
-        and token: treat it as a secret. On the old machine, 'send' asks for
+        a QR code). The code holds the addresses to reach it, the hash of a
+        one-time key (hybrid: X-Wing, ML-KEM-768 + X25519) and a token:
+        treat it as a secret. On the old machine, 'send' asks for
         the code (or reads --code-file), the vault password, checks every
         byte of the vault, and connects. Both ends show the same 6-digit
         security code; on a terminal the sender asks whether the receiver
@@ -147,14 +148,16 @@ extension MoveCommand {
         let cleanup = Interrupts.register { receiver.discard() }
         defer { Interrupts.unregister(cleanup) }
 
-        let ownKey = try X25519PrivateKey()
+        // A fresh X-Wing key pair per receive (its seed in guarded memory):
+        // the hybrid handshake, version 2 codes.
+        let ownKey = try XWing.PrivateKey()
         let token = SecureRandom.bytes(MoveCode.tokenLength)
         var listener: TCPListener? = try TCPListener(address: listen?.address, port: listen?.port ?? 0)
         let port = listener!.port
         var addresses = listen?.address.map { [$0] } ?? TCPListener.localAddresses()
         if addresses.isEmpty { addresses = [MoveAddress("127.0.0.1")!, MoveAddress("::1")!] }
         let code = try MoveCode(addresses: Array(addresses.prefix(MoveCode.maxAddresses)), port: port,
-                                publicKey: ownKey.publicKey, token: token)
+                                receiverKey: ownKey.publicKey, token: token)
         if let file = codeFile { try UserFiles.writeNew(Array((code.text + "\n").utf8), to: file) }
         try terminal.printLine("move code: \(code.text)")
         if terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
@@ -248,6 +251,10 @@ extension MoveCommand {
     private func send(_ context: Context, password: PasswordSource) throws -> ExitCode {
         let terminal = context.terminal
         let code = try Self.readCode(codeFile, terminal: terminal)
+        if code.handshake == .classic {
+            // A version-1 code comes from an older `vault move receive`; it still works.
+            terminal.warning("the receiver runs an older vault: this move uses the classic X25519-only handshake, not the hybrid (post-quantum) one")
+        }
         let vault = try Vault(at: context.vaultDirectory)
         let unlocked = try context.open(vault, password, forWriting: true)
         let items = try Self.checkEveryByte(unlocked, terminal: terminal,
