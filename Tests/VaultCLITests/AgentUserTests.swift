@@ -87,10 +87,12 @@ import Glibc
         defer { Syscall.close(fd) }
         let connection = try UnixConnection.connect(in: fd, socket)
         #expect(try connection.peerCredentials().user != 0)
-        try ([1, 1] + id).withUnsafeBytes { try connection.send($0) }
+        // The agent may close before the request is even sent (then the send
+        // fails with EPIPE); either way not one byte comes back.
         connection.setTimeout(5)
+        _ = try? ([1, 1] + id).withUnsafeBytes { try connection.send($0) }
         var answer = [UInt8](repeating: 0, count: 33)
-        #expect(try answer.withUnsafeMutableBytes { try connection.receive(into: $0) } == 0)
+        #expect((try? answer.withUnsafeMutableBytes { try connection.receive(into: $0) }) ?? 0 == 0)
 
         // Root's own commands: a socket of theirs in a directory of root's
         // (a hard link, as a planted socket would be) is refused by root's
