@@ -20,6 +20,7 @@ int csystem_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 int csystem_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+int csystem_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 int csystem_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 int csystem_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory) {
     return posix_spawn_file_actions_addchdir_np(actions, directory);

@@ -122,6 +122,9 @@ extension Syscall {
     /// same user.
     public static func setNotDumpable() -> Bool { csystem_set_not_dumpable() == 0 }
 
+    /// The name ps, pgrep and top show for this process (at most 15 bytes).
+    public static func setProcessName(_ name: String) { _ = csystem_set_process_name(name) }
+
     /// The signals of a crash. The Swift runtime's backtracer catches them and
     /// prints registers and raw memory to stderr, which may hold keys or
     /// passwords; the default action ends the process without a word (and,

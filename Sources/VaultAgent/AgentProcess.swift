@@ -10,6 +10,8 @@ public enum AgentProcess {
     /// `started` runs once the socket is in place, before the report: the
     /// caller registers what must happen if the process is signalled.
     public static func run(environment: [String: String], started: (AgentServer) -> Void) -> Int32 {
+        // Run as /proc/self/exe, it would be called "exe": `pgrep vault` should find it.
+        Syscall.setProcessName("vault")
         let server: AgentServer
         do {
             server = try AgentServer(setup: AgentSetup.read(from: 0), environment: environment)

@@ -205,6 +205,7 @@ import Glibc
         let pid = try agentPID()
         let cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
         #expect(String(decoding: cmdline, as: UTF8.self) == "vault\0--run-as-unlock-agent\0")
+        #expect(try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) == "vault\n")
         let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
         #expect(core?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "0", "\(core ?? "")")

@@ -19,6 +19,8 @@ int csystem_open_tmpfile(const char *directory, unsigned int mode);
 int csystem_rename_noreplace(const char *from, const char *to);
 // prctl(PR_SET_DUMPABLE, 0).
 int csystem_set_not_dumpable(void);
+// prctl(PR_SET_NAME, name): the process name ps -o comm, pgrep and top show.
+int csystem_set_process_name(const char *name);
 // pipe2(fds, O_CLOEXEC).
 int csystem_pipe_cloexec(int fds[2]);
 int csystem_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *directory);
