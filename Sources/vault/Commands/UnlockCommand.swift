@@ -25,10 +25,10 @@ struct UnlockCommand: Command {
         Asks for the password once and starts an agent: a process of yours
         that holds this vault's master key in locked memory and gives it to
         your vault commands (list, get, open, restore, rename, remove, forget,
-        check, mount, move send), so they ask for no password while it runs.
-        It ends after TIME (default 15m), at 'vault lock', on SIGTERM, when the
-        vault is rekeyed, and when the machine shuts down. Time spent asleep
-        counts.
+        check, mount, pull, move send), so they ask for no password while it
+        runs. It ends after TIME (default 15m), at 'vault lock', on SIGTERM,
+        when the vault is rekeyed, at logout (when $XDG_RUNTIME_DIR goes) and
+        at shutdown. Time spent asleep counts.
 
         Commands that change how the vault opens (passwd, key add, key remove,
         rekey, upgrade, kit export) still ask for the password: holding the
