@@ -4,8 +4,12 @@
 set -euo pipefail
 bin=$(cd "$(dirname "${1:-.build/release/vault}")" && pwd)/$(basename "${1:-.build/release/vault}")
 demo=$(mktemp -d /tmp/vault-demo.XXXXXX)
-trap 'rm -rf "$demo"' EXIT
+trap '"$bin" lock --all >/dev/null 2>&1 || true; rm -rf "$demo"' EXIT
 cd "$demo"
+# The unlock agent's socket goes in $XDG_RUNTIME_DIR/vault: a private one here,
+# so the demo runs the same under ssh, sudo or a desktop session.
+export XDG_RUNTIME_DIR="$demo/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 # The demo uses a password file and deliberately cheap Argon2id settings so
 # it runs in a second; a real `vault init` asks twice and calibrates.
 export VAULT_ALLOW_WEAK_KDF=1 VAULT_DIR="$demo/vault"
@@ -32,6 +36,12 @@ if grep -rqF -e 'taxes.txt' -e 'Quarterly tax' vault/; then echo "found (unexpec
 run ls vault vault/items
 run vault --password-file password check --read-data
 
+# Unlocked for a while: the password once, then an agent of yours holds the key.
+run vault --password-file password unlock --for 5m
+say "vault list                           # no password while it runs"
+vault list < /dev/null
+run vault lock
+
 # A device move, both ends on this machine over 127.0.0.1: the receiver shows
 # a one-time code (here also written to a file), the sender reads it, checks
 # and sends the vault, and erases its copy once the receiver confirmed.
@@ -47,4 +57,4 @@ vault --password-file password move send --code-file code --yes
 wait $receiver
 run vault --vault moved --password-file password list
 echo
-echo "demo done: init, add without the password, list/get/check with it, move to another place over TCP"
+echo "demo done: init, add without the password, list/get/check with it, unlock for a while, move to another place over TCP"
