@@ -121,22 +121,29 @@ public final class TCPConnection: Sendable {
     /// Fills `buffer` unless the peer closes first; returns the count read.
     /// A receive timeout reads as a closed connection.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = Glibc.recv(fd, buffer.baseAddress! + done, buffer.count - done, 0)
-            if n > 0 { done += n; continue }
-            if n == 0 { break }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, ECONNRESET, ETIMEDOUT, EPIPE: return done
-            default: throw SystemError(operation: "recv", path: peer, errno: .current)
-            }
-        }
-        return done
+        try receiveFully(fd, into: buffer, path: peer)
     }
 
     /// Ends our direction (FIN) so the peer sees end of stream.
     public func shutdownSending() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+}
+
+/// recv until `buffer` is full, the peer closes, or the receive timeout
+/// passes (a timeout or a reset reads as a close); returns the count read.
+/// For TCP and Unix stream sockets alike.
+func receiveFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String?) throws -> Int {
+    var done = 0
+    while done < buffer.count {
+        let n = Glibc.recv(fd, buffer.baseAddress! + done, buffer.count - done, 0)
+        if n > 0 { done += n; continue }
+        if n == 0 { break }
+        switch errno {
+        case EINTR: continue
+        case EAGAIN, ECONNRESET, ETIMEDOUT, EPIPE: return done
+        default: throw SystemError(operation: "recv", path: path, errno: .current)
+        }
+    }
+    return done
 }
 
 /// A listening TCP socket. Closed on deinit.

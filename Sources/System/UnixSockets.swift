@@ -53,18 +53,7 @@ public final class UnixConnection: Sendable {
     /// Fills `buffer` unless the peer closes or the timeout passes first;
     /// returns the count read.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = Glibc.recv(fd, buffer.baseAddress! + done, buffer.count - done, 0)
-            if n > 0 { done += n; continue }
-            if n == 0 { break }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, ECONNRESET, EPIPE: return done
-            default: throw SystemError(operation: "recv", errno: .current)
-            }
-        }
-        return done
+        try receiveFully(fd, into: buffer, path: nil)
     }
 }
 
