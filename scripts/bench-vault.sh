@@ -64,3 +64,17 @@ rm -rf "$work/e"; "$VAULT" --vault "$work/e" --password-file "$pw" init --kdf-me
 empty=$(best3 timed "$VAULT" --vault "$work/e" --password-file "$pw" list)
 printf '  add 10,000 files: %.2f s; first list (absorbs all): %.2f s; list: %.3f s (empty vault: %.3f s, so %.3f s for the items)\n' \
     "$add_many" "$absorb" "$list" "$empty" "$(echo "$list - $empty" | bc -l)"
+
+echo
+echo "list with the unlock agent against with the password (Argon2id 256 MiB, 3 passes, as init calibrates to ~0.5 s):"
+rm -rf "$work/a" "$work/run"; mkdir -m 700 "$work/run"
+export XDG_RUNTIME_DIR=$work/run
+"$VAULT" --vault "$work/a" --password-file "$pw" init --kdf-memory 256 --kdf-passes 3 >/dev/null 2>&1
+printf 'one\n' > "$work/one"; "$VAULT" --vault "$work/a" add "$work/one" >/dev/null 2>&1
+with_password=$(best3 timed "$VAULT" --vault "$work/a" --password-file "$pw" list)
+"$VAULT" --vault "$work/a" --password-file "$pw" unlock --for 5m >/dev/null 2>&1
+with_agent=$(best3 timed "$VAULT" --vault "$work/a" list)
+"$VAULT" --vault "$work/a" lock >/dev/null 2>&1
+printf '  list: %.3f s with the agent, %.3f s with the password (= %sx)\n' "$with_agent" "$with_password" \
+    "$(ratio "$with_agent" "$with_password")"
+rm -rf "$work/a" "$work/run" "$work/one"
