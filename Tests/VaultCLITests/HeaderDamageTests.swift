@@ -102,6 +102,7 @@ import VaultCrypto
         let password = try v.sandbox.file("vector-password", "correct horse battery staple\n")
 
         #expect(try v.info()["format_version"] as? Int == 2)
+        #expect(try v.add(["info"]).stdoutText.contains("format version: 2; 'vault upgrade' moves it to 3"))
         let got = try v.run(["get", "hello.txt"], password: password)
         #expect(got.status == 0 && got.stdout == Array("hello, vault".utf8), "\(got.stderr)")
 
@@ -113,6 +114,7 @@ import VaultCrypto
         // Every byte from the vault id to the end of the slot is kept; the MAC is new.
         #expect(Array(v3[9..<(1417 - 64)]) == Array(v2[9..<(1385 - 32)]))
         #expect(try v.info()["format_version"] as? Int == 3)
+        #expect(try v.add(["info"]).stdoutText.contains("format version: 3\n"))
         let after = try v.run(["get", "hello.txt"], password: password)
         #expect(after.status == 0 && after.stdout == Array("hello, vault".utf8), "\(after.stderr)")
         // A second upgrade changes nothing.
