@@ -35,6 +35,10 @@ def hblock(title):
     return bytes.fromhex("".join(m.group(1).split()))
 open(out + "/header/vector-v2", "wb").write(hblock("`vault.header`"))
 open(out + "/envelope/vector-xwing", "wb").write(hblock("`inbox/707172737475767778797a7b7c7d7e7f.env`"))
+# The version-3 header (the hybrid one with 0x03, its MAC and checksum).
+v3 = doc[doc.index("## Test vector: a version-3 header"):]
+m = re.search(r"`vault.header`[^\n]*\n\n((?:       [0-9a-f]+\n)+)", v3)
+open(out + "/header/vector-v3", "wb").write(bytes.fromhex("".join(m.group(1).split())))
 PY
 # Device move: the code vector (bytes and text) and the frame vector, from the
 # spec; more frames sealed under its s2r and r2s keys. A move-frame input is

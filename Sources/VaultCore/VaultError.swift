@@ -8,6 +8,10 @@ public enum VaultError: Error, Equatable, Sendable {
     case corruptedOrTampered
     /// The same, for one named item.
     case itemCorrupted(name: String)
+    /// A version-3 vault header whose checksum does not match (or that is
+    /// cut short): accidental damage, found before any KDF ran, so it says
+    /// nothing about the password and never counts as a wrong attempt.
+    case headerDamaged
     /// The password (or kit passphrase) did not unwrap the master key.
     case wrongPassword
     /// The key file given opens none of the vault's key-file slots.

@@ -29,7 +29,10 @@ public final class RemoteDropIn {
         guard bytes.count >= VaultHeader.minLength, bytes.count <= VaultHeader.maxLength else {
             throw RemoteError.malformedRemote("the remote's header has an impossible size")
         }
-        header = try VaultHeader(parsing: bytes)
+        do { header = try VaultHeader(parsing: bytes) } catch VaultError.headerDamaged {
+            // The remote's copy, not this machine's vault: say so (exit 14 either way).
+            throw RemoteError.malformedRemote("its vault.header is damaged (its checksum does not match)")
+        }
         let found = header.fingerprint
         if let want = expected ?? pins.remembered(for: target) {
             guard FingerprintPins.normalize(want) == FingerprintPins.normalize(found) else {

@@ -41,6 +41,14 @@ enum ErrorReport {
                             code: .corrupted)
         case .itemCorrupted(let name):
             return CLIError(message: "item '\(name)': \(tampered)", code: .corrupted)
+        case .headerDamaged:
+            // Told apart from tampering only for a version-3 header's checksum
+            // (accidental damage, VaultHeaderV3.swift); no password was tried.
+            let file = vaultDirectory.map { "'\($0)/vault.header'" } ?? "vault.header"
+            return CLIError(message: "the vault header is damaged (its checksum does not match)",
+                            hints: ["restore \(file) from a backup, or from a remote copy of this vault (its vault.header; 'vault clone' fetches a whole copy)",
+                                    "the password was not tried: this is not a wrong attempt"],
+                            code: .corrupted)
         case .wrongPassword:
             return CLIError(message: "wrong password", code: .wrongPassword)
         case .wrongKeyFile:

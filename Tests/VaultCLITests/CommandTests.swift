@@ -26,8 +26,8 @@ import Glibc
             let attributes = try fm.attributesOfItem(atPath: w.dir + rel)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == mode, "\(rel)")
         }
-        // A version-2 header with the X-Wing key and one password slot "password" (docs/FORMAT.md).
-        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 1385)
+        // A version-3 header with the X-Wing key and one password slot "password" (docs/FORMAT.md).
+        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 1417)
         // The printed fingerprint is the one info shows.
         let printed = lines.first { $0.hasPrefix("vault: public key fingerprint: ") }?.dropFirst(31)
         #expect(printed.map(String.init) == (try w.info()["public_key_fingerprint"] as? String))
@@ -217,7 +217,7 @@ import Glibc
         try v.write("a", [1])
         try v.write("b", [2])
         var info = try v.info()
-        #expect(info["format_version"] as? Int == 2)
+        #expect(info["format_version"] as? Int == 3)
         #expect(info["kem"] as? String == "x-wing")
         #expect((info["slots"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["password"])
         #expect(info["waiting_drop_ins"] as? Int == 0)
@@ -384,8 +384,8 @@ import Glibc
         #expect(r.status == 0)
         #expect(r.stderr.hasSuffix("vault: password changed\n"))
         let headerAfter = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
-        // Version 2, one slot "password" at 1246: its m, t, p at 1265..<1277, salt at 1277..<1293.
-        #expect(headerAfter.count == 1385)
+        // Version 3, one slot "password" at 1246: its m, t, p at 1265..<1277, salt at 1277..<1293.
+        #expect(headerAfter.count == 1417)
         #expect(headerAfter[9..<25] == headerBefore[9..<25])        // vault id
         #expect(headerAfter[1246..<1277] == headerBefore[1246..<1277])  // slot kind, name, created, KDF parameters
         #expect(headerAfter[1277..<1293] != headerBefore[1277..<1293])  // a new salt
@@ -657,14 +657,15 @@ import Glibc
         #expect(missing.status == 14)
     }
 
-    // The first slot's m, t, p (version-2 header: at 1265, 1269, 1273).
+    // The first slot's m, t, p (version-3 header: at 1265, 1269, 1273), edited
+    // on purpose: the checksum is recomputed, so the bounds checks decide.
     @Test(arguments: [(1265, [0xff, 0xff, 0xff, 0xff]), (1269, [0xff, 0xff, 0xff, 0xff]), (1273, [0, 0, 0, 0]),
                       (1265, [0x00, 0x20, 0x00, 0x01])])
     func absurdArgon2ParametersAreRefusedBeforeAllocating(offset: Int, bytes: [UInt8]) throws {
         let header = v.dir + "/vault.header"
         var data = Array(try Data(contentsOf: URL(fileURLWithPath: header)))
         data.replaceSubrange(offset..<offset + 4, with: bytes)
-        try Data(data).write(to: URL(fileURLWithPath: header))
+        try Data(HeaderDamageTests.resummed(data)).write(to: URL(fileURLWithPath: header))
         var r: CLIHarness.Result!
         let seconds = try measure { r = try v.run(["list"], timeout: 10) }
         #expect(r.status == 14)
@@ -676,8 +677,18 @@ import Glibc
 
     @Test func aTamperedHeaderIsRefused() throws {
         let header = v.dir + "/vault.header"
-        try flip(header, at: 160)  // inside the header MAC
-        let r = try v.run(["list"])
+        try flip(header, at: 160)  // inside the X-Wing public key
+        var edited = Array(try Data(contentsOf: URL(fileURLWithPath: header)))
+        try Data(HeaderDamageTests.resummed(edited)).write(to: URL(fileURLWithPath: header))
+        var r = try v.run(["list"])
+        #expect(r.status == 14)
+        #expect(firstLine(r.stderr) == "vault: vault data is corrupted or has been tampered with")
+        // Inside the header MAC (its last 32 bytes before the checksum).
+        edited = Array(try Data(contentsOf: URL(fileURLWithPath: header)))
+        edited[160] ^= 0x04
+        edited[edited.count - 40] ^= 0x04
+        try Data(HeaderDamageTests.resummed(edited)).write(to: URL(fileURLWithPath: header))
+        r = try v.run(["list"])
         #expect(r.status == 14)
         #expect(firstLine(r.stderr) == "vault: vault data is corrupted or has been tampered with")
     }

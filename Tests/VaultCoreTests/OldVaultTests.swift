@@ -45,8 +45,8 @@ struct OldVaultTests {
     }
 
     /// A version-1 vault: the X25519 drop-in key, the password opens it, a
-    /// rekey moves it to version 2 with X-Wing, keeping the password.
-    @Test func aVersionOneVaultRekeysToVersionTwo() throws {
+    /// rekey moves it to the current version (3) with X-Wing, keeping the password.
+    @Test func aVersionOneVaultRekeysToTheCurrentVersion() throws {
         let t = TempVault()
         for d in ["", "/items", "/inbox"] {
             try FileManager.default.createDirectory(atPath: t.root + d, withIntermediateDirectories: true)
@@ -68,7 +68,7 @@ struct OldVaultTests {
             try v.rekey(password: TempVault.password("correct horse"))
         }
         let after = try Vault(at: t.root).header
-        #expect(after.version == 2 && after.publicKey.isHybrid && after.slots.map(\.name) == ["password"])
+        #expect(after.version == 3 && after.publicKey.isHybrid && after.slots.map(\.name) == ["password"])
         let reopened = try t.unlock()
         #expect(reopened.manifest.entries.map(\.name).sorted() == ["before", "during"])
         #expect(try t.read(reopened, "during") == [4])

@@ -108,23 +108,29 @@ struct VaultTests {
     @Test func headerWithAbsurdKDFIsRefusedBeforeArgon2() throws {
         let t = TempVault()
         try t.create()
-        var h = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
-        h.replaceSubrange(28..<32, with: [0xff, 0xff, 0xff, 0xff])   // 4 TiB of memory
-        try h.write(to: URL(fileURLWithPath: t.root + "/vault.header"))
+        let original = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
+        // The first slot's m (version 3: at 1265), as 4 TiB of memory.
+        try t.editHeader { $0.replaceSubrange(1265..<1269, with: [0xff, 0xff, 0xff, 0xff]) }
         #expect(throws: VaultError.corruptedOrTampered) { try Vault(at: t.root) }
+        // The same bytes without the checksum recomputed are damage.
+        var h = original
+        h.replaceSubrange(1265..<1269, with: [0xff, 0xff, 0xff, 0xff])
+        try h.write(to: URL(fileURLWithPath: t.root + "/vault.header"))
+        #expect(throws: VaultError.headerDamaged) { try Vault(at: t.root) }
     }
 
     @Test func tamperedHeaderFieldsFailTheMAC() throws {
         let t = TempVault()
         try t.create()
-        // Public key (a drop-in hijack) and options: covered by the MAC only.
-        for offset in [120, 149] {
+        // Public key (a drop-in hijack) and options: covered by the MAC only
+        // (edits with the version-3 checksum recomputed: it authenticates nothing).
+        for offset in [120, 26] {
             let t2 = TempVault()
             try t2.create()
-            try t2.flip("vault.header", at: offset)
+            try t2.editHeader { $0[offset] ^= 0x01 }
             #expect(throws: (any Error).self) { try t2.unlock() }
         }
-        try t.flip("vault.header", at: 180)   // the MAC itself
+        try t.editHeader { $0[$0.count - 64] ^= 0x01 }   // the MAC itself
         #expect(throws: VaultError.corruptedOrTampered) { try t.unlock() }
     }
 

@@ -2,7 +2,7 @@
 """Drops an arbitrary content file into a vault's inbox, as `vault add` does,
 written from docs/FORMAT.md ("Drop-in envelope", "Manifest entry", "Item
 content") and using only what `vault add` may use: the vault header's public
-key and vault id. No password, no secret. To a version-2 header it seals
+key and vault id. No password, no secret. To a version-2 or version-3 header it seals
 an X-Wing envelope (vault_hybrid.py), to a version-1 header an X25519 one.
 
 It is the mirror of vault_read.py's envelope opening (RFC 9180 HPKE base
@@ -65,7 +65,7 @@ def drop_in(vaultdir, name, kind, content):
         size, count = sum(m.size for m in files), len(files)
     entry = entry_bytes(item_id, file_key, kind, 0o755 if folder else 0o644, size, count, now, now, name)
     sealed = vault_item.seal(file_key, item_id, prefix, 0x0002 if folder else 0, content)
-    if v.version == 2:
+    if v.version in (2, 3):
         # X-Wing: magic || 0x02 || 0x02 || enc (1120) || Seal(aad = bytes 0..<1130, entry)
         envelope = vault_hybrid.hpke_seal(vault_read, v.public_key, vault_hybrid.envelope_info(v.vault_id),
                                           ENV_MAGIC + bytes([0x02, 0x02]), entry)

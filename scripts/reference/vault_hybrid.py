@@ -1,7 +1,8 @@
-"""Version-2 vault headers (key slots, X-Wing public key) and X-Wing drop-in
-envelopes, for vault_read.py and vault_dropin.py, written from docs/FORMAT.md
-("Vault header, version 2", "Drop-in envelope", "Test vector: a hybrid
-vault") and draft-connolly-cfrg-xwing-kem-10.
+"""Version-2 and version-3 vault headers (key slots, X-Wing public key; version
+3 adds a checksum) and X-Wing drop-in envelopes, for vault_read.py and
+vault_dropin.py, written from docs/FORMAT.md ("Vault header, version 2",
+"Vault header, version 3", "Drop-in envelope", "Test vector: a hybrid vault",
+"Test vector: a version-3 header") and draft-connolly-cfrg-xwing-kem-10.
 
 X-Wing is built here from its parts: ML-KEM-768 from Python `cryptography`
 (OpenSSL; keys from the seed d || z, decapsulation, random encapsulation) and,
@@ -27,6 +28,8 @@ HPKE_SUITE_XWING = b"HPKE" + struct.pack(">HHH", XWING_KEM_ID, 0x0001, 0x0002)
 V2_FIXED = 8 + 1 + 16 + 2 + 2 + XWING_PK_LEN + 1
 MAX_SLOT = 2 + 32 + 8 + 1 + 64 + 12 + 48
 V2_MAX = V2_FIXED + 8 * MAX_SLOT + 32
+V3_CHECKSUM_LABEL = b"vault v3 header checksum"
+V3_MAX = V2_MAX + 32
 
 
 class HybridError(Exception):
@@ -119,9 +122,20 @@ class Slot:
     pass
 
 
+def v3_checksum(signed):
+    return hashlib.sha256(V3_CHECKSUM_LABEL + signed).digest()
+
+
 def parse_header_v2(vr, h, v):
-    """The checks before any KDF; fills v (vault_read's Vault)."""
+    """The checks before any KDF; fills v (vault_read's Vault). A version-3
+    header's checksum comes first: failing it (or the size) is damage, told
+    apart from a wrong password; then it is read as version 2 without it."""
     corrupted = vr.corrupted
+    version = h[8]
+    if version == 3:
+        if not (V2_FIXED + 64 < len(h) <= V3_MAX) or not hmac.compare_digest(v3_checksum(h[:-32]), h[-32:]):
+            raise vr.VaultError("header damaged")
+        h = h[:-32]
     if not (V2_FIXED + 32 < len(h) <= V2_MAX):
         raise corrupted()
     options, kem = struct.unpack(">HH", h[25:29])
@@ -180,7 +194,7 @@ def parse_header_v2(vr, h, v):
         slots.append(s)
     if off != len(body) or len({s.name for s in slots}) != n or not any(s.kind in (1, 2) for s in slots):
         raise corrupted()
-    v.header, v.version = h, 2
+    v.header, v.version = h, version  # a version-3 header without its checksum: the MAC is its last 32 bytes
     v.vault_id, v.options, v.public_key = h[9:25], options, pk
     v.slots, v.mac = slots, h[-32:]
     return v
@@ -222,9 +236,9 @@ def open_envelope_v2(vr, v, data):
 # --------------------------------------------------------------------------
 # The hybrid test vector, read from docs/FORMAT.md
 
-def published_vectors(format_md):
+def published_vectors(format_md, section="## Test vector: a hybrid vault"):
     text = open(format_md, encoding="utf-8").read()
-    i = text.find("## Test vector: a hybrid vault")
+    i = text.find(section)
     out, current = {}, None
     if i < 0:
         return out
@@ -283,4 +297,38 @@ def check_vector(vr, format_md):
             diffs.append("hybrid envelope payload differs")
     except Exception as err:  # noqa: BLE001  (any failure is a difference)
         diffs.append("hybrid vault: %s" % err)
+    diffs += check_vector_v3(vr, format_md, unsigned, mac_key, password, vmk)
+    return diffs
+
+
+def check_vector_v3(vr, format_md, unsigned_v2, mac_key, password, vmk):
+    """The version-3 vector: the hybrid header's bytes with 0x03, its own MAC
+    and the checksum; it opens, and a flipped bit is damage, not a password."""
+    diffs = []
+    pub = published_vectors(format_md, "## Test vector: a version-3 header")
+    unsigned = unsigned_v2[:8] + b"\x03" + unsigned_v2[9:]
+    signed = unsigned + hmac.new(mac_key, unsigned, hashlib.sha256).digest()
+    header = signed + v3_checksum(signed)
+    got = {"vault.header": header.hex(), "header checksum": header[-32:].hex()}
+    if set(pub) != set(got):
+        diffs.append("version-3 vector names: FORMAT.md has %s" % sorted(pub))
+    for k, val in got.items():
+        if pub.get(k) != val:
+            diffs.append("v3 %s: got %s, spec says %s" % (k, val[:64] + "...", (pub.get(k) or "-")[:64] + "..."))
+    try:
+        published = bytes.fromhex(pub.get("vault.header", ""))
+        v = unlock_v2(vr, parse_header_v2(vr, published, vr.Vault()), password)
+        if v.version != 3 or v.vmk != vmk:
+            diffs.append("v3 header: opened as version %d with another VMK" % v.version)
+        for i in (9, 1245, 1300, len(published) - 40, len(published) - 1):
+            damaged = bytearray(published)
+            damaged[i] ^= 0x04
+            try:
+                parse_header_v2(vr, bytes(damaged), vr.Vault())
+                diffs.append("v3 header: a flipped bit at %d parsed" % i)
+            except vr.VaultError as err:
+                if str(err) != "header damaged":
+                    diffs.append("v3 header: a flipped bit at %d read as %s" % (i, err))
+    except Exception as err:  # noqa: BLE001  (any failure is a difference)
+        diffs.append("v3 header: %s" % err)
     return diffs

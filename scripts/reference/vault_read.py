@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vault_item  # noqa: E402  (the "Item content" reader)
-import vault_hybrid  # noqa: E402  (version-2 headers, X-Wing envelopes)
+import vault_hybrid  # noqa: E402  (version-2 and -3 headers, X-Wing envelopes)
 
 FORMAT_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "FORMAT.md")
 
@@ -143,7 +143,7 @@ def parse_header(h):
     """All checks that come before Argon2."""
     if len(h) < 8 or h[:8] != HEADER_MAGIC:
         raise VaultError("not a vault")
-    if len(h) > 8 and h[8] == 0x02:
+    if len(h) > 8 and h[8] in (0x02, 0x03):
         return vault_hybrid.parse_header_v2(sys.modules[__name__], h, Vault())
     if len(h) != HEADER_LEN:
         raise corrupted()
@@ -171,7 +171,7 @@ def parse_header(h):
 
 
 def unlock(v, password):
-    if v.version == 2:
+    if v.version in (2, 3):
         return vault_hybrid.unlock_v2(sys.modules[__name__], v, password)
     kek = kek_from_password(password, v.salt, v.m, v.t, v.p)
     try:

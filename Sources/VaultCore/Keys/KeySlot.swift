@@ -1,6 +1,6 @@
 import VaultCrypto
 
-// Key slots of a version-2 header (docs/FORMAT.md, "Vault header, version 2").
+// Key slots of a version-2 or version-3 header (docs/FORMAT.md, "Vault header, version 2").
 // Each slot wraps the same master key under its own key-encryption key:
 //
 //   slot = kind u8 || name length u8 || name (UTF-8, 1..32) || created i64be
@@ -14,7 +14,8 @@ import VaultCrypto
 //
 // The wrapped VMK's AAD is "VAULTHDR" || 0x02 || vault id || the slot's bytes
 // before its nonce, so a slot cannot be moved to another vault, renamed, or
-// given other KDF parameters without the wrap failing.
+// given other KDF parameters without the wrap failing. The 0x02 stays in
+// version-3 headers: a slot is the same bytes in both (VaultHeaderV3.swift).
 
 public struct KeySlot: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {

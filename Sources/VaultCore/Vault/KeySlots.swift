@@ -2,8 +2,8 @@ import System
 import VaultCrypto
 
 // Changing key slots (docs/FORMAT.md, "Vault header, version 2"): every
-// change writes a whole new version-2 header, so the first change to a
-// version-1 vault upgrades it (its one password becomes the slot
+// change writes a whole new header of the current version (3), so the first
+// change to a version-1 or version-2 vault upgrades it (its one password becomes the slot
 // "password", and the header gains the X-Wing key). The new header goes to a
 // temp file, is read back, and must unlock to this vault's master key
 // through the slot just written before it replaces the old one: a crash
@@ -138,11 +138,25 @@ extension UnlockedVault {
         vault = try Vault(at: paths.root)
     }
 
-    /// Rewrites a version-1 header as version 2 (same master key and
-    /// password, now slot "password", plus the X-Wing key): `vault upgrade`.
-    /// The password is needed because the slot is wrapped anew.
+    /// Rewrites an older header as the current version: `vault upgrade`.
+    /// A version-1 header's password becomes slot "password" (wrapped anew,
+    /// so the password is needed) and the header gains the X-Wing key. A
+    /// version-2 header's slots are kept byte for byte (their wrap AAD is
+    /// the same in version 3): only the version, MAC and checksum change.
     public func upgradeHeader(password: Password) throws {
-        guard vault.header.version == 1 else { return }
-        try changePassword(to: password, slot: KeySlot.defaultName)
+        switch vault.header.version {
+        case 1:
+            try changePassword(to: password, slot: KeySlot.defaultName)
+        case let v where v < VaultHeader.currentVersion:
+            try requireLock()
+            let newHeader = try vault.header.replacingSlots(vault.header.slots, masterKey: keys.master)
+            try replaceHeader(with: newHeader) { readBack in
+                guard readBack.version == VaultHeader.currentVersion, readBack.slots == vault.header.slots,
+                      let s = readBack.slots.first else { throw VaultError.corruptedOrTampered }
+                return s
+            }
+        default:
+            return
+        }
     }
 }

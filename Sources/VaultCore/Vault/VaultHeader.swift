@@ -14,8 +14,10 @@ import VaultCrypto
 //   header MAC  = HMAC-SHA256(header MAC key, bytes 0..<150)
 //
 // Version 2 (VaultHeaderV2.swift): an X-Wing public key and up to 8 key
-// slots. Both are one `VaultHeader`; a version-1 header reads as one
-// password slot named "password".
+// slots. Version 3 (VaultHeaderV3.swift, what this code writes): version 2
+// with a checksum that tells damage from a wrong password. All are one
+// `VaultHeader`; a version-1 header reads as one password slot named
+// "password".
 //
 // The parsers accept only exact shapes and bounded KDF parameters, all
 // checked before Argon2 runs, so an edited header cannot make the tool
@@ -56,7 +58,7 @@ public enum VaultPublicKey: Equatable, Sendable {
 public struct VaultHeader: Equatable, Sendable {
     public static let magic = Array("VAULTHDR".utf8)
     /// The version this code writes.
-    public static let currentVersion: UInt8 = 2
+    public static let currentVersion: UInt8 = 3
     static let v1Length = 182
     /// The shortest header of any version (version 1's); `maxLength` is the longest.
     public static var minLength: Int { v1Length }
@@ -76,7 +78,8 @@ public struct VaultHeader: Equatable, Sendable {
     /// A version-1 header has one: "password".
     public let slots: [KeySlot]
     public let mac: [UInt8]
-    /// The exact bytes (what the MAC and a rekey switch's hash cover).
+    /// The exact bytes, a version-3 header's checksum included (what a
+    /// rekey switch's hash covers).
     public let bytes: [UInt8]
 
     /// Checks `kdf` against the header bounds.
@@ -92,13 +95,15 @@ public struct VaultHeader: Equatable, Sendable {
             = (version, vaultID, options, publicKey, slots, mac, bytes)
     }
 
-    /// Parses a header of either version. A header of another version says so
-    /// (`unsupportedVersion`); any other deviation is `corruptedOrTampered`.
+    /// Parses a header of any version. A header of another version says so
+    /// (`unsupportedVersion`); a version-3 header whose checksum fails is
+    /// `headerDamaged`; any other deviation is `corruptedOrTampered`.
     public init(parsing b: [UInt8]) throws {
         guard b.count >= 9, Array(b[0..<8]) == Self.magic else { throw VaultError.notAVault }
         switch b[8] {
         case 1: self = try Self.parseV1(b)
         case 2: self = try Self.parseV2(b)
+        case 3: self = try Self.parseV3(b)
         default: throw VaultError.unsupportedVersion(Int(b[8]))
         }
     }
@@ -121,7 +126,7 @@ public struct VaultHeader: Equatable, Sendable {
     }
 
     /// Writes a version-1 header (the vectors of earlier versions, and tests
-    /// of old vaults; the tool itself writes version 2).
+    /// of old vaults; the tool itself writes version 3).
     static func sealV1(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey,
                        masterKey: MasterKey, options: VaultOptions,
                        nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
@@ -171,7 +176,7 @@ public struct VaultHeader: Equatable, Sendable {
     /// Checks the header MAC and public key against a master key (from a
     /// slot, or from a recovery kit).
     public func verify(masterKey key: MasterKey) throws {
-        let signed = Array(bytes[..<(bytes.count - HMACSHA256.length)])
+        let signed = Array(bytes[..<macOffset])
         guard try HMACSHA256.verify(mac, key: key.headerMACKey(vaultID: vaultID), data: signed),
               try key.publicKey(for: publicKey, vaultID: vaultID) == publicKey else {
             throw VaultError.corruptedOrTampered

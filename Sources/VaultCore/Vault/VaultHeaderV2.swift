@@ -7,6 +7,9 @@ import VaultCrypto
 //   || slot count u8 (1..8) || slots (KeySlot.swift) || header MAC (32)
 //   header MAC = HMAC-SHA256(header MAC key, every byte before it)
 //
+// Version 3 (VaultHeaderV3.swift) is this layout with version 0x03 and an
+// unkeyed checksum after the MAC; this file parses and seals both.
+//
 // The public key is X-Wing's, from the seed HKDF(VMK, "vault v1 x-wing
 // seed"); drop-ins are sealed to it with HPKE (DropInEnvelope). Slot names
 // are unique; at least one slot is a password or key-file slot.
@@ -14,11 +17,17 @@ import VaultCrypto
 extension VaultHeader {
     static let v2FixedLength = 8 + 1 + 16 + 2 + 2 + XWing.publicKeyLength + 1
     static let maxSlotLength = 2 + KeySlot.maxNameBytes + 8 + 1 + KeySlot.maxOtherParams + 12 + KeySlot.wrappedLength
-    /// The longest header of any version.
-    public static let maxLength = v2FixedLength + KeySlot.maxSlots * maxSlotLength + HMACSHA256.length
+    /// The longest version-2 header (a version-3 one is 32 bytes longer).
+    static let v2MaxLength = v2FixedLength + KeySlot.maxSlots * maxSlotLength + HMACSHA256.length
+    /// The longest header of any version (version 3's).
+    public static let maxLength = v2MaxLength + checksumLength
 
-    static func parseV2(_ b: [UInt8]) throws -> VaultHeader {
-        guard b.count > v2FixedLength + HMACSHA256.length, b.count <= maxLength else { throw VaultError.corruptedOrTampered }
+    /// A version-2 header, or the part of a version-3 header before its
+    /// checksum (`version` 3, checksum already checked).
+    static func parseV2(_ b: [UInt8], version: UInt8 = 2, checksum: [UInt8] = []) throws -> VaultHeader {
+        guard b.count > v2FixedLength + HMACSHA256.length, b.count <= v2MaxLength, b[8] == version else {
+            throw VaultError.corruptedOrTampered
+        }
         let options = VaultOptions(rawValue: UInt16(b[25]) << 8 | UInt16(b[26]))
         let kem = UInt16(b[27]) << 8 | UInt16(b[28])
         guard VaultOptions.known.contains(options), kem == HPKE.XWingKEM.id else { throw VaultError.corruptedOrTampered }
@@ -36,37 +45,42 @@ extension VaultHeader {
               slots.contains(where: { if case .other = $0.kind { false } else { true } }) else {
             throw VaultError.corruptedOrTampered
         }
-        return VaultHeader(version: 2, vaultID: Array(b[9..<25]), options: options, publicKey: .xwing(publicKey),
-                           slots: slots, mac: Array(b[macStart...]), bytes: b)
+        return VaultHeader(version: version, vaultID: Array(b[9..<25]), options: options, publicKey: .xwing(publicKey),
+                           slots: slots, mac: Array(b[macStart...]), bytes: b + checksum)
     }
 
-    /// A version-2 header for `masterKey` with `slots` (already sealed to it), MAC'ed.
-    static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slots: [KeySlot]) throws -> VaultHeader {
+    /// A header for `masterKey` with `slots` (already sealed to it), MAC'ed:
+    /// version 3 with its checksum, or version 2 (only the vectors and tests
+    /// of vaults earlier versions wrote ask for it).
+    static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slots: [KeySlot],
+                     version: UInt8 = currentVersion) throws -> VaultHeader {
+        guard version == 2 || version == 3 else { throw VaultError.invalidArgument("header version \(version) is not written") }
         guard (1...KeySlot.maxSlots).contains(slots.count) else {
             throw VaultError.invalidArgument("a vault has 1 to \(KeySlot.maxSlots) key slots")
         }
         let publicKey = try masterKey.xwingKeyPair(vaultID: vaultID).publicKey
-        var unsigned = magic + [2] + vaultID
+        var unsigned = magic + [version] + vaultID
         unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
         unsigned += [UInt8(HPKE.XWingKEM.id >> 8), UInt8(HPKE.XWingKEM.id & 0xff)] + publicKey.bytes + [UInt8(slots.count)]
         for s in slots { unsigned += s.bytes }
         let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
-        return try parseV2(unsigned + mac)
+        let signed = unsigned + mac
+        return try Self(parsing: version == 3 ? signed + checksum(of: signed) : signed)
     }
 
-    /// A new version-2 header with one password slot: what `init` writes.
+    /// A new header (version 3 unless told) with one password slot: what `init` writes.
     static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slotName: String,
                      kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey, created: Int64,
-                     nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
+                     nonce: [UInt8] = SecureRandom.bytes(12), version: UInt8 = currentVersion) throws -> VaultHeader {
         try checkBounds(kdf)
         let slot = try KeySlot.seal(name: slotName, kind: .password(kdf, salt: salt), created: created, kek: kek,
                                     masterKey: masterKey, vaultID: vaultID, nonce: nonce)
-        return try seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: [slot])
+        return try seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: [slot], version: version)
     }
 
-    /// The same vault (id, options, master key) as a version-2 header with
-    /// `slots`: how every slot change is written, and how a version-1
-    /// header is upgraded.
+    /// The same vault (id, options, master key) as a current-version header
+    /// with `slots`: how every slot change is written, and how a version-1
+    /// or version-2 header is upgraded.
     func replacingSlots(_ slots: [KeySlot], masterKey: MasterKey) throws -> VaultHeader {
         try Self.seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: slots)
     }
