@@ -125,6 +125,12 @@ struct ParsedArguments: Sendable {
         return positionals
     }
 
+    /// At most one positional (push and pull's optional REMOTE).
+    func optional() throws(CLIError) -> String? {
+        if positionals.count > 1 { throw usageError("unexpected argument '\(positionals[1])'") }
+        return positionals.first
+    }
+
     /// One or more positionals called `name` ("PATH", "NAME").
     func oneOrMore(_ name: String) throws(CLIError) -> [String] {
         if positionals.isEmpty { throw usageError("missing \(name)") }

@@ -38,8 +38,7 @@ struct PullCommand: Command {
     let json: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
-        guard arguments.positionals.count <= 1 else { throw arguments.usageError("unexpected argument '\(arguments.positionals[1])'") }
-        remoteName = arguments.positionals.first
+        remoteName = try arguments.optional()
         json = arguments.isSet(Self.jsonFlag)
     }
 

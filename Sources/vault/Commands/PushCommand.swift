@@ -36,8 +36,7 @@ struct PushCommand: Command {
     let json: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
-        guard arguments.positionals.count <= 1 else { throw arguments.usageError("unexpected argument '\(arguments.positionals[1])'") }
-        remoteName = arguments.positionals.first
+        remoteName = try arguments.optional()
         json = arguments.isSet(Self.jsonFlag)
     }
 
