@@ -14,25 +14,8 @@ struct HybridVectorTests {
     static let created: Int64 = 1_767_225_600
     static let eseed = V.seq(0xd0, 64)
 
-    /// The hex blocks of the FORMAT.md section: a line `name:` (in
-    /// backquotes or not) followed by indented hex lines.
     static func published(section: String = "## Test vector: a hybrid vault") throws -> [String: String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        guard let start = text.range(of: section) else { return [:] }
-        let section = text[start.upperBound...].prefix { _ in true }
-        var out: [String: String] = [:], current: String?
-        for line in section.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("## ") { break }
-            if line.hasPrefix("       "), let c = current {
-                out[c, default: ""] += line.trimmingCharacters(in: .whitespaces)
-            } else if line.hasSuffix(":"), line.hasPrefix("`") {
-                current = String(line.dropLast().split(separator: "`").first ?? "")
-            } else if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                current = nil
-            }
-        }
-        return out
+        try FormatVectors.published(section: section)
     }
 
     static func compute() throws -> (values: [String: String], header: VaultHeader, envelope: [UInt8], master: MasterKey) {

@@ -53,21 +53,7 @@ struct MoveHybridTests {
     /// The blocks of the FORMAT.md section: a line `` `name`: `` followed by
     /// indented lines (hex, or the code text), joined without spaces.
     static func published() throws -> [String: String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        guard let start = text.range(of: "### Test vector: hybrid handshake") else { return [:] }
-        var out: [String: String] = [:], current: String?
-        for line in text[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("#") { break }
-            if line.hasPrefix("       "), let c = current {
-                out[c, default: ""] += line.trimmingCharacters(in: .whitespaces)
-            } else if line.hasSuffix(":"), line.hasPrefix("`") {
-                current = String(line.dropLast().split(separator: "`").first ?? "")
-            } else if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                current = nil
-            }
-        }
-        return out
+        try FormatVectors.published(section: "### Test vector: hybrid handshake")
     }
 
     @Test func publishedVectorMatches() throws {
