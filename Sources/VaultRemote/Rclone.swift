@@ -222,18 +222,22 @@ extension Rclone {
     /// Uploads `paths` (relative to `directory`) to the same paths under `target`.
     public func upload(_ paths: [String], from directory: String, to target: String,
                        progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        guard !paths.isEmpty else { return }
-        let list = try listFile(paths)
-        try run("upload", ["copy", directory, target, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
-                progress: progress)
+        try copy("upload", paths, from: directory, to: target, progress: progress)
     }
 
     /// Downloads `paths` (relative to `target`) into `directory`.
     public func download(_ paths: [String], from target: String, into directory: String,
                          progress: ((UInt64, UInt64) -> Void)? = nil) throws {
+        try copy("download", paths, from: target, to: directory, progress: progress)
+    }
+
+    /// One `rclone copy` of `paths` (relative to `source`) to the same paths
+    /// under `destination`, listed in a file rather than traversed.
+    private func copy(_ what: String, _ paths: [String], from source: String, to destination: String,
+                      progress: ((UInt64, UInt64) -> Void)?) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
-        try run("download", ["copy", target, directory, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+        try run(what, ["copy", source, destination, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
                 progress: progress)
     }
 
