@@ -109,13 +109,7 @@ public final class TCPConnection: Sendable {
     /// Sends all of `buffer`; `more` says another send follows at once
     /// (MSG_MORE, so a frame's prefix and body leave in the same segments).
     public func send(_ buffer: UnsafeRawBufferPointer, more: Bool = false) throws {
-        var done = 0
-        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
-        while done < buffer.count {
-            done += try retrying("send", path: peer) {
-                Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags)
-            }
-        }
+        try sendFully(fd, buffer, more: more, path: peer)
     }
 
     /// Fills `buffer` unless the peer closes first; returns the count read.
@@ -126,6 +120,16 @@ public final class TCPConnection: Sendable {
 
     /// Ends our direction (FIN) so the peer sees end of stream.
     public func shutdownSending() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+}
+
+/// send until all of `buffer` is gone (MSG_NOSIGNAL: a closed peer is
+/// EPIPE, not SIGPIPE). For TCP and Unix stream sockets alike.
+func sendFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, more: Bool = false, path: String?) throws {
+    var done = 0
+    let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
+    while done < buffer.count {
+        done += try retrying("send", path: path) { Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags) }
+    }
 }
 
 /// recv until `buffer` is full, the peer closes, or the receive timeout

@@ -44,10 +44,7 @@ public final class UnixConnection: Sendable {
     }
 
     public func send(_ buffer: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < buffer.count {
-            done += try retrying("send") { Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, Int32(MSG_NOSIGNAL)) }
-        }
+        try sendFully(fd, buffer, path: nil)
     }
 
     /// Fills `buffer` unless the peer closes or the timeout passes first;
