@@ -85,6 +85,11 @@ public final class AgentDirectory: Sendable {
     /// killed agent leaves behind.
     func removeStaleSocket(_ vaultID: [UInt8]) {
         guard !agentRuns(vaultID) else { return }
-        try? Syscall.unlink(in: fd, Array(Self.socketName(vaultID).utf8), isDirectory: false, display: path)
+        remove(Self.socketName(vaultID))
+    }
+
+    /// Unlinks `name` here, if it is there.
+    func remove(_ name: String) {
+        try? Syscall.unlink(in: fd, Array(name.utf8), isDirectory: false, display: path)
     }
 }

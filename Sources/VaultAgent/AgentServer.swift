@@ -53,9 +53,9 @@ public final class AgentServer {
             throw AgentError.alreadyRunning
         }
         do {
-            try? Syscall.unlink(in: directory.fd, Array(socketName.utf8), isDirectory: false, display: directory.path)
+            directory.remove(socketName)
             let temporary = "\(Hex.encode(setup.vaultID)).\(Syscall.processID).tmp"
-            try? Syscall.unlink(in: directory.fd, Array(temporary.utf8), isDirectory: false, display: directory.path)
+            directory.remove(temporary)
             listener = try UnixListener(in: directory.fd, temporary)
             try Syscall.chmod(in: directory.fd, temporary, 0o600)
             try Syscall.rename(in: directory.fd, temporary, socketName)
@@ -91,7 +91,7 @@ public final class AgentServer {
     /// Unlinks the socket; safe to call more than once, and from the
     /// interrupt handler while `serve` runs.
     public func removeSocket() {
-        try? Syscall.unlink(in: directory.fd, Array(socketName.utf8), isDirectory: false, display: directory.path)
+        directory.remove(socketName)
     }
 
     /// What ends the agent from another thread (the interrupt handler):
@@ -99,7 +99,7 @@ public final class AgentServer {
     public var erase: @Sendable () -> Void {
         let (directory, name, key) = (directory, socketName, setup.key)
         return {
-            try? Syscall.unlink(in: directory.fd, Array(name.utf8), isDirectory: false, display: directory.path)
+            directory.remove(name)
             key.withUnsafeMutableBytes { SecureZero.zero($0) }
         }
     }

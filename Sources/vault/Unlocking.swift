@@ -88,12 +88,15 @@ extension Context {
             return nil
         }
         let key = try MasterKey(secret: secret)
-        do { try vault.header.verify(masterKey: key) } catch {
+        do {
+            return try vault.unlock(masterKey: key, forWriting: forWriting, rollbackGuard: rollbackGuard)
+        } catch VaultError.corruptedOrTampered where (try? vault.header.verify(masterKey: key)) == nil {
+            // The header's MAC (checked first by the unlock) is what failed:
+            // the key is not this vault's. Other damage is reported as usual.
             terminal.warning("the unlock agent's key does not open this vault; asking for the password",
                              hints: ["'vault lock' ends that agent"])
             return nil
         }
-        return try vault.unlock(masterKey: key, forWriting: forWriting, rollbackGuard: rollbackGuard)
     }
 
     /// The password read now rather than at `open`, for a command that has

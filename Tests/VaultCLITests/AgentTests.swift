@@ -187,6 +187,24 @@ import Glibc
         #expect(try bare(["list"]).status == 2)
     }
 
+    /// A copy of the vault (same id) rekeyed elsewhere: the agent's key does
+    /// not open its header, so it is not used there, and is still used here.
+    @Test func aKeyThatDoesNotOpenTheHeaderIsNotUsed() throws {
+        defer { lockAll() }
+        try FileManager.default.copyItem(atPath: v.dir, toPath: v.path + "/copy")
+        let copy = ["--vault", v.path + "/copy"]
+        // Its own state directory: this machine's rollback memory of the copy
+        // would otherwise refuse the original as an older manifest.
+        let elsewhere = v.environment(["XDG_STATE_HOME": v.path + "/copy-state"])
+        #expect(try CLIHarness.run(copy + ["--password-file", v.passwordFile, "rekey", "--yes"],
+                                   environment: elsewhere, cwd: v.path).status == 0)
+        try unlock()
+        let r = try CLIHarness.run(copy + ["list"], environment: elsewhere, cwd: v.path)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("the unlock agent's key does not open this vault"), "\(r.stderr)")
+        #expect(try bare(["list"]).status == 0)
+    }
+
     @Test func aPasswordOnTheCommandLineWinsAndChangingTheLocksNeedsIt() throws {
         defer { lockAll() }
         try unlock()
