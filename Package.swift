@@ -63,6 +63,7 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
+        .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System"]),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultCrypto",
                                                           "VaultCodecs", "System"]),
     ]

@@ -18,6 +18,11 @@ public enum VaultError: Error, Equatable, Sendable {
     case wrongKeyFile
     /// A wrong password, after which the next attempt must wait this long.
     case wrongPasswordDelayed(retryInSeconds: Int)
+    /// The password opened none of the password slots tried, and these were
+    /// not tried: together they would cost more Argon2id than one unlock
+    /// spends on a header not yet authenticated (KDFLimits.unlockBudget).
+    /// `retryInSeconds` as for `wrongPasswordDelayed` (0: no wait).
+    case slotsNotTried(names: [String], retryInSeconds: Int)
     /// Attempts are paused after repeated wrong passwords; nothing was tried.
     case lockedOut(retryInSeconds: Int)
     /// A recovery kit that is not there at all, or whose lines are right

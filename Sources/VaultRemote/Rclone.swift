@@ -48,9 +48,12 @@ public final class Rclone: @unchecked Sendable {
     /// rclone logs JSON lines (`--use-json-log`) to a file; with `progress`,
     /// its transfer statistics (every half second) are read from there while
     /// it runs and passed on as (bytes done, bytes in all).
+    /// With `stream`, standard output is not read whole: `stream` gets the
+    /// file rclone wrote it to (any size), and nil is returned.
     @discardableResult
     func run(_ operation: String, _ arguments: [String], outputLimit: Int = 1 << 16,
-             tolerated: Set<Int32> = [], progress: ((UInt64, UInt64) -> Void)? = nil) throws -> [UInt8]? {
+             tolerated: Set<Int32> = [], progress: ((UInt64, UInt64) -> Void)? = nil,
+             stream: ((FileHandleFD) throws -> Void)? = nil) throws -> [UInt8]? {
         let out = scratch + "/stdout", err = scratch + "/stderr"
         let outFile = try FileHandleFD(creating: out), errFile = try FileHandleFD(creating: err)
         defer { try? Syscall.unlink(out); try? Syscall.unlink(err) }
@@ -89,6 +92,10 @@ public final class Rclone: @unchecked Sendable {
             throw RemoteError.rcloneFailed(operation: operation, message: "rclone was killed by signal \(signal)")
         }
         let reader = try FileHandleFD(readingFrom: out)
+        if let stream {
+            try stream(reader)
+            return nil
+        }
         guard reader.size <= UInt64(outputLimit) else {
             throw RemoteError.malformedRemote("rclone's answer to \(operation) is larger than \(outputLimit) bytes")
         }
@@ -176,32 +183,89 @@ public final class Rclone: @unchecked Sendable {
 extension Rclone {
     struct ListEntry: Decodable { let Path: String; let Size: Int64; let IsDir: Bool? }
 
+    /// The most entries a listing may have: a full manifest's blobs, the
+    /// drop-ins of a very busy inbox (two files each), and room for the top
+    /// level. A remote that lists more is not a vault copy (or is an attack
+    /// on memory): refused before more is read.
+    static let maxListing = Manifest.maxEntries + 2 * 200_000 + 64
+    /// The longest line of a listing: one object, with a path far longer
+    /// than any vault name.
+    static let maxListingLine = 1 << 16
+
     /// Every file under `target` with its size; empty if the target does
-    /// not exist. At most 4,000,000 entries' worth of answer (256 MiB).
+    /// not exist. Read as a stream, one entry a line (`lsjson` writes
+    /// "[", then one object a line, then "]"), so memory grows with the
+    /// entries kept, never with the answer's bytes.
     public func list(_ target: String) throws -> [String: UInt64] {
-        guard let output = try run("list", ["lsjson", "-R", "--files-only", "--no-modtime", "--no-mimetype", "--fast-list", target],
-                                   outputLimit: 256 << 20, tolerated: [3]) else { return [:] }
-        return try Self.parseListing(output)
+        var files: [String: UInt64] = [:]
+        var found = false
+        try run("list", ["lsjson", "-R", "--files-only", "--no-modtime", "--no-mimetype", "--fast-list", target],
+                tolerated: [3], stream: { file in
+                    found = true
+                    files = try Self.parseListing(file)
+                })
+        return found ? files : [:]
     }
 
-    static func parseListing(_ output: [UInt8]) throws -> [String: UInt64] {
-        let entries: [ListEntry]
-        do { entries = try JSONDecoder().decode([ListEntry].self, from: Data(output)) } catch {
-            throw RemoteError.malformedRemote("rclone's listing is not the JSON it should be")
-        }
+    /// The listing in `file`: exactly "[" on the first line, "]" on the
+    /// last, one JSON object (with a trailing comma but on the last) on each
+    /// line between, at most `maxListing` of them.
+    static func parseListing(_ file: FileHandleFD, maxEntries: Int = maxListing) throws -> [String: UInt64] {
+        let bad = RemoteError.malformedRemote("rclone's listing is not the JSON it should be")
         var files: [String: UInt64] = [:]
-        for e in entries where e.IsDir != true {
+        var lines = 0, closed = false, partial: [UInt8] = []
+        let decoder = JSONDecoder()
+        func line(_ bytes: [UInt8]) throws {
+            defer { lines += 1 }
+            if lines == 0 { guard bytes == Array("[".utf8) else { throw bad }; return }
+            guard !closed else { throw bad }
+            if bytes == Array("]".utf8) { closed = true; return }
+            guard lines <= maxEntries else {
+                throw RemoteError.malformedRemote("the remote lists more than \(maxEntries) files: not a vault copy")
+            }
+            var object = bytes[...]
+            if object.last == UInt8(ascii: ",") { object = object.dropLast() }
+            guard object.first == UInt8(ascii: "{"), let e = try? decoder.decode(ListEntry.self, from: Data(object)) else { throw bad }
+            guard e.IsDir != true else { return }
             guard e.Size >= 0 else { throw RemoteError.malformedRemote("a negative size for '\(e.Path)'") }
             files[e.Path] = UInt64(e.Size)
         }
+        var offset: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: $0) }
+            if n == 0 { break }
+            offset += UInt64(n)
+            var start = 0
+            while let newline = buffer[start..<n].firstIndex(of: 10) {
+                partial += buffer[start..<newline]
+                try line(partial)
+                partial.removeAll(keepingCapacity: true)
+                start = newline + 1
+            }
+            partial += buffer[start..<n]
+            guard partial.count <= maxListingLine else { throw bad }
+        }
+        if !partial.isEmpty { try line(partial) }
+        guard closed else { throw bad }
         return files
+    }
+
+    /// `parseListing` of bytes in memory (tests, fuzzing).
+    static func parseListing(_ output: [UInt8], maxEntries: Int = maxListing) throws -> [String: UInt64] {
+        let path = NSTemporaryDirectory() + "/vault-listing-" + Hex.encode(SecureRandom.bytes(8))
+        let file = try FileHandleFD(creating: path)
+        defer { try? Syscall.unlink(path) }
+        try output.withUnsafeBytes { try file.write($0) }
+        return try parseListing(FileHandleFD(readingFrom: path), maxEntries: maxEntries)
     }
 
     /// The files at the top of `target` (header, manifest, temps): cheap.
     public func listTop(_ target: String) throws -> [String: UInt64] {
-        guard let output = try run("list", ["lsjson", "--max-depth", "1", "--files-only", "--no-modtime", "--no-mimetype", target],
-                                   outputLimit: 1 << 20, tolerated: [3]) else { return [:] }
-        return try Self.parseListing(output)
+        var files: [String: UInt64] = [:]
+        try run("list", ["lsjson", "--max-depth", "1", "--files-only", "--no-modtime", "--no-mimetype", target],
+                tolerated: [3], stream: { files = try Self.parseListing($0) })
+        return files
     }
 
     /// The first `count` bytes of a remote file (its whole content if shorter).
@@ -219,16 +283,23 @@ extension Rclone {
         return bytes?.isEmpty == true ? nil : bytes
     }
 
-    /// Uploads `paths` (relative to `directory`) to the same paths under `target`.
-    public func upload(_ paths: [String], from directory: String, to target: String,
-                       progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        try copy("upload", paths, from: directory, to: target, progress: progress)
+    /// A local path as rclone must get it: rclone reads `name:rest` as a
+    /// remote called `name`, so a relative path (a vault at `col:on`) goes
+    /// as `./col:on`; absolute paths are never remote names.
+    static func local(_ path: String) -> String {
+        path.hasPrefix("/") || path.hasPrefix("./") ? path : "./" + path
     }
 
-    /// Downloads `paths` (relative to `target`) into `directory`.
+    /// Uploads `paths` (relative to the local `directory`) to the same paths under `target`.
+    public func upload(_ paths: [String], from directory: String, to target: String,
+                       progress: ((UInt64, UInt64) -> Void)? = nil) throws {
+        try copy("upload", paths, from: Self.local(directory), to: target, progress: progress)
+    }
+
+    /// Downloads `paths` (relative to `target`) into the local `directory`.
     public func download(_ paths: [String], from target: String, into directory: String,
                          progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        try copy("download", paths, from: target, to: directory, progress: progress)
+        try copy("download", paths, from: target, to: Self.local(directory), progress: progress)
     }
 
     /// One `rclone copy` of `paths` (relative to `source`) to the same paths
@@ -241,9 +312,9 @@ extension Rclone {
                 progress: progress)
     }
 
-    /// One file to one remote path.
+    /// One local file to one remote path.
     public func uploadFile(_ local: String, to remote: String) throws {
-        try run("upload", ["copyto", "--no-check-dest", local, remote])
+        try run("upload", ["copyto", "--no-check-dest", Self.local(local), remote])
     }
 
     /// A server-side move (a rename on local and SFTP backends, a copy

@@ -3,14 +3,18 @@ import VaultCore
 
 /// The vault's remotes, in `DIR/remotes` (docs/FORMAT.md, "Remote copy"):
 ///
-///     "vault remotes v1\n"
-///     then one line per remote: NAME \t TARGET \t KNOWN \t PENDING \n
+///     "vault remotes v2\n"
+///     then one line per remote: NAME \t TARGET \t KNOWN \t PENDING \t HEADER \n
 ///
+/// (version 1, still read, has no HEADER field.)
 /// KNOWN is the generation of the manifest this vault last pushed to or
 /// pulled from the remote (decimal, 0 for never); PENDING the generation a
 /// push was about to put there, a colon, and the first 16 bytes of the
 /// SHA-256 of that manifest file in hex ("-" for none), which lets a later
-/// push recognise a manifest a killed push of ours left there. No secrets: the
+/// push recognise a manifest a killed push of ours left there; HEADER the
+/// first 16 bytes of the SHA-256 of the header file both sides last held
+/// ("-" for not known), which tells push and pull which side's header
+/// changed since (SyncPlan). No secrets: the
 /// storage credentials stay in rclone's config. Written atomically.
 public struct RemoteConfig: Equatable, Sendable {
     public struct Remote: Equatable, Sendable {
@@ -18,8 +22,10 @@ public struct RemoteConfig: Equatable, Sendable {
         public let target: String
         public var known: UInt64
         public var pending: Pending?
-        public init(name: String, target: String, known: UInt64 = 0, pending: Pending? = nil) {
-            (self.name, self.target, self.known, self.pending) = (name, target, known, pending)
+        /// The digest (`RemotePush.digest`) of the header both sides last held.
+        public var header: String?
+        public init(name: String, target: String, known: UInt64 = 0, pending: Pending? = nil, header: String? = nil) {
+            (self.name, self.target, self.known, self.pending, self.header) = (name, target, known, pending, header)
         }
     }
 
@@ -39,7 +45,7 @@ public struct RemoteConfig: Equatable, Sendable {
         var text: String { "\(generation):\(digest)" }
     }
 
-    static let firstLine = "vault remotes v1"
+    static let firstLine = "vault remotes v2", firstLineV1 = "vault remotes v1"
     /// At most this many remotes, and this many bytes of file.
     static let maxRemotes = 64, maxFileSize = 1 << 17
 
@@ -56,17 +62,20 @@ public struct RemoteConfig: Equatable, Sendable {
         let raw = try VaultDirectory.readFile(path, limit: maxFileSize)
         guard let text = String(validating: raw, as: UTF8.self) else { throw bad() }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(firstLine), lines.last == "" else { throw bad() }
+        guard lines.first == Substring(firstLine) || lines.first == Substring(firstLineV1), lines.last == "" else { throw bad() }
+        let fields = lines.first == Substring(firstLine) ? 5 : 4
         lines.removeFirst(); lines.removeLast()
         guard lines.count <= maxRemotes else { throw bad() }
         var config = RemoteConfig()
         for line in lines {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard f.count == 4, RemoteNames.isValidName(String(f[0])),
+            guard f.count == fields, RemoteNames.isValidName(String(f[0])),
                   let target = RemoteNames.normalizedTarget(String(f[1])), target == f[1],
                   let known = UInt64(f[2]), f[3] == "-" || Pending(f[3]) != nil,
+                  fields == 4 || f[4] == "-" || RemoteNames.isItemID(f[4]),
                   config.remote(named: String(f[0])) == nil else { throw bad() }
-            config.remotes.append(Remote(name: String(f[0]), target: target, known: known, pending: Pending(f[3])))
+            let header = fields == 5 && f[4] != "-" ? String(f[4]) : nil
+            config.remotes.append(Remote(name: String(f[0]), target: target, known: known, pending: Pending(f[3]), header: header))
         }
         return config
     }
@@ -74,7 +83,9 @@ public struct RemoteConfig: Equatable, Sendable {
     static func bad() -> RemoteError { .malformedRemote("the vault's remotes file is damaged; remove it and add the remotes again") }
 
     public func write(vault: String) throws {
-        let text = ([Self.firstLine] + remotes.map { "\($0.name)\t\($0.target)\t\($0.known)\t\($0.pending?.text ?? "-")" })
+        let text = ([Self.firstLine] + remotes.map {
+            "\($0.name)\t\($0.target)\t\($0.known)\t\($0.pending?.text ?? "-")\t\($0.header ?? "-")"
+        })
             .map { $0 + "\n" }.joined()
         try VaultDirectory.atomicWrite(Array(text.utf8), to: Self.path(vault))
     }

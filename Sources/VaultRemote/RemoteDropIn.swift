@@ -72,8 +72,10 @@ public struct FingerprintPins: Sendable {
     let directory: String
     public init(stateDirectory: String) { directory = stateDirectory + "/pins" }
 
+    /// Keyed by the target's canonical spelling (RemoteNames.canonicalTarget):
+    /// `/x/./RC` must not be a "first use" that accepts a swapped header.
     func path(_ target: String) -> String {
-        directory + "/" + Hex.encode((try? SHA256.hash(Array(target.utf8))) ?? [])
+        directory + "/" + Hex.encode((try? SHA256.hash(Array(RemoteNames.canonicalTarget(target).utf8))) ?? [])
     }
 
     public func remembered(for target: String) -> String? {

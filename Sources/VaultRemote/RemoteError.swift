@@ -14,6 +14,13 @@ public enum RemoteError: Error, Equatable, Sendable {
     /// The remote's manifest is older than one this vault already had from
     /// it: an older copy was put back there.
     case remoteRollback(remote: UInt64, known: UInt64)
+    /// Both this vault's header and the remote's changed (key slots or a
+    /// password, on two machines) since they were last in step, or neither
+    /// is newer: nothing is replaced (exit 11).
+    case headersDiverged
+    /// The remote's manifest opened with another generation than the one
+    /// it announced: it changed (or lied) between two reads.
+    case remoteChangedWhileReading(announced: UInt64, found: UInt64)
     /// There is no vault at the remote target (no header or manifest).
     case noRemoteVault(target: String)
     /// The remote holds another vault (another vault id).

@@ -1,3 +1,5 @@
+import System
+
 // The names a vault's remote copy may hold (docs/FORMAT.md, "Remote
 // copy"): the local layout's, plus `.push-<32 hex>`, a header or manifest
 // on its way in (renamed over the real name by a server-side move).
@@ -24,6 +26,21 @@ public enum RemoteNames {
         guard (1...1024).contains(t.utf8.count), !t.hasPrefix("-"),
               t.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f }) else { return nil }
         return String(t)
+    }
+
+    /// One spelling per place, for what is remembered per target (the
+    /// fingerprint pins): a local path (no `name:` before its first '/')
+    /// resolved (`realpath`: `/x/./RC`, `/x//RC` and a symlink to it are one
+    /// place), or, for one that does not exist, its dot and double-slash
+    /// components dropped; a remote path with those dropped as well.
+    public static func canonicalTarget(_ target: String) -> String {
+        let colon = target.firstIndex(of: ":"), slash = target.firstIndex(of: "/")
+        let isLocal = colon == nil || (slash != nil && slash! < colon!)
+        if isLocal, let resolved = try? Syscall.realPath(target) { return resolved.description }
+        let prefixEnd = isLocal ? target.startIndex : target.index(after: colon!)
+        let absolute = target[prefixEnd...].hasPrefix("/")
+        let parts = target[prefixEnd...].split(separator: "/").filter { $0 != "." }
+        return String(target[..<prefixEnd]) + (absolute ? "/" : "") + parts.joined(separator: "/")
     }
 
     /// `target/path`, for rclone (a bare "remote:" gets no slash).

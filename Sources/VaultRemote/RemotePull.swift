@@ -15,22 +15,28 @@ public struct PullSummary: Sendable {
     public var state = State.inStep(generation: 0)
     public var files = 0
     public var bytes: UInt64 = 0
-    /// Drop-ins copied from the remote's inbox into ours.
-    public var dropIns = 0
+    /// Drop-ins copied from the remote's inbox into ours (their ids).
+    public var dropIns: [String] = []
+    /// The remote's drop-ins whose envelope does not open with this vault's
+    /// key: left there, not copied.
+    public var junkDropIns = 0
+    /// The remote's header (newer, authenticated) replaced ours.
+    public var headerTaken = false
 }
 
 /// `vault pull`: brings the remote's changes into this vault, and its
 /// drop-ins into our inbox (absorbed by the unlock that follows; deleted
 /// from the remote by the next push, once the pushed manifest holds them).
 ///
-/// The generations decide (K: the one last pushed or pulled, L: ours, R:
-/// the remote's):
-///   R < K            the remote was rolled back: refused
-///   R == L           in step (if K differs, the manifests' bytes must match)
-///   R > L, L <= K    fetched: new blobs staged and every byte of them
-///                    checked, then moved in, then the manifest, then the header
-///   R > L, L > K     both changed: refused (`diverged`)
-///   K <= R < L       the remote is behind: push updates it
+/// SyncPlan decides from the generations (K: the one last pushed or pulled,
+/// L: ours, R: the remote's) and the headers' digests and counters. Nothing
+/// the remote sends replaces a local file before it is authenticated: the
+/// header and manifest are staged beside the vault and opened with this
+/// vault's master key, the staged manifest's generation (authenticated)
+/// must be the one announced, above ours and not below K, and every staged
+/// blob is read through. A header is taken only when SyncPlan says the
+/// remote's is the newer by its authenticated counter, so an older header
+/// (a password since changed, a slot since removed) never comes back.
 ///
 /// A remote that was rekeyed elsewhere (another vault key) is refused:
 /// clone it instead. A pull never deletes blobs here: those the new
@@ -45,65 +51,94 @@ public enum RemotePull {
         let r = try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
         let l = local.manifest.generation, k = remote.known
         var summary = PullSummary()
-        var known = k
+        let action = try SyncPlan.pull(local: l, remote: r, known: k) {
+            let remoteBytes = try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
+            return remoteBytes == (try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize))
+        }
 
-        if r < k {
-            throw RemoteError.remoteRollback(remote: r, known: k)
-        } else if r == l {
-            if k != r {
-                let remoteBytes = try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
-                guard remoteBytes == (try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)) else {
-                    throw RemoteError.diverged(local: l, remote: r, known: k)
-                }
-            }
+        // Staged and authenticated before anything here changes.
+        let here = try RemotePush.localItems(paths)
+        let wanted = action == .fetch ? layout.items.filter { here[$0.key] != $0.value }.keys.sorted() : []
+        let staging = try StagingDirectory(beside: paths.root, purpose: "pulling")
+        let files = [RemoteNames.header] + (action == .fetch ? [RemoteNames.manifest] + wanted.map { "items/" + $0 } : [])
+        try rclone.download(files, from: target, into: staging.path, progress: progress)
+        try staging.syncAll()
+        let stagedHeader = try authenticatedHeader(staging.path + "/" + RemoteNames.header, local: local, target: target)
+        let ours = local.vault.header
+        let headerAction = try SyncPlan.header(
+            local: SyncPlan.Header(digest: try RemotePush.digest(ours.bytes), counter: ours.counter),
+            remote: SyncPlan.Header(digest: try RemotePush.digest(stagedHeader.bytes), counter: stagedHeader.counter),
+            synced: remote.header)
+
+        var known = k
+        switch action {
+        case .inStep:
             summary.state = .inStep(generation: r)
             known = r
-        } else if r > l {
-            guard l <= k else { throw RemoteError.diverged(local: l, remote: r, known: k) }
-            (summary.files, summary.bytes) = try fetch(layout, local: local, target: target, rclone: rclone,
-                                                          progress: progress)
-            summary.state = .fetched(generation: r)
-            known = r
-        } else {
+        case .remoteBehind(let adopt):
             summary.state = .remoteBehind(remote: r, local: l)
             // A remote added by hand over an older copy: from now on it is
             // this vault's, and a push may update it.
-            if k == 0 { known = r }
+            if adopt { known = r }
+        case .fetch:
+            (summary.files, summary.bytes) = try fetch(staging, layout: layout, wanted: wanted, announced: r, known: k,
+                                                       local: local, target: target)
+            summary.state = .fetched(generation: r)
+            known = r
         }
-        if known != k {
+        // The manifest (if fetched) is in; then the header, only if the
+        // remote's is the newer: either header opens either manifest (the
+        // vault key is the same, checked above).
+        if headerAction == .takeRemote {
+            try VaultDirectory.atomicWrite(stagedHeader.bytes, to: paths.header)
+            summary.headerTaken = true
+        }
+        let synced = headerAction == .keepLocal ? remote.header : try RemotePush.digest(stagedHeader.bytes)
+        if known != k || synced != remote.header {
             var config = try RemoteConfig.read(vault: paths.root)
             var updated = config.remote(named: remote.name) ?? remote
-            updated.known = known
+            (updated.known, updated.header) = (known, synced)
             config.update(updated)
             try config.write(vault: paths.root)
         }
-        summary.dropIns = try fetchDropIns(layout, paths: paths, target: target, rclone: rclone)
+        (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, target: target, rclone: rclone)
         return summary
     }
 
-    /// Stages the remote's header, manifest and the blobs we lack, opens
-    /// the staged manifest with this vault's master key, reads every staged blob to
-    /// the end (every chunk authenticated, as `check --read-data`), checks
-    /// that every other blob it names is here, then moves the blobs in and
-    /// replaces the manifest and the header (each atomically).
-    static func fetch(_ layout: RemoteLayout, local: UnlockedVault, target: String,
-                      rclone: Rclone, progress: ((UInt64, UInt64) -> Void)?) throws -> (Int, UInt64) {
-        let paths = local.vault.paths
-        let here = try RemotePush.localItems(paths)
-        let wanted = layout.items.filter { here[$0.key] != $0.value }.keys.sorted()
-        let staging = try StagingDirectory(beside: paths.root, purpose: "pulling")
-        let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
-        try rclone.download(files, from: target, into: staging.path, progress: progress)
-        try staging.syncAll()
-
-        let staged = try Vault(at: staging.path)
-        guard staged.header.vaultID == local.vault.header.vaultID else { throw RemoteError.otherVault(target: target) }
-        guard staged.header.publicKey.bytes == local.vault.header.publicKey.bytes else {
+    /// The staged header, parsed and verified under this vault's master key:
+    /// this vault's id, its public key (a remote rekeyed elsewhere is
+    /// refused), its MAC. Only then are its counter and slots worth anything.
+    static func authenticatedHeader(_ path: String, local: UnlockedVault, target: String) throws -> VaultHeader {
+        let header: VaultHeader
+        do { header = try VaultHeader(parsing: VaultDirectory.readFile(path, limit: VaultHeader.maxLength)) } catch {
+            throw RemoteError.malformedRemote("the remote's header is not a vault header")
+        }
+        guard header.vaultID == local.vault.header.vaultID else { throw RemoteError.otherVault(target: target) }
+        guard header.publicKey.bytes == local.vault.header.publicKey.bytes else {
             throw RemoteError.invalidRemote("the remote was rekeyed on another machine; clone it into a new directory instead")
         }
+        do { try header.verify(masterKey: local.masterKey) } catch {
+            throw RemoteError.malformedRemote("the remote's header does not verify under this vault's key")
+        }
+        return header
+    }
+
+    /// With the header, manifest and the blobs we lack staged: opens the
+    /// staged manifest with this vault's master key, checks its
+    /// authenticated generation (SyncPlan.checkFetched), reads every staged
+    /// blob to the end (every chunk authenticated, as `check --read-data`),
+    /// checks that every other blob it names is here, then moves the blobs
+    /// in and replaces the manifest (atomically).
+    static func fetch(_ staging: StagingDirectory, layout: RemoteLayout, wanted: [String], announced r: UInt64,
+                      known k: UInt64, local: UnlockedVault, target: String) throws -> (Int, UInt64) {
+        let paths = local.vault.paths
+        let here = try RemotePush.localItems(paths)
+        let staged = try Vault(at: staging.path)
         // With this vault's master key: the remote's header may carry another
         // password (changed on the other machine), never another key.
         let opened = try local.unlockCopy(staged)
+        try SyncPlan.checkFetched(authenticated: opened.manifest.generation, announced: r,
+                                  local: local.manifest.generation, known: k)
         let stagedBlobs = Set(wanted)
         // Only blobs the staged manifest names, each read through, come in:
         // anything else the remote listed stays behind with the staging.
@@ -126,39 +161,43 @@ public enum RemotePull {
             }
         }
         try Syscall.fsyncDirectory(paths.items)
-        // The manifest first, then the header: the header can only differ by
-        // its password slot (the vault key is the same, checked above), so
-        // either header opens either manifest.
         try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)
-        let header = try VaultDirectory.readFile(staging.path + "/vault.header", limit: VaultHeader.maxLength)
-        if header != (try VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength)) {
-            try VaultDirectory.atomicWrite(header, to: paths.header)
-        }
+        let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
         let bytes = files.reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
         return (files.count, bytes)
     }
 
     /// Copies the remote's complete drop-ins that are neither in our inbox
     /// nor already absorbed into our inbox: content first, then envelope
-    /// (the envelope makes it a drop-in), each renamed in whole.
-    static func fetchDropIns(_ layout: RemoteLayout, paths: VaultPaths, target: String, rclone: Rclone) throws -> Int {
+    /// (the envelope makes it a drop-in), each renamed in whole. Only those
+    /// whose envelope opens with this vault's key come in: anyone who can
+    /// write to the remote can put junk in its inbox, and junk in ours would
+    /// stay there. Returns (copied, junk).
+    static func fetchDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, target: String,
+                             rclone: Rclone) throws -> ([String], Int) {
+        let paths = local.vault.paths
         var wanted: [String] = []
         for id in layout.dropIns {
             if try Syscall.status(of: paths.item(id)) != nil || Syscall.status(of: paths.dropInEnvelope(id)) != nil { continue }
             wanted.append(id)
         }
-        guard !wanted.isEmpty else { return 0 }
+        guard !wanted.isEmpty else { return ([], 0) }
         let staging = try StagingDirectory(beside: paths.root, purpose: "dropins")
         try rclone.download(wanted.flatMap { ["inbox/\($0).item", "inbox/\($0).env"] }, from: target, into: staging.path)
         try staging.syncAll()
-        for id in wanted {
+        let good = try wanted.filter { id in
+            guard let envelope = try? VaultDirectory.readFile(staging.path + "/inbox/\(id).env", limit: DropInEnvelope.maxLength),
+                  try Syscall.status(of: staging.path + "/inbox/\(id).item")?.kind == .regular else { return false }
+            return local.opensEnvelope(envelope, blob: id)
+        }
+        for id in good {
             try Syscall.rename(staging.path + "/inbox/\(id).item", paths.dropInContent(id))
         }
         try Syscall.fsyncDirectory(paths.inbox)
-        for id in wanted {
+        for id in good {
             try Syscall.rename(staging.path + "/inbox/\(id).env", paths.dropInEnvelope(id))
         }
         try Syscall.fsyncDirectory(paths.inbox)
-        return wanted.count
+        return (good, wanted.count - good.count)
     }
 }

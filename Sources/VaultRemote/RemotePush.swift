@@ -6,7 +6,11 @@ import VaultCrypto
 public struct PushSummary: Sendable {
     public var uploadedFiles = 0
     public var uploadedBytes: UInt64 = 0
+    /// Blobs deleted there because this vault no longer has them.
     public var deletedFiles = 0
+    /// The remote's header is newer than ours (a key slot changed on
+    /// another machine): it was left there; a pull takes it.
+    public var remoteHeaderNewer = false
     /// Remote drop-ins deleted because the pushed manifest holds them.
     public var dropInsCleared = 0
     /// The generation of the manifest now on the remote.
@@ -19,7 +23,8 @@ public struct PushSummary: Sendable {
 /// reader of the remote relies on (docs/FORMAT.md, "Remote copy"):
 ///
 ///   1. item blobs the remote lacks (or holds at another size)
-///   2. the header, if it differs: to `.push-<id>`, then moved over `vault.header`
+///   2. the header, if ours is the newer (SyncPlan): to `.push-<id>`, then
+///      moved over `vault.header`
 ///   3. the remote's manifest generation read again: refuse if it moved
 ///   4. the manifest: to `.push-<id>`, then moved over `manifest`
 ///   5. the manifest read back: another machine's that landed meanwhile
@@ -32,7 +37,10 @@ public struct PushSummary: Sendable {
 /// held throughout, so the manifest and blobs pushed belong together.
 public enum RemotePush {
     /// `progress` learns rclone's (bytes done, bytes in all) while blobs go up.
+    /// `replaceHeader`: upload this vault's header even when the remote's
+    /// changed too (SyncPlan would refuse): the user chose ours.
     public static func push(vault root: String, remote given: RemoteConfig.Remote, rclone: Rclone,
+                            replaceHeader: Bool = false,
                             progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
         let started = Syscall.monotonicSeconds()
         var remote = given
@@ -53,13 +61,33 @@ public enum RemotePush {
         let listing = try rclone.list(target)
         let remoteGeneration = try Self.remoteGeneration(listing, target: target, rclone: rclone)
         // The remote's header, if any, must be this vault's (same vault id).
+        // Its counter is read without a key: a lie can only make this push
+        // refuse, or put our own header back.
         let remoteHeader = listing[RemoteNames.header] == nil ? nil
             : try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
-        if let remoteHeader, (try? VaultHeader(parsing: remoteHeader))?.vaultID != vault.header.vaultID {
+        let remoteParsed = remoteHeader.flatMap { try? VaultHeader(parsing: $0) }
+        if remoteHeader != nil, remoteParsed?.vaultID != vault.header.vaultID {
             throw RemoteError.otherVault(target: target)
         }
-        if let r = remoteGeneration,
-           try Self.checkNotNewer(remote: r, local: local, config: remote, manifestBytes: manifestBytes, target: target, rclone: rclone) {
+        let localDigest = try Self.digest(headerBytes)
+        let headerAction: SyncPlan.HeaderAction = try {
+            let theirs = try remoteHeader.map { SyncPlan.Header(digest: try Self.digest($0), counter: remoteParsed?.counter ?? 0) }
+            do {
+                return try SyncPlan.header(local: SyncPlan.Header(digest: localDigest, counter: vault.header.counter),
+                                           remote: theirs, synced: remote.header)
+            } catch RemoteError.headersDiverged where replaceHeader {
+                return .keepLocal
+            }
+        }()
+        summary.remoteHeaderNewer = headerAction == .takeRemote
+
+        let plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
+            guard let pending = remote.pending, pending.generation == remoteGeneration,
+                  let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
+            else { return false }
+            return try digest(there) == pending.digest
+        }
+        if plan.adoptPending, let r = remoteGeneration {
             // The remote holds the manifest a killed push of ours left: it
             // is known from now on. Without this, the pending mark this push
             // is about to write would forget it, and a kill before our own
@@ -79,15 +107,15 @@ public enum RemotePush {
         summary.uploadedFiles += missing.count
         summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
 
-        // 2. Header (its vault id was checked above).
-        if remoteHeader != headerBytes {
+        // 2. Header (its vault id was checked above), only if ours is the newer.
+        if headerAction == .keepLocal {
             try Self.replace(RemoteNames.header, with: paths.header, target: target, rclone: rclone)
             summary.uploadedFiles += 1
             summary.uploadedBytes += UInt64(headerBytes.count)
         }
 
         // 3 and 4. The manifest, unless the remote has this very one.
-        if remoteGeneration != local || remote.known != local {
+        if plan.uploadManifest {
             let again = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length)
                 .map(ManifestPrefix.generation(of:))
             guard again == remoteGeneration else { throw RemoteError.remoteChanged(remote: again ?? 0, known: remote.known) }
@@ -112,6 +140,7 @@ public enum RemotePush {
         var config = try RemoteConfig.read(vault: root)
         var r = config.remote(named: remote.name) ?? remote
         (r.known, r.pending) = (local, nil)
+        if headerAction != .takeRemote { r.header = localDigest }
         config.update(r)
         try config.write(vault: root)
 
@@ -122,6 +151,7 @@ public enum RemotePush {
             switch RemoteNames.kind(of: path) {
             case .item(let id) where localItems[id] == nil:
                 doomed.append(path)
+                summary.deletedFiles += 1
             case .dropInContent(let id), .dropInEnvelope(let id):
                 // Absorbed here: its blob is in items/ (so in what was just
                 // pushed) and its envelope is gone from the local inbox,
@@ -138,7 +168,6 @@ public enum RemotePush {
             }
         }
         try rclone.delete(doomed, in: target)
-        summary.deletedFiles = doomed.count - 2 * cleared.count
         summary.dropInsCleared = cleared.count
         summary.seconds = Syscall.monotonicSeconds() - started
         return summary
@@ -157,23 +186,6 @@ public enum RemotePush {
     static func remoteGeneration(_ listing: [String: UInt64], target: String, rclone: Rclone) throws -> UInt64? {
         guard listing[RemoteNames.manifest] != nil else { return nil }
         return try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
-    }
-
-    /// Refuses when the remote holds a manifest this vault did not put
-    /// there and has not pulled: newer than the last one known, unless it
-    /// is the very manifest a killed push of ours left there (the pending
-    /// generation and digest; a manifest's nonce is random per write, so
-    /// another machine's cannot match).
-    /// Returns true when it is that pending manifest of ours.
-    static func checkNotNewer(remote r: UInt64, local: UInt64, config: RemoteConfig.Remote, manifestBytes: [UInt8],
-                              target: String, rclone: Rclone) throws -> Bool {
-        if r <= config.known { return false }
-        if let pending = config.pending, pending.generation == r,
-           let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize),
-           try digest(there) == pending.digest {
-            return true
-        }
-        throw RemoteError.remoteChanged(remote: r, known: config.known)
     }
 
     /// The first 16 bytes of SHA-256, hex: how `remotes` names a manifest.

@@ -57,6 +57,11 @@ enum ErrorReport {
             return CLIError(message: "wrong password; the next attempt is possible in \(Format.duration(UInt32(clamping: seconds))) (at \(clock(seconds)))",
                             hints: ["repeated wrong passwords wait longer each time, up to 30 minutes"],
                             code: .wrongPassword)
+        case .slotsNotTried(let names, let seconds):
+            let quoted = names.map { "'\($0)'" }.joined(separator: ", ")
+            return CLIError(message: "wrong password for the key slots tried; not tried: \(quoted) (their Argon2id cost is more than one unlock spends on a header it has not authenticated)"
+                            + (seconds > 0 ? "; the next attempt is possible in \(Format.duration(UInt32(clamping: seconds)))" : ""),
+                            hints: ["'vault --slot NAME ...' tries the password on one slot only"], code: .wrongPassword)
         case .lockedOut(let seconds):
             return CLIError(message: "too many wrong passwords; try again in \(Format.duration(UInt32(clamping: seconds))) (at \(clock(seconds)))",
                             hints: ["the wait is cleared by the next correct password"], code: .lockedOut)

@@ -21,6 +21,13 @@ extension ErrorReport {
         case .remoteRollback(let remote, let known):
             return CLIError(message: "the remote's list of items is older than one this vault already had from it (generation \(remote), had \(known)): an older copy was put back there",
                             hints: ["nothing was changed here; 'vault push' makes the remote current again"], code: .corrupted)
+        case .headersDiverged:
+            return CLIError(message: "both this vault and the remote changed their key slots or passwords since they were last in step",
+                            hints: ["nothing was changed; if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],
+                            code: .busy)
+        case .remoteChangedWhileReading(let announced, let found):
+            return CLIError(message: "remote \(tampered): its list of items announced generation \(announced) but is generation \(found)",
+                            hints: ["nothing was changed here; the remote changed while it was read, or lies: pull again"], code: .corrupted)
         case .noRemoteVault(let target):
             return CLIError(message: "no vault at remote '\(target)'", hints: ["push to it first, or check the target"], code: .noVault)
         case .otherVault(let target):

@@ -150,6 +150,15 @@ extension UnlockedVault {
             .map { String($0.dropLast(4)) }.sorted()
     }
 
+    /// Whether `envelope` (bytes from elsewhere: a remote's inbox) opens
+    /// with this vault's key as the drop-in `blob`, by the rules absorb
+    /// applies.
+    package func opensEnvelope(_ envelope: [UInt8], blob: String) -> Bool {
+        guard let entry = try? DropInEnvelope.open(envelope, with: keys, vaultID: vaultID),
+              entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return false }
+        return true
+    }
+
     /// The entry in envelope `blob`, opened with `keys` (either KEM); nil if
     /// it does not open, names another item than its file, or breaks ItemRules.
     func openEnvelope(_ blob: String, with keys: VaultKeys) -> ManifestEntry? {

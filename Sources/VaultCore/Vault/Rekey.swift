@@ -78,7 +78,8 @@ extension UnlockedVault {
         let created = old.slot(named: slotName)?.created ?? Syscall.now()
         let slot = try KeySlot.seal(name: slotName, kind: kind, created: created, kek: kek, masterKey: master,
                                     vaultID: old.vaultID)
-        let header = try VaultHeader.seal(vaultID: old.vaultID, options: old.options, masterKey: master, slots: [slot])
+        let header = try VaultHeader.seal(vaultID: old.vaultID, options: old.options, masterKey: master, slots: [slot],
+                                          counter: try old.nextCounter())
         let newKeys = try VaultKeys(masterKey: master, vaultID: old.vaultID)
         newManifest.generation = manifest.generation + 1
         let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength + 1))

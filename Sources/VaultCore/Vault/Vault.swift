@@ -70,17 +70,29 @@ public final class Vault: Sendable {
     ///
     /// The password is tried against each password slot in turn (one
     /// Argon2id run per slot tried), or only against `slot`; the delay
-    /// counts one wrong attempt however many slots were tried.
+    /// counts one wrong attempt however many slots were tried. Slots past
+    /// `KDFLimits.unlockBudget` are not tried (`slotsNotTried`).
     public func unlock(password: Password, slot: String? = nil, forWriting: Bool, clock: UnlockClock = SystemClock(),
                        rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
         let candidates = try header.passwordSlots(named: slot)
-        let (masterKey, used, kek) = try AttemptThrottle(path: paths.attempts, clock: clock).run {
-            for s in candidates {
-                guard case .password(let kdf, let salt) = s.kind else { continue }
-                let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
-                do { return (try header.unlock(slot: s, kek: kek), s.name, kek) } catch VaultError.wrongPassword { continue }
+        var skipped: [String] = []
+        let masterKey: MasterKey, used: String, kek: KeyEncryptionKey
+        do {
+            (masterKey, used, kek) = try AttemptThrottle(path: paths.attempts, clock: clock).run {
+                var budget = KDFLimits.unlockBudget
+                for s in candidates {
+                    guard case .password(let kdf, let salt) = s.kind else { continue }
+                    guard KDFLimits.work(kdf) <= budget else { skipped.append(s.name); continue }
+                    budget -= KDFLimits.work(kdf)
+                    let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
+                    do { return (try header.unlock(slot: s, kek: kek), s.name, kek) } catch VaultError.wrongPassword { continue }
+                }
+                throw VaultError.wrongPassword
             }
-            throw VaultError.wrongPassword
+        } catch VaultError.wrongPassword where !skipped.isEmpty {
+            throw VaultError.slotsNotTried(names: skipped, retryInSeconds: 0)
+        } catch VaultError.wrongPasswordDelayed(let seconds) where !skipped.isEmpty {
+            throw VaultError.slotsNotTried(names: skipped, retryInSeconds: seconds)
         }
         let unlocked = try unlock(masterKey: masterKey, forWriting: forWriting, rollbackGuard: rollbackGuard, slot: used)
         unlocked.slotKEK = kek

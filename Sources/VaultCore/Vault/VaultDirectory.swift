@@ -7,7 +7,10 @@ import System
 package enum VaultDirectory {
     static let tempPrefix = ".tmp-"
 
-    /// Refuses a vault whose own paths are symbolic links or of the wrong type.
+    /// Refuses a vault whose own paths are symbolic links or of the wrong
+    /// type. An absent `items/` or `inbox/` is made (empty, 0700): a plain
+    /// copy of a remote has none when the remote had nothing there (object
+    /// stores have no empty directories), and an empty one means the same.
     static func checkLayout(_ paths: VaultPaths) throws {
         guard let root = try Syscall.status(of: paths.root) else { throw VaultError.notAVault }
         guard root.kind == .directory else {
@@ -16,7 +19,12 @@ package enum VaultDirectory {
         }
         guard let header = try Syscall.status(of: paths.header) else { throw VaultError.notAVault }
         guard header.kind == .regular else { throw VaultError.unsafeVaultPath(paths.header) }
-        for (path, type) in [(paths.manifest, FileStatus.Kind.regular), (paths.items, .directory), (paths.inbox, .directory)] {
+        guard let manifest = try Syscall.status(of: paths.manifest) else { throw VaultError.corruptedOrTampered }
+        guard manifest.kind == .regular else { throw VaultError.unsafeVaultPath(paths.manifest) }
+        for path in [paths.items, paths.inbox] where try Syscall.status(of: path) == nil {
+            do { try Syscall.mkdir(path) } catch let e as SystemError where e.errno == .fileExists {}
+        }
+        for (path, type) in [(paths.items, FileStatus.Kind.directory), (paths.inbox, .directory)] {
             guard let st = try Syscall.status(of: path) else { throw VaultError.corruptedOrTampered }
             guard st.kind == type else { throw VaultError.unsafeVaultPath(path) }
         }

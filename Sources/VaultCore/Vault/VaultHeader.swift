@@ -14,8 +14,9 @@ import VaultCrypto
 //   header MAC  = HMAC-SHA256(header MAC key, bytes 0..<150)
 //
 // Version 2 (VaultHeaderV2.swift): an X-Wing public key and up to 8 key
-// slots. Version 3 (VaultHeaderV3.swift, what this code writes): version 2
-// with a checksum that tells damage from a wrong password. All are one
+// slots. Version 3 (VaultHeaderV3.swift): version 2 with a checksum that
+// tells damage from a wrong password. Version 4 (VaultHeaderV4.swift, what
+// this code writes): version 3 with a header counter. All are one
 // `VaultHeader`; a version-1 header reads as one password slot named
 // "password".
 //
@@ -58,7 +59,7 @@ public enum VaultPublicKey: Equatable, Sendable {
 public struct VaultHeader: Equatable, Sendable {
     public static let magic = Array("VAULTHDR".utf8)
     /// The version this code writes.
-    public static let currentVersion: UInt8 = 3
+    public static let currentVersion: UInt8 = 4
     static let v1Length = 182
     /// The shortest header of any version (version 1's); `maxLength` is the longest.
     public static var minLength: Int { v1Length }
@@ -77,6 +78,9 @@ public struct VaultHeader: Equatable, Sendable {
     public let publicKey: VaultPublicKey
     /// A version-1 header has one: "password".
     public let slots: [KeySlot]
+    /// Version 4's header counter (VaultHeaderV4.swift): one more than the
+    /// header it replaced; 0 for versions 1 to 3.
+    public let counter: UInt64
     public let mac: [UInt8]
     /// The exact bytes, a version-3 header's checksum included (what a
     /// rekey switch's hash covers).
@@ -90,9 +94,9 @@ public struct VaultHeader: Equatable, Sendable {
     }
 
     init(version: UInt8, vaultID: [UInt8], options: VaultOptions, publicKey: VaultPublicKey, slots: [KeySlot],
-         mac: [UInt8], bytes: [UInt8]) {
-        (self.version, self.vaultID, self.options, self.publicKey, self.slots, self.mac, self.bytes)
-            = (version, vaultID, options, publicKey, slots, mac, bytes)
+         counter: UInt64 = 0, mac: [UInt8], bytes: [UInt8]) {
+        (self.version, self.vaultID, self.options, self.publicKey, self.slots, self.counter, self.mac, self.bytes)
+            = (version, vaultID, options, publicKey, slots, counter, mac, bytes)
     }
 
     /// Parses a header of any version. A header of another version says so
@@ -103,7 +107,7 @@ public struct VaultHeader: Equatable, Sendable {
         switch b[8] {
         case 1: self = try Self.parseV1(b)
         case 2: self = try Self.parseV2(b)
-        case 3: self = try Self.parseV3(b)
+        case 3, 4: self = try Self.parseV3(b)
         default: throw VaultError.unsupportedVersion(Int(b[8]))
         }
     }

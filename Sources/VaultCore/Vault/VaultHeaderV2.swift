@@ -19,13 +19,15 @@ extension VaultHeader {
     static let maxSlotLength = 2 + KeySlot.maxNameBytes + 8 + 1 + KeySlot.maxOtherParams + 12 + KeySlot.wrappedLength
     /// The longest version-2 header (a version-3 one is 32 bytes longer).
     static let v2MaxLength = v2FixedLength + KeySlot.maxSlots * maxSlotLength + HMACSHA256.length
-    /// The longest header of any version (version 3's).
-    public static let maxLength = v2MaxLength + checksumLength
+    /// The longest header of any version (version 4's).
+    public static let maxLength = v2MaxLength + counterLength + checksumLength
 
-    /// A version-2 header, or the part of a version-3 header before its
-    /// checksum (`version` 3, checksum already checked).
+    /// A version-2 header, or the part of a version-3 or -4 header before
+    /// its checksum (`version` 3 or 4, checksum already checked). Version 4
+    /// has its counter (u64be) between the slots and the MAC.
     static func parseV2(_ b: [UInt8], version: UInt8 = 2, checksum: [UInt8] = []) throws -> VaultHeader {
-        guard b.count > v2FixedLength + HMACSHA256.length, b.count <= v2MaxLength, b[8] == version else {
+        let trailer = version == 4 ? counterLength : 0
+        guard b.count > v2FixedLength + trailer + HMACSHA256.length, b.count <= v2MaxLength + trailer, b[8] == version else {
             throw VaultError.corruptedOrTampered
         }
         let options = VaultOptions(rawValue: UInt16(b[25]) << 8 | UInt16(b[26]))
@@ -39,22 +41,24 @@ extension VaultHeader {
         var offset = keyEnd + 1
         var slots: [KeySlot] = []
         let macStart = b.count - HMACSHA256.length
-        let body = Array(b[..<macStart])
+        let slotsEnd = macStart - trailer
+        let body = Array(b[..<slotsEnd])
         for _ in 0..<count { slots.append(try KeySlot.parse(body, offset: &offset)) }
-        guard offset == macStart, Set(slots.map(\.name)).count == slots.count,
+        let counter = b[slotsEnd..<macStart].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard offset == slotsEnd, Set(slots.map(\.name)).count == slots.count,
               slots.contains(where: { if case .other = $0.kind { false } else { true } }) else {
             throw VaultError.corruptedOrTampered
         }
         return VaultHeader(version: version, vaultID: Array(b[9..<25]), options: options, publicKey: .xwing(publicKey),
-                           slots: slots, mac: Array(b[macStart...]), bytes: b + checksum)
+                           slots: slots, counter: counter, mac: Array(b[macStart...]), bytes: b + checksum)
     }
 
     /// A header for `masterKey` with `slots` (already sealed to it), MAC'ed:
-    /// version 3 with its checksum, or version 2 (only the vectors and tests
-    /// of vaults earlier versions wrote ask for it).
+    /// version 4 with `counter` and its checksum, or version 3 or 2 (only the
+    /// vectors and tests of vaults earlier versions wrote ask for those).
     static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slots: [KeySlot],
-                     version: UInt8 = currentVersion) throws -> VaultHeader {
-        guard version == 2 || version == 3 else { throw VaultError.invalidArgument("header version \(version) is not written") }
+                     counter: UInt64 = 1, version: UInt8 = currentVersion) throws -> VaultHeader {
+        guard (2...4).contains(version) else { throw VaultError.invalidArgument("header version \(version) is not written") }
         guard (1...KeySlot.maxSlots).contains(slots.count) else {
             throw VaultError.invalidArgument("a vault has 1 to \(KeySlot.maxSlots) key slots")
         }
@@ -63,12 +67,13 @@ extension VaultHeader {
         unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
         unsigned += [UInt8(HPKE.XWingKEM.id >> 8), UInt8(HPKE.XWingKEM.id & 0xff)] + publicKey.bytes + [UInt8(slots.count)]
         for s in slots { unsigned += s.bytes }
+        if version == 4 { unsigned += withUnsafeBytes(of: counter.bigEndian, Array.init) }
         let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
         let signed = unsigned + mac
-        return try Self(parsing: version == 3 ? signed + checksum(of: signed) : signed)
+        return try Self(parsing: version >= 3 ? signed + checksum(of: signed) : signed)
     }
 
-    /// A new header (version 3 unless told) with one password slot: what `init` writes.
+    /// A new header (version 4, counter 1, unless told) with one password slot: what `init` writes.
     static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slotName: String,
                      kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey, created: Int64,
                      nonce: [UInt8] = SecureRandom.bytes(12), version: UInt8 = currentVersion) throws -> VaultHeader {
@@ -79,10 +84,16 @@ extension VaultHeader {
     }
 
     /// The same vault (id, options, master key) as a current-version header
-    /// with `slots`: how every slot change is written, and how a version-1
-    /// or version-2 header is upgraded.
+    /// with `slots` and the next counter: how every slot change is written,
+    /// and how an older header is upgraded.
     func replacingSlots(_ slots: [KeySlot], masterKey: MasterKey) throws -> VaultHeader {
-        try Self.seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: slots)
+        try Self.seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: slots, counter: try nextCounter())
+    }
+
+    /// The counter the header that replaces this one carries.
+    func nextCounter() throws -> UInt64 {
+        guard counter < UInt64.max else { throw VaultError.invalidArgument("the header counter is at its limit") }
+        return counter + 1
     }
 }
 

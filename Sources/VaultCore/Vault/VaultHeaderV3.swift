@@ -32,18 +32,22 @@ extension VaultHeader {
         return try h.finish()
     }
 
-    /// A version-3 header: the checksum first (damage), then version 2's checks.
+    /// A version-3 or version-4 header: the checksum first (damage), then
+    /// version 2's checks (and version 4's counter).
     static func parseV3(_ b: [UInt8]) throws -> VaultHeader {
-        guard b.count > v2FixedLength + HMACSHA256.length + checksumLength, b.count <= maxLength else {
+        let version = b[8]
+        let trailer = version == 4 ? counterLength : 0
+        guard b.count > v2FixedLength + trailer + HMACSHA256.length + checksumLength,
+              b.count <= v2MaxLength + trailer + checksumLength else {
             throw VaultError.headerDamaged
         }
         let end = b.count - checksumLength
         let signed = Array(b[..<end]), stored = Array(b[end...])
         guard try checksum(of: signed) == stored else { throw VaultError.headerDamaged }
-        return try parseV2(signed, version: 3, checksum: stored)
+        return try parseV2(signed, version: version, checksum: stored)
     }
 
     /// Where the MAC starts: it covers every byte before it (the checksum,
-    /// in version 3, comes after it and is not covered).
-    var macOffset: Int { bytes.count - HMACSHA256.length - (version == 3 ? Self.checksumLength : 0) }
+    /// in versions 3 and 4, comes after it and is not covered).
+    var macOffset: Int { bytes.count - HMACSHA256.length - (version >= 3 ? Self.checksumLength : 0) }
 }

@@ -45,7 +45,7 @@ struct InfoCommand: Command {
         } else {
             let h = vault.header
             var lines = ["path: \(vault.paths.root)",
-                         "format version: \(h.version)" + (h.version == 2 ? "; 'vault upgrade' moves it to 3 (a checksum that tells a damaged header from a wrong password)" : ""),
+                         "format version: \(h.version)" + (h.version < VaultHeader.currentVersion ? "; 'vault upgrade' moves it to \(VaultHeader.currentVersion) (a header counter that remotes cannot roll back)" : ""),
                          "vault id: \(Hex.encode(h.vaultID))"]
             if let kdf = h.firstPasswordKDF {
                 lines.append("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), "

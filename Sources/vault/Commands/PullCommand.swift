@@ -62,10 +62,13 @@ struct PullCommand: Command {
         // the master key, which takes in the drop-ins just fetched.
         let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)
-        if reopened.vault.header.bytes != headerBefore {
-            context.terminal.note("the password was changed on another machine: this vault now opens with that one")
+        if summary.headerTaken || reopened.vault.header.bytes != headerBefore {
+            context.terminal.note("the key slots were changed on another machine: this vault now opens as that one does",
+                                  hint: "'vault key list' shows them")
         }
-        let absorbed = try reopened.tidy()
+        try reopened.tidy()
+        // Of the drop-ins fetched, those the absorb took in (their envelope is gone).
+        let taken = try summary.dropIns.filter { try Syscall.status(of: reopened.vault.paths.dropInEnvelope($0)) == nil }.count
         let seconds = Syscall.monotonicSeconds() - started
         let state: String
         switch summary.state {
@@ -76,7 +79,7 @@ struct PullCommand: Command {
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
                 remote: remote.name, generation: reopened.manifest.generation, files: summary.files, bytes: summary.bytes,
-                deleted: 0, dropIns: summary.dropIns, seconds: seconds, state: state)))
+                deleted: 0, dropIns: summary.dropIns.count, seconds: seconds, state: state)))
             return .ok
         }
         switch summary.state {
@@ -89,9 +92,13 @@ struct PullCommand: Command {
             context.terminal.note("'\(remote.name)' is older than this vault (generation \(r) < \(l))",
                                   hint: "'vault push \(remote.name)' updates it")
         }
-        if summary.dropIns > 0 {
-            context.terminal.note("took in \(absorbed.absorbed.count) of \(Format.count(summary.dropIns, "drop-in")) from the remote",
+        if !summary.dropIns.isEmpty {
+            context.terminal.note("took in \(taken) of \(Format.count(summary.dropIns.count, "drop-in")) from the remote",
                                   hint: "'vault push' deletes them from the remote's inbox")
+        }
+        if summary.junkDropIns > 0 {
+            context.terminal.note("ignored \(Format.count(summary.junkDropIns, "drop-in")) in the remote's inbox that this vault's key does not open",
+                                  hint: "someone who can write to the remote put them there; they stay on the remote")
         }
         return .ok
     }

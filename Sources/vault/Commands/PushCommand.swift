@@ -6,9 +6,10 @@ struct PushCommand: Command {
     static let name = "push"
     static let abstract = "copy the vault to its off-site remote (no password)"
     static let jsonFlag = FlagOption("--json")
-    static let options = [jsonFlag.spec]
+    static let replaceHeaderFlag = FlagOption("--replace-header")
+    static let options = [jsonFlag.spec, replaceHeaderFlag.spec]
     static let help = """
-        Usage: vault push [NAME] [--json]
+        Usage: vault push [NAME] [--replace-header] [--json]
 
         Makes the remote NAME (or the vault's only remote) a copy of this
         vault, through rclone. Needs no password: everything it sends is
@@ -24,8 +25,15 @@ struct PushCommand: Command {
         If another machine pushed to the remote since this vault last pushed
         or pulled, the push is refused with exit 11: pull first.
 
+        The header (the key slots and passwords) goes up only if this
+        vault's is the newer. One changed on another machine is left on the
+        remote for 'vault pull' to take; if both changed since they were
+        last in step, the push is refused with exit 11, and --replace-header
+        puts this vault's on the remote (other machines then take it).
+
         Options:
-          --json   one JSON summary on standard output
+          --replace-header   upload this vault's header even if the remote's changed too
+          --json             one JSON summary on standard output
 
         Examples:
           vault push
@@ -34,10 +42,12 @@ struct PushCommand: Command {
 
     let remoteName: String?
     let json: Bool
+    let replaceHeader: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         remoteName = try arguments.optional()
         json = arguments.isSet(Self.jsonFlag)
+        replaceHeader = arguments.isSet(Self.replaceHeaderFlag)
     }
 
     func run(_ context: Context) throws -> ExitCode {
@@ -50,7 +60,8 @@ struct PushCommand: Command {
         let meter = TransferMeter(context.terminal, "pushing")
         let summary = try { () throws -> PushSummary in
             defer { meter.finish() }
-            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(), progress: meter.update)
+            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(),
+                                       replaceHeader: replaceHeader, progress: meter.update)
         }()
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
@@ -60,6 +71,10 @@ struct PushCommand: Command {
             context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
                                   bytes: summary.uploadedBytes, seconds: summary.seconds))
             if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
+            if summary.remoteHeaderNewer {
+                context.terminal.note("the remote's header is newer (key slots changed on another machine): left there",
+                                      hint: "'vault pull' takes it")
+            }
             if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
         }
         return .ok

@@ -1,8 +1,9 @@
 import VaultCore
 
-/// `vault upgrade`: an older vault's header rewritten as format version 3
+/// `vault upgrade`: an older vault's header rewritten as format version 4
 /// (from version 1: the hybrid X-Wing drop-in key and key slots; from
-/// version 2: the header checksum), nothing re-encrypted.
+/// version 2: the header checksum; from version 3: the header counter),
+/// nothing re-encrypted.
 struct UpgradeCommand: Command {
     static let name = "upgrade"
     static let abstract = "move an older vault to the current header (X-Wing drop-ins, key slots)"
@@ -10,14 +11,16 @@ struct UpgradeCommand: Command {
         Usage: vault upgrade
 
         Rewrites the header of a vault made by an earlier version (format
-        version 1 or 2) as format version 3. From version 1, drop-ins are
+        version 1, 2 or 3) as format version 4. From version 1, drop-ins are
         then sealed to the vault's hybrid post-quantum key (X-Wing:
         ML-KEM-768 + X25519), and key slots ('vault key') become available.
         Version 3 adds a checksum that tells a damaged header (exit 14) from
-        a wrong password. The master key, the passwords, the key slots and
+        a wrong password; version 4 a header counter, so that a remote or
+        copy cannot put back an older header (a password since changed, a
+        key slot since removed). The master key, the passwords, the key slots and
         every item stay as they are; nothing is re-encrypted. Drop-ins made
         before still open. The new header is verified before it replaces the
-        old one. A vault already at version 3 is left alone.
+        old one. A vault already at version 4 is left alone.
 
         'vault rekey' and any key-slot change ('vault passwd', 'vault key
         add', 'vault key remove') upgrade the header too.
