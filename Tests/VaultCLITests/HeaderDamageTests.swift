@@ -27,7 +27,7 @@ import VaultCrypto
         try v.write("a.txt", Array("alpha".utf8))
         #expect(try v.add(["add", "a.txt"]).status == 0)
         let original = try header(v)
-        #expect(original[8] == 3 && original.count == 1417)
+        #expect(original[8] == 4 && original.count == 1425)
         #expect(attempts(v) == nil)
 
         // Slots start at 1246 (FORMAT.md): byte 1270 is in the password slot's KDF parameters.
@@ -102,24 +102,26 @@ import VaultCrypto
         let password = try v.sandbox.file("vector-password", "correct horse battery staple\n")
 
         #expect(try v.info()["format_version"] as? Int == 2)
-        #expect(try v.add(["info"]).stdoutText.contains("format version: 2; 'vault upgrade' moves it to 3"))
+        #expect(try v.add(["info"]).stdoutText.contains("format version: 2; 'vault upgrade' moves it to 4"))
         let got = try v.run(["get", "hello.txt"], password: password)
         #expect(got.status == 0 && got.stdout == Array("hello, vault".utf8), "\(got.stderr)")
 
         let up = try v.run(["upgrade"], password: password)
         #expect(up.status == 0, "\(up.stderr)")
-        #expect(up.stderr.contains("upgraded to format version 3"), "\(up.stderr)")
+        #expect(up.stderr.contains("upgraded to format version 4"), "\(up.stderr)")
         let v3 = try header(v)
-        #expect(v3.count == 1417 && v3[8] == 3)
-        // Every byte from the vault id to the end of the slot is kept; the MAC is new.
-        #expect(Array(v3[9..<(1417 - 64)]) == Array(v2[9..<(1385 - 32)]))
-        #expect(try v.info()["format_version"] as? Int == 3)
-        #expect(try v.add(["info"]).stdoutText.contains("format version: 3\n"))
+        #expect(v3.count == 1425 && v3[8] == 4)
+        // Every byte from the vault id to the end of the slot is kept; the
+        // counter (1) comes next; the MAC is new.
+        #expect(Array(v3[9..<(1425 - 72)]) == Array(v2[9..<(1385 - 32)]))
+        #expect(Array(v3[(1425 - 72)..<(1425 - 64)]) == [0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(try v.info()["format_version"] as? Int == 4)
+        #expect(try v.add(["info"]).stdoutText.contains("format version: 4\n"))
         let after = try v.run(["get", "hello.txt"], password: password)
         #expect(after.status == 0 && after.stdout == Array("hello, vault".utf8), "\(after.stderr)")
         // A second upgrade changes nothing.
         let again = try v.run(["upgrade"], password: password)
-        #expect(again.status == 0 && again.stderr.contains("already at format version 3"), "\(again.stderr)")
+        #expect(again.status == 0 && again.stderr.contains("already at format version 4"), "\(again.stderr)")
         #expect(try header(v) == v3)
     }
 

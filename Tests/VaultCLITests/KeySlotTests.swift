@@ -158,7 +158,7 @@ struct KeySlotTests {
         #expect(upgrade.status == 0, "\(upgrade.stderr)")
         #expect(upgrade.stderr.contains("X-Wing"), "\(upgrade.stderr)")
         info = try v.info()
-        #expect(info["format_version"] as? Int == 3)
+        #expect(info["format_version"] as? Int == 4)
         #expect(info["kem"] as? String == "x-wing")
         #expect(info["waiting_drop_ins"] as? Int == 1)
         // Only the header changed: the manifest is the same file.
@@ -184,7 +184,7 @@ struct KeySlotTests {
         try Self.makeVersionOne(at: v.dir, password: v.password)
         let keyFile = try v.write("k", randomBytes(32))
         #expect(try v.run(["key", "add", "kf", "--new-key-file", keyFile]).status == 0)
-        #expect(try v.info()["format_version"] as? Int == 3)
+        #expect(try v.info()["format_version"] as? Int == 4)
         #expect(try slotNames(v) == ["password", "kf"])
         #expect(try v.run(["list"]).status == 0)
         #expect(try v.add(["--key-file", keyFile, "list"]).status == 0)

@@ -16,10 +16,10 @@ struct HeaderV3VectorTests {
         try KeyEncryptionKey.derive(password: V.secret(Array(V.password.utf8)), salt: V.salt, parameters: V.kdf)
     }
 
-    static func header(version: UInt8) throws -> VaultHeader {
+    static func header(version: UInt8, counter: UInt64 = 1) throws -> VaultHeader {
         try VaultHeader.seal(vaultID: V.vaultID, options: [], masterKey: MasterKey(secret: V.secret(V.vmk)),
                              slotName: "password", kdf: V.kdf, salt: V.salt, kek: kek(),
-                             created: HybridVectorTests.created, nonce: V.wrapNonce, version: version)
+                             created: HybridVectorTests.created, nonce: V.wrapNonce, counter: counter, version: version)
     }
 
     @Test func publishedVectorMatches() throws {
@@ -44,7 +44,7 @@ struct HeaderV3VectorTests {
         let checksumInput = Array("vault v3 header checksum".utf8) + Array(v3.bytes.dropLast(32))
         #expect(Array(v3.bytes.suffix(32)) == (try SHA256.hash(checksumInput)))
         #expect(try parsed.unlock(kek: Self.kek()).secret == MasterKey(secret: V.secret(V.vmk)).secret)
-        #expect(VaultHeader.maxLength == 2_646 && VaultHeader.currentVersion == 3)
+        #expect(VaultHeader.maxLength == 2_654 && VaultHeader.currentVersion == 4)
     }
 
     /// Any one flipped bit after the version byte, any truncation and any

@@ -68,7 +68,7 @@ struct OldVaultTests {
             try v.rekey(password: TempVault.password("correct horse"))
         }
         let after = try Vault(at: t.root).header
-        #expect(after.version == 3 && after.publicKey.isHybrid && after.slots.map(\.name) == ["password"])
+        #expect(after.version == 4 && after.publicKey.isHybrid && after.slots.map(\.name) == ["password"])
         let reopened = try t.unlock()
         #expect(reopened.manifest.entries.map(\.name).sorted() == ["before", "during"])
         #expect(try t.read(reopened, "during") == [4])

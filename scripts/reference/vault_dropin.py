@@ -65,7 +65,7 @@ def drop_in(vaultdir, name, kind, content):
         size, count = sum(m.size for m in files), len(files)
     entry = entry_bytes(item_id, file_key, kind, 0o755 if folder else 0o644, size, count, now, now, name)
     sealed = vault_item.seal(file_key, item_id, prefix, 0x0002 if folder else 0, content)
-    if v.version in (2, 3):
+    if v.version in (2, 3, 4):
         # X-Wing: magic || 0x02 || 0x02 || enc (1120) || Seal(aad = bytes 0..<1130, entry)
         envelope = vault_hybrid.hpke_seal(vault_read, v.public_key, vault_hybrid.envelope_info(v.vault_id),
                                           ENV_MAGIC + bytes([0x02, 0x02]), entry)

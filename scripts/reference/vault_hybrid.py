@@ -132,11 +132,13 @@ def parse_header_v2(vr, h, v):
     apart from a wrong password; then it is read as version 2 without it."""
     corrupted = vr.corrupted
     version = h[8]
-    if version == 3:
-        if not (V2_FIXED + 64 < len(h) <= V3_MAX) or not hmac.compare_digest(v3_checksum(h[:-32]), h[-32:]):
+    counter_len = 8 if version == 4 else 0  # version 4: a header counter u64be before the MAC
+    if version in (3, 4):
+        if not (V2_FIXED + counter_len + 64 < len(h) <= V3_MAX + counter_len) \
+                or not hmac.compare_digest(v3_checksum(h[:-32]), h[-32:]):
             raise vr.VaultError("header damaged")
         h = h[:-32]
-    if not (V2_FIXED + 32 < len(h) <= V2_MAX):
+    if not (V2_FIXED + counter_len + 32 < len(h) <= V2_MAX + counter_len):
         raise corrupted()
     options, kem = struct.unpack(">HH", h[25:29])
     if options & ~0x0001 or kem != XWING_KEM_ID:
@@ -149,7 +151,8 @@ def parse_header_v2(vr, h, v):
     n = h[V2_FIXED - 1]
     if not 1 <= n <= 8:
         raise corrupted()
-    body, off, slots = h[:-32], V2_FIXED, []
+    body, off, slots = h[:-32 - counter_len], V2_FIXED, []
+    v.counter = struct.unpack(">Q", h[-40:-32])[0] if counter_len else 0
     for _ in range(n):
         s = Slot()
         if off + 2 > len(body):
@@ -194,7 +197,7 @@ def parse_header_v2(vr, h, v):
         slots.append(s)
     if off != len(body) or len({s.name for s in slots}) != n or not any(s.kind in (1, 2) for s in slots):
         raise corrupted()
-    v.header, v.version = h, version  # a version-3 header without its checksum: the MAC is its last 32 bytes
+    v.header, v.version = h, version  # a version-3/4 header without its checksum: the MAC is its last 32 bytes
     v.vault_id, v.options, v.public_key = h[9:25], options, pk
     v.slots, v.mac = slots, h[-32:]
     return v
@@ -298,6 +301,7 @@ def check_vector(vr, format_md):
     except Exception as err:  # noqa: BLE001  (any failure is a difference)
         diffs.append("hybrid vault: %s" % err)
     diffs += check_vector_v3(vr, format_md, unsigned, mac_key, password, vmk)
+    diffs += check_vector_v4(vr, format_md, unsigned, mac_key, password, vmk)
     return diffs
 
 
@@ -331,4 +335,39 @@ def check_vector_v3(vr, format_md, unsigned_v2, mac_key, password, vmk):
                     diffs.append("v3 header: a flipped bit at %d read as %s" % (i, err))
     except Exception as err:  # noqa: BLE001  (any failure is a difference)
         diffs.append("v3 header: %s" % err)
+    return diffs
+
+
+V4_COUNTER = 0x0102030405060708
+
+
+def check_vector_v4(vr, format_md, unsigned_v2, mac_key, password, vmk):
+    """The version-4 vector: the hybrid header's bytes with 0x04, the counter
+    (u64be) before its own MAC, then the checksum; it opens with its counter,
+    and a version-3 relabelling without the counter fails the MAC."""
+    diffs = []
+    pub = published_vectors(format_md, "## Test vector: a version-4 header")
+    unsigned = unsigned_v2[:8] + b"\x04" + unsigned_v2[9:] + struct.pack(">Q", V4_COUNTER)
+    signed = unsigned + hmac.new(mac_key, unsigned, hashlib.sha256).digest()
+    header = signed + v3_checksum(signed)
+    got = {"vault.header": header.hex(), "header counter": header[-72:-64].hex()}
+    if set(pub) != set(got):
+        diffs.append("version-4 vector names: FORMAT.md has %s" % sorted(pub))
+    for k, val in got.items():
+        if pub.get(k) != val:
+            diffs.append("v4 %s: got %s, spec says %s" % (k, val[:64] + "...", (pub.get(k) or "-")[:64] + "..."))
+    try:
+        published = bytes.fromhex(pub.get("vault.header", ""))
+        v = unlock_v2(vr, parse_header_v2(vr, published, vr.Vault()), password)
+        if v.version != 4 or v.vmk != vmk or v.counter != V4_COUNTER:
+            diffs.append("v4 header: opened as version %d, counter %d" % (v.version, v.counter))
+        body = published[:-32]
+        v3 = body[:8] + b"\x03" + body[9:-40] + body[-32:]
+        try:
+            unlock_v2(vr, parse_header_v2(vr, v3 + v3_checksum(v3), vr.Vault()), password)
+            diffs.append("v4 header: relabelled version 3 without its counter, it opened")
+        except vr.VaultError:
+            pass
+    except Exception as err:  # noqa: BLE001  (any failure is a difference)
+        diffs.append("v4 header: %s" % err)
     return diffs

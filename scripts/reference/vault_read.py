@@ -143,7 +143,7 @@ def parse_header(h):
     """All checks that come before Argon2."""
     if len(h) < 8 or h[:8] != HEADER_MAGIC:
         raise VaultError("not a vault")
-    if len(h) > 8 and h[8] in (0x02, 0x03):
+    if len(h) > 8 and h[8] in (0x02, 0x03, 0x04):
         return vault_hybrid.parse_header_v2(sys.modules[__name__], h, Vault())
     if len(h) != HEADER_LEN:
         raise corrupted()
@@ -171,7 +171,7 @@ def parse_header(h):
 
 
 def unlock(v, password):
-    if v.version in (2, 3):
+    if v.version in (2, 3, 4):
         return vault_hybrid.unlock_v2(sys.modules[__name__], v, password)
     kek = kek_from_password(password, v.salt, v.m, v.t, v.p)
     try:

@@ -76,11 +76,13 @@ extension VaultHeader {
     /// A new header (version 4, counter 1, unless told) with one password slot: what `init` writes.
     static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slotName: String,
                      kdf: Argon2Parameters, salt: [UInt8], kek: KeyEncryptionKey, created: Int64,
-                     nonce: [UInt8] = SecureRandom.bytes(12), version: UInt8 = currentVersion) throws -> VaultHeader {
+                     nonce: [UInt8] = SecureRandom.bytes(12), counter: UInt64 = 1,
+                     version: UInt8 = currentVersion) throws -> VaultHeader {
         try checkBounds(kdf)
         let slot = try KeySlot.seal(name: slotName, kind: .password(kdf, salt: salt), created: created, kek: kek,
                                     masterKey: masterKey, vaultID: vaultID, nonce: nonce)
-        return try seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: [slot], version: version)
+        return try seal(vaultID: vaultID, options: options, masterKey: masterKey, slots: [slot], counter: counter,
+                        version: version)
     }
 
     /// The same vault (id, options, master key) as a current-version header
