@@ -110,7 +110,7 @@ struct KeyCommand: Command {
             let vault = try context.unlock(current, forWriting: true, agent: false)
             let credential: SlotCredential
             if let keyFile {
-                credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try KeyFileSecret.read(path: keyFile))
+                credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try context.readKeyFile(keyFile))
             } else if let newPassword {
                 let secret = try newPassword.read(what: "password for slot '\(name)'")
                 credential = .password(Password(secret: secret), try cost(context))

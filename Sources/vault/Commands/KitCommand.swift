@@ -167,7 +167,13 @@ struct KitCommand: Command {
         } else if path == "-" {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {
-            text = try FileHandleFD(readingFrom: path, followSymlinks: true).readAll(limit: 64 << 10)
+            // A regular file only: a FIFO would wait for ever ('-' reads a pipe).
+            do { text = try FileHandleFD.regularFile(path, what: "recovery kit").readAll(limit: 64 << 10) } catch let error as VaultError {
+                guard case .notARegularFile = error else { throw error }
+                var report = ErrorReport.cliError(for: error, vaultDirectory: nil)
+                report.hints = ["to read the kit from a pipe, give '-' and send it to standard input"]
+                throw report
+            }
         }
         let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
         let secret = try passphrase.read(prompt: "kit passphrase: ")
