@@ -53,7 +53,10 @@ extension Context {
         if agent && !password.explicit, let unlocked = try openWithAgent(vault, forWriting: forWriting) {
             return unlocked
         }
-        if case .agentOnly(let error) = password.origin { throw error }
+        if case .agentOnly(let error) = password.origin {
+            if agent { throw error }
+            _ = try password.refusingAgent("this")
+        }
         if let path = password.keyFilePath {
             return try vault.unlock(keyFile: readKeyFile(path), forWriting: forWriting, rollbackGuard: rollbackGuard)
         }

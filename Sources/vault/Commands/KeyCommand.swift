@@ -104,7 +104,7 @@ struct KeyCommand: Command {
         case .list(let json): return try list(context, json: json)
         case .add(let name, let keyFile, let generate, let passwordFile):
             do { try KeySlot.checkName(name) } catch { throw CLIError(message: "a key slot name is 1 to 32 letters, digits or -_.@", code: .usage) }
-            let current = try context.passwordSource()
+            let current = try context.passwordSource().refusingAgent("key add")
             let newPassword = keyFile == nil ? try context.newPasswordSource(file: passwordFile) : nil
             if let keyFile, generate, UserFiles.exists(keyFile) { throw VaultError.alreadyExists(path: keyFile) }
             let vault = try context.unlock(current, forWriting: true, agent: false)
@@ -120,7 +120,7 @@ struct KeyCommand: Command {
                                   + (keyFile.map { generate ? "; wrote the key file '\($0)': keep it like a private key" : " with '\($0)'" } ?? ""))
             return .ok
         case .remove(let name, let confirmed):
-            let current = try context.passwordSource()
+            let current = try context.passwordSource().refusingAgent("key remove")
             guard try Vault(at: context.vaultDirectory).header.slot(named: name) != nil else {
                 throw CLIError(message: "no key slot named '\(name)'", hints: ["'vault key list' shows them"], code: .usage)
             }

@@ -92,8 +92,10 @@ struct KitCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         switch action {
         case .export(let output):
+            // The vault's password source first: with only the agent, its refusal is the error.
+            let password = try context.passwordSource().refusingAgent("kit export")
             let passphrase: NewPasswordSource? = generate ? nil : try context.newPasswordSource(file: passphraseFile)
-            return try export(context, password: context.passwordSource(), passphrase: passphrase, output: output)
+            return try export(context, password: password, passphrase: passphrase, output: output)
         case .recover(let kit):
             let passphrase = try context.newPasswordSource(file: passphraseFile).single
             let new = try context.newPasswordSource(file: newPasswordFile)
