@@ -234,6 +234,33 @@ struct KeySlotTests {
                 "\(added.stderr)")
     }
 
+    /// `key list`: a header line and aligned columns (it printed "\x09"
+    /// where its tabs were, the whole line escaped at once), each cell
+    /// escaped on its own; CREATED as `list` shows dates (local time).
+    @Test func keyListIsAnAlignedTable() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["key", "add", "laptop", "--new-key-file", v.path + "/laptop.key", "--generate"]).status == 0)
+        let second = try v.sandbox.file("second", "second password\n")
+        #expect(try v.run(["key", "add", "Zoë", "--new-password-file", second] + Self.cheap).status == 0)
+        let slots = try JSONObject.parse(try v.add(["key", "list", "--json"]).stdout)["slots"] as? [[String: Any]] ?? []
+        let formatter = DateFormatter()
+        (formatter.locale, formatter.timeZone, formatter.dateFormat) = (Locale(identifier: "en_US_POSIX"), TimeZone(identifier: "UTC"), "yyyy-MM-dd HH:mm")
+        let created = slots.map { formatter.string(from: Date(timeIntervalSince1970: Double(($0["created"] as? Int) ?? 0))) }
+        #expect(created.count == 3)
+        guard created.count == 3 else { return }
+
+        let r = try v.add(["key", "list"], ["TZ": "UTC0"])
+        #expect(r.status == 0 && r.stderr == "", "\(r.stderr)")
+        #expect(r.stdoutText == """
+            NAME      KIND      COST                            CREATED
+            password  password  argon2id 1 MiB, 1 pass, 1 lane  \(created[0])
+            laptop    key file  hkdf-sha256                     \(created[1])
+            Zoë       password  argon2id 1 MiB, 1 pass, 1 lane  \(created[2])
+
+            """, "\(r.stdoutText)")
+        #expect(!r.stdoutText.contains("\\x09") && !r.stdoutText.contains("\t"))
+    }
+
     /// Writes an empty vault with a version-1 header (Argon2id 1 MiB, 1 pass).
     static func makeVersionOne(at dir: String, password: String) throws {
         for d in ["", "/items", "/inbox"] {
