@@ -53,10 +53,9 @@ extension Context {
         if agent && !password.explicit, let unlocked = try openWithAgent(vault, forWriting: forWriting) {
             return unlocked
         }
-        if case .agentOnly(let error) = password.origin {
-            if agent { throw error }
-            _ = try password.refusingAgent("this")
-        }
+        // No source but an agent: it could not serve (the error there would
+        // have been without it), or this command does not take its key.
+        if case .agentOnly(let error) = password.origin { throw agent ? error : PasswordSource.agentRefused("this") }
         if let path = password.keyFilePath {
             return try vault.unlock(keyFile: readKeyFile(path), forWriting: forWriting, rollbackGuard: rollbackGuard)
         }
