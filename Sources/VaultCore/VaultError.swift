@@ -66,6 +66,10 @@ public enum VaultError: Error, Equatable, Sendable {
     /// The manifest is older than one this machine has seen of this vault:
     /// an older copy was put back (a rollback). Nothing was changed.
     case rollback(seen: UInt64, found: UInt64)
+    /// A file the user named (`what`: a key file, a recovery kit) is not a
+    /// regular file (`kind`: "a FIFO (named pipe)", "a directory"...); it
+    /// was not read.
+    case notARegularFile(path: String, what: String, kind: String)
     /// A value was outside what this format or operation allows.
     case invalidArgument(String)
     /// The manifest would exceed what a reader accepts (1,000,000 items or

@@ -123,6 +123,9 @@ enum ErrorReport {
         case .unsafeScratch(let path):
             return CLIError(message: "refusing '\(path)' for private copies: it is not yours, or others can write to it",
                             hints: ["remove it, or point XDG_RUNTIME_DIR at a directory only you can write"])
+        case .notARegularFile(let path, let what, let kind):
+            // Never read: a FIFO would wait for a writer for ever, a device never end.
+            return CLIError(message: "\(what) '\(path)' is \(kind), not a regular file")
         case .invalidArgument(let message):
             return CLIError(message: message)
         case .rollback(let seen, let found):

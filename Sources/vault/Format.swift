@@ -86,6 +86,17 @@ enum Format {
 
     static func kind(_ e: ManifestEntry) -> String { e.kind == .folder ? "folder, " + count(e.fileCount, "file") : "file" }
 
+    /// `header` over `rows`, each column as wide as its widest cell and two
+    /// spaces apart, the last column unpadded (no trailing spaces). Cells
+    /// are shown as given: escape them (`Terminal.printable`) first.
+    static func table(header: [String], rows: [[String]]) -> [String] {
+        let all = [header] + rows
+        let widths = header.indices.map { i in all.map { $0[i].count }.max() ?? 0 }
+        return all.map { row in
+            row.indices.map { i in i == row.count - 1 ? row[i] : pad(row[i], widths[i]) }.joined(separator: "  ")
+        }
+    }
+
     /// `s` right-aligned in `n` characters (never cut).
     static func padLeft(_ s: String, _ n: Int) -> String {
         let count = s.count

@@ -67,6 +67,22 @@ struct PasswordSource {
         return PasswordSource(origin: origin, terminal: terminal, explicit: explicit)
     }
 
+    /// This source, unless it is only the unlock agent (no source given, an
+    /// agent running) and `command` ("move send", "passwd") does not take
+    /// the agent's key: then a usage error (exit 2) naming it, before any
+    /// prompt or I/O. `keyFile`: whether the command takes --key-file.
+    func refusingAgent(_ command: String, keyFile: Bool = true) throws(CLIError) -> PasswordSource {
+        guard case .agentOnly = origin else { return self }
+        throw Self.agentRefused(command, keyFile: keyFile)
+    }
+
+    static func agentRefused(_ command: String, keyFile: Bool = true) -> CLIError {
+        let sources = keyFile ? "--password-file FILE, --password-command CMD or --key-file FILE"
+            : "--password-file FILE or --password-command CMD"
+        return CLIError(message: "\(command) needs the password: the unlock agent's key is not accepted for it",
+                        hints: ["give \(sources), or run it on a terminal"], code: .usage)
+    }
+
     /// Reads the password; `prompt` is used only on the terminal.
     func read(prompt: String = "password: ") throws(CLIError) -> SecretBytes {
         switch origin {

@@ -53,9 +53,11 @@ extension Context {
         if agent && !password.explicit, let unlocked = try openWithAgent(vault, forWriting: forWriting) {
             return unlocked
         }
-        if case .agentOnly(let error) = password.origin { throw error }
+        // No source but an agent: it could not serve (the error there would
+        // have been without it), or this command does not take its key.
+        if case .agentOnly(let error) = password.origin { throw agent ? error : PasswordSource.agentRefused("this") }
         if let path = password.keyFilePath {
-            return try vault.unlock(keyFile: KeyFileSecret.read(path: path), forWriting: forWriting, rollbackGuard: rollbackGuard)
+            return try vault.unlock(keyFile: readKeyFile(path), forWriting: forWriting, rollbackGuard: rollbackGuard)
         }
         let prompts = password.isTerminal ? 3 : 1
         for attempt in 1...prompts {
@@ -70,6 +72,16 @@ extension Context {
             }
         }
         throw VaultError.wrongPassword  // not reached: the last attempt throws
+    }
+
+    /// A key file's secret (`--key-file`, `key add --new-key-file`), with
+    /// the password file's warning when group or others may read it.
+    func readKeyFile(_ path: String) throws -> KeyFileSecret {
+        let (secret, readableByOthers) = try KeyFileSecret.read(path: path)
+        if readableByOthers {
+            terminal.warning("key file '\(path)' can be read by other users", hints: ["chmod 600 '\(path)'"])
+        }
+        return secret
     }
 
     /// The vault opened with the key this vault's unlock agent holds; nil

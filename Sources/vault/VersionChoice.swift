@@ -56,12 +56,25 @@ enum VersionChoice: Equatable, Sendable {
               clock.isEmpty || clock.count == 2 || clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
               (date + clock).allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
               let y = Int(date[0]), let mo = Int(date[1]), let d = Int(date[2]),
-              (1...12).contains(mo), (1...31).contains(d) else { return nil }
+              (1...12).contains(mo), (1...daysIn(month: mo, year: y)).contains(d) else { return nil }
         let c = clock.compactMap { Int($0) }
         let (h, mi, sec) = (c.first ?? 23, c.count > 1 ? c[1] : 59, c.count > 2 ? c[2] : 59)
-        guard (0...23).contains(h), (0...59).contains(mi), (0...60).contains(sec) else { return nil }
+        // No :60: Unix time has no leap seconds, and mktime would roll it
+        // (as it rolls 2026-11-31) into the next minute.
+        guard (0...23).contains(h), (0...59).contains(mi), (0...59).contains(sec) else { return nil }
         if utc { return daysFromCivil(y, mo, d) * 86_400 + Int64(h * 3600 + mi * 60 + sec) }
         return Syscall.unixTime(localYear: y, month: mo, day: d, hour: h, minute: mi, second: sec)
+    }
+
+    /// The length of `month` (1-12) in the proleptic Gregorian calendar:
+    /// dates are checked against it, since mktime and `daysFromCivil` would
+    /// both roll 2026-11-31 or 2026-02-29 into the next month.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant).

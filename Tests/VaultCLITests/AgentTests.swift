@@ -211,10 +211,36 @@ import Glibc
         let wrong = try v.sandbox.file("wrong", "not the password\n")
         #expect(try v.run(["list"], password: wrong).status == 12, "an explicit password is used, not the agent")
         #expect(try bare(["list"]).status == 0)
-        for command in [["passwd"], ["key", "add", "second"], ["kit", "export", "-o", v.path + "/kit.txt"], ["rekey", "--yes"]] {
+        for command in [["passwd"], ["key", "add", "second"], ["key", "remove", "password", "--yes"],
+                        ["kit", "export", "-o", v.path + "/kit.txt"], ["rekey", "--yes"], ["upgrade"]] {
             let r = try bare(command)
             #expect(r.status == 2, "\(command) ran on the agent's key: \(r.stderr)")
+            let name = command.prefix(command[0] == "key" || command[0] == "kit" ? 2 : 1).joined(separator: " ")
+            #expect(r.stderr.hasPrefix("vault: \(name) needs the password: the unlock agent's key is not accepted for it\n"),
+                    "\(command): \(r.stderr)")
         }
+    }
+
+    /// `move send` erases the vault here once it is sent: on the agent's key
+    /// alone, whoever sits at an unlocked terminal could send it away. It
+    /// needs the password (or a key file), and says so before it reads the
+    /// code or touches the vault.
+    @Test func moveSendNeedsThePasswordNotTheAgent() throws {
+        defer { lockAll() }
+        try addNote()
+        try unlock()
+        let target = v.path + "/elsewhere"
+        let (receiver, _, codeFile) = try MoveCommandTests.receiver(v, into: target, ["--no-verify"])
+        defer { receiver.killGroup() }
+        let r = try bare(["move", "send", "--code-file", codeFile, "--yes"])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "vault: move send needs the password: the unlock agent's key is not accepted for it\n"
+                + "hint: give --password-file FILE, --password-command CMD or --key-file FILE, or run it on a terminal\n")
+        // Nothing was sent or erased: the vault is here, whole, and the agent still serves it.
+        #expect(FileManager.default.fileExists(atPath: v.dir + "/vault.header"))
+        #expect(try bare(["get", "note.txt"]).stdoutText == "kept safe\n")
+        #expect(try bare(["check", "--read-data"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     @Test func theAgentHoldsTheKeyOnlyInLockedUndumpableMemory() throws {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import VaultCrypto
 @testable import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Key slots, key files, work-factor changes (issue 16) and the move of a
 /// version-1 vault to the hybrid header (issue 17), through the CLI.
@@ -43,7 +46,7 @@ struct KeySlotTests {
         #expect(try slotNames(v) == ["password", "spouse", "laptop"])
 
         // A wrong key file, a too-short one, and a wrong password are refused.
-        let wrongKey = try v.write("wrong.key", randomBytes(64))
+        let wrongKey = try v.write("wrong.key", randomBytes(64), mode: 0o600)
         let wrong = try v.add(["--key-file", wrongKey, "list"])
         #expect(wrong.status == 12)
         #expect(firstLine(wrong.stderr) == "vault: the key file opens none of the vault's key slots")
@@ -188,6 +191,74 @@ struct KeySlotTests {
         #expect(try slotNames(v) == ["password", "kf"])
         #expect(try v.run(["list"]).status == 0)
         #expect(try v.add(["--key-file", keyFile, "list"]).status == 0)
+    }
+
+    /// A FIFO, a device or a directory as a key file is refused before a
+    /// byte is read: opening a FIFO with no writer used to block for ever.
+    /// (The timeout is only a hang detector; no timing is asserted.)
+    @Test func aKeyFileThatIsNotARegularFileIsRefusedAtOnce() throws {
+        let v = try VaultFixture()
+        let fifo = v.path + "/fifo.key", folder = v.path + "/folder.key"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        for (path, kind) in [(fifo, "a FIFO (named pipe)"), ("/dev/null", "a character device"), (folder, "a directory")] {
+            let message = "vault: key file '\(path)' is \(kind), not a regular file\n"
+            let opened = try CLIHarness.run(["--vault", v.dir, "--key-file", path, "list"], environment: v.environment(),
+                                            cwd: v.path, timeout: 20)
+            #expect(!opened.timedOut && opened.status == 1 && opened.stderr == message, "--key-file \(path): \(opened)")
+            let added = try v.run(["key", "add", "other", "--new-key-file", path], timeout: 20)
+            #expect(!added.timedOut && added.status == 1 && added.stderr == message, "--new-key-file \(path): \(added)")
+        }
+        #expect(try slotNames(v) == ["password"])
+    }
+
+    /// A key file is as good as the password: group- or world-readable, it
+    /// gets the password file's warning, wherever it is read.
+    @Test func aKeyFileOthersCanReadIsWarnedAbout() throws {
+        let v = try VaultFixture()
+        let key = v.path + "/laptop.key"
+        #expect(try v.run(["key", "add", "laptop", "--new-key-file", key, "--generate"]).status == 0)
+        let quiet = try v.add(["--key-file", key, "list"])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("warning"), "\(quiet.stderr)")
+
+        let warning = "vault: warning: key file '\(key)' can be read by other users\nhint: chmod 600 '\(key)'\n"
+        for mode in [0o644, 0o640, 0o604] {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: key)
+            let r = try v.add(["--key-file", key, "list"])
+            #expect(r.status == 0 && r.stderr.hasPrefix(warning), "mode \(String(mode, radix: 8)): \(r.stderr)")
+        }
+        let shared = try v.write("shared.key", randomBytes(32), mode: 0o644)
+        let added = try v.run(["key", "add", "shared", "--new-key-file", shared])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stderr.hasPrefix("vault: warning: key file '\(shared)' can be read by other users\nhint: chmod 600 '\(shared)'\n"),
+                "\(added.stderr)")
+    }
+
+    /// `key list`: a header line and aligned columns (it printed "\x09"
+    /// where its tabs were, the whole line escaped at once), each cell
+    /// escaped on its own; CREATED as `list` shows dates (local time).
+    @Test func keyListIsAnAlignedTable() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["key", "add", "laptop", "--new-key-file", v.path + "/laptop.key", "--generate"]).status == 0)
+        let second = try v.sandbox.file("second", "second password\n")
+        #expect(try v.run(["key", "add", "Zoë", "--new-password-file", second] + Self.cheap).status == 0)
+        let slots = try JSONObject.parse(try v.add(["key", "list", "--json"]).stdout)["slots"] as? [[String: Any]] ?? []
+        let formatter = DateFormatter()
+        (formatter.locale, formatter.timeZone, formatter.dateFormat) = (Locale(identifier: "en_US_POSIX"), TimeZone(identifier: "UTC"), "yyyy-MM-dd HH:mm")
+        let created = slots.map { formatter.string(from: Date(timeIntervalSince1970: Double(($0["created"] as? Int) ?? 0))) }
+        #expect(created.count == 3)
+        guard created.count == 3 else { return }
+
+        let r = try v.add(["key", "list"], ["TZ": "UTC0"])
+        #expect(r.status == 0 && r.stderr == "", "\(r.stderr)")
+        #expect(r.stdoutText == """
+            NAME      KIND      COST                            CREATED
+            password  password  argon2id 1 MiB, 1 pass, 1 lane  \(created[0])
+            laptop    key file  hkdf-sha256                     \(created[1])
+            Zoë       password  argon2id 1 MiB, 1 pass, 1 lane  \(created[2])
+
+            """, "\(r.stdoutText)")
+        #expect(!r.stdoutText.contains("\\x09") && !r.stdoutText.contains("\t"))
     }
 
     /// Writes an empty vault with a version-1 header (Argon2id 1 MiB, 1 pass).

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `vault kit export` / `kit recover` through the built binary.
 @Suite struct KitTests {
@@ -73,6 +76,24 @@ import Testing
         #expect(try v.run(["rekey", "--yes"]).status == 0)
         r = try v.add(["kit", "recover", kit, "--passphrase-file", kp, "--new-password-file", fresh])
         #expect(r.status == 1 && r.stderr.hasPrefix("vault: this recovery kit is from before the vault was rekeyed"))
+    }
+
+    /// A kit file that is a FIFO or a device is refused before a byte is
+    /// read (a FIFO with no writer used to block for ever); '-' is the way
+    /// to read one from a pipe. (The timeout only detects a hang.)
+    @Test func aKitFileThatIsNotARegularFileIsRefusedAtOnce() throws {
+        let (v, _, kp) = try vaultWithKit()
+        let fresh = try v.write("fresh", Array("recovered password\n".utf8), mode: 0o600)
+        let fifo = v.path + "/kit.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (path, kind) in [(fifo, "a FIFO (named pipe)"), ("/dev/zero", "a character device"), (v.path, "a directory")] {
+            let r = try CLIHarness.run(["--vault", v.dir, "kit", "recover", path, "--passphrase-file", kp, "--new-password-file", fresh],
+                                       environment: v.environment(), cwd: v.path, timeout: 20)
+            #expect(!r.timedOut && r.status == 1, "\(path): \(r)")
+            #expect(r.stderr == "vault: recovery kit '\(path)' is \(kind), not a regular file\n"
+                    + "hint: to read the kit from a pipe, give '-' and send it to standard input\n", "\(path): \(r.stderr)")
+        }
+        #expect(try v.run(["list"]).status == 0, "the password still opens the vault")
     }
 
     @Test func typedBackByHandFromStdin() throws {

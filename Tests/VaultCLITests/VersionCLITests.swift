@@ -101,6 +101,29 @@ import Testing
         #expect(try v.run(["get", "d.txt", "--at", day + "T" + clock], ["TZ": "WEST+12"]).stdoutText == "x")
     }
 
+    /// Dates are checked against the calendar: 2026-11-31 was accepted and
+    /// rolled into December (mktime normalises what it is given).
+    @Test func datesOutsideTheCalendarAreUsageErrors() throws {
+        try addVersions("d.txt", ["x"])
+        for bad in ["2026-11-31", "2026-02-29", "1900-02-29", "2026-04-31", "2026-06-31", "2026-13-01", "2026-00-10",
+                    "2026-11-00", "2026-11-32", "2026-11-01 24:00", "2026-11-01 23:60", "2026-11-01 12:00:60",
+                    "2026-02-29T12:00Z", "2026-11-31 00:00"] {
+            let r = try v.run(["get", "d.txt", "--at", bad])
+            #expect(r.status == 2 && r.stdout.isEmpty, "\(bad): \(r.stderr)")
+            #expect(r.stderr.hasPrefix("vault: '\(bad)' is not a date: use YYYY-MM-DD, 'YYYY-MM-DD HH:MM[:SS]' or @UNIXSECONDS\n"),
+                    "\(bad): \(r.stderr)")
+        }
+        // Leap days of leap years, month ends, the last minute and second: accepted
+        // (in the future, the current version; long past, none yet: exit 16).
+        for good in ["2028-02-29", "2400-02-29", "2999-12-31 23:59", "2998-04-30 23:59:59", "2999-01-31T00:00Z"] {
+            #expect(try v.run(["get", "d.txt", "--at", good]).stdoutText == "x", "\(good)")
+        }
+        for past in ["2000-02-29", "2024-02-29 12:00", "1999-11-30"] {
+            let r = try v.run(["get", "d.txt", "--at", past])
+            #expect(r.status == 16, "\(past): \(r.stderr)")
+        }
+    }
+
     @Test func openSavingAChangeMakesAVersion() throws {
         try addVersions("n.txt", ["draft"])
         let r = try v.run(["open", "n.txt", "--with", "sed -i s/draft/final/"])

@@ -166,17 +166,20 @@ public struct KeyFileSecret: Sendable {
 
 extension KeyFileSecret {
     /// Reads a key file: a regular file (symlinks followed: it is the user's
-    /// path), at most 4,096 bytes, copied into guarded memory and the
-    /// buffer zeroed.
-    public static func read(path: String) throws -> KeyFileSecret {
-        let file = try FileHandleFD(readingFrom: path, followSymlinks: true)
-        guard file.isRegularFile else { throw VaultError.invalidArgument("key file '\(path)' is not a regular file") }
+    /// path; a FIFO or device is refused before a byte is read, see
+    /// `FileHandleFD.regularFile`), at most 4,096 bytes, copied into guarded
+    /// memory and the buffer zeroed. `readableByOthers`: group or others may
+    /// read the file, which the caller warns about (the file is as good as
+    /// the password).
+    public static func read(path: String) throws -> (secret: KeyFileSecret, readableByOthers: Bool) {
+        let file = try FileHandleFD.regularFile(path, what: "key file")
+        let readableByOthers = try file.status().mode & 0o044 != 0
         var bytes = try file.readAll(limit: maxLength)
         defer { SecureZero.zero(&bytes) }
         guard bytes.count >= minLength else {
             throw VaultError.invalidArgument("key file '\(path)' holds \(bytes.count) bytes; a key file holds 32 to 4096")
         }
-        return try KeyFileSecret(secret: SecretBytes(consuming: &bytes))
+        return (try KeyFileSecret(secret: SecretBytes(consuming: &bytes)), readableByOthers)
     }
 
     /// Writes a new key file of 64 random bytes (mode 0600, never over an

@@ -46,6 +46,37 @@ public final class FileHandleFD: ByteSink, ByteSource {
         return (st.kind == .regular, st.kind == .directory)
     }
 
+    /// Opens a file the user named that must be a regular file (a key file,
+    /// a recovery kit), following symbolic links (it is the user's path).
+    /// Opened with O_NONBLOCK, so that open itself cannot hang on a FIFO
+    /// with no writer, then refused unless fstat says regular: a FIFO, a
+    /// device, a socket or a directory is never read (a read would wait for
+    /// a writer forever, or never end). O_NONBLOCK stays set; it changes
+    /// nothing for a regular file. `what` names the file in the error.
+    public static func regularFile(_ path: String, what: String) throws -> FileHandleFD {
+        let file = FileHandleFD(owning: try Syscall.open(path, .nonBlocking), path: path)
+        let kind = try Syscall.status(file.fd).kind
+        guard kind == .regular else {
+            throw VaultError.notARegularFile(path: path, what: what, kind: Self.describe(kind))
+        }
+        file.isRegularFile = true
+        return file
+    }
+
+    /// "a FIFO", "a directory": for messages.
+    static func describe(_ kind: FileStatus.Kind) -> String {
+        switch kind {
+        case .regular: "a regular file"
+        case .directory: "a directory"
+        case .symlink: "a symbolic link"
+        case .fifo: "a FIFO (named pipe)"
+        case .socket: "a socket"
+        case .characterDevice: "a character device"
+        case .blockDevice: "a block device"
+        case .unknown: "of an unknown type"
+        }
+    }
+
     /// Takes ownership of an open descriptor (of the file at `path`).
     init(owning fd: Int32, path: String?) {
         self.fd = fd

@@ -1,4 +1,3 @@
-import Foundation  // Date, ISO8601DateFormatter
 import VaultCore
 import VaultCrypto
 
@@ -27,8 +26,8 @@ struct KeyCommand: Command {
         tried; 'vault passwd --slot NAME' changes one); the global
         --key-file FILE unlocks through a key-file slot.
 
-        list (no password) shows each slot's name, kind, cost and when it was
-        added. add and remove need the vault opened (password or --key-file);
+        list (no password) shows a table, one slot a line: its name, kind,
+        cost and when it was added (local time). add and remove need the vault opened (password or --key-file);
         the new header is verified before it replaces the old one, and a
         vault of format version 1 is upgraded on the way. remove never takes
         the last slot, and asks for confirmation on a terminal unless --yes.
@@ -104,13 +103,13 @@ struct KeyCommand: Command {
         case .list(let json): return try list(context, json: json)
         case .add(let name, let keyFile, let generate, let passwordFile):
             do { try KeySlot.checkName(name) } catch { throw CLIError(message: "a key slot name is 1 to 32 letters, digits or -_.@", code: .usage) }
-            let current = try context.passwordSource()
+            let current = try context.passwordSource().refusingAgent("key add")
             let newPassword = keyFile == nil ? try context.newPasswordSource(file: passwordFile) : nil
             if let keyFile, generate, UserFiles.exists(keyFile) { throw VaultError.alreadyExists(path: keyFile) }
             let vault = try context.unlock(current, forWriting: true, agent: false)
             let credential: SlotCredential
             if let keyFile {
-                credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try KeyFileSecret.read(path: keyFile))
+                credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try context.readKeyFile(keyFile))
             } else if let newPassword {
                 let secret = try newPassword.read(what: "password for slot '\(name)'")
                 credential = .password(Password(secret: secret), try cost(context))
@@ -120,7 +119,7 @@ struct KeyCommand: Command {
                                   + (keyFile.map { generate ? "; wrote the key file '\($0)': keep it like a private key" : " with '\($0)'" } ?? ""))
             return .ok
         case .remove(let name, let confirmed):
-            let current = try context.passwordSource()
+            let current = try context.passwordSource().refusingAgent("key remove")
             guard try Vault(at: context.vaultDirectory).header.slot(named: name) != nil else {
                 throw CLIError(message: "no key slot named '\(name)'", hints: ["'vault key list' shows them"], code: .usage)
             }
@@ -156,16 +155,19 @@ struct KeyCommand: Command {
                                                                      slots: JSONOutput.Info.slots(of: header))))
             return .ok
         }
-        let formatter = ISO8601DateFormatter()
-        for s in header.slots {
-            var cost = ""
+        // Each cell escaped on its own (Terminal.printable), then padded:
+        // escaping a whole line would turn column separators into "\x09".
+        let rows = header.slots.map { s in
+            var cost = "-"
             if case .password(let p, _) = s.kind {
-                cost = "argon2id \(p.memoryKiB / 1024) MiB, \(p.passes) passes, \(p.lanes) lane\(p.lanes == 1 ? "" : "s")"
+                cost = "argon2id \(p.memoryKiB / 1024) MiB, \(Format.count(p.passes, "pass", "passes")), \(Format.count(p.lanes, "lane"))"
             } else if case .keyFile = s.kind {
                 cost = "hkdf-sha256"
             }
-            let created = s.created == 0 ? "-" : formatter.string(from: Date(timeIntervalSince1970: TimeInterval(s.created)))
-            try context.terminal.printLine(Terminal.printable("\(s.name)\t\(s.kind.name)\t\(cost)\t\(created)"))
+            return [s.name, s.kind.name, cost, s.created == 0 ? "-" : Format.date(s.created)].map(Terminal.printable)
+        }
+        for line in Format.table(header: ["NAME", "KIND", "COST", "CREATED"], rows: rows) {
+            try context.terminal.printLine(line)
         }
         if header.version == 1 {
             context.terminal.note("format version 1: one password; adding a slot upgrades the header")

@@ -92,8 +92,10 @@ struct KitCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         switch action {
         case .export(let output):
+            // The vault's password source first: with only the agent, its refusal is the error.
+            let password = try context.passwordSource().refusingAgent("kit export")
             let passphrase: NewPasswordSource? = generate ? nil : try context.newPasswordSource(file: passphraseFile)
-            return try export(context, password: context.passwordSource(), passphrase: passphrase, output: output)
+            return try export(context, password: password, passphrase: passphrase, output: output)
         case .recover(let kit):
             let passphrase = try context.newPasswordSource(file: passphraseFile).single
             let new = try context.newPasswordSource(file: newPasswordFile)
@@ -167,7 +169,13 @@ struct KitCommand: Command {
         } else if path == "-" {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {
-            text = try FileHandleFD(readingFrom: path, followSymlinks: true).readAll(limit: 64 << 10)
+            // A regular file only: a FIFO would wait for ever ('-' reads a pipe).
+            do { text = try FileHandleFD.regularFile(path, what: "recovery kit").readAll(limit: 64 << 10) } catch let error as VaultError {
+                guard case .notARegularFile = error else { throw error }
+                var report = ErrorReport.cliError(for: error, vaultDirectory: nil)
+                report.hints = ["to read the kit from a pipe, give '-' and send it to standard input"]
+                throw report
+            }
         }
         let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
         let secret = try passphrase.read(prompt: "kit passphrase: ")

@@ -27,8 +27,9 @@ struct MoveCommand: Command {
         a QR code). The code holds the addresses to reach it, the hash of a
         one-time key (hybrid: X-Wing, ML-KEM-768 + X25519) and a token:
         treat it as a secret. On the old machine, 'send' asks for
-        the code (or reads --code-file), the vault password, checks every
-        byte of the vault, and connects. Both ends show the same 6-digit
+        the code (or reads --code-file), the vault password (or --key-file;
+        never the unlock agent's key, since the vault is erased here), checks
+        every byte of the vault, and connects. Both ends show the same 6-digit
         security code; on a terminal the sender asks whether the receiver
         shows it too, and sends only on "y" (--yes skips the question; with
         no terminal it is not asked). A mistyped code names the group of
@@ -113,7 +114,10 @@ struct MoveCommand: Command {
         case .receive:
             return try receive(context)
         case .send:
-            return try send(context, password: context.passwordSource())
+            // Sending erases the vault here: whoever sits at a terminal
+            // left unlocked must not be able to send it away on the
+            // agent's key (docs/SECURITY.md, "Unlock agent").
+            return try send(context, password: context.passwordSource().refusingAgent("move send"))
         }
     }
 }
@@ -256,7 +260,7 @@ extension MoveCommand {
             terminal.warning("the receiver runs an older vault: this move uses the classic X25519-only handshake, not the hybrid (post-quantum) one")
         }
         let vault = try Vault(at: context.vaultDirectory)
-        let unlocked = try context.open(vault, password, forWriting: true)
+        let unlocked = try context.open(vault, password, forWriting: true, agent: false)
         let items = try Self.checkEveryByte(unlocked, terminal: terminal,
                                        failure: CLIError(message: "the vault failed its check; nothing was sent",
                                                          hints: ["see 'vault check --read-data'"], code: .corrupted))

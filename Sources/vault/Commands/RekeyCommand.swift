@@ -41,7 +41,7 @@ struct RekeyCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let password = try context.passwordSource()
+        let password = try context.passwordSource().refusingAgent("rekey", keyFile: false)
         let vault = try Vault(at: context.vaultDirectory)
         if !confirmed {
             context.terminal.warning("rekey re-encrypts every item; recovery kits made before it stop working")

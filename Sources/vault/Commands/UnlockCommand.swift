@@ -25,14 +25,15 @@ struct UnlockCommand: Command {
         Asks for the password once and starts an agent: a process of yours
         that holds this vault's master key in locked memory and gives it to
         your vault commands (list, get, open, restore, rename, remove, forget,
-        check, mount, pull, move send), so they ask for no password while it
-        runs. It ends after TIME (default 15m), at 'vault lock', on SIGTERM,
-        when the vault is rekeyed, at logout (when $XDG_RUNTIME_DIR goes) and
-        at shutdown. Time spent asleep counts.
+        check, mount, pull), so they ask for no password while it runs. It
+        ends after TIME (default 15m), at 'vault lock', on SIGTERM, when the
+        vault is rekeyed, at logout (when $XDG_RUNTIME_DIR goes) and at
+        shutdown. Time spent asleep counts.
 
         Commands that change how the vault opens (passwd, key add, key remove,
-        rekey, upgrade, kit export) still ask for the password: holding the
-        vault open does not hand over its locks. A password given with
+        rekey, upgrade, kit export), and move send, which erases the vault
+        here, still ask for the password (or --key-file): holding the vault
+        open does not hand over its locks, nor the vault. A password given with
         --password-file, --password-command or --key-file, or a --slot, is
         used instead of the agent.
 

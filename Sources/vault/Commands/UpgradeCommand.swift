@@ -35,7 +35,7 @@ struct UpgradeCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let password = try context.passwordSource()
+        let password = try context.passwordSource().refusingAgent("upgrade", keyFile: false)
         let secret = try password.read()
         let vault = try Vault(at: context.vaultDirectory)
         guard vault.header.version < VaultHeader.currentVersion else {
