@@ -10,11 +10,15 @@ struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code 
 struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
-/// code that calls libfuse. The loop is single-threaded: every callback runs
-/// on the thread in `run`, so the open-file table needs no lock. Reads
-/// decrypt only the chunks they touch (RandomAccessContent), one cached
-/// chunk per open file; nothing is written anywhere. A chunk that fails to
-/// authenticate is EIO to the reader, never other bytes.
+/// code that calls libfuse. The loop is libfuse's multi-threaded one (at
+/// most 10 callbacks at once), so one slow read (a compressed item
+/// decompressed from its start, a folder being indexed) does not stall the
+/// others: the open-file table is behind a lock, each open file serves one
+/// read at a time (its own lock), and the tree locks itself. Reads decrypt
+/// only the chunks they touch (RandomAccessContent), one cached chunk per
+/// open file and the next one opened ahead; nothing is written anywhere. A
+/// chunk that fails to authenticate is EIO to the reader, never other bytes.
+/// Everything an open file holds goes when its table entry does, on release.
 ///
 /// libfuse's callbacks speak libc (struct stat, errno codes, a C argv), so
 /// the little libc they need is here beside libfuse, not behind System.
@@ -25,9 +29,16 @@ public final class FuseMount: @unchecked Sendable {
     let uid = getuid(), gid = getgid()
     /// An open file: `size` bytes from `base` of an item's content (a file
     /// item's own content, or a file's place in a folder item's archive).
-    struct OpenFile { let content: RandomAccessContent; let base: UInt64; let size: UInt64 }
-    private var open: [UInt64: OpenFile] = [:]
-    private var nextHandle: UInt64 = 1
+    final class OpenFile: Sendable {
+        let content: Mutex<RandomAccessContent>
+        let base: UInt64, size: UInt64
+        init(_ content: RandomAccessContent, base: UInt64, size: UInt64) {
+            self.content = Mutex(content)
+            (self.base, self.size) = (base, size)
+        }
+    }
+    /// The open files by handle, and the next handle.
+    private let open = Mutex<(files: [UInt64: OpenFile], next: UInt64)>(([:], 1))
     /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
     private let handle = Mutex<FuseHandle?>(nil)
 
@@ -57,10 +68,10 @@ public final class FuseMount: @unchecked Sendable {
         }
         handle.withLock { $0 = FuseHandle(pointer: fuse) }
         mounted()
-        _ = fuse_loop(fuse)
+        _ = vault_fuse_loop_mt(fuse)
         handle.withLock { $0 = nil }
         fuse_unmount(fuse)
-        open.removeAll()
+        open.withLock { $0.files.removeAll() }
     }
 
     /// Takes the mount down from another thread (a signal watcher); `run`
@@ -102,7 +113,7 @@ public final class FuseMount: @unchecked Sendable {
         memset(st, 0, MemoryLayout<stat>.size)
         // Permission bits as stored, never setuid/setgid/sticky or writable;
         // directories always readable by their owner.
-        switch tree.nodes[node] {
+        switch tree.node(node) {
         case .directory(let names, _, let modified, let permissions):
             vault_fuse_stat(st, Self.directoryType | permissions | 0o500, UInt(2 + names.count), 0, modified, modified, uid, gid)
         case .folder(let e), .broken(let e):
@@ -143,7 +154,7 @@ public final class FuseMount: @unchecked Sendable {
         ops.readlink = { path, buffer, size in
             let me = FuseMount.current()
             guard let buffer, size > 0, case .success(let node) = me.node(path) else { return -ENOENT }
-            guard case .symlink(let target, _) = me.tree.nodes[node] else { return -EINVAL }
+            guard case .symlink(let target, _) = me.tree.node(node) else { return -EINVAL }
             let n = min(target.count, size - 1)
             target.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: n) }
             buffer[n] = 0
@@ -158,7 +169,7 @@ public final class FuseMount: @unchecked Sendable {
             case .success(let n): node = n
             }
             guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, _, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
+            guard case .directory(let names, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
             for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
             for name in names {
                 let full = name + [0]
@@ -179,18 +190,19 @@ public final class FuseMount: @unchecked Sendable {
             case .success(let n): node = n
             }
             let item: ManifestEntry, base: UInt64, size: UInt64
-            switch me.tree.nodes[node] {
+            switch me.tree.node(node) {
             case .file(let e): (item, base, size) = (e, 0, e.size)
             case .archived(let e, let offset, let length, _, _): (item, base, size) = (e, offset, length)
             default: return -EISDIR
             }
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
-                let content = OpenFile(content: try me.vault.randomAccess(item), base: base, size: size)
-                let h = me.nextHandle
-                me.nextHandle += 1
-                me.open[h] = content
-                fi.pointee.fh = h
+                let file = OpenFile(try me.vault.randomAccess(item), base: base, size: size)
+                fi.pointee.fh = me.open.withLock { table in
+                    defer { table.next += 1 }
+                    table.files[table.next] = file
+                    return table.next
+                }
                 fi.pointee.keep_cache = 1
                 return 0
             } catch {
@@ -199,11 +211,12 @@ public final class FuseMount: @unchecked Sendable {
         }
         ops.read = { _, buffer, size, offset, fi in
             let me = FuseMount.current()
-            guard let fi, let buffer, offset >= 0, let file = me.open[fi.pointee.fh] else { return -EBADF }
+            guard let fi, let buffer, offset >= 0, let file = me.open.withLock({ $0.files[fi.pointee.fh] }) else { return -EBADF }
             guard UInt64(offset) < file.size else { return 0 }
             let count = Int(min(UInt64(min(size, 1 << 30)), file.size - UInt64(offset)))
             do {
-                let n = try file.content.read(at: file.base + UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+                let target = UnsafeMutableRawBufferPointer(start: buffer, count: count)
+                let n = try file.content.withLock { try $0.read(at: file.base + UInt64(offset), into: target) }
                 // Short inside the file's bounds: the archive ended early.
                 guard n == count else { return -EIO }
                 return Int32(n)
@@ -212,7 +225,10 @@ public final class FuseMount: @unchecked Sendable {
             }
         }
         ops.release = { _, fi in
-            if let fi { FuseMount.current().open[fi.pointee.fh] = nil }
+            // The entry is the last reference once no read is in flight (the
+            // kernel sends no release before): its reader, descriptor and
+            // buffers go here; a chunk still being opened ahead frees its own.
+            if let fi { _ = FuseMount.current().open.withLock { $0.files.removeValue(forKey: fi.pointee.fh) } }
             return 0
         }
         return ops
