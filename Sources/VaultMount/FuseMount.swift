@@ -39,6 +39,13 @@ public final class FuseMount: @unchecked Sendable {
     }
     /// The open files by handle, and the next handle.
     private let open = Mutex<(files: [UInt64: OpenFile], next: UInt64)>(([:], 1))
+    /// The items opened last (by blob name, most recent last), shared by
+    /// their open files: a folder's files read one after another open (and
+    /// authenticate the final chunk of) their archive once. A few only, so
+    /// descriptors stay bounded; an item dropped here stays open for as
+    /// long as an open file still uses it.
+    private let recentItems = Mutex<[(blob: String, item: OpenedItem)]>([])
+    private static let recentItemsKept = 8
     /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
     private let handle = Mutex<FuseHandle?>(nil)
 
@@ -72,6 +79,7 @@ public final class FuseMount: @unchecked Sendable {
         handle.withLock { $0 = nil }
         fuse_unmount(fuse)
         open.withLock { $0.files.removeAll() }
+        recentItems.withLock { $0.removeAll() }
     }
 
     /// Takes the mount down from another thread (a signal watcher); `run`
@@ -99,6 +107,26 @@ public final class FuseMount: @unchecked Sendable {
     static let directoryType: UInt32 = 0o040000
     static let regularType: UInt32 = 0o100000
     static let symlinkType: UInt32 = 0o120000
+
+    /// `entry` opened, or taken from the recent ones.
+    private func opened(_ entry: ManifestEntry) throws -> OpenedItem {
+        let blob = entry.blobName
+        let hit = recentItems.withLock { recent -> OpenedItem? in
+            guard let i = recent.firstIndex(where: { $0.blob == blob }) else { return nil }
+            let found = recent.remove(at: i)
+            recent.append(found)   // now the most recent
+            return found.item
+        }
+        if let hit { return hit }
+        // Opened outside the lock (it reads and authenticates a chunk); two
+        // threads opening one item at once each keep theirs, the table one.
+        let item = try vault.open(entry)
+        recentItems.withLock { recent in
+            if !recent.contains(where: { $0.blob == blob }) { recent.append((blob, item)) }
+            if recent.count > Self.recentItemsKept { recent.removeFirst() }
+        }
+        return item
+    }
 
     /// A path's node, or the errno to return.
     private func node(_ path: UnsafePointer<CChar>?) -> Result<Int, Errno32> {
@@ -197,7 +225,8 @@ public final class FuseMount: @unchecked Sendable {
             }
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
-                let file = OpenFile(try me.vault.randomAccess(item), base: base, size: size)
+                let content = try me.opened(item).randomAccess(readingAheadUntil: base + size)
+                let file = OpenFile(content, base: base, size: size)
                 fi.pointee.fh = me.open.withLock { table in
                     defer { table.next += 1 }
                     table.files[table.next] = file

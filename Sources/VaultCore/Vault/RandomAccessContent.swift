@@ -48,16 +48,20 @@ public final class RandomAccessContent: @unchecked Sendable {
     private var spare: PageBuffer?
     /// Where the last read ended: a read starting there is reading forward.
     private var lastEnd: UInt64 = 0
+    /// No chunk from here on is opened ahead (the end of a folder's file in
+    /// its archive: the next file's chunk is that file's to open).
+    private let aheadEnd: UInt64
     /// Compressed items: the decompressed stream and how far into it we are.
     private var stream: ByteStream?
     private var position: UInt64 = 0
 
-    init(entry: ManifestEntry, reader: ItemReader) {
+    init(entry: ManifestEntry, reader: ItemReader, readingAheadUntil end: UInt64? = nil) {
         self.entry = entry
         self.reader = reader
         compressed = reader.header.flags.contains(.compressed)
         exact = entry.kind == .file
         length = exact ? entry.size : compressed ? .max : reader.contentLength
+        aheadEnd = min(length, end ?? .max)
     }
 
     /// Fills `buffer` from `offset`; fewer bytes only at the end of the item.
@@ -87,7 +91,8 @@ public final class RandomAccessContent: @unchecked Sendable {
             done += n
         }
         // Only for reads going forward (a random reader would wait for chunks it never reads).
-        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount, ahead == nil { prefetch(last + 1) }
+        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount,
+           (last + 1) * size < aheadEnd, ahead == nil { prefetch(last + 1) }
         lastEnd = offset + UInt64(done)
         return done
     }
@@ -155,12 +160,33 @@ public final class RandomAccessContent: @unchecked Sendable {
     }
 }
 
+/// An item opened once (its final chunk authenticated and its header
+/// checked against the entry) for any number of `RandomAccessContent`s, on
+/// any threads at once: a mounted folder's files share their item's.
+public final class OpenedItem: Sendable {
+    public let entry: ManifestEntry
+    let reader: ItemReader
+
+    init(entry: ManifestEntry, reader: ItemReader) { (self.entry, self.reader) = (entry, reader) }
+
+    /// Reads at any offset, opening chunks ahead no further than `end` (a
+    /// folder's file: where it ends in the archive).
+    public func randomAccess(readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
+        RandomAccessContent(entry: entry, reader: reader, readingAheadUntil: end)
+    }
+}
+
 extension UnlockedVault {
     /// Opens an item for reads at any offset (its final chunk is
     /// authenticated and its header checked against the entry here): a
     /// file's content, or a folder's archive.
     public func randomAccess(_ entry: ManifestEntry) throws -> RandomAccessContent {
-        RandomAccessContent(entry: entry, reader: try reader(for: entry))
+        try open(entry).randomAccess()
+    }
+
+    /// Opens an item once for many `RandomAccessContent`s.
+    public func open(_ entry: ManifestEntry) throws -> OpenedItem {
+        OpenedItem(entry: entry, reader: try reader(for: entry))
     }
 
     /// Where each file of a folder item lies in its archive: the whole
