@@ -40,6 +40,7 @@ extension MountTests {
             readWhole(m + "/big.bin", buffer: 1 << 20)
         }
         #expect(whole.map { $0 == (big, 0) } == true, "big.bin: errno \(whole?.errno ?? -1), \(whole?.bytes.count ?? -1) bytes")
+        unmountsOnSIGTERM(p, m)
     }
 
     @Test func manyReadersAtOnceAndKilledReaders() throws {
@@ -97,9 +98,19 @@ extension MountTests {
         let after = MountProcess(pid: p.pid).settled(toward: before)
         #expect(after.threads < 32, "threads \(before.threads) before, \(after.threads) after")
         #expect(after.descriptors <= before.descriptors + 8, "descriptors \(before.descriptors) before, \(after.descriptors) after")
+        unmountsOnSIGTERM(p, m)
     }
 
     // MARK: helpers
+
+    /// After all that, SIGTERM still unmounts and ends vault (the loop's
+    /// threads all come back); the deferred group kill is only a fallback.
+    func unmountsOnSIGTERM(_ p: Background, _ m: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard p.poll() == nil else { return }   // killed at a deadline already
+        kill(p.pid, SIGTERM)
+        #expect(p.wait(timeout: 20) == 130, "\(p.stderr)", sourceLocation: sourceLocation)
+        #expect(!isMounted(m), sourceLocation: sourceLocation)
+    }
 
     /// Adds a folder item of `files` (stored raw, as the defect was found).
     func addFolder(_ name: String, _ files: [(name: String, content: [UInt8])]) throws {
