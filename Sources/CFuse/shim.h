@@ -26,5 +26,10 @@ static inline void vault_fuse_stat(struct stat *st, unsigned mode, unsigned long
     st->st_gid = gid;
 }
 
+// The multi-threaded loop (fuse_loop_mt is a macro over versioned symbols):
+// no cloned device descriptors, at most 10 idle threads kept; libfuse 3.12+
+// also starts at most 10 worker threads in all.
+static inline int vault_fuse_loop_mt(struct fuse *f) { return fuse_loop_mt_31(f, 0); }
+
 static inline void *vault_fuse_private_data(void) { return fuse_get_context()->private_data; }
 #endif

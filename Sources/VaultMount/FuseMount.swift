@@ -10,11 +10,15 @@ struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code 
 struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
-/// code that calls libfuse. The loop is single-threaded: every callback runs
-/// on the thread in `run`, so the open-file table needs no lock. Reads
-/// decrypt only the chunks they touch (RandomAccessContent), one cached
-/// chunk per open file; nothing is written anywhere. A chunk that fails to
-/// authenticate is EIO to the reader, never other bytes.
+/// code that calls libfuse. The loop is libfuse's multi-threaded one (at
+/// most 10 callbacks at once), so one slow read (a compressed item
+/// decompressed from its start, a folder being indexed) does not stall the
+/// others: the open-file table is behind a lock, each open file serves one
+/// read at a time (its own lock), and the tree locks itself. Reads decrypt
+/// only the chunks they touch (RandomAccessContent), one cached chunk per
+/// open file and the next one opened ahead; nothing is written anywhere. A
+/// chunk that fails to authenticate is EIO to the reader, never other bytes.
+/// Everything an open file holds goes when its table entry does, on release.
 ///
 /// libfuse's callbacks speak libc (struct stat, errno codes, a C argv), so
 /// the little libc they need is here beside libfuse, not behind System.
@@ -25,9 +29,23 @@ public final class FuseMount: @unchecked Sendable {
     let uid = getuid(), gid = getgid()
     /// An open file: `size` bytes from `base` of an item's content (a file
     /// item's own content, or a file's place in a folder item's archive).
-    struct OpenFile { let content: RandomAccessContent; let base: UInt64; let size: UInt64 }
-    private var open: [UInt64: OpenFile] = [:]
-    private var nextHandle: UInt64 = 1
+    final class OpenFile: Sendable {
+        let content: Mutex<RandomAccessContent>
+        let base: UInt64, size: UInt64
+        init(_ content: RandomAccessContent, base: UInt64, size: UInt64) {
+            self.content = Mutex(content)
+            (self.base, self.size) = (base, size)
+        }
+    }
+    /// The open files by handle, and the next handle.
+    private let open = Mutex<(files: [UInt64: OpenFile], next: UInt64)>(([:], 1))
+    /// The items opened last (by blob name, most recent last), shared by
+    /// their open files: a folder's files read one after another open (and
+    /// authenticate the final chunk of) their archive once. A few only, so
+    /// descriptors stay bounded; an item dropped here stays open for as
+    /// long as an open file still uses it.
+    private let recentItems = Mutex<[(blob: String, item: OpenedItem)]>([])
+    private static let recentItemsKept = 8
     /// The `struct fuse`, set while mounted; read by `unmount` from another thread.
     private let handle = Mutex<FuseHandle?>(nil)
 
@@ -57,10 +75,11 @@ public final class FuseMount: @unchecked Sendable {
         }
         handle.withLock { $0 = FuseHandle(pointer: fuse) }
         mounted()
-        _ = fuse_loop(fuse)
+        _ = vault_fuse_loop_mt(fuse)
         handle.withLock { $0 = nil }
         fuse_unmount(fuse)
-        open.removeAll()
+        open.withLock { $0.files.removeAll() }
+        recentItems.withLock { $0.removeAll() }
     }
 
     /// Takes the mount down from another thread (a signal watcher); `run`
@@ -89,6 +108,26 @@ public final class FuseMount: @unchecked Sendable {
     static let regularType: UInt32 = 0o100000
     static let symlinkType: UInt32 = 0o120000
 
+    /// `entry` opened, or taken from the recent ones.
+    private func opened(_ entry: ManifestEntry) throws -> OpenedItem {
+        let blob = entry.blobName
+        let hit = recentItems.withLock { recent -> OpenedItem? in
+            guard let i = recent.firstIndex(where: { $0.blob == blob }) else { return nil }
+            let found = recent.remove(at: i)
+            recent.append(found)   // now the most recent
+            return found.item
+        }
+        if let hit { return hit }
+        // Opened outside the lock (it reads and authenticates a chunk); two
+        // threads opening one item at once each keep theirs, the table one.
+        let item = try vault.open(entry)
+        recentItems.withLock { recent in
+            if !recent.contains(where: { $0.blob == blob }) { recent.append((blob, item)) }
+            if recent.count > Self.recentItemsKept { recent.removeFirst() }
+        }
+        return item
+    }
+
     /// A path's node, or the errno to return.
     private func node(_ path: UnsafePointer<CChar>?) -> Result<Int, Errno32> {
         switch tree.lookup(Self.path(path)) {
@@ -102,7 +141,7 @@ public final class FuseMount: @unchecked Sendable {
         memset(st, 0, MemoryLayout<stat>.size)
         // Permission bits as stored, never setuid/setgid/sticky or writable;
         // directories always readable by their owner.
-        switch tree.nodes[node] {
+        switch tree.node(node) {
         case .directory(let names, _, let modified, let permissions):
             vault_fuse_stat(st, Self.directoryType | permissions | 0o500, UInt(2 + names.count), 0, modified, modified, uid, gid)
         case .folder(let e), .broken(let e):
@@ -143,7 +182,7 @@ public final class FuseMount: @unchecked Sendable {
         ops.readlink = { path, buffer, size in
             let me = FuseMount.current()
             guard let buffer, size > 0, case .success(let node) = me.node(path) else { return -ENOENT }
-            guard case .symlink(let target, _) = me.tree.nodes[node] else { return -EINVAL }
+            guard case .symlink(let target, _) = me.tree.node(node) else { return -EINVAL }
             let n = min(target.count, size - 1)
             target.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: n) }
             buffer[n] = 0
@@ -158,7 +197,7 @@ public final class FuseMount: @unchecked Sendable {
             case .success(let n): node = n
             }
             guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, _, _, _) = me.tree.nodes[node] else { return -ENOTDIR }
+            guard case .directory(let names, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
             for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
             for name in names {
                 let full = name + [0]
@@ -179,18 +218,20 @@ public final class FuseMount: @unchecked Sendable {
             case .success(let n): node = n
             }
             let item: ManifestEntry, base: UInt64, size: UInt64
-            switch me.tree.nodes[node] {
+            switch me.tree.node(node) {
             case .file(let e): (item, base, size) = (e, 0, e.size)
             case .archived(let e, let offset, let length, _, _): (item, base, size) = (e, offset, length)
             default: return -EISDIR
             }
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
-                let content = OpenFile(content: try me.vault.randomAccess(item), base: base, size: size)
-                let h = me.nextHandle
-                me.nextHandle += 1
-                me.open[h] = content
-                fi.pointee.fh = h
+                let content = try me.opened(item).randomAccess(readingAheadUntil: base + size)
+                let file = OpenFile(content, base: base, size: size)
+                fi.pointee.fh = me.open.withLock { table in
+                    defer { table.next += 1 }
+                    table.files[table.next] = file
+                    return table.next
+                }
                 fi.pointee.keep_cache = 1
                 return 0
             } catch {
@@ -199,11 +240,12 @@ public final class FuseMount: @unchecked Sendable {
         }
         ops.read = { _, buffer, size, offset, fi in
             let me = FuseMount.current()
-            guard let fi, let buffer, offset >= 0, let file = me.open[fi.pointee.fh] else { return -EBADF }
+            guard let fi, let buffer, offset >= 0, let file = me.open.withLock({ $0.files[fi.pointee.fh] }) else { return -EBADF }
             guard UInt64(offset) < file.size else { return 0 }
             let count = Int(min(UInt64(min(size, 1 << 30)), file.size - UInt64(offset)))
             do {
-                let n = try file.content.read(at: file.base + UInt64(offset), into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+                let target = UnsafeMutableRawBufferPointer(start: buffer, count: count)
+                let n = try file.content.withLock { try $0.read(at: file.base + UInt64(offset), into: target) }
                 // Short inside the file's bounds: the archive ended early.
                 guard n == count else { return -EIO }
                 return Int32(n)
@@ -212,7 +254,10 @@ public final class FuseMount: @unchecked Sendable {
             }
         }
         ops.release = { _, fi in
-            if let fi { FuseMount.current().open[fi.pointee.fh] = nil }
+            // The entry is the last reference once no read is in flight (the
+            // kernel sends no release before): its reader, descriptor and
+            // buffers go here; a chunk still being opened ahead frees its own.
+            if let fi { _ = FuseMount.current().open.withLock { $0.files.removeValue(forKey: fi.pointee.fh) } }
             return 0
         }
         return ops

@@ -1,3 +1,4 @@
+import Synchronization
 import VaultCodecs
 import VaultCore
 
@@ -14,7 +15,12 @@ import VaultCore
 /// over an item of that name, still reachable as `.versions/.versions/N`.
 /// Names are kept as bytes: FORMAT.md compares them byte for byte, and a
 /// String key would merge canonically equivalent ones.
+///
+/// Callbacks of the multi-threaded FUSE loop use it at once: the nodes are
+/// behind one lock, held while a folder is indexed (so each is indexed once;
+/// other lookups wait meanwhile), and handed out as values.
 public final class MountTree: @unchecked Sendable {
+    // @unchecked: `indexer` is only called under `nodes`' lock.
     public static let versionsDirectory = Array(".versions".utf8)
 
     public enum Node {
@@ -32,11 +38,13 @@ public final class MountTree: @unchecked Sendable {
 
     public enum Lookup: Equatable { case node(Int), missing, failed }
 
-    public private(set) var nodes: [Node] = []
+    private let nodes: Mutex<[Node]>
     private let indexer: (ManifestEntry) throws -> FolderIndex
 
     public init(manifest: Manifest, indexer: @escaping (ManifestEntry) throws -> FolderIndex) {
         self.indexer = indexer
+        var nodes: [Node] = []
+        func add(_ node: Node) -> Int { Self.add(node, to: &nodes) }
         var root: [[UInt8]: Int] = [:]
         var versions: [[UInt8]: Int] = [:]
         nodes.append(.symlink(target: [], modified: 0))   // 0: the root, set below
@@ -57,12 +65,16 @@ public final class MountTree: @unchecked Sendable {
         root[Self.versionsDirectory] = 1
         nodes[1] = Self.directory(versions, modified: newest)
         nodes[0] = Self.directory(root, modified: newest)
+        self.nodes = Mutex(nodes)
     }
 
-    private func add(_ node: Node) -> Int {
+    private static func add(_ node: Node, to nodes: inout [Node]) -> Int {
         nodes.append(node)
         return nodes.count - 1
     }
+
+    /// Node `i` as it is now (a folder's node changes once, when it is indexed).
+    public func node(_ i: Int) -> Node { nodes.withLock { $0[i] } }
 
     private static func directory(_ children: [[UInt8]: Int], modified: Int64, permissions: UInt32 = 0o555) -> Node {
         .directory(names: children.keys.sorted { $0.lexicographicallyPrecedes($1) }, children: children,
@@ -71,30 +83,35 @@ public final class MountTree: @unchecked Sendable {
 
     /// The node at an absolute path ("/", "/a", "/.versions/a/2/dir/f").
     public func lookup(_ path: [UInt8]) -> Lookup {
-        var node = 0
-        for part in path.split(separator: UInt8(ascii: "/")) {
-            guard expanded(node) else { return .failed }
-            guard case .directory(_, let children, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
-            node = next
+        nodes.withLock { nodes in
+            var node = 0
+            for part in path.split(separator: UInt8(ascii: "/")) {
+                guard expanded(node, &nodes) else { return .failed }
+                guard case .directory(_, let children, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
+                node = next
+            }
+            return .node(node)
         }
-        return .node(node)
     }
 
     /// Makes sure a folder node is expanded into directories (indexing its
     /// archive); false if it failed to index.
-    public func expanded(_ node: Int) -> Bool {
+    public func expanded(_ node: Int) -> Bool { nodes.withLock { expanded(node, &$0) } }
+
+    private func expanded(_ node: Int, _ nodes: inout [Node]) -> Bool {
         switch nodes[node] {
-        case .folder(let item): return expand(node, item)
+        case .folder(let item): return expand(node, item, &nodes)
         case .broken: return false
         default: return true
         }
     }
 
-    private func expand(_ node: Int, _ item: ManifestEntry) -> Bool {
+    private func expand(_ node: Int, _ item: ManifestEntry, _ nodes: inout [Node]) -> Bool {
         guard let index = try? indexer(item) else {
             nodes[node] = .broken(item)
             return false
         }
+        func add(_ n: Node) -> Int { Self.add(n, to: &nodes) }
         let slash = UInt8(ascii: "/")
         // Directory path (components joined by "/"; root: []) -> children, time, permissions.
         var dirs: [[UInt8]: (children: [[UInt8]: Int], modified: Int64, permissions: UInt32)] = [[]: ([:], item.modified, 0o555)]

@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+import System
 import Testing
 import VaultCrypto
 @testable import VaultCore
@@ -42,6 +45,26 @@ struct ItemRoundTripTests {
             let lo = Int(i) * F.M
             #expect(try r.readChunk(i) == Array(content[lo..<min(lo + F.M, content.count)]))
         }
+    }
+
+    /// A mounted folder's files share one reader: `readChunk` from many
+    /// threads at once, each chunk right (each call its own AEAD context).
+    @Test func readChunkFromManyThreadsAtOnce() throws {
+        let content = F.content(6 * F.M + 4321, seed: 77)
+        let r = try ItemReader(key: F.key(), source: MemoryBytes(try F.seal(content)))
+        let wrong = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 48) { k in
+            let i = UInt64(k % 7)
+            let lo = Int(i) * F.M
+            let want = Array(content[lo..<min(lo + F.M, content.count)])
+            let got: [UInt8]? = k % 2 == 0 ? try? r.readChunk(i) : try? {
+                let page = try PageBuffer(count: ItemCipher.sealedChunkSize)
+                let n = try r.readChunk(i, into: page.raw)
+                return Array(page.raw[..<n])
+            }()
+            if got != want { wrong.add(1, ordering: .relaxed) }
+        }
+        #expect(wrong.load(ordering: .relaxed) == 0)
     }
 
     @Test("consume(fd) reads a file straight into the slots and matches write()",

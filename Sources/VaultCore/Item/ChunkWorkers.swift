@@ -19,6 +19,9 @@ final class ChunkWorkers: @unchecked Sendable {
         contexts = try (0..<n).map { _ in try AEAD(.aes256GCM, key: secret) }
     }
 
+    /// One more context for `key`, of the same cipher, outside the workers.
+    static func context(_ key: FileKey) throws -> AEAD { try AEAD(.aes256GCM, key: key.secret) }
+
     subscript(_ w: Int) -> AEAD { contexts[w] }
 
     /// Runs `io()` on one worker and `body(context, k)` for every k in

@@ -1,3 +1,4 @@
+import Synchronization
 import VaultCrypto
 import System
 
@@ -9,8 +10,13 @@ import System
 /// final flag fail before any content is returned. Every other chunk is
 /// authenticated before its bytes leave the reader. All failures are the one
 /// `VaultError.corruptedOrTampered`.
+///
+/// `readChunk` may be called from several threads at once (a mounted
+/// folder's files share one reader): each call opens its chunk with an AEAD
+/// context of its own, taken from a few kept for reuse.
 // @unchecked Sendable: nothing changes after init (contentLength is set
-// once there), and sources read with pread, so worker threads may share it.
+// once there) but the locked spare contexts, and sources read with pread,
+// so worker threads may share it.
 public final class ItemReader: @unchecked Sendable {
     public let header: ItemHeader
     public private(set) var contentLength: UInt64
@@ -19,6 +25,10 @@ public final class ItemReader: @unchecked Sendable {
     private let headerBytes: [UInt8]
     private let source: ByteSource
     private let workers: ChunkWorkers
+    private let key: FileKey
+    /// AEAD contexts for `readChunk`, each used by one call at a time.
+    private let spareContexts = Mutex<[UncheckedAEAD]>([])
+    private static let keptContexts = 4
 
     public init(key: FileKey, source: ByteSource, threads: Int = 2) throws {
         self.source = source
@@ -40,6 +50,7 @@ public final class ItemReader: @unchecked Sendable {
         chunkCount = chunks
         streamLength = body - chunks * tag
         workers = try ChunkWorkers(key: key, threads: threads)
+        self.key = key
         contentLength = 0
 
         // Authenticate the final chunk and take the content length from its
@@ -115,7 +126,7 @@ public final class ItemReader: @unchecked Sendable {
         let page = try PageBuffer(count: plaintextSize(index) + ItemCipher.tagLength)
         defer { withExtendedLifetime(page) {} }
         let buffer = page.raw
-        let n = try readAndOpen(chunk: index, into: buffer, aead: workers[0])
+        let n = try withContext { try readAndOpen(chunk: index, into: buffer, aead: $0) }
         let c = try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
         return Array(buffer[..<c])
     }
@@ -128,8 +139,16 @@ public final class ItemReader: @unchecked Sendable {
         guard index < chunkCount, buffer.count >= plaintextSize(index) + ItemCipher.tagLength else {
             throw VaultError.invalidArgument("chunk \(index) out of range")
         }
-        let n = try readAndOpen(chunk: index, into: buffer, aead: workers[0])
+        let n = try withContext { try readAndOpen(chunk: index, into: buffer, aead: $0) }
         return try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+    }
+
+    /// Runs `body` with an AEAD context no other thread uses meanwhile: a
+    /// spare one, else a new one; afterwards kept (up to `keptContexts`).
+    private func withContext<T>(_ body: (AEAD) throws -> T) throws -> T {
+        let context = try spareContexts.withLock { $0.popLast() } ?? UncheckedAEAD(ChunkWorkers.context(key))
+        defer { spareContexts.withLock { if $0.count < Self.keptContexts { $0.append(context) } } }
+        return try body(context.aead)
     }
 
     /// Streams all content to `sink` in order. Batches of chunks are opened
@@ -208,4 +227,11 @@ public final class ItemReader: @unchecked Sendable {
             return n
         }
     }
+}
+
+/// An AEAD context held in `ItemReader`'s spares: only ever used by the
+/// one call that took it out.
+private struct UncheckedAEAD: @unchecked Sendable {
+    let aead: AEAD
+    init(_ aead: AEAD) { self.aead = aead }
 }

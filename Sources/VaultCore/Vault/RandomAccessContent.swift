@@ -16,10 +16,21 @@ import VaultCodecs
 /// fails to authenticate, or decompressed content longer or shorter than the
 /// entry, is `itemCorrupted` for that read. For a folder item the content is
 /// its tar archive (whose files `FolderIndex` locates), as long as it is.
+///
+/// The chunk opened ahead is a `ChunkPrefetch` that owns its buffer and
+/// holds the reader, never this object: so this object goes as soon as its
+/// last user lets go (a FUSE release), on that user's thread, without
+/// waiting; a prefetch still running finishes on its own and frees its
+/// buffer and, if it was the last user, the reader and its descriptor.
+/// (When the prefetch held this object, its end could be the last release,
+/// and a deinit waiting for the prefetch then waited, on the prefetch's own
+/// thread, for itself: one thread, one descriptor and two chunk buffers
+/// lost per file closed while its next chunk was being opened, until the
+/// pool had no thread left for a prefetch the FUSE loop waited for.)
 public final class RandomAccessContent: @unchecked Sendable {
-    // @unchecked: the prefetch thread and the reading thread never touch the
-    // reader or the buffers at once: every use of them first waits for the
-    // prefetch in flight (`settle`).
+    // @unchecked: used from one thread at a time (the FUSE loop, or one
+    // request at a time for this open file); the prefetch thread touches
+    // only its `ChunkPrefetch`, read here only after `wait()`.
     public let entry: ManifestEntry
     private let reader: ItemReader
     private let compressed: Bool
@@ -31,24 +42,26 @@ public final class RandomAccessContent: @unchecked Sendable {
     /// The last chunk read, in place (one buffer for the item's lifetime).
     private var chunk: PageBuffer?
     private var cachedCount = 0
-    /// The chunk being opened ahead, into `ahead`, and how it went.
-    private var ahead: PageBuffer?
-    private var aheadIndex: UInt64?
-    private var aheadResult: Result<Int, Error>?
-    private let aheadDone = DispatchGroup()
+    /// The chunk being opened ahead, if any; and a buffer for the next one
+    /// (the one the last prefetch's chunk replaced), so two buffers at most.
+    private var ahead: ChunkPrefetch?
+    private var spare: PageBuffer?
     /// Where the last read ended: a read starting there is reading forward.
     private var lastEnd: UInt64 = 0
-    private static let prefetchQueue = DispatchQueue(label: "vault.random-access.prefetch", attributes: .concurrent)
+    /// No chunk from here on is opened ahead (the end of a folder's file in
+    /// its archive: the next file's chunk is that file's to open).
+    private let aheadEnd: UInt64
     /// Compressed items: the decompressed stream and how far into it we are.
     private var stream: ByteStream?
     private var position: UInt64 = 0
 
-    init(entry: ManifestEntry, reader: ItemReader) {
+    init(entry: ManifestEntry, reader: ItemReader, readingAheadUntil end: UInt64? = nil) {
         self.entry = entry
         self.reader = reader
         compressed = reader.header.flags.contains(.compressed)
         exact = entry.kind == .file
         length = exact ? entry.size : compressed ? .max : reader.contentLength
+        aheadEnd = min(length, end ?? .max)
     }
 
     /// Fills `buffer` from `offset`; fewer bytes only at the end of the item.
@@ -78,45 +91,39 @@ public final class RandomAccessContent: @unchecked Sendable {
             done += n
         }
         // Only for reads going forward (a random reader would wait for chunks it never reads).
-        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount, aheadIndex == nil { prefetch(last + 1) }
+        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount,
+           (last + 1) * size < aheadEnd, ahead == nil { prefetch(last + 1) }
         lastEnd = offset + UInt64(done)
         return done
     }
 
     /// Makes chunk `index` the cached one: the prefetched one if it is that
-    /// chunk, else read here (after the prefetch in flight, if any, ends).
+    /// chunk, else read here (after the prefetch in flight, if any, ends:
+    /// its buffer is reused, and one file never has two in flight).
     private func load(_ index: UInt64) throws {
-        settle()
         cachedChunk = nil
-        if aheadIndex == index, let result = aheadResult, let buffer = ahead {
-            (aheadIndex, aheadResult) = (nil, nil)
-            (ahead, chunk) = (chunk, buffer)
-            cachedCount = try result.get()
-        } else {
-            (aheadIndex, aheadResult) = (nil, nil)
-            let page = try chunk ?? PageBuffer(count: ItemCipher.sealedChunkSize)
-            chunk = page
-            cachedCount = try reader.readChunk(index, into: page.raw)
+        if let prefetch = ahead {
+            ahead = nil
+            let result = prefetch.wait()
+            if prefetch.index == index {
+                (spare, chunk) = (chunk, prefetch.buffer)
+                cachedCount = try result.get()
+                cachedChunk = index
+                return
+            }
+            spare = spare ?? prefetch.buffer
         }
+        let page = try chunk ?? spare.take() ?? PageBuffer(count: ItemCipher.sealedChunkSize)
+        chunk = page
+        cachedCount = try reader.readChunk(index, into: page.raw)
         cachedChunk = index
     }
 
-    /// Opens chunk `index` into `ahead` on another thread.
+    /// Starts opening chunk `index` on another thread.
     private func prefetch(_ index: UInt64) {
-        guard let buffer = try? ahead ?? PageBuffer(count: ItemCipher.sealedChunkSize) else { return }
-        ahead = buffer
-        aheadIndex = index
-        aheadResult = nil
-        let reader = self.reader
-        Self.prefetchQueue.async(group: aheadDone) { [self] in
-            aheadResult = Result { try reader.readChunk(index, into: buffer.raw) }
-        }
+        guard let buffer = try? spare.take() ?? PageBuffer(count: ItemCipher.sealedChunkSize) else { return }
+        ahead = ChunkPrefetch(index: index, into: buffer, reader: reader)
     }
-
-    /// Waits for the prefetch in flight, if any.
-    private func settle() { aheadDone.wait() }
-
-    deinit { settle() }
 
     private func readDecompressed(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if stream == nil || offset < position {
@@ -153,12 +160,33 @@ public final class RandomAccessContent: @unchecked Sendable {
     }
 }
 
+/// An item opened once (its final chunk authenticated and its header
+/// checked against the entry) for any number of `RandomAccessContent`s, on
+/// any threads at once: a mounted folder's files share their item's.
+public final class OpenedItem: Sendable {
+    public let entry: ManifestEntry
+    let reader: ItemReader
+
+    init(entry: ManifestEntry, reader: ItemReader) { (self.entry, self.reader) = (entry, reader) }
+
+    /// Reads at any offset, opening chunks ahead no further than `end` (a
+    /// folder's file: where it ends in the archive).
+    public func randomAccess(readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
+        RandomAccessContent(entry: entry, reader: reader, readingAheadUntil: end)
+    }
+}
+
 extension UnlockedVault {
     /// Opens an item for reads at any offset (its final chunk is
     /// authenticated and its header checked against the entry here): a
     /// file's content, or a folder's archive.
     public func randomAccess(_ entry: ManifestEntry) throws -> RandomAccessContent {
-        RandomAccessContent(entry: entry, reader: try reader(for: entry))
+        try open(entry).randomAccess()
+    }
+
+    /// Opens an item once for many `RandomAccessContent`s.
+    public func open(_ entry: ManifestEntry) throws -> OpenedItem {
+        OpenedItem(entry: entry, reader: try reader(for: entry))
     }
 
     /// Where each file of a folder item lies in its archive: the whole
@@ -179,5 +207,33 @@ extension UnlockedVault {
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)
         }
+    }
+}
+
+/// One chunk being opened ahead, on a shared concurrent queue, into a buffer
+/// it owns. The work holds this object and the reader only (never the
+/// `RandomAccessContent` that started it) and never waits for anything, so
+/// it always ends, and ends by itself when nobody wants its chunk any more.
+final class ChunkPrefetch: @unchecked Sendable {
+    // @unchecked: `result` is written once on the queue before `done`
+    // leaves, and read only after `wait()`; the buffer likewise.
+    let index: UInt64
+    let buffer: PageBuffer
+    private var result: Result<Int, Error>?
+    private let done = DispatchGroup()
+    private static let queue = DispatchQueue(label: "vault.random-access.prefetch", attributes: .concurrent)
+
+    init(index: UInt64, into buffer: PageBuffer, reader: ItemReader) {
+        self.index = index
+        self.buffer = buffer
+        Self.queue.async(group: done) { [self] in
+            result = Result { try reader.readChunk(index, into: buffer.raw) }
+        }
+    }
+
+    /// How the chunk opened (its content bytes in `buffer`), once it has.
+    func wait() -> Result<Int, Error> {
+        done.wait()
+        return result!
     }
 }
