@@ -34,17 +34,21 @@ public enum SyncPlan {
     public static func header(local: Header, remote: Header?, synced: String?) throws -> HeaderAction {
         guard let remote else { return .keepLocal }
         if remote.digest == local.digest { return .same }
+        var localUnchanged = false
         if let synced {
             switch (local.digest != synced, remote.digest != synced) {
             case (true, true): throw RemoteError.headersDiverged
             case (true, false): return .keepLocal
-            default: break
+            default: localUnchanged = true
             }
         }
         // The remote's changed (or nothing is known): only a higher counter
         // is newer. An older one is a rollback, or a lie of a push's
-        // unauthenticated read: ours stays, and a push puts it back.
-        if remote.counter > local.counter { return .takeRemote }
+        // unauthenticated read: ours stays, and a push puts it back. An
+        // equal one, while ours is unchanged since the last sync, is a
+        // sibling another machine chose with `push --replace-header` after
+        // both changed: it is taken (ours is the side that did not change).
+        if remote.counter > local.counter || (localUnchanged && remote.counter == local.counter) { return .takeRemote }
         if remote.counter < local.counter { return .keepLocal }
         throw RemoteError.headersDiverged
     }

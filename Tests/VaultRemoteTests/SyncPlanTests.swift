@@ -76,7 +76,8 @@ import Testing
         // The remote's changed to an older (or equal) counter: a rollback,
         // or a lie to a push. Ours stays.
         (h("b", 5), h("a", 4), "b", .header(.keepLocal)),
-        (h("b", 5), h("x", 5), "b", .refused(.headersDiverged)),
+        // Equal counters, ours unchanged: a sibling chosen by `push --replace-header`.
+        (h("b", 5), h("x", 5), "b", .header(.takeRemote)),
         // Nothing remembered (a remote from before version 4): the counters.
         (h("a", 1), h("b", 2), nil, .header(.takeRemote)),
         (h("b", 2), h("a", 1), nil, .header(.keepLocal)),

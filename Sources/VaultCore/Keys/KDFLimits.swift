@@ -22,4 +22,16 @@ public enum KDFLimits {
 
     /// One slot's share of `unlockBudget`.
     public static func work(_ kdf: Argon2Parameters) -> UInt64 { UInt64(kdf.memoryKiB) * UInt64(kdf.passes) }
+
+    /// The password slots one unlock tries, in order, within `budget`, and
+    /// the names of those it does not (a slot too costly for what is left
+    /// is skipped; a cheaper one after it is still tried).
+    static func withinBudget(_ slots: [KeySlot], budget: UInt64 = unlockBudget) -> (tried: [KeySlot], skipped: [String]) {
+        var left = budget, tried: [KeySlot] = [], skipped: [String] = []
+        for s in slots {
+            guard case .password(let kdf, _) = s.kind else { continue }
+            if work(kdf) <= left { left -= work(kdf); tried.append(s) } else { skipped.append(s.name) }
+        }
+        return (tried, skipped)
+    }
 }

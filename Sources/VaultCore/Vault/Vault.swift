@@ -74,16 +74,12 @@ public final class Vault: Sendable {
     /// `KDFLimits.unlockBudget` are not tried (`slotsNotTried`).
     public func unlock(password: Password, slot: String? = nil, forWriting: Bool, clock: UnlockClock = SystemClock(),
                        rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
-        let candidates = try header.passwordSlots(named: slot)
-        var skipped: [String] = []
+        let (candidates, skipped) = KDFLimits.withinBudget(try header.passwordSlots(named: slot))
         let masterKey: MasterKey, used: String, kek: KeyEncryptionKey
         do {
             (masterKey, used, kek) = try AttemptThrottle(path: paths.attempts, clock: clock).run {
-                var budget = KDFLimits.unlockBudget
                 for s in candidates {
                     guard case .password(let kdf, let salt) = s.kind else { continue }
-                    guard KDFLimits.work(kdf) <= budget else { skipped.append(s.name); continue }
-                    budget -= KDFLimits.work(kdf)
                     let kek = try KeyEncryptionKey.derive(password: password.secret, salt: salt, parameters: kdf)
                     do { return (try header.unlock(slot: s, kek: kek), s.name, kek) } catch VaultError.wrongPassword { continue }
                 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""A hostile remote for the tests (Tests/VaultCLITests/HostileRemoteTests.swift):
+runs the real rclone, but lies the way a remote the attacker controls can.
+vault finds it through VAULT_RCLONE. HOSTILE is a comma-separated list of:
+
+  prefix=N      a `cat --count 20` of the manifest answers generation N
+  old=DIR       every download (`copy`) and every whole read (`cat` of more
+                than 20 bytes) is served from DIR, an older copy of the
+                remote, while listings and short reads see the real one:
+                an object swapped between two reads
+  truncate      every file a download writes is cut to half its size
+  fail-midway   a download copies half its files, then fails
+  biglist=N     a listing answers N made-up entries (no real ones)
+
+Anything else runs the real rclone unchanged."""
+import os
+import subprocess
+import sys
+
+REAL = os.environ.get("HOSTILE_REAL_RCLONE", "rclone")
+
+
+def modes():
+    out = {}
+    for part in filter(None, os.environ.get("HOSTILE", "").split(",")):
+        k, _, v = part.partition("=")
+        out[k] = v
+    return out
+
+
+def command(args):
+    """The rclone subcommand and its position, past vault's leading flags."""
+    for i, a in enumerate(args):
+        if a in ("cat", "lsjson", "copy", "copyto", "moveto", "delete"):
+            return a, i
+    return None, -1
+
+
+def redirect(path, target_root, old):
+    return old + path[len(target_root):] if path.startswith(target_root) else path
+
+
+def main():
+    args = sys.argv[1:]
+    m = modes()
+    cmd, i = command(args)
+    root = os.environ.get("HOSTILE_TARGET", "")
+    if cmd == "lsjson" and "biglist" in m:
+        n = int(m["biglist"])
+        sys.stdout.write("[\n")
+        for k in range(n):
+            sys.stdout.write('{"Path":"junk/%08d","Name":"%08d","Size":1,"IsDir":false}%s\n' % (k, k, "," if k + 1 < n else ""))
+        sys.stdout.write("]\n")
+        return 0
+    if cmd == "cat":
+        count = int(args[args.index("--count") + 1]) if "--count" in args else -1
+        path = args[-1]
+        if "old" in m and count != 20:
+            args[-1] = redirect(path, root, m["old"])
+        if "prefix" in m and count == 20 and path.endswith("/manifest"):
+            real = subprocess.run([REAL] + args, stdout=subprocess.PIPE)
+            data = bytearray(real.stdout)
+            if len(data) >= 20:
+                data[12:20] = int(m["prefix"]).to_bytes(8, "big")
+            sys.stdout.buffer.write(bytes(data))
+            return real.returncode
+    if cmd == "copy":
+        src, dst = args[i + 1], args[i + 2]
+        downloading = src.startswith(root) and root != ""
+        if downloading and "old" in m:
+            args[i + 1] = redirect(src, root, m["old"])
+        if downloading and ("truncate" in m or "fail-midway" in m):
+            listed = args[args.index("--files-from") + 1]
+            files = [l for l in open(listed).read().split("\n") if l]
+            if "fail-midway" in m:
+                half = files[: len(files) // 2]
+                with open(listed, "w") as f:
+                    f.write("".join(x + "\n" for x in half))
+                subprocess.run([REAL] + args)
+                sys.stderr.write("ERROR : connection reset by peer\n")
+                return 1
+            rc = subprocess.run([REAL] + args).returncode
+            for name in files:
+                p = os.path.join(dst, name)
+                if os.path.isfile(p):
+                    os.truncate(p, os.path.getsize(p) // 2)
+            return rc
+    return subprocess.run([REAL] + args).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
