@@ -84,17 +84,18 @@ struct HostileRemoteTests {
     /// B is behind; the remote lies in each way it can while B pulls. B is
     /// unchanged each time, and the honest pull then brings everything.
     @Test func everyLieOfTheRemoteLeavesThePullerUnchanged() throws {
-        let (_, b, remote, old) = try Self.twoMachines()
+        let (a, b, remote, old) = try Self.twoMachines()
+        defer { withExtendedLifetime(a) {} }  // its sandbox holds the remote
         // (lie, exit status, part of the message); nil: whatever rclone says of missing files.
         let cases: [(String, Int32?, String)] = [
             ("old=\(old)", nil, ""), ("prefix=999,old=\(old)", nil, ""), ("truncate", 14, "header"),
             ("fail-midway", 20, "connection reset"), ("biglist=2000", 10, "no vault"),
-            ("prefix=1", 14, "older than one this vault already had"), ("prefix=999", 14, "announced generation 999")]
+            ("prefix=0", 14, "older than one this vault already had"), ("prefix=999", 14, "announced generation 999")]
         for (modes, status, message) in cases {
             let before = try Self.snapshot(b.dir)
             let r = try b.run(["pull"], Self.hostile(modes, target: remote), timeout: 120)
             #expect(r.status != 0 && (status == nil || r.status == status), "\(modes): \(r.status) \(r.stderr)")
-            #expect(r.stderr.contains(message), "\(modes): \(r.stderr)")
+            #expect(message.isEmpty || r.stderr.contains(message), "\(modes): \(r.stderr)")
             #expect(try Self.snapshot(b.dir) == before, "\(modes) changed the vault")
         }
         let honest = try b.run(["pull"])
@@ -148,7 +149,7 @@ struct HostileRemoteTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: remote + "/vault.header")) == newHeader)
 
         // B takes the new header: the old password no longer opens B either.
-        let bPull = try b.run(["pull"], password: newPassword)
+        let bPull = try b.run(["pull"])
         #expect(bPull.status == 0 && bPull.stderr.contains("key slots were changed on another machine"), "\(bPull.stderr)")
         #expect(try b.run(["list"]).status == 12)
         #expect(try Self.names(b, password: newPassword) == ["f1", "f2", "f3", "fb"])
