@@ -20,7 +20,8 @@ _vault_opts_for() {
         forget)  echo "--keep-last --keep-daily --keep-weekly --dry-run" ;;
         passwd)  echo "--new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
         check)   echo "--read-data --repair --purge --json --remote" ;;
-        remote | push | pull | clone) echo "--json" ;;
+        push)    echo "--json --replace-header" ;;
+        remote | pull | clone) echo "--json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
         key)

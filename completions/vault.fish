@@ -232,6 +232,7 @@ complete -c vault -n __vault_needs_command -a pull -d 'Bring changes and drop-in
 complete -c vault -n __vault_needs_command -a clone -d 'Make a vault here from an off-site copy'
 complete -c vault -n '__vault_using remote' -a 'add list remove' -d 'Remote action'
 complete -c vault -n '__vault_using remote push pull clone' -l json -d 'One JSON summary on standard output'
+complete -c vault -n '__vault_using push' -l replace-header -d 'Upload this vault header even if the remote one changed too'
 complete -c vault -n '__vault_using add' -l to -x -d 'Drop into the inbox of the remote vault copy at TARGET'
 complete -c vault -n '__vault_using add' -l fingerprint -x -d 'The remote vault\'s public key fingerprint'
 complete -c vault -n '__vault_using check' -l remote -x -d 'Check the off-site copy at remote NAME'

@@ -105,6 +105,26 @@ struct HostileRemoteTests {
         #expect(check.status == 0, "\(check.stderr)")
     }
 
+    /// `clone` and `check --remote --read-data` through the same lies: the
+    /// clone leaves nothing at its directory (nor beside it), the check
+    /// reports the copy as bad and changes nothing here.
+    @Test func cloneAndCheckThroughEveryLie() throws {
+        let (a, b, remote, old) = try Self.twoMachines()
+        let parentBefore = try FileManager.default.contentsOfDirectory(atPath: b.path).sorted()
+        for modes in ["old=\(old)", "truncate", "fail-midway", "biglist=2000"] {
+            let dir = b.path + "/cloned"
+            let r = try b.run(["clone", remote, dir], Self.hostile(modes, target: remote), timeout: 120)
+            #expect(r.status != 0, "\(modes): clone succeeded")
+            #expect(!FileManager.default.fileExists(atPath: dir), "\(modes) left \(dir)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: b.path).sorted() == parentBefore, "\(modes) left files")
+            let before = try Self.snapshot(a.dir)
+            let check = try a.run(["check", "--remote", "usb", "--read-data"], Self.hostile(modes, target: remote), timeout: 120)
+            #expect(check.status != 0, "\(modes): check passed: \(check.stderr)")
+            #expect(try Self.snapshot(a.dir) == before, "\(modes): check changed the vault")
+        }
+        #expect(try a.run(["check", "--remote", "usb", "--read-data"]).status == 0)
+    }
+
     /// A listing of millions of made-up entries is refused while it is read,
     /// with memory bounded by the entry limit, not by the answer's size.
     @Test func aHugeListingIsRefused() throws {

@@ -243,7 +243,7 @@ extension MoveCommand {
             terminal.note("opened and checked the received vault (\(items))")
         } catch {
             switch error {
-            case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut:
+            case VaultError.wrongPassword, VaultError.wrongPasswordDelayed, VaultError.lockedOut, VaultError.slotsNotTried:
                 receiver.refuse(.wrongPassword, over: move)
             default:
                 receiver.refuse(.checkFailed, over: move)
