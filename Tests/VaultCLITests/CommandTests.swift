@@ -26,8 +26,8 @@ import Glibc
             let attributes = try fm.attributesOfItem(atPath: w.dir + rel)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == mode, "\(rel)")
         }
-        // A version-3 header with the X-Wing key and one password slot "password" (docs/FORMAT.md).
-        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 1417)
+        // A version-4 header with the X-Wing key, one password slot "password" and its counter (docs/FORMAT.md).
+        #expect(try fm.attributesOfItem(atPath: w.dir + "/vault.header")[.size] as? NSNumber == 1425)
         // The printed fingerprint is the one info shows.
         let printed = lines.first { $0.hasPrefix("vault: public key fingerprint: ") }?.dropFirst(31)
         #expect(printed.map(String.init) == (try w.info()["public_key_fingerprint"] as? String))
@@ -217,7 +217,7 @@ import Glibc
         try v.write("a", [1])
         try v.write("b", [2])
         var info = try v.info()
-        #expect(info["format_version"] as? Int == 3)
+        #expect(info["format_version"] as? Int == 4)
         #expect(info["kem"] as? String == "x-wing")
         #expect((info["slots"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["password"])
         #expect(info["waiting_drop_ins"] as? Int == 0)
@@ -384,11 +384,13 @@ import Glibc
         #expect(r.status == 0)
         #expect(r.stderr.hasSuffix("vault: password changed\n"))
         let headerAfter = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
-        // Version 3, one slot "password" at 1246: its m, t, p at 1265..<1277, salt at 1277..<1293.
-        #expect(headerAfter.count == 1417)
+        // Version 4, one slot "password" at 1246: its m, t, p at 1265..<1277, salt at 1277..<1293.
+        #expect(headerAfter.count == 1425)
         #expect(headerAfter[9..<25] == headerBefore[9..<25])        // vault id
         #expect(headerAfter[1246..<1277] == headerBefore[1246..<1277])  // slot kind, name, created, KDF parameters
         #expect(headerAfter[1277..<1293] != headerBefore[1277..<1293])  // a new salt
+        #expect(Array(headerBefore[1353..<1361]) == [0, 0, 0, 0, 0, 0, 0, 1])  // the header counter: 1 at init,
+        #expect(Array(headerAfter[1353..<1361]) == [0, 0, 0, 0, 0, 0, 0, 2])   // one more for each header written
 
         let old = try v.run(["list"])
         #expect(old.status == 12)
