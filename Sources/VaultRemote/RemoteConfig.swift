@@ -92,6 +92,20 @@ public struct RemoteConfig: Equatable, Sendable {
 
     public func remote(named name: String) -> Remote? { remotes.first { $0.name == name } }
 
+    /// Reads the vault's file, applies `change` to the remote named as
+    /// `remote` (that one as it was if the file no longer has it), writes
+    /// the file back (atomically) and returns the changed remote: the one
+    /// read-modify-write that push and pull use.
+    @discardableResult
+    public static func modify(vault: String, _ remote: Remote, _ change: (inout Remote) -> Void) throws -> Remote {
+        var config = try read(vault: vault)
+        var updated = config.remote(named: remote.name) ?? remote
+        change(&updated)
+        config.update(updated)
+        try config.write(vault: vault)
+        return updated
+    }
+
     public mutating func update(_ remote: Remote) {
         if let i = remotes.firstIndex(where: { $0.name == remote.name }) { remotes[i] = remote } else { remotes.append(remote) }
     }

@@ -95,11 +95,7 @@ public enum RemotePull {
         }
         let synced = headerAction == .keepLocal ? remote.header : try RemotePush.digest(stagedHeader.bytes)
         if known != k || synced != remote.header {
-            var config = try RemoteConfig.read(vault: paths.root)
-            var updated = config.remote(named: remote.name) ?? remote
-            (updated.known, updated.header) = (known, synced)
-            config.update(updated)
-            try config.write(vault: paths.root)
+            try RemoteConfig.modify(vault: paths.root, remote) { ($0.known, $0.header) = (known, synced) }
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, target: target, rclone: rclone)
         return summary

@@ -93,12 +93,7 @@ public enum RemotePush {
             // is about to write would forget it, and a kill before our own
             // manifest lands would leave the remote "changed by another
             // machine" for good (found by RemoteCrashTests).
-            var config = try RemoteConfig.read(vault: root)
-            var updated = config.remote(named: remote.name) ?? remote
-            (updated.known, updated.pending) = (r, nil)
-            config.update(updated)
-            try config.write(vault: root)
-            remote = updated
+            remote = try RemoteConfig.modify(vault: root, remote) { ($0.known, $0.pending) = (r, nil) }
         }
 
         // 1. Blobs.
@@ -121,11 +116,8 @@ public enum RemotePush {
             guard again == remoteGeneration else { throw RemoteError.remoteChanged(remote: again ?? 0, known: remote.known) }
             // Remember what is about to be there: a rerun after a kill
             // recognises its own manifest by this and its bytes.
-            var config = try RemoteConfig.read(vault: root)
-            var r = config.remote(named: remote.name) ?? remote
-            r.pending = RemoteConfig.Pending(generation: local, digest: try Self.digest(manifestBytes))
-            config.update(r)
-            try config.write(vault: root)
+            let pending = RemoteConfig.Pending(generation: local, digest: try Self.digest(manifestBytes))
+            try RemoteConfig.modify(vault: root, remote) { $0.pending = pending }
             try Self.replace(RemoteNames.manifest, with: paths.manifest, target: target, rclone: rclone)
             summary.uploadedFiles += 1
             summary.uploadedBytes += UInt64(manifestBytes.count)
@@ -137,12 +129,10 @@ public enum RemotePush {
         guard landed == manifestBytes else {
             throw RemoteError.remoteChanged(remote: landed.flatMap { try? ManifestPrefix.generation(of: $0) } ?? 0, known: remote.known)
         }
-        var config = try RemoteConfig.read(vault: root)
-        var r = config.remote(named: remote.name) ?? remote
-        (r.known, r.pending) = (local, nil)
-        if headerAction != .takeRemote { r.header = localDigest }
-        config.update(r)
-        try config.write(vault: root)
+        try RemoteConfig.modify(vault: root, remote) {
+            ($0.known, $0.pending) = (local, nil)
+            if headerAction != .takeRemote { $0.header = localDigest }
+        }
 
         // 5. Deletions, now that the manifest on the remote no longer needs them.
         var doomed: [String] = []

@@ -20,8 +20,8 @@ extension UnlockedVault {
     /// this unlock used), in a slot of the same name (and, for a password,
     /// the same cost); the other slots cannot be re-wrapped without their
     /// secrets and are dropped (their names are returned). The new header is
-    /// always version 2, so a rekey also moves a version-1 vault to the
-    /// hybrid (X-Wing) key.
+    /// the current version (4), its counter one above the old header's, so
+    /// a rekey also moves a version-1 vault to the hybrid (X-Wing) key.
     ///
     /// `progress` is told the content bytes re-encrypted so far.
     @discardableResult

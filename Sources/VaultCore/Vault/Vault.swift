@@ -43,7 +43,6 @@ public final class Vault: Sendable {
         return try UnlockedVault(vault: Vault(at: root), keys: keys, lock: lock)
     }
 
-    /// mkdir -p, each new directory 0700.
     /// `path` as a directory, made (0700, parents too) if missing: this
     /// user's state directories, which normally exist already.
     package static func ensureDirectory(_ path: String) throws {
@@ -54,6 +53,7 @@ public final class Vault: Sendable {
         do { try makeDirectories(path) } catch let error as SystemError where error.errno == .fileExists {}
     }
 
+    /// mkdir -p, each new directory 0700.
     package static func makeDirectories(_ path: String) throws {
         let parent = VaultDirectory.directory(of: path)
         if parent != path, parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try makeDirectories(parent) }
