@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "VaultCodecs", targets: ["VaultCodecs"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultMove", targets: ["VaultMove"]),
+        .library(name: "VaultRemote", targets: ["VaultRemote"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),

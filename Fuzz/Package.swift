@@ -29,6 +29,7 @@ let vault: [Target.Dependency] = [
     .product(name: "VaultCrypto", package: "vault"),
     .product(name: "VaultCodecs", package: "vault"),
     .product(name: "VaultMove", package: "vault"),
+    .product(name: "VaultRemote", package: "vault"),
 ]
 
 /// (product name, target name = directory)
@@ -48,6 +49,7 @@ let targets = [
     ("fuzz-manifest-entries", "FuzzManifestEntries"),
     ("fuzz-mlkem", "FuzzMLKEM"),
     ("fuzz-hpke-xwing", "FuzzHPKEXWing"),
+    ("fuzz-listing", "FuzzListing"),
 ]
 
 let package = Package(

@@ -8,10 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz item-sealed absorb kit manifest-entries mlkem hpke-xwing}
+targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz item-sealed absorb kit manifest-entries mlkem hpke-xwing listing}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer fights ASan's reports
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing,listing}
+# A listing as rclone writes it (Rclone.parseListing).
+printf '[\n{"Path":"vault.header","Name":"vault.header","Size":1425,"IsDir":false},\n{"Path":"items/00112233445566778899aabbccddeeff","Name":"x","Size":42,"IsDir":false}\n]\n' > "$corpus/listing/vault"
 ref=scripts/reference/vault_item.py
 k=$(printf '00%.0s' {1..32}); id=$(printf 'a0%.0s' {1..16}); np=$(printf 'c0%.0s' {1..8})
 printf '' | python3 $ref seal $k $id $np 0 > "$corpus/item/empty"
@@ -39,6 +41,10 @@ open(out + "/envelope/vector-xwing", "wb").write(hblock("`inbox/7071727374757677
 v3 = doc[doc.index("## Test vector: a version-3 header"):]
 m = re.search(r"`vault.header`[^\n]*\n\n((?:       [0-9a-f]+\n)+)", v3)
 open(out + "/header/vector-v3", "wb").write(bytes.fromhex("".join(m.group(1).split())))
+# The version-4 header (the hybrid one with 0x04, a counter, its MAC and checksum).
+v4 = doc[doc.index("## Test vector: a version-4 header"):]
+m = re.search(r"`vault.header`[^\n]*\n\n((?:       [0-9a-f]+\n)+)", v4)
+open(out + "/header/vector-v4", "wb").write(bytes.fromhex("".join(m.group(1).split())))
 PY
 # Device move: the code vector (bytes and text) and the frame vector, from the
 # spec; more frames sealed under its s2r and r2s keys. A move-frame input is
