@@ -467,4 +467,16 @@ struct MoveCommandTests {
         #expect(r.stderr.contains("connection ended") || r.stderr.contains("cannot send"), "\(r.stderr)")
         try Self.expectIntact(v)
     }
+
+    /// A FIFO (or any non-regular file) as the code file is refused at once,
+    /// before anything is read from it or sent.
+    @Test func aCodeFileThatIsNotARegularFileIsRefusedAtOnce() throws {
+        let v = try VaultFixture()
+        let fifo = v.path + "/code.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let r = try v.run(["move", "send", "--code-file", fifo, "--yes"], timeout: 20)
+        #expect(!r.timedOut && r.status == 1, "\(r)")
+        #expect(r.stderr.contains("move code file '\(fifo)' is a FIFO (named pipe), not a regular file"), "\(r.stderr)")
+        try Self.expectIntact(v, items: 0)
+    }
 }

@@ -318,7 +318,7 @@ extension MoveCommand {
     static func readCode(_ file: String?, terminal: Terminal) throws -> MoveCode {
         let text: String
         if let file {
-            text = String(decoding: try FileHandleFD(readingFrom: file, followSymlinks: true).readAll(limit: 4096), as: UTF8.self)
+            text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
         } else if let line = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) {
             text = line
         } else {
