@@ -51,7 +51,7 @@ let package = Package(
         // remote drop-ins), above the vault it copies.
         .target(name: "VaultRemote", dependencies: ["VaultCore", "VaultCrypto", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
-        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore"]),
+        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs"]),
         // The unlock agent: a per-user process holding one vault's master key,
         // serving this user's commands over a Unix socket.
         .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "System"]),

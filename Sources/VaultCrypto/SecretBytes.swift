@@ -88,8 +88,6 @@ public enum SecureRandom {
         out.withUnsafeMutableBytes { Sodium.randomBytes($0) }
         return out
     }
-
-    public static func fill(_ buffer: UnsafeMutableRawBufferPointer) { Sodium.randomBytes(buffer) }
 }
 
 /// Constant-time equality, for tags and MACs.

@@ -15,7 +15,7 @@ import VaultCrypto
 /// transfers. (A long-lived `rclone rcd` would save the few process starts
 /// of a push, at the price of a password-protected HTTP server on
 /// 127.0.0.1; docs/FORMAT.md, "Remote copy", says why we chose batches.)
-public final class Rclone: @unchecked Sendable {
+public final class Rclone: Sendable {
     public let program: String
     let environment: [String: String?]
     /// Private (0700) scratch directory for lists and rclone's output; erased on deinit.
