@@ -66,6 +66,10 @@ public enum VaultError: Error, Equatable, Sendable {
     /// The manifest is older than one this machine has seen of this vault:
     /// an older copy was put back (a rollback). Nothing was changed.
     case rollback(seen: UInt64, found: UInt64)
+    /// The header's counter (authenticated) is lower than one this machine
+    /// saw for the vault: an older `vault.header` was put back, in which a
+    /// password since changed or a key slot since removed may still open.
+    case headerRollback(seen: UInt64, found: UInt64)
     /// A file the user named (`what`: a key file, a recovery kit) is not a
     /// regular file (`kind`: "a FIFO (named pipe)", "a directory"...); it
     /// was not read.

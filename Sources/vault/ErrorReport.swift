@@ -132,6 +132,11 @@ enum ErrorReport {
             return CLIError(message: "the vault's list of items is older than one seen here before (generation \(found), seen \(seen)): an older copy was put back in place",
                             hints: ["nothing was changed; if you restored an older backup on purpose, run the command again with --accept-rollback"],
                             code: .corrupted)
+        case .headerRollback(let seen, let found):
+            return CLIError(message: "the vault header is older than one seen here before (counter \(found), seen \(seen)): an older copy was put back in place",
+                            hints: ["nothing was changed; in an older header a password since changed, or a key slot since removed, may open the vault",
+                                    "if you restored an older backup on purpose, run the command again with --accept-rollback"],
+                            code: .corrupted)
         case .manifestFull:
             return CLIError(message: "the vault is full: its list of items would pass 1,000,000 items or 256 MiB",
                             hints: ["remove items, or shorten long names, then try again"])

@@ -175,6 +175,26 @@ struct HostileRemoteTests {
         #expect(try Self.names(b, password: newPassword) == ["f1", "f2", "f3", "fb"])
     }
 
+    /// The same rule on this machine: an older `vault.header` put back in
+    /// the vault directory itself (a synced folder, a restored file) is
+    /// refused even with the password it holds, and nothing is changed;
+    /// `--accept-rollback` opens it on purpose.
+    @Test func anOlderHeaderPutBackHereIsRefused() throws {
+        let v = try VaultFixture()
+        #expect(try v.add(["add", v.write("f", Array("f".utf8))]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let old = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
+        let newPassword = try v.sandbox.file("new-password", "the new password after a leak\n")
+        #expect(try v.run(["passwd", "--new-password-file", newPassword]).status == 0)
+        try old.write(to: URL(fileURLWithPath: v.dir + "/vault.header"))
+        let before = try Self.snapshot(v.dir)
+        let r = try v.run(["list"])
+        #expect(r.status == 14 && r.stderr.contains("vault header is older than one seen here before (counter 1, seen 2)"), "\(r.stderr)")
+        #expect(try Self.snapshot(v.dir) == before)
+        let accepted = try v.run(["--accept-rollback", "list"])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
     /// Both machines changed their slots: push refuses (exit 11, nothing
     /// changed on either side); `push --replace-header` chooses, and the
     /// other machine takes it at its next pull.

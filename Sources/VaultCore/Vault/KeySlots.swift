@@ -136,6 +136,7 @@ extension UnlockedVault {
         try readBack.verify(masterKey: keys.master)
         try temp.commit(to: paths.header)
         vault = try Vault(at: paths.root)
+        rollbackGuard?.saw(vaultID: vaultID, headerCounter: vault.header.counter)
     }
 
     /// Rewrites an older header as the current version: `vault upgrade`.

@@ -94,6 +94,7 @@ extension UnlockedVault {
         vault = try Vault(at: paths.root)
         manifest = newManifest
         rollbackGuard?.saw(vaultID: old.vaultID, generation: newManifest.generation)
+        rollbackGuard?.saw(vaultID: old.vaultID, headerCounter: header.counter)
 
         // 5. The old blobs.
         for start in stride(from: 0, to: oldIDs.count, by: ItemHeader.itemIDLength) {

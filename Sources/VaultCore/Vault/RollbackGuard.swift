@@ -2,7 +2,10 @@ import System
 
 /// This machine's memory of the newest manifest it has seen of each vault:
 /// `<state directory>/seen/<vault id hex>` holds that manifest's generation
-/// (decimal). A manifest with a lower generation is an older copy put back
+/// (decimal), and `seen/<vault id hex>.header` the newest header counter
+/// (VaultHeaderV4.swift): a header older than that one (an older copy of
+/// `vault.header` put back, in which a password since changed or a key slot
+/// since removed still opens) is refused the same way. A manifest with a lower generation is an older copy put back
 /// in place (a rollback, which would undo later changes and make newer
 /// items' blobs look orphaned): unlocking refuses it, unless the user says
 /// it was on purpose (`--accept-rollback`, restoring an old backup), which
@@ -17,11 +20,14 @@ public final class RollbackGuard: Sendable {
         self.acceptRollback = acceptRollback
     }
 
-    func path(_ vaultID: [UInt8]) -> String { directory + "/" + Hex.encode(vaultID) }
+    func path(_ vaultID: [UInt8], header: Bool = false) -> String {
+        directory + "/" + Hex.encode(vaultID) + (header ? ".header" : "")
+    }
 
-    /// The newest generation remembered for this vault (0 if none).
-    public func remembered(vaultID: [UInt8]) -> UInt64 {
-        guard let raw = try? VaultDirectory.readFile(path(vaultID), limit: 32),
+    /// The newest generation remembered for this vault (0 if none), or with
+    /// `header` the newest header counter.
+    public func remembered(vaultID: [UInt8], header: Bool = false) -> UInt64 {
+        guard let raw = try? VaultDirectory.readFile(path(vaultID, header: header), limit: 32),
               let n = UInt64(String(decoding: raw, as: UTF8.self).trimmingCharacters(in: "\n")) else { return 0 }
         return n
     }
@@ -34,12 +40,26 @@ public final class RollbackGuard: Sendable {
         if generation != seen { saw(vaultID: vaultID, generation: generation, evenIfLower: acceptRollback) }
     }
 
+    /// The same for an authenticated header's counter.
+    func check(vaultID: [UInt8], headerCounter counter: UInt64) throws {
+        let seen = remembered(vaultID: vaultID, header: true)
+        if counter < seen && !acceptRollback { throw VaultError.headerRollback(seen: seen, found: counter) }
+        if counter != seen { saw(vaultID: vaultID, headerCounter: counter, evenIfLower: acceptRollback) }
+    }
+
     /// Remembers `generation` if it is newer (best effort: a state directory
     /// that cannot be written only weakens this guard).
     func saw(vaultID: [UInt8], generation: UInt64, evenIfLower: Bool = false) {
         guard evenIfLower || generation > remembered(vaultID: vaultID) else { return }
         try? Vault.ensureDirectory(directory)
         try? VaultDirectory.atomicWrite(Array("\(generation)\n".utf8), to: path(vaultID))
+    }
+
+    /// Remembers a header counter if it is newer (best effort, as `saw`).
+    func saw(vaultID: [UInt8], headerCounter counter: UInt64, evenIfLower: Bool = false) {
+        guard evenIfLower || counter > remembered(vaultID: vaultID, header: true) else { return }
+        try? Vault.ensureDirectory(directory)
+        try? VaultDirectory.atomicWrite(Array("\(counter)\n".utf8), to: path(vaultID, header: true))
     }
 }
 

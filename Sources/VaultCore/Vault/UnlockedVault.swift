@@ -40,6 +40,9 @@ public final class UnlockedVault {
         manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
         // Before anything acts on this manifest: not older than one seen here.
         try rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)
+        // And the header (authenticated by now: the caller verified its MAC
+        // under this key) not older than one seen here.
+        try rollbackGuard?.check(vaultID: vault.header.vaultID, headerCounter: vault.header.counter)
         if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 
