@@ -80,7 +80,7 @@ final class TempVault {
         let url = URL(fileURLWithPath: root + "/vault.header")
         var b = Array(try Data(contentsOf: url))
         edit(&b)
-        if b.count > 9 + VaultHeader.checksumLength, b[8] == 3 {
+        if b.count > 9 + VaultHeader.checksumLength, b[8] == 3 || b[8] == 4 {
             let body = Array(b.dropLast(VaultHeader.checksumLength))
             b = body + (try VaultHeader.checksum(of: body))
         }
