@@ -2,6 +2,7 @@
 // The layers, bottom up: one system-library target per C library; System
 // (the only code that calls libc); VaultCrypto (the only code that touches
 // the crypto C modules: typed wrappers and standard constructions);
+// ByteLayout (ByteReader/ByteWriter, the big-endian codec of every format);
 // VaultCodecs (xz streams, pax archives, QR codes); VaultCore (file formats
 // and vault operations; never prints, prompts or exits); VaultMove (the
 // device move); the thin `vault` executable (the one terminal module).
@@ -39,27 +40,33 @@ let package = Package(
         // _GNU_SOURCE or is a macro).
         .target(name: "CSystem"),
         .target(name: "System", dependencies: ["CSystem"]),
+        // Byte layouts: ByteReader/ByteWriter, the one big-endian codec every
+        // format uses (headers, manifests, envelopes, move frames, agent
+        // requests). A target of its own, with no dependencies, rather than a
+        // part of System: it calls no libc, and VaultCrypto can use it too.
+        .target(name: "ByteLayout"),
 
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
         // Compression (liblzma), folder archives (libarchive) and QR codes
         // (libqrencode): bytes in, bytes out.
         .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode", "System"]),
-        .target(name: "VaultCore", dependencies: ["VaultCrypto", "VaultCodecs", "System"]),
+        .target(name: "VaultCore", dependencies: ["ByteLayout", "VaultCrypto", "VaultCodecs", "System"]),
         // Device move: the only networking, above the vault it moves.
-        .target(name: "VaultMove", dependencies: ["VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
+        .target(name: "VaultMove", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
         // Off-site copies: drives rclone as a subprocess (push, pull, clone,
         // remote drop-ins), above the vault it copies.
-        .target(name: "VaultRemote", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
         .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs"]),
         // The unlock agent: a per-user process holding one vault's master key,
         // serving this user's commands over a Unix socket.
-        .target(name: "VaultAgent", dependencies: ["VaultCore", "VaultCrypto", "System"]),
+        .target(name: "VaultAgent", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
         .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent",
                                                        "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
 
+        .testTarget(name: "ByteLayoutTests", dependencies: ["ByteLayout"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),

@@ -12,6 +12,8 @@
 //
 // Every size is fixed by the operation, so both ends read exact counts.
 
+import ByteLayout
+
 public enum AgentOperation: UInt8, Sendable {
     case key = 1
     case status = 2
@@ -39,8 +41,11 @@ struct AgentRequest: Equatable {
 
     /// nil for anything but an exact, known request.
     init?(_ b: [UInt8]) {
-        guard b.count == Self.length, b[0] == Self.version, let op = AgentOperation(rawValue: b[1]) else { return nil }
-        (operation, vaultID) = (op, Array(b[2...]))
+        var r = ByteReader(b)
+        guard let version = try? r.u8(), version == Self.version,
+              let code = try? r.u8(), let op = AgentOperation(rawValue: code),
+              let id = try? r.bytes(Self.vaultIDLength), (try? r.finish()) != nil else { return nil }
+        (operation, vaultID) = (op, id)
     }
 
     init(operation: AgentOperation, vaultID: [UInt8]) {
@@ -68,10 +73,12 @@ public struct AgentStatus: Equatable, Sendable {
     public let started: UInt64
 
     var bytes: [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(Self.encodedLength)
-        out += bigEndian(UInt64(secondsLeft), 4) + [idle ? 1 : 0] + bigEndian(UInt64(limit), 4) + bigEndian(started, 8)
-        return out
+        var w = ByteWriter(capacity: Self.encodedLength)
+        w.u32(secondsLeft)
+        w.u8(idle ? 1 : 0)
+        w.u32(limit)
+        w.u64(started)
+        return w.bytes
     }
 
     init(secondsLeft: UInt32, idle: Bool, limit: UInt32, started: UInt64) {
@@ -79,16 +86,9 @@ public struct AgentStatus: Equatable, Sendable {
     }
 
     init?(_ b: [UInt8]) {
-        guard b.count == Self.encodedLength, b[4] <= 1 else { return nil }
-        secondsLeft = UInt32(readBigEndian(b[0..<4]))
-        idle = b[4] == 1
-        limit = UInt32(readBigEndian(b[5..<9]))
-        started = readBigEndian(b[9..<17])
+        var r = ByteReader(b)
+        guard let left = try? r.u32(), let idle = try? r.u8(), idle <= 1, let limit = try? r.u32(),
+              let started = try? r.u64(), (try? r.finish()) != nil else { return nil }
+        (secondsLeft, self.idle, self.limit, self.started) = (left, idle == 1, limit, started)
     }
 }
-
-func bigEndian(_ v: UInt64, _ count: Int) -> [UInt8] {
-    (0..<count).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
-}
-
-func readBigEndian(_ b: ArraySlice<UInt8>) -> UInt64 { b.reduce(0) { $0 << 8 | UInt64($1) } }

@@ -1,3 +1,4 @@
+import ByteLayout
 import System
 import VaultCrypto
 
@@ -26,22 +27,26 @@ public struct AgentSetup: Sendable {
     }
 
     func write(to fd: Int32) throws {
-        let head = [Self.version] + vaultID + bigEndian(UInt64(limit), 4) + [idle ? 1 : 0]
-        try Syscall.writeFully(fd, head)
+        var head = ByteWriter([Self.version] + vaultID)
+        head.u32(limit)
+        head.u8(idle ? 1 : 0)
+        try Syscall.writeFully(fd, head.bytes)
         try key.withUnsafeBytes { try Syscall.writeFully(fd, $0) }
     }
 
     /// Reads exactly one setup from `fd` (the agent's standard input).
     static func read(from fd: Int32) throws -> AgentSetup {
         var head = [UInt8](repeating: 0, count: publicLength)
-        guard try Syscall.readFully(fd, into: &head) == publicLength, head[0] == version, head[publicLength - 1] <= 1
+        guard try Syscall.readFully(fd, into: &head) == publicLength else { throw AgentError.startFailed("bad setup") }
+        var r = ByteReader(head)
+        guard let v = try? r.u8(), v == version, let vaultID = try? r.bytes(AgentRequest.vaultIDLength),
+              let limit = try? r.u32(), let idle = try? r.u8(), idle <= 1, (try? r.finish()) != nil
         else { throw AgentError.startFailed("bad setup") }
         let key = try SecretBytes(count: keyLength)
         let n = try key.withUnsafeMutableBytes { try Syscall.readFully(fd, $0) }
         guard n == keyLength else { throw AgentError.startFailed("bad setup") }
-        let limit = UInt32(readBigEndian(head[17..<21]))
         do {
-            return try AgentSetup(vaultID: Array(head[1..<17]), limit: limit, idle: head[21] == 1, key: key)
+            return try AgentSetup(vaultID: vaultID, limit: limit, idle: idle == 1, key: key)
         } catch {
             throw AgentError.startFailed("bad setup")
         }

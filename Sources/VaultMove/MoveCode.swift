@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCore
 import Foundation
 import VaultCodecs
@@ -114,15 +115,17 @@ public struct MoveCode: Equatable, Sendable {
     // MARK: binary
 
     public var bytes: [UInt8] {
-        var out: [UInt8] = [version, UInt8(addresses.count)]
+        var w = ByteWriter([version, UInt8(addresses.count)])
         for a in addresses {
             switch a {
-            case .ipv4(let b): out += [4] + b
-            case .ipv6(let b): out += [6] + b
+            case .ipv4(let b): w.u8(4); w.bytes(b)
+            case .ipv6(let b): w.u8(6); w.bytes(b)
             }
         }
-        out += [UInt8(port >> 8), UInt8(port & 0xff)] + receiverKey.bytes + token
-        return out + Self.checksum(out)
+        w.u16(port)
+        w.bytes(receiverKey.bytes)
+        w.bytes(token)
+        return w.bytes + Self.checksum(w.bytes)
     }
 
     static func checksum(_ body: [UInt8]) -> [UInt8] {
@@ -137,26 +140,29 @@ public struct MoveCode: Equatable, Sendable {
         guard b.count >= 61, b.count <= 2 + Self.maxAddresses * 17 + 54 else { throw bad }
         let body = Array(b[..<(b.count - Self.checksumLength)])
         guard constantTimeEqual(Self.checksum(body), Array(b[(b.count - Self.checksumLength)...])) else { throw bad }
-        guard let handshake = MoveHandshake(rawValue: body[0]) else { throw bad }
-        let n = Int(body[1])
-        guard (1...Self.maxAddresses).contains(n) else { throw bad }
-        var i = 2
+        var r = ByteReader(body)
+        let handshake: MoveHandshake, port: UInt16, field: [UInt8], token: [UInt8]
         var addresses: [MoveAddress] = []
-        for _ in 0..<n {
-            guard i < body.count else { throw bad }
-            let len: Int
-            switch body[i] { case 4: len = 4; case 6: len = 16; default: throw bad }
-            guard i + 1 + len <= body.count else { throw bad }
-            let a = Array(body[(i + 1)..<(i + 1 + len)])
-            addresses.append(len == 4 ? .ipv4(a) : .ipv6(a))
-            i += 1 + len
-        }
-        guard body.count - i == 2 + Self.keyFieldLength + Self.tokenLength else { throw bad }
-        let port = UInt16(body[i]) << 8 | UInt16(body[i + 1])
-        guard port != 0 else { throw bad }
-        let field = Array(body[(i + 2)..<(i + 34)])
+        do {
+            guard let h = MoveHandshake(rawValue: try r.u8()) else { throw bad }
+            handshake = h
+            let n = Int(try r.u8())
+            guard (1...Self.maxAddresses).contains(n) else { throw bad }
+            for _ in 0..<n {
+                switch try r.u8() {
+                case 4: addresses.append(.ipv4(try r.bytes(4)))
+                case 6: addresses.append(.ipv6(try r.bytes(16)))
+                default: throw bad
+                }
+            }
+            guard r.remaining == 2 + Self.keyFieldLength + Self.tokenLength else { throw bad }
+            port = try r.u16()
+            guard port != 0 else { throw bad }
+            (field, token) = (try r.bytes(Self.keyFieldLength), try r.bytes(Self.tokenLength))
+            try r.finish()
+        } catch is ByteLayoutError { throw bad }
         let key: MoveReceiverKey = handshake == .classic ? .x25519(try X25519PublicKey(bytes: field)) : .xwingHash(field)
-        try self.init(addresses: addresses, port: port, key: key, token: Array(body[(i + 34)...]))
+        try self.init(addresses: addresses, port: port, key: key, token: token)
     }
 
     // MARK: text

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCore
 import Foundation
 import VaultCrypto
@@ -24,8 +25,8 @@ public enum MoveFrame {
     public static let maxPlaintextLength = 4 << 20 + 17
     public static let maxSealedLength = maxPlaintextLength + tagLength
 
-    static func nonce(_ i: UInt64) -> [UInt8] { [0, 0, 0, 0] + withUnsafeBytes(of: i.bigEndian, Array.init) }
-    static func aad(_ i: UInt64, final: Bool) -> [UInt8] { withUnsafeBytes(of: i.bigEndian, Array.init) + [final ? 1 : 0] }
+    static func nonce(_ i: UInt64) -> [UInt8] { [0, 0, 0, 0] + ByteWriter.bigEndian(i) }
+    static func aad(_ i: UInt64, final: Bool) -> [UInt8] { ByteWriter.bigEndian(i) + [final ? 1 : 0] }
 }
 
 /// Seals one direction's frames, counting from 0.
@@ -54,7 +55,7 @@ public final class FrameSealer {
         let sealed = try aead.seal(nonce: MoveFrame.nonce(counter), aad: MoveFrame.aad(counter, final: final), plaintext: plaintext)
         counter += 1
         if final { finished = true }
-        return (withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init), sealed)
+        return (ByteWriter.bigEndian(UInt32(sealed.count)), sealed)
     }
 }
 
@@ -72,8 +73,8 @@ public final class FrameOpener {
     /// The sealed length announced by a 4-byte prefix, checked against the
     /// bounds before the caller reads (or allocates) the body.
     public func sealedLength(prefix: [UInt8]) throws -> Int {
-        guard !failed, !finished, prefix.count == MoveFrame.prefixLength else { throw fail() }
-        let l = prefix.reduce(0) { $0 << 8 | Int($1) }
+        var r = ByteReader(prefix)
+        guard !failed, !finished, let l = try? r.length(UInt32.self), r.isAtEnd else { throw fail() }
         guard l >= MoveFrame.tagLength, l <= MoveFrame.maxSealedLength else { throw fail() }
         return l
     }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCore
 import VaultCrypto
 
@@ -74,57 +75,60 @@ public enum MoveMessage: Equatable, Sendable {
     }
 
     public var bytes: [UInt8] {
+        var w = ByteWriter([type])
         switch self {
-        case .offer(let files, let total): [type] + be(UInt32(files)) + be(total)
-        case .file(let path, let size): [type] + be(size) + [UInt8(path.utf8.count)] + Array(path.utf8)
-        case .data(let d): [type] + d
-        case .fileEnd(let h), .receipt(let h): [type] + h
-        case .end: [type]
-        case .done(let o): [type, o.rawValue]
-        case .refused(let r): [type, r.rawValue]
+        case .offer(let files, let total): w.u32(UInt32(files)); w.u64(total)
+        case .file(let path, let size): w.u64(size); w.u8(UInt8(path.utf8.count)); w.bytes(path.utf8)
+        case .data(let d): w.bytes(d)
+        case .fileEnd(let h), .receipt(let h): w.bytes(h)
+        case .end: break
+        case .done(let o): w.u8(o.rawValue)
+        case .refused(let r): w.u8(r.rawValue)
         }
+        return w.bytes
     }
 
     /// Parses one frame's plaintext, exactly.
     public init(parsing b: [UInt8]) throws {
+        var r = ByteReader(b)
+        do {
+            self = try Self.read(&r)
+            try r.finish()
+        } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
+    }
+
+    /// One message from the front of `r`: its type, then that type's shape.
+    private static func read(_ r: inout ByteReader) throws -> MoveMessage {
         let bad = VaultError.corruptedOrTampered
-        guard let type = b.first else { throw bad }
-        let body = b.dropFirst()
+        let type = try r.u8()
         switch type {
         case 0x01:
-            guard body.count == 12 else { throw bad }
-            let files = Int(readBE(body.prefix(4))), total = readBE(body.suffix(8))
+            let files = Int(try r.u32()), total = try r.u64()
             guard (1...Self.maxFiles).contains(files), total <= Self.maxTotalBytes else { throw bad }
-            self = .offer(files: files, bytes: total)
+            return .offer(files: files, bytes: total)
         case 0x02:
-            guard body.count >= 10 else { throw bad }
-            let size = readBE(body.prefix(8)), n = Int(body[body.startIndex + 8])
-            let path = Array(body.dropFirst(9))
-            guard size <= Self.maxTotalBytes, path.count == n, let p = MoveLayout.check(path) else { throw bad }
-            self = .file(path: p, size: size)
+            let size = try r.u64(), path = try r.lengthPrefixed(UInt8.self)
+            guard size <= Self.maxTotalBytes, let p = MoveLayout.check(path) else { throw bad }
+            return .file(path: p, size: size)
         case 0x03:
-            guard (1...Self.maxData).contains(body.count) else { throw bad }
-            self = .data(body)
+            guard (1...Self.maxData).contains(r.remaining) else { throw bad }
+            return .data(try r.slice(r.remaining))
         case 0x04, 0x11:
-            guard body.count == 32 else { throw bad }
-            self = type == 0x04 ? .fileEnd(sha256: Array(body)) : .receipt(Array(body))
+            let h = try r.bytes(32)
+            return type == 0x04 ? .fileEnd(sha256: h) : .receipt(h)
         case 0x05:
-            guard body.isEmpty else { throw bad }
-            self = .end
+            return .end
         case 0x06:
-            guard body.count == 1, let o = MoveOutcome(rawValue: body[body.startIndex]) else { throw bad }
-            self = .done(o)
+            guard let o = MoveOutcome(rawValue: try r.u8()) else { throw bad }
+            return .done(o)
         case 0x12:
-            guard body.count == 1, let r = MoveRefusal(rawValue: body[body.startIndex]) else { throw bad }
-            self = .refused(r)
+            guard let refusal = MoveRefusal(rawValue: try r.u8()) else { throw bad }
+            return .refused(refusal)
         default:
             throw bad
         }
     }
 }
-
-private func be<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.bigEndian, Array.init) }
-private func readBE<C: Collection<UInt8>>(_ b: C) -> UInt64 { b.reduce(0) { $0 << 8 | UInt64($1) } }
 
 /// The files a move carries, named relative to the vault directory: the
 /// vault's own files and nothing else (no lock, attempts, scratch or temp
@@ -157,7 +161,10 @@ public enum MoveLayout {
         let h = try SHA256()
         try h.update(Array("vault v1 move receipt".utf8))
         for f in files {
-            try h.update([UInt8(f.path.utf8.count)] + Array(f.path.utf8) + be(f.size) + f.sha256)
+            var w = ByteWriter([UInt8(f.path.utf8.count)] + Array(f.path.utf8))
+            w.u64(f.size)
+            w.bytes(f.sha256)
+            try h.update(w.bytes)
         }
         return try h.finish()
     }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCore
 
 /// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
@@ -12,16 +13,21 @@ public enum ManifestPrefix {
     public static let length = 20
 
     public static func generation(of bytes: [UInt8]) throws -> UInt64 {
-        guard bytes.count >= 12, Array(bytes[0..<8]) == Manifest.magic, bytes[9...11].allSatisfy({ $0 == 0 }) else {
+        var r = ByteReader(bytes)
+        let version: UInt8
+        do {
+            try r.expect(Manifest.magic)
+            version = try r.u8()
+            try r.expect([0, 0, 0])
+        } catch {
             throw RemoteError.malformedRemote("the remote's manifest does not start as a manifest does")
         }
-        switch bytes[8] {
+        switch version {
         case 1: return 0
         case 2, 3:
-            guard bytes.count >= length else { throw RemoteError.malformedRemote("the remote's manifest is too short") }
-            return bytes[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            do { return try r.u64() } catch { throw RemoteError.malformedRemote("the remote's manifest is too short") }
         default:
-            throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(bytes[8])")
+            throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(version)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Drop-in envelope, file `inbox/<item id hex>.env` (docs/FORMAT.md, "Drop-in"):
@@ -29,7 +30,7 @@ public enum DropInEnvelope {
     public static let minLength = x25519PrefixLength + ManifestEntry.fixedLength + 1 + 16
 
     static func xwingInfo(vaultID: [UInt8]) -> [UInt8] {
-        info + vaultID + [UInt8(HPKE.XWingKEM.id >> 8), UInt8(HPKE.XWingKEM.id & 0xff)]
+        info + vaultID + ByteWriter.bigEndian(HPKE.XWingKEM.id)
     }
 
     /// Seals `entry` to the vault's public key. Needs no secret of the vault.
@@ -46,13 +47,22 @@ public enum DropInEnvelope {
         switch publicKey {
         case .x25519(let key):
             let (enc, sender) = try HPKE.setupSender(recipient: key, info: info + vaultID, aead: .aes256GCM)
-            let prefix = magic + [1, 1] + enc
+            let prefix = Self.prefix(version: 1, suite: 1, enc: enc)
             return prefix + (try sender.seal(payload, aad: prefix))
         case .xwing(let key):
             let (enc, sender) = try HPKE.setupSender(recipient: key, info: xwingInfo(vaultID: vaultID), aead: .aes256GCM)
-            let prefix = magic + [2, 2] + enc
+            let prefix = Self.prefix(version: 2, suite: 2, enc: enc)
             return prefix + (try sender.seal(payload, aad: prefix))
         }
+    }
+
+    /// magic || version || suite || enc: the envelope's associated data.
+    private static func prefix(version: UInt8, suite: UInt8, enc: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(magic)
+        w.u8(version)
+        w.u8(suite)
+        w.bytes(enc)
+        return w.bytes
     }
 
     /// Whether `file` is an X-Wing envelope (by its version byte; nothing checked).
@@ -70,17 +80,26 @@ public enum DropInEnvelope {
                                                        info: [UInt8]) throws -> SecretBytes {
         guard file.count > n + 16, file.count <= n + maxPayload else { throw VaultError.corruptedOrTampered }
         do {
-            let r = try HPKE.setupRecipient(encapsulatedKey: Array(file[10..<n]), recipient: recipient,
-                                            info: info, aead: .aes256GCM)
-            return try r.openSecret(Array(file[n...]), aad: Array(file[0..<n]))
+            var r = ByteReader(file)
+            try r.skip(10)  // magic, version, suite: read by `open`
+            let enc = try r.bytes(n - 10)
+            let aad = Array(file[..<r.offset])
+            let context = try HPKE.setupRecipient(encapsulatedKey: enc, recipient: recipient, info: info, aead: .aes256GCM)
+            return try context.openSecret(r.rest(), aad: aad)
         } catch { throw VaultError.corruptedOrTampered }
     }
 
     public static func open(_ file: [UInt8], x25519: X25519PrivateKey, xwing: XWing.PrivateKey,
                             vaultID: [UInt8]) throws -> ManifestEntry {
-        guard file.count > 10, Array(file[0..<8]) == magic else { throw VaultError.corruptedOrTampered }
+        guard file.count > 10 else { throw VaultError.corruptedOrTampered }
+        var r = ByteReader(file)
+        let version: UInt8, suite: UInt8
+        do {
+            try r.expect(magic)
+            (version, suite) = (try r.u8(), try r.u8())
+        } catch { throw VaultError.corruptedOrTampered }
         let payload: SecretBytes
-        switch (file[8], file[9]) {
+        switch (version, suite) {
         case (1, 1):
             payload = try openPayload(file, prefixLength: x25519PrefixLength, recipient: x25519, info: info + vaultID)
         case (2, 2):

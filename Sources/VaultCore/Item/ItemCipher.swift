@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Item content after the header (docs/FORMAT.md, "Item content"):
@@ -37,10 +38,10 @@ public enum ItemCipher {
     }
 
     static func nonce(prefix: [UInt8], index: UInt32) -> [UInt8] {
-        prefix + withUnsafeBytes(of: index.bigEndian, Array.init)
+        prefix + ByteWriter.bigEndian(index)
     }
 
     static func aad(header: [UInt8], index: UInt32, final: Bool) -> [UInt8] {
-        header + withUnsafeBytes(of: index.bigEndian, Array.init) + [final ? 1 : 0]
+        header + ByteWriter.bigEndian(index) + [final ? 1 : 0]
     }
 }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Item header (docs/FORMAT.md, "Item content"), 36 bytes:
@@ -49,25 +50,29 @@ public struct ItemHeader: Equatable, Sendable {
     }
 
     public var bytes: [UInt8] {
-        var out = Self.magic
-        out.append(Self.version)
-        out.append(Self.suite)
-        out.append(UInt8(flags.rawValue >> 8))
-        out.append(UInt8(flags.rawValue & 0xff))
-        out += itemID
-        out += noncePrefix
-        return out
+        var w = ByteWriter(Self.magic, capacity: Self.length)
+        w.u8(Self.version)
+        w.u8(Self.suite)
+        w.u16(flags.rawValue)
+        w.bytes(itemID)
+        w.bytes(noncePrefix)
+        return w.bytes
     }
 
     /// Parses exactly `length` bytes. Any deviation (magic, version, suite,
     /// unknown flag bits) is `corruptedOrTampered`: item files are written only
     /// by this tool, so an unexpected header is damage, not a newer format.
     public init(parsing b: some Collection<UInt8>) throws {
-        let b = Array(b)
-        guard b.count == Self.length, Array(b[0..<8]) == Self.magic,
-              b[8] == Self.version, b[9] == Self.suite else { throw VaultError.corruptedOrTampered }
-        let flags = ItemFlags(rawValue: UInt16(b[10]) << 8 | UInt16(b[11]))
+        var r = ByteReader(Array(b))
+        let flags: ItemFlags, itemID: [UInt8], noncePrefix: [UInt8]
+        do {
+            guard r.remaining == Self.length else { throw VaultError.corruptedOrTampered }
+            try r.expect(Self.magic + [Self.version, Self.suite])
+            flags = ItemFlags(rawValue: try r.u16())
+            (itemID, noncePrefix) = (try r.bytes(Self.itemIDLength), try r.bytes(Self.noncePrefixLength))
+            try r.finish()
+        } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
         guard ItemFlags.known.contains(flags) else { throw VaultError.corruptedOrTampered }
-        try self.init(flags: flags, itemID: Array(b[12..<28]), noncePrefix: Array(b[28..<36]))
+        try self.init(flags: flags, itemID: itemID, noncePrefix: noncePrefix)
     }
 }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Key slots of a version-2 or version-3 header (docs/FORMAT.md, "Vault header, version 2").
@@ -35,9 +36,10 @@ public struct KeySlot: Equatable, Sendable {
         var params: [UInt8] {
             switch self {
             case .password(let kdf, let salt):
-                var b = [UInt8]()
-                for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { b += withUnsafeBytes(of: v.bigEndian, Array.init) }
-                return b + salt
+                var w = ByteWriter()
+                w.u32(kdf.memoryKiB); w.u32(kdf.passes); w.u32(kdf.lanes)
+                w.bytes(salt)
+                return w.bytes
             case .keyFile(let salt): return salt
             case .other(_, let params): return params
             }
@@ -75,10 +77,12 @@ public struct KeySlot: Equatable, Sendable {
     /// The bytes before the wrap nonce.
     var describingBytes: [UInt8] {
         let n = Array(name.utf8)
-        var b: [UInt8] = [kind.code, UInt8(n.count)] + n + withUnsafeBytes(of: created.bigEndian, Array.init)
+        var w = ByteWriter([kind.code, UInt8(n.count)] + n)
+        w.i64(created)
         let p = kind.params
-        b.append(UInt8(p.count))
-        return b + p
+        w.u8(UInt8(p.count))
+        w.bytes(p)
+        return w.bytes
     }
 
     var bytes: [UInt8] { describingBytes + wrapNonce + wrapped }
@@ -107,38 +111,37 @@ public struct KeySlot: Equatable, Sendable {
         }
     }
 
-    /// Reads one slot at `offset` of `b` (exact shapes, bounded lengths, KDF
+    /// Reads one slot from `r` (exact shapes, bounded lengths, KDF
     /// parameters within the header limits); `corruptedOrTampered` otherwise.
-    static func parse(_ b: [UInt8], offset: inout Int) throws -> KeySlot {
-        func take(_ n: Int) throws -> [UInt8] {
-            guard n >= 0, offset <= b.count, b.count - offset >= n else { throw VaultError.corruptedOrTampered }
-            defer { offset += n }
-            return Array(b[offset..<offset + n])
+    static func parse(_ r: inout ByteReader) throws -> KeySlot {
+        do {
+            let code = try r.u8(), nameLength = Int(try r.u8())
+            guard code != 0, (1...maxNameBytes).contains(nameLength),
+                  let name = String(validating: try r.bytes(nameLength), as: UTF8.self),
+                  (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }
+            let created = try r.i64()
+            let params = try r.lengthPrefixed(UInt8.self)
+            let kind: Kind
+            switch code {
+            case 1:
+                guard params.count == 12 + saltLength else { throw VaultError.corruptedOrTampered }
+                var p = ByteReader(params)
+                let (m, t, l) = (try p.u32(), try p.u32(), try p.u32())
+                guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: l),
+                      (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
+                kind = .password(kdf, salt: p.rest())
+            case 2:
+                guard params.count == saltLength else { throw VaultError.corruptedOrTampered }
+                kind = .keyFile(salt: params)
+            default:
+                guard params.count <= maxOtherParams else { throw VaultError.corruptedOrTampered }
+                kind = .other(code, params: params)
+            }
+            let nonce = try r.bytes(12), wrapped = try r.bytes(wrappedLength)
+            return KeySlot(name: name, kind: kind, created: created, wrapNonce: nonce, wrapped: wrapped)
+        } catch is ByteLayoutError {
+            throw VaultError.corruptedOrTampered
         }
-        let head = try take(2)
-        let code = head[0], nameLength = Int(head[1])
-        guard code != 0, (1...maxNameBytes).contains(nameLength),
-              let name = String(validating: try take(nameLength), as: UTF8.self),
-              (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }
-        let created = try take(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
-        let params = try take(Int(try take(1)[0]))
-        let kind: Kind
-        switch code {
-        case 1:
-            guard params.count == 12 + saltLength else { throw VaultError.corruptedOrTampered }
-            func u32(_ o: Int) -> UInt32 { params[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-            guard let kdf = try? Argon2Parameters(memoryKiB: u32(0), passes: u32(4), lanes: u32(8)),
-                  (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
-            kind = .password(kdf, salt: Array(params[12...]))
-        case 2:
-            guard params.count == saltLength else { throw VaultError.corruptedOrTampered }
-            kind = .keyFile(salt: params)
-        default:
-            guard params.count <= maxOtherParams else { throw VaultError.corruptedOrTampered }
-            kind = .other(code, params: params)
-        }
-        let nonce = try take(12), wrapped = try take(wrappedLength)
-        return KeySlot(name: name, kind: kind, created: created, wrapNonce: nonce, wrapped: wrapped)
     }
 }
 

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Recovery kit payload (docs/FORMAT.md, "Recovery kit"), 116 bytes:
@@ -38,22 +39,29 @@ public struct RecoveryKit: Sendable {
     }
 
     static func prefix(vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8]) -> [UInt8] {
-        var b = magic + [version, 1, 0, 0] + vaultID
-        for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { b += withUnsafeBytes(of: v.bigEndian, Array.init) }
-        return b + salt
+        var w = ByteWriter(magic + [version, 1, 0, 0] + vaultID, capacity: aadLength)
+        w.u32(kdf.memoryKiB); w.u32(kdf.passes); w.u32(kdf.lanes)
+        w.bytes(salt)
+        return w.bytes
     }
 
     public var bytes: [UInt8] { Self.prefix(vaultID: vaultID, kdf: kdf, salt: salt) + nonce + sealedKey }
 
     /// Exact shape, bounded Argon2 parameters (checked before Argon2 runs).
     public init(parsing b: [UInt8]) throws {
-        guard b.count == Self.length, Array(b[0..<8]) == Self.magic, b[8] == Self.version, b[9] == 1,
-              b[10] == 0, b[11] == 0 else { throw VaultError.kitDamaged }
-        func u32(_ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-        guard let kdf = try? Argon2Parameters(memoryKiB: u32(28), passes: u32(32), lanes: u32(36)),
+        guard b.count == Self.length else { throw VaultError.kitDamaged }
+        var r = ByteReader(b)
+        let vaultID: [UInt8], m: UInt32, t: UInt32, p: UInt32, salt: [UInt8], nonce: [UInt8], sealedKey: [UInt8]
+        do {
+            try r.expect(Self.magic + [Self.version, 1, 0, 0])
+            vaultID = try r.bytes(16)
+            (m, t, p) = (try r.u32(), try r.u32(), try r.u32())
+            (salt, nonce, sealedKey) = (try r.bytes(16), try r.bytes(12), try r.bytes(48))
+            try r.finish()
+        } catch { throw VaultError.kitDamaged }
+        guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
               (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.kitDamaged }
-        self.init(vaultID: Array(b[12..<28]), kdf: kdf, salt: Array(b[40..<56]), nonce: Array(b[56..<68]),
-                  sealedKey: Array(b[68..<116]))
+        self.init(vaultID: vaultID, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealedKey)
     }
 
     /// The master key, if `passphrase` is the kit's.

@@ -1,3 +1,4 @@
+import ByteLayout
 import System
 
 // Attempt-delay state, file `attempts` in the vault directory (docs/FORMAT.md,
@@ -43,15 +44,17 @@ struct AttemptThrottle {
     }
 
     static func decode(_ b: [UInt8]) -> State? {
-        guard b.count == length, Array(b[0..<8]) == magic, b[8] == 1, b[9..<12].allSatisfy({ $0 == 0 }) else { return nil }
-        let failures = b[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        let notBefore = Int64(bitPattern: b[16..<24].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        var r = ByteReader(b)
+        guard (try? r.expect(magic + [1, 0, 0, 0])) != nil, let failures = try? r.u32(), let notBefore = try? r.i64(),
+              (try? r.finish()) != nil else { return nil }
         return State(failures: failures, notBefore: notBefore)
     }
 
     static func encode(_ s: State) -> [UInt8] {
-        magic + [1, 0, 0, 0] + withUnsafeBytes(of: s.failures.bigEndian, Array.init)
-            + withUnsafeBytes(of: s.notBefore.bigEndian, Array.init)
+        var w = ByteWriter(magic + [1, 0, 0, 0], capacity: length)
+        w.u32(s.failures)
+        w.i64(s.notBefore)
+        return w.bytes
     }
 
     /// Runs `attempt` unless a wait is pending (then `lockedOut`, at once,

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
@@ -234,7 +235,10 @@ public struct Manifest: Sendable {
             e.encode(into: &plain)
         }
         defer { SecureZero.zero(&plain) }
-        let prefix = Self.magic + [formatVersion, 0, 0, 0] + withUnsafeBytes(of: generation.bigEndian, Array.init) + nonce
+        var w = ByteWriter(Self.magic + [formatVersion, 0, 0, 0])
+        w.u64(generation)
+        w.bytes(nonce)
+        let prefix = w.bytes
         out.reserveCapacity(out.count + prefix.count + plain.count + AEADAlgorithm.tagLength)
         out += prefix
         let start = out.count
@@ -250,22 +254,26 @@ public struct Manifest: Sendable {
     /// Opens and parses a sealed manifest: exact shape, every entry valid,
     /// unique names and ids, no trailing bytes.
     static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
-        guard file.count >= 9, Array(file[0..<8]) == magic, (1...version).contains(file[8]) else {
-            throw VaultError.corruptedOrTampered
-        }
-        let prefix = file[8] == 1 ? version1PrefixLength : prefixLength
-        guard file.count >= prefix + AEADAlgorithm.tagLength + 4, file.count <= capacity,
-              file[9..<12].allSatisfy({ $0 == 0 }) else {
-            throw VaultError.corruptedOrTampered
-        }
-        let generation = file[8] == 1 ? 0 : file[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        var r = ByteReader(file)
+        let formatVersion: UInt8, generation: UInt64, nonce: [UInt8]
+        do {
+            try r.expect(magic)
+            formatVersion = try r.u8()
+            guard (1...version).contains(formatVersion) else { throw VaultError.corruptedOrTampered }
+            let prefix = formatVersion == 1 ? version1PrefixLength : prefixLength
+            guard file.count >= prefix + AEADAlgorithm.tagLength + 4, file.count <= capacity else {
+                throw VaultError.corruptedOrTampered
+            }
+            try r.expect([0, 0, 0])
+            generation = formatVersion == 1 ? 0 : try r.u64()
+            nonce = try r.bytes(12)
+        } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
         let plain: SecretBytes
         do {
-            plain = try AEAD(.aes256GCM, key: key).openSecret(nonce: Array(file[(prefix - 12)..<prefix]),
-                                                             aad: vaultID + Array(file[0..<prefix]),
-                                                             sealed: Array(file[prefix...]))
+            plain = try AEAD(.aes256GCM, key: key).openSecret(nonce: nonce, aad: vaultID + Array(file[..<r.offset]),
+                                                             sealed: r.rest())
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        let records = file[8] == version
+        let records = formatVersion == version
         var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity, records: records) }
         manifest.generation = generation
         return manifest

@@ -1,3 +1,4 @@
+import ByteLayout
 import System
 import VaultCrypto
 
@@ -49,9 +50,13 @@ struct RekeySwitch {
     /// `manifestKey`, straight into the file's bytes).
     init(replacing current: VaultHeader, with header: VaultHeader, manifest: Manifest, manifestKey: SecretBytes,
          absorbed: [[UInt8]], masterKey: MasterKey) throws {
-        let head = Self.magic + [Self.version, 0, 0, 0] + (try SHA256.hash(current.bytes))
-            + withUnsafeBytes(of: UInt32(header.bytes.count).bigEndian, Array.init) + header.bytes
-            + withUnsafeBytes(of: UInt32(absorbed.count).bigEndian, Array.init) + absorbed.flatMap { $0 }
+        var w = ByteWriter(Self.magic + [Self.version, 0, 0, 0])
+        w.bytes(try SHA256.hash(current.bytes))
+        w.u32(UInt32(header.bytes.count))
+        w.bytes(header.bytes)
+        w.u32(UInt32(absorbed.count))
+        for id in absorbed { w.bytes(id) }
+        let head = w.bytes
         var b = [UInt8]()
         b.reserveCapacity(head.count + manifest.sealedSize)
         b += head
@@ -70,40 +75,48 @@ struct RekeySwitch {
     }
 
     static func parse(_ b: [UInt8], current: VaultHeader) throws -> RekeySwitch? {
-        guard b.count > 12, Array(b[0..<8]) == magic, b[9..<12].allSatisfy({ $0 == 0 }) else {
-            throw VaultError.corruptedOrTampered
+        guard b.count > 12 else { throw VaultError.corruptedOrTampered }
+        var r = ByteReader(b)
+        let version = try field {
+            try r.expect(magic)
+            let v = try r.u8()
+            try r.expect([0, 0, 0])
+            return v
         }
-        if b[8] == 1 {
-            let start = 12 + VaultHeader.v1Length
-            guard b.count > start else { throw VaultError.corruptedOrTampered }
-            let header = try VaultHeader(parsing: Array(b[12..<start]))
+        if version == 1 {
+            guard r.remaining > VaultHeader.v1Length else { throw VaultError.corruptedOrTampered }
+            let header = try VaultHeader(parsing: try field { try r.bytes(VaultHeader.v1Length) })
             guard header.vaultID == current.vaultID else { return nil }
-            return RekeySwitch(header: header, absorbed: [], body: b, manifestRange: start..<b.count, mac: nil)
+            return RekeySwitch(header: header, absorbed: [], body: b, manifestRange: r.offset..<b.count, mac: nil)
         }
-        let headerStart: Int, headerLength: Int
-        switch b[8] {
-        case 2: (headerStart, headerLength) = (12 + 32, VaultHeader.v1Length)
-        case version:
-            guard b.count >= 12 + 32 + 4 else { throw VaultError.corruptedOrTampered }
-            headerLength = b[44..<48].reduce(0) { $0 << 8 | Int($1) }
-            headerStart = 12 + 32 + 4
-            guard headerLength <= VaultHeader.maxLength else { throw VaultError.corruptedOrTampered }
-        default: throw VaultError.corruptedOrTampered
+        guard version == 2 || version == Self.version else { throw VaultError.corruptedOrTampered }
+        let (replaced, headerLength) = try field {
+            let hash = try r.bytes(32)
+            // Version 2 has no header length: its header is version 1's.
+            if version == 2 { return (hash, VaultHeader.v1Length) }
+            return (hash, try r.length(UInt32.self, max: VaultHeader.maxLength))
         }
-        guard b.count >= headerStart + headerLength + 4 + macLength else { throw VaultError.corruptedOrTampered }
-        let listStart = headerStart + headerLength
-        let header = try VaultHeader(parsing: Array(b[headerStart..<listStart]))
-        let count = b[listStart..<(listStart + 4)].reduce(0) { $0 << 8 | Int($1) }
-        let idsStart = listStart + 4, macStart = b.count - macLength
-        guard count <= (macStart - idsStart) / ItemHeader.itemIDLength else { throw VaultError.corruptedOrTampered }
-        let manifestStart = idsStart + count * ItemHeader.itemIDLength
-        let absorbed = stride(from: idsStart, to: manifestStart, by: ItemHeader.itemIDLength).map {
-            Array(b[$0..<($0 + ItemHeader.itemIDLength)])
-        }
+        guard r.remaining >= headerLength + 4 + macLength else { throw VaultError.corruptedOrTampered }
+        // Everything between the header hash and the MAC.
+        var fields = try field { try r.reader(r.remaining - macLength) }
+        let macStart = b.count - macLength
+        let header = try VaultHeader(parsing: try field { try fields.bytes(headerLength) })
+        let count = try field { try fields.length(UInt32.self) }
+        guard count <= fields.remaining / ItemHeader.itemIDLength else { throw VaultError.corruptedOrTampered }
+        var absorbed: [[UInt8]] = []
+        absorbed.reserveCapacity(count)
+        for _ in 0..<count { absorbed.append(try field { try fields.bytes(ItemHeader.itemIDLength) }) }
+        // The rest of `fields` is the new manifest.
+        let manifestStart = macStart - fields.remaining
         guard header.vaultID == current.vaultID,
-              Array(b[12..<44]) == (try SHA256.hash(current.bytes)) || header == current else { return nil }
+              replaced == (try SHA256.hash(current.bytes)) || header == current else { return nil }
         return RekeySwitch(header: header, absorbed: absorbed, body: Array(b[..<macStart]),
                            manifestRange: manifestStart..<macStart, mac: Array(b[macStart...]))
+    }
+
+    /// Fields read from the file: a short one is `corruptedOrTampered`.
+    private static func field<T>(_ read: () throws -> T) throws -> T {
+        do { return try read() } catch { throw VaultError.corruptedOrTampered }
     }
 
     private init(header: VaultHeader, absorbed: [[UInt8]], body: [UInt8], manifestRange: Range<Int>, mac: [UInt8]?) {

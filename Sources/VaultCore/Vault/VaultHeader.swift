@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Vault header, file `vault.header` (docs/FORMAT.md, "Vault header").
@@ -115,18 +116,30 @@ public struct VaultHeader: Equatable, Sendable {
     /// A version-1 header (exactly 182 bytes), its one wrapped key as a slot
     /// named "password".
     static func parseV1(_ b: [UInt8]) throws -> VaultHeader {
-        guard b.count == v1Length, b[9] == 1, b[10] == 1, b[11] == 1 else { throw VaultError.corruptedOrTampered }
-        func u32(_ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-        let (m, t, p) = (u32(28), u32(32), u32(36))
-        guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
-              (try? Self.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
-        let options = VaultOptions(rawValue: UInt16(b[148]) << 8 | UInt16(b[149]))
+        guard b.count == v1Length else { throw VaultError.corruptedOrTampered }
+        var r = ByteReader(b)
+        let vaultID: [UInt8], kdf: Argon2Parameters, salt: [UInt8], nonce: [UInt8], wrapped: [UInt8]
+        let publicKey: [UInt8], options: VaultOptions, mac: [UInt8]
+        do {
+            try r.skip(magic.count)  // checked by init(parsing:)
+            try r.expect([1, 1, 1, 1])  // version, kdf, wrap aead, hpke suite
+            vaultID = try r.bytes(16)
+            let (m, t, p) = (try r.u32(), try r.u32(), try r.u32())
+            guard let k = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
+                  (try? Self.checkBounds(k)) != nil else { throw VaultError.corruptedOrTampered }
+            kdf = k
+            (salt, nonce, wrapped) = (try r.bytes(16), try r.bytes(12), try r.bytes(48))
+            publicKey = try r.bytes(32)
+            options = VaultOptions(rawValue: try r.u16())
+            mac = try r.bytes(HMACSHA256.length)
+            try r.finish()
+        } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
         guard VaultOptions.known.contains(options) else { throw VaultError.corruptedOrTampered }
-        let slot = KeySlot(name: "password", kind: .password(kdf, salt: Array(b[40..<56])), created: 0,
-                           wrapNonce: Array(b[56..<68]), wrapped: Array(b[68..<116]))
-        return VaultHeader(version: 1, vaultID: Array(b[12..<28]), options: options,
-                           publicKey: .x25519(try X25519PublicKey(bytes: Array(b[116..<148]))),
-                           slots: [slot], mac: Array(b[150..<182]), bytes: b)
+        let slot = KeySlot(name: "password", kind: .password(kdf, salt: salt), created: 0,
+                           wrapNonce: nonce, wrapped: wrapped)
+        return VaultHeader(version: 1, vaultID: vaultID, options: options,
+                           publicKey: .x25519(try X25519PublicKey(bytes: publicKey)),
+                           slots: [slot], mac: mac, bytes: b)
     }
 
     /// Writes a version-1 header (the vectors of earlier versions, and tests
@@ -136,14 +149,14 @@ public struct VaultHeader: Equatable, Sendable {
                        nonce: [UInt8] = SecureRandom.bytes(12)) throws -> VaultHeader {
         try checkBounds(kdf)
         let publicKey = try masterKey.vaultKeyPair(vaultID: vaultID).publicKey
-        var prefix = magic + [1, 1, 1, 1] + vaultID
-        for v in [kdf.memoryKiB, kdf.passes, kdf.lanes] { prefix += withUnsafeBytes(of: v.bigEndian, Array.init) }
-        prefix += salt
-        let wrapped = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: prefix, plaintext: masterKey.secret)
-        var unsigned = prefix + nonce + wrapped + publicKey.bytes
-        unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
-        let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
-        return try parseV1(unsigned + mac)
+        var w = ByteWriter(magic + [1, 1, 1, 1] + vaultID)
+        w.u32(kdf.memoryKiB); w.u32(kdf.passes); w.u32(kdf.lanes)
+        w.bytes(salt)
+        let wrapped = try AEAD(.aes256GCM, key: kek.secret).seal(nonce: nonce, aad: w.bytes, plaintext: masterKey.secret)
+        w.bytes(nonce); w.bytes(wrapped); w.bytes(publicKey.bytes)
+        w.u16(options.rawValue)
+        let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: w.bytes)
+        return try parseV1(w.bytes + mac)
     }
 
     /// The AAD `slot`'s wrapped master key was sealed with.

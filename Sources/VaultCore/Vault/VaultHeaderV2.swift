@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Vault header version 2 (docs/FORMAT.md, "Vault header, version 2"):
@@ -27,30 +28,37 @@ extension VaultHeader {
     /// has its counter (u64be) between the slots and the MAC.
     static func parseV2(_ b: [UInt8], version: UInt8 = 2, checksum: [UInt8] = []) throws -> VaultHeader {
         let trailer = version == 4 ? counterLength : 0
-        guard b.count > v2FixedLength + trailer + HMACSHA256.length, b.count <= v2MaxLength + trailer, b[8] == version else {
+        guard b.count > v2FixedLength + trailer + HMACSHA256.length, b.count <= v2MaxLength + trailer else {
             throw VaultError.corruptedOrTampered
         }
-        let options = VaultOptions(rawValue: UInt16(b[25]) << 8 | UInt16(b[26]))
-        let kem = UInt16(b[27]) << 8 | UInt16(b[28])
-        guard VaultOptions.known.contains(options), kem == HPKE.XWingKEM.id else { throw VaultError.corruptedOrTampered }
-        let keyEnd = 29 + XWing.publicKeyLength
+        // The slots end where the counter (version 4) and the MAC begin.
+        let slotsEnd = b.count - trailer - HMACSHA256.length
+        var r = ByteReader(b[..<slotsEnd]), tail = ByteReader(b[slotsEnd...])
+        let vaultID: [UInt8], options: VaultOptions, keyBytes: [UInt8], count: Int, counter: UInt64, mac: [UInt8]
+        do {
+            try r.skip(magic.count)  // checked by init(parsing:)
+            try r.expect([version])
+            vaultID = try r.bytes(16)
+            options = VaultOptions(rawValue: try r.u16())
+            let kem = try r.u16()
+            guard VaultOptions.known.contains(options), kem == HPKE.XWingKEM.id else { throw VaultError.corruptedOrTampered }
+            keyBytes = try r.bytes(XWing.publicKeyLength)
+            count = Int(try r.u8())
+            counter = version == 4 ? try tail.u64() : 0
+            mac = try tail.bytes(HMACSHA256.length)
+            try tail.finish()
+        } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
         let publicKey: XWing.PublicKey
-        do { publicKey = try XWing.PublicKey(bytes: Array(b[29..<keyEnd])) } catch { throw VaultError.corruptedOrTampered }
-        let count = Int(b[keyEnd])
+        do { publicKey = try XWing.PublicKey(bytes: keyBytes) } catch { throw VaultError.corruptedOrTampered }
         guard (1...KeySlot.maxSlots).contains(count) else { throw VaultError.corruptedOrTampered }
-        var offset = keyEnd + 1
         var slots: [KeySlot] = []
-        let macStart = b.count - HMACSHA256.length
-        let slotsEnd = macStart - trailer
-        let body = Array(b[..<slotsEnd])
-        for _ in 0..<count { slots.append(try KeySlot.parse(body, offset: &offset)) }
-        let counter = b[slotsEnd..<macStart].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard offset == slotsEnd, Set(slots.map(\.name)).count == slots.count,
+        for _ in 0..<count { slots.append(try KeySlot.parse(&r)) }
+        guard r.isAtEnd, Set(slots.map(\.name)).count == slots.count,
               slots.contains(where: { if case .other = $0.kind { false } else { true } }) else {
             throw VaultError.corruptedOrTampered
         }
-        return VaultHeader(version: version, vaultID: Array(b[9..<25]), options: options, publicKey: .xwing(publicKey),
-                           slots: slots, counter: counter, mac: Array(b[macStart...]), bytes: b + checksum)
+        return VaultHeader(version: version, vaultID: vaultID, options: options, publicKey: .xwing(publicKey),
+                           slots: slots, counter: counter, mac: mac, bytes: b + checksum)
     }
 
     /// A header for `masterKey` with `slots` (already sealed to it), MAC'ed:
@@ -63,11 +71,14 @@ extension VaultHeader {
             throw VaultError.invalidArgument("a vault has 1 to \(KeySlot.maxSlots) key slots")
         }
         let publicKey = try masterKey.xwingKeyPair(vaultID: vaultID).publicKey
-        var unsigned = magic + [version] + vaultID
-        unsigned += [UInt8(options.rawValue >> 8), UInt8(options.rawValue & 0xff)]
-        unsigned += [UInt8(HPKE.XWingKEM.id >> 8), UInt8(HPKE.XWingKEM.id & 0xff)] + publicKey.bytes + [UInt8(slots.count)]
-        for s in slots { unsigned += s.bytes }
-        if version == 4 { unsigned += withUnsafeBytes(of: counter.bigEndian, Array.init) }
+        var w = ByteWriter(magic + [version] + vaultID)
+        w.u16(options.rawValue)
+        w.u16(HPKE.XWingKEM.id)
+        w.bytes(publicKey.bytes)
+        w.u8(UInt8(slots.count))
+        for s in slots { w.bytes(s.bytes) }
+        if version == 4 { w.u64(counter) }
+        let unsigned = w.bytes
         let mac = try HMACSHA256.authenticate(key: masterKey.headerMACKey(vaultID: vaultID), data: unsigned)
         let signed = unsigned + mac
         return try Self(parsing: version >= 3 ? signed + checksum(of: signed) : signed)
