@@ -45,7 +45,7 @@ private enum QRSamples {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.zbarimg)
-        process.arguments = ["--raw", "-q", file.path]
+        process.arguments = ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file.path]  // QR only: no stray linear barcodes
         let stdout = Pipe()
         process.standardOutput = stdout
         // zbarimg complains on stderr when there is no D-Bus; that is noise here.
