@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VaultCore
 
 /// The manual pages in `man/` and the Makefile's `install`/`uninstall`:
 /// both pages render without a single groff or man warning, `vault.1`
@@ -39,6 +40,18 @@ import Testing
         let lint = try tool(["mandoc", "-T", "lint", "-W", "warning", path])
         #expect(lint.status == 0, "mandoc -T lint \(page): \(lint.stdoutText)\(lint.stderr)")
         #expect(lint.stdoutText + lint.stderr == "", "mandoc -T lint \(page)")
+    }
+
+    /// vault-format.5 describes the header and `remotes` versions vault
+    /// writes (it fell behind once: version 1 while version 3 was written).
+    @Test func theFormatPageNamesTheVersionsWritten() throws {
+        let text = try page("man/vault-format.5")
+        let header = try #require(text.range(of: ".SH HEADER\n")).upperBound
+        let next = try #require(text.range(of: ".SH ", range: header..<text.endIndex)).lowerBound
+        let section = String(text[header..<next])
+        #expect(section.hasPrefix("What vault writes is format version \(VaultHeader.currentVersion):"), "\(section.prefix(80))")
+        #expect(section.contains("version 0x0\(VaultHeader.currentVersion)"))
+        #expect(text.contains(".BR \"vault remotes v2\" :"))
     }
 
     /// The option spellings a help page shows: `--long-name` and `-o`/`-h`.
