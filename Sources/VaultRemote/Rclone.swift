@@ -211,6 +211,28 @@ extension Rclone {
     /// last, one JSON object (with a trailing comma but on the last) on each
     /// line between, at most `maxListing` of them.
     static func parseListing(_ file: FileHandleFD, maxEntries: Int = maxListing) throws -> [String: UInt64] {
+        var offset: UInt64 = 0
+        return try parseListing(maxEntries: maxEntries) { buffer in
+            let n = try file.read(at: offset, into: buffer)
+            offset += UInt64(n)
+            return n
+        }
+    }
+
+    /// `parseListing` of bytes in memory (tests, fuzzing).
+    static func parseListing(_ output: [UInt8], maxEntries: Int = maxListing) throws -> [String: UInt64] {
+        var offset = 0
+        return try parseListing(maxEntries: maxEntries) { buffer in
+            let n = min(buffer.count, output.count - offset)
+            output.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) }
+            offset += n
+            return n
+        }
+    }
+
+    /// The parser itself, over `read` (fills a buffer, returns how many
+    /// bytes; 0 at the end).
+    static func parseListing(maxEntries: Int, read: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> [String: UInt64] {
         let bad = RemoteError.malformedRemote("rclone's listing is not the JSON it should be")
         var files: [String: UInt64] = [:]
         var lines = 0, closed = false, partial: [UInt8] = []
@@ -230,12 +252,10 @@ extension Rclone {
             guard e.Size >= 0 else { throw RemoteError.malformedRemote("a negative size for '\(e.Path)'") }
             files[e.Path] = UInt64(e.Size)
         }
-        var offset: UInt64 = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: $0) }
+            let n = try buffer.withUnsafeMutableBytes { try read($0) }
             if n == 0 { break }
-            offset += UInt64(n)
             var start = 0
             while let newline = buffer[start..<n].firstIndex(of: 10) {
                 partial += buffer[start..<newline]
@@ -251,14 +271,6 @@ extension Rclone {
         return files
     }
 
-    /// `parseListing` of bytes in memory (tests, fuzzing).
-    static func parseListing(_ output: [UInt8], maxEntries: Int = maxListing) throws -> [String: UInt64] {
-        let path = NSTemporaryDirectory() + "/vault-listing-" + Hex.encode(SecureRandom.bytes(8))
-        let file = try FileHandleFD(creating: path)
-        defer { try? Syscall.unlink(path) }
-        try output.withUnsafeBytes { try file.write($0) }
-        return try parseListing(FileHandleFD(readingFrom: path), maxEntries: maxEntries)
-    }
 
     /// The files at the top of `target` (header, manifest, temps): cheap.
     public func listTop(_ target: String) throws -> [String: UInt64] {

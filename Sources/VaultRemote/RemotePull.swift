@@ -81,8 +81,8 @@ public enum RemotePull {
             // this vault's, and a push may update it.
             if adopt { known = r }
         case .fetch:
-            (summary.files, summary.bytes) = try fetch(staging, layout: layout, wanted: wanted, announced: r, known: k,
-                                                       local: local, target: target)
+            (summary.files, summary.bytes) = try fetch(staging, layout: layout, here: here, wanted: wanted, announced: r,
+                                                       known: k, local: local, target: target)
             summary.state = .fetched(generation: r)
             known = r
         }
@@ -125,10 +125,10 @@ public enum RemotePull {
     /// blob to the end (every chunk authenticated, as `check --read-data`),
     /// checks that every other blob it names is here, then moves the blobs
     /// in and replaces the manifest (atomically).
-    static func fetch(_ staging: StagingDirectory, layout: RemoteLayout, wanted: [String], announced r: UInt64,
-                      known k: UInt64, local: UnlockedVault, target: String) throws -> (Int, UInt64) {
+    /// `here`: the blobs in our items/ (RemotePush.localItems), listed once.
+    static func fetch(_ staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64], wanted: [String],
+                      announced r: UInt64, known k: UInt64, local: UnlockedVault, target: String) throws -> (Int, UInt64) {
         let paths = local.vault.paths
-        let here = try RemotePush.localItems(paths)
         let staged = try Vault(at: staging.path)
         // With this vault's master key: the remote's header may carry another
         // password (changed on the other machine), never another key.

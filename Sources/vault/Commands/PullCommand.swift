@@ -50,7 +50,6 @@ struct PullCommand: Command {
         let started = Syscall.monotonicSeconds()
         let summary: PullSummary
         let key: MasterKey
-        let headerBefore = vault.header.bytes
         do {
             let unlocked = try context.open(vault, source, forWriting: true)
             key = unlocked.masterKey
@@ -62,7 +61,7 @@ struct PullCommand: Command {
         // the master key, which takes in the drop-ins just fetched.
         let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)
-        if summary.headerTaken || reopened.vault.header.bytes != headerBefore {
+        if summary.headerTaken {
             context.terminal.note("the key slots were changed on another machine: this vault now opens as that one does",
                                   hint: "'vault key list' shows them")
         }
