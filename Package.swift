@@ -3,7 +3,7 @@
 // (the only code that calls libc); VaultCrypto (the only code that touches
 // the crypto C modules: typed wrappers and standard constructions);
 // ByteLayout (ByteReader/ByteWriter, the big-endian codec of every format);
-// VaultCodecs (xz streams, pax archives, QR codes); VaultCore (file formats
+// VaultCodecs (zstd and xz streams, pax archives, QR codes); VaultCore (file formats
 // and vault operations; never prints, prompts or exits); VaultMove (the
 // device move); the thin `vault` executable (the one terminal module).
 // Fuzz targets and the constant-time check are a package of their own, in
@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLZMA", pkgConfig: "liblzma", providers: [.apt(["liblzma-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
@@ -47,9 +48,9 @@ let package = Package(
         .target(name: "ByteLayout"),
 
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),
-        // Compression (liblzma), folder archives (libarchive) and QR codes
-        // (libqrencode): bytes in, bytes out.
-        .target(name: "VaultCodecs", dependencies: ["CLZMA", "CArchive", "CQREncode", "System"]),
+        // Compression (libzstd, liblzma), folder archives (libarchive) and QR
+        // codes (libqrencode): bytes in, bytes out.
+        .target(name: "VaultCodecs", dependencies: ["CZstd", "CLZMA", "CArchive", "CQREncode", "System"]),
         .target(name: "VaultCore", dependencies: ["ByteLayout", "VaultCrypto", "VaultCodecs", "System"]),
         // Device move: the only networking, above the vault it moves.
         .target(name: "VaultMove", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),

@@ -63,14 +63,6 @@ final class LZMAStream {
         return s
     }
 
-    /// A single-threaded .xz encoder without an integrity check, for
-    /// estimating compressibility (the output is only counted).
-    static func probeEncoder(preset: Int) throws -> LZMAStream {
-        let s = LZMAStream()
-        try s.check(lzma_easy_encoder(s.strm, UInt32(preset), LZMA_CHECK_NONE), "lzma_easy_encoder")
-        return s
-    }
-
     /// An .xz decoder for exactly one stream (no LZMA_CONCATENATED) that will
     /// not allocate more than `memoryLimit` bytes. With several threads,
     /// liblzma's multi-threaded decoder (lzma_stream_decoder_mt, as

@@ -34,7 +34,7 @@ public final class XZCompressor: ByteSink {
     public private(set) var bytesOut: UInt64 = 0
 
     public init(level: Int, threads: Int, downstream: ByteSink) throws {
-        guard Compression.presets.contains(level) else {
+        guard Compression.xzPresets.contains(level) else {
             throw XZError.invalidParameter("compression level \(level) is not in 0...9")
         }
         guard threads >= 1 else { throw XZError.invalidParameter("thread count \(threads) is below 1") }
@@ -52,7 +52,7 @@ public final class XZCompressor: ByteSink {
     /// liblzma's figure for the encoder's peak memory at this level and
     /// thread count (the 2 MiB of buffers here come on top); nil if invalid.
     public static func memoryUsage(level: Int, threads: Int) -> UInt64? {
-        guard Compression.presets.contains(level), threads >= 1 else { return nil }
+        guard Compression.xzPresets.contains(level), threads >= 1 else { return nil }
         return LZMAStream.encoderMemoryUsage(preset: level, threads: threads)
     }
 

@@ -38,6 +38,10 @@ public enum VaultError: Error, Equatable, Sendable {
     case notAVault
     /// A vault header of a format version this build cannot read.
     case unsupportedVersion(Int)
+    /// An item whose header sets flag bits this build does not know (a later
+    /// version's codec, or damage: nothing has been decoded to tell which).
+    /// `item` is its name where known.
+    case newerItemFormat(item: String, flags: UInt16)
     /// Another process holds the writer lock.
     case busy
     /// This process cannot write the vault at all (a read-only mount,

@@ -71,6 +71,11 @@ enum ErrorReport {
         case .unsupportedVersion(let version):
             return CLIError(message: "the vault at '\(vault)' has format version \(version), which this vault cannot read",
                             hints: ["upgrade vault"])
+        case .newerItemFormat(let item, let flags):
+            let what = item.isEmpty ? "an item" : "item '\(item)'"
+            return CLIError(message: "\(what) uses a format this vault cannot read (item flags 0x\(String(flags, radix: 16)))",
+                            hints: ["upgrade vault: a newer version wrote it (a new codec), or the item is damaged"],
+                            code: .corrupted)
         case .readOnly(let path, let reason):
             return CLIError(message: "the vault at '\(path)' cannot be changed from here: \(reason)",
                             hints: ["reading works; to change it, use a writable copy"])

@@ -65,22 +65,24 @@ enum Format {
     }
 
     /// The column heads over `listLine`'s columns.
-    static let listHeader = "     SIZE  ADDED             KIND                ORIGIN      VERSIONS  NAME"
+    static let listHeader = "     SIZE     STORED  ADDED             KIND                ORIGIN      VERSIONS  NAME"
 
-    /// `SIZE  ADDED  KIND  ORIGIN  VERSIONS  NAME`: name last, since it may
-    /// hold spaces. A folder's kind shows its file count ("folder, 12
-    /// files"), its size the total; VERSIONS is how many the item has.
-    static func listLine(_ e: ManifestEntry, versions: Int) -> String {
-        Terminal.printable("\(padLeft(size(e.size), 9))  \(date(e.added))  \(pad(kind(e), 18))  \(pad(origin(e.origin), 10))  "
-                           + "\(padLeft(String(versions), 8))  \(e.name)")
+    /// `SIZE  STORED  ADDED  KIND  ORIGIN  VERSIONS  NAME`: name last, since
+    /// it may hold spaces. A folder's kind shows its file count ("folder, 12
+    /// files"), its size the total; STORED is what its sealed blob takes on
+    /// disk (compressed, padded; "-" if the blob is missing); VERSIONS is how
+    /// many the item has.
+    static func listLine(_ e: ManifestEntry, stored: UInt64?, versions: Int) -> String {
+        Terminal.printable("\(padLeft(size(e.size), 9))  \(padLeft(stored.map(size) ?? "-", 9))  \(date(e.added))  "
+                           + "\(pad(kind(e), 18))  \(pad(origin(e.origin), 10))  \(padLeft(String(versions), 8))  \(e.name)")
     }
 
     /// The column heads over `versionLine`'s columns (`list --versions`).
-    static let versionHeader = "VERSION       SIZE  ADDED             KIND                ORIGIN      NAME"
+    static let versionHeader = "VERSION       SIZE     STORED  ADDED             KIND                ORIGIN      NAME"
 
     /// `VERSION  SIZE  ADDED  KIND  ORIGIN  NAME`, for `list --versions`.
-    static func versionLine(_ e: ManifestEntry) -> String {
-        Terminal.printable("\(padLeft(String(e.version), 7))  \(padLeft(size(e.size), 9))  \(date(e.added))  "
+    static func versionLine(_ e: ManifestEntry, stored: UInt64?) -> String {
+        Terminal.printable("\(padLeft(String(e.version), 7))  \(padLeft(size(e.size), 9))  \(padLeft(stored.map(size) ?? "-", 9))  \(date(e.added))  "
                            + "\(pad(kind(e), 18))  \(pad(origin(e.origin), 10))  \(e.name)")
     }
 

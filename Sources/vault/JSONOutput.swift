@@ -10,6 +10,8 @@ enum JSONOutput {
     struct ListItem: Encodable {
         let name: String
         let size: UInt64
+        /// What the sealed blob takes on disk; absent when the blob is missing.
+        let stored: UInt64?
         let kind: String
         let files: UInt64
         let origin: String
@@ -20,8 +22,8 @@ enum JSONOutput {
         let version: UInt32
         let versions: Int
 
-        init(_ e: ManifestEntry, versions: Int) {
-            (version, self.versions) = (e.version, versions)
+        init(_ e: ManifestEntry, stored: UInt64?, versions: Int) {
+            (version, self.versions, self.stored) = (e.version, versions, stored)
             (name, size, kind, files) = (e.name, e.size, e.kind == .folder ? "folder" : "file", e.fileCount)
             (origin, mode) = (e.origin == .droppedIn ? "dropped-in" : "unlocked", Int(e.mode))
             (added, modified) = (iso8601(e.added), iso8601(e.modified))
@@ -45,6 +47,9 @@ enum JSONOutput {
         let shared: Bool
         let leftoverFiles: Int
         let leftoverBytes: UInt64
+        /// Sealed blobs in items/ and their size on disk.
+        let storedBlobs: Int
+        let storedBytes: UInt64
         let publicKeyFingerprint: String
         let kem: String
         let slots: [Slot]
@@ -61,6 +66,7 @@ enum JSONOutput {
             case waitingDropIns = "waiting_drop_ins", publicKeyFingerprint = "public_key_fingerprint", kem, slots
             case leftoverFiles = "leftover_files", leftoverBytes = "leftover_bytes", shared
             case unlockedSecondsLeft = "unlocked_seconds_left"
+            case storedBlobs = "stored_blobs", storedBytes = "stored_bytes"
         }
 
         func encode(to encoder: Encoder) throws {
@@ -76,6 +82,8 @@ enum JSONOutput {
             try c.encode(shared, forKey: .shared)
             try c.encode(leftoverFiles, forKey: .leftoverFiles)
             try c.encode(leftoverBytes, forKey: .leftoverBytes)
+            try c.encode(storedBlobs, forKey: .storedBlobs)
+            try c.encode(storedBytes, forKey: .storedBytes)
             try c.encode(unlockedSecondsLeft, forKey: .unlockedSecondsLeft)  // null, not absent, when locked
         }
 
@@ -87,8 +95,10 @@ enum JSONOutput {
             }
         }
 
-        init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64), agent: AgentStatus?) {
+        init(_ vault: Vault, waiting: Int, leftovers: (count: Int, bytes: UInt64), stored: (count: Int, bytes: UInt64),
+             agent: AgentStatus?) {
             (leftoverFiles, leftoverBytes) = leftovers
+            (storedBlobs, storedBytes) = stored
             unlockedSecondsLeft = agent?.secondsLeft
             shared = vault.isShared
             let h = vault.header
@@ -141,13 +151,14 @@ enum JSONOutput {
 
     /// `{"items":[...]}` on one line, written item by item: one object of
     /// 130,000 items took 10 s and 560 MiB.
-    static func writeList(_ entries: [(entry: ManifestEntry, versions: Int)], to terminal: Terminal) throws {
+    static func writeList(_ entries: [(entry: ManifestEntry, versions: Int)], stored: (ManifestEntry) -> UInt64?,
+                          to terminal: Terminal) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         try terminal.printBuffered { emit in
             try emit("{\"items\":[")
             for (i, e) in entries.enumerated() {
-                var item = String(decoding: try encoder.encode(ListItem(e.entry, versions: e.versions)), as: UTF8.self)
+                var item = String(decoding: try encoder.encode(ListItem(e.entry, stored: stored(e.entry), versions: e.versions)), as: UTF8.self)
                 if item.utf8.contains(where: { $0 >= 0x7f }) { item = escapingInvisible(item) }
                 try emit(i == 0 ? item : "," + item)
             }

@@ -60,6 +60,19 @@ struct HostileDropIn {
         return sink.bytes
     }
 
+    static func zstd(_ content: [UInt8]) throws -> [UInt8] {
+        let sink = MemoryBytes()
+        let c = try ZstdCompressor(level: 1, adaptive: false, threads: 1, downstream: sink)
+        try content.withUnsafeBytes { try c.write($0) }
+        try c.finish()
+        return sink.bytes
+    }
+
+    /// `content` in the stream `flags` name (xz or zstd).
+    static func compressed(_ content: [UInt8], _ flags: ItemFlags) throws -> [UInt8] {
+        flags.contains(.zstd) ? try zstd(content) : try xz(content)
+    }
+
     /// Writes `inbox/<id>.item` (unless nil) and `inbox/<id>.env` into the vault at `root`.
     func drop(into root: String, item: [UInt8]?) throws {
         let header = try VaultHeader(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/vault.header"))))

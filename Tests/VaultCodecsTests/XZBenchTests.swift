@@ -76,14 +76,6 @@ struct XZBenchTests {
             total += n
         }
         report += String(format: "  decompress level 1: %.0f MB/s\n", Double(total) / 1e6 / (Self.now() - t2))
-        var g = TestBytes(seed: 3)
-        for (name, sample) in [("text", Array(small.prefix(CompressionProbe.sampleSize))),
-                               ("random", g.random(CompressionProbe.sampleSize))] {
-            let t3 = Self.now()
-            var yes = false
-            for _ in 0..<10 { yes = try sample.withUnsafeBytes { try CompressionProbe.worthCompressing(sample: $0) } }
-            report += String(format: "  probe %@: %@ in %.2f ms\n", name, yes ? "yes" : "no", (Self.now() - t3) * 100)
-        }
         print(report)
     }
 }

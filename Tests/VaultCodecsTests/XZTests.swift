@@ -242,28 +242,4 @@ func systemXZ(_ arguments: [String], input: [UInt8]) throws -> [UInt8] {
         #expect(six < 360 << 20)
         #expect(XZCompressor.memoryUsage(level: 10, threads: 2) == nil)
     }
-
-    @Test func probeSaysYesForTextAndNoForRandom() throws {
-        func probe(_ b: [UInt8]) throws -> Bool {
-            try b.withUnsafeBytes { try CompressionProbe.worthCompressing(sample: $0) }
-        }
-        #expect(try probe(Array(Self.text.prefix(CompressionProbe.sampleSize))))
-        #expect(try probe(Array(Self.text.prefix(10_000))))
-        #expect(try !probe(Array(Self.random.prefix(CompressionProbe.sampleSize))))
-        #expect(try !probe(Array(Self.random.prefix(10_000))))
-        #expect(try !probe([]))
-        // A tarball of JPEGs: a text header, then incompressible data.
-        #expect(try !probe(Array(Self.text.prefix(512)) + Self.random.prefix(4 << 20)))
-        // Base64 of random bytes: 6 bits a byte, xz -0 gets ~0.81.
-        let base64 = Array(Data(Self.random.prefix(3 << 20)).base64EncodedData())
-        #expect(try probe(base64))
-        // Between the entropy bounds the windows are compressed: RGBA pixels
-        // with an opaque alpha channel (~6.8 bits a byte, xz -0 gets ~0.84)...
-        var rgba = Array(Self.random.prefix(4 << 20))
-        for i in stride(from: 3, to: rgba.count, by: 4) { rgba[i] = 0xFF }
-        #expect(try probe(rgba))
-        // ...and bytes uniform over 200 values (7.6 bits a byte, xz -0 gets ~0.97).
-        let narrow = Self.random.prefix(4 << 20).map { UInt8(UInt16($0) * 200 / 256) }
-        #expect(try !probe(narrow))
-    }
 }

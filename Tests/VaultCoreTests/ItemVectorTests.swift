@@ -28,10 +28,28 @@ struct ItemVectorTests {
     }
 
     @Test func vector3HelloCompressedFlag() throws {
-        let h = try ItemHeader(flags: .compressed, itemID: Self.header.itemID, noncePrefix: Self.header.noncePrefix)
+        let h = try ItemHeader(flags: .xz, itemID: Self.header.itemID, noncePrefix: Self.header.noncePrefix)
         let sealed = try F.seal(Self.hello, key: Self.key, header: h)
         #expect(hex(sealed) == "5641554c5449544d01010001a0a1a2a3a4a5a6a7a8a9aaabacadaeafc0c1c2c3c4c5c6c7"
                 + "9330f103ec6a48534157698e59e171c5289e59c7b4bc13d6bc2c01d08decd607658c33cb")
+    }
+
+    /// Vectors 5 and 6: zstd items, a raw frame and a compressed one.
+    @Test(arguments: [
+        ("28b52ffda00c000000610000" + "68656c6c6f2c207661756c74", "hello, vault",
+         "d3e0b292234a6825204305fa31841da947b279bdc0681222c6f83b615ad6e3af56dbd2b7955e1f043fe8d453b12902e3"),
+        ("28b52ffd601404a500006868656c6c6f2c207661756c740a010004c13fbf", String(repeating: "hello, vault\n", count: 100),
+         "d3e0b292e3526c8020226d923c8d1daa04be2faad4710a5cc7f83fa06569e3b7c152e189787bb85afdf5450e5ed8687d8ee266de11a41904"),
+    ])
+    func vectors5And6Zstd(_ frameHex: String, _ text: String, _ sealedHex: String) throws {
+        let frame = try #require(Hex.decode(frameHex))
+        let h = try ItemHeader(flags: .zstd, itemID: Self.header.itemID, noncePrefix: Self.header.noncePrefix)
+        let sealed = try F.seal(frame, key: Self.key, header: h)
+        #expect(hex(sealed) == "5641554c5449544d01010004a0a1a2a3a4a5a6a7a8a9aaabacadaeafc0c1c2c3c4c5c6c7" + sealedHex)
+        // Through the reader's own decoding path.
+        let decoded = MemoryBytes()
+        _ = try pump(ItemReader(key: Self.key, source: MemoryBytes(sealed)).decodedStream(), into: decoded)
+        #expect(decoded.bytes == Array(text.utf8))
     }
 
     @Test func vector4ThreeChunks() throws {

@@ -24,6 +24,8 @@ import sys
 import tempfile
 import unicodedata
 
+import zstandard
+
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -412,6 +414,8 @@ def read_item(v, e):
     if sealed[12:28] != e.item_id:
         raise corrupted()
     flags = struct.unpack(">H", sealed[10:12])[0]
+    if flags & ~0x0007 or flags & 0x0005 == 0x0005:
+        raise corrupted()  # unknown bits, or both codecs
     if bool(flags & 0x0002) != (e.kind == 1):
         raise corrupted()
     if flags & 0x0001:
@@ -419,9 +423,33 @@ def read_item(v, e):
             content = lzma.decompress(content, format=lzma.FORMAT_XZ)
         except lzma.LZMAError:
             raise corrupted()
+    if flags & 0x0004:
+        content = zstd_decode(content)
     if e.kind == 0 and len(content) != e.size:
         raise corrupted()
     return content
+
+
+# FORMAT.md "Compressed content": one or more whole zstd frames, nothing
+# after the last, each with a window of at most 8 MiB.
+ZSTD_WINDOW_MAX = 1 << 23
+
+
+def zstd_decode(content):
+    if not content:
+        raise corrupted()
+    d = zstandard.ZstdDecompressor(max_window_size=ZSTD_WINDOW_MAX)
+    out, rest = [], content
+    while rest:
+        frame = d.decompressobj()
+        try:
+            out.append(frame.decompress(rest))
+        except zstandard.ZstdError:
+            raise corrupted()
+        if not frame.eof:
+            raise corrupted()
+        rest = frame.unused_data
+    return b"".join(out)
 
 
 def read_password(path):

@@ -14,10 +14,20 @@ public struct ItemFlags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// The content is an xz (liblzma) stream.
-    public static let compressed = ItemFlags(rawValue: 1 << 0)
+    public static let xz = ItemFlags(rawValue: 1 << 0)
     /// The content is a pax archive of a folder.
     public static let archive = ItemFlags(rawValue: 1 << 1)
-    public static let known: ItemFlags = [.compressed, .archive]
+    /// The content is a sequence of zstd frames.
+    public static let zstd = ItemFlags(rawValue: 1 << 2)
+    public static let known: ItemFlags = [.xz, .archive, .zstd]
+    /// The codec bits: at most one may be set.
+    public static let codecs: ItemFlags = [.xz, .zstd]
+
+    /// Whether the content is compressed (by either codec).
+    public var isCompressed: Bool { !isDisjoint(with: Self.codecs) }
+
+    /// Known bits, and at most one codec.
+    var isValid: Bool { Self.known.contains(self) && intersection(Self.codecs) != Self.codecs }
 }
 
 public struct ItemHeader: Equatable, Sendable {
@@ -34,7 +44,7 @@ public struct ItemHeader: Equatable, Sendable {
     public let noncePrefix: [UInt8]
 
     public init(flags: ItemFlags, itemID: [UInt8], noncePrefix: [UInt8]) throws {
-        guard ItemFlags.known.contains(flags), itemID.count == Self.itemIDLength,
+        guard flags.isValid, itemID.count == Self.itemIDLength,
               noncePrefix.count == Self.noncePrefixLength else {
             throw VaultError.invalidArgument("item header fields out of shape")
         }
@@ -60,8 +70,10 @@ public struct ItemHeader: Equatable, Sendable {
     }
 
     /// Parses exactly `length` bytes. Any deviation (magic, version, suite,
-    /// unknown flag bits) is `corruptedOrTampered`: item files are written only
-    /// by this tool, so an unexpected header is damage, not a newer format.
+    /// both codecs) is `corruptedOrTampered`: item files are written only by
+    /// this tool, so an unexpected header is damage. Unknown flag bits are
+    /// `newerItemFormat`: a later version's codec or feature, or damage; the
+    /// message says both, and nothing is decoded either way.
     public init(parsing b: some Collection<UInt8>) throws {
         var r = ByteReader(Array(b))
         let flags: ItemFlags, itemID: [UInt8], noncePrefix: [UInt8]
@@ -72,7 +84,8 @@ public struct ItemHeader: Equatable, Sendable {
             (itemID, noncePrefix) = (try r.bytes(Self.itemIDLength), try r.bytes(Self.noncePrefixLength))
             try r.finish()
         } catch is ByteLayoutError { throw VaultError.corruptedOrTampered }
-        guard ItemFlags.known.contains(flags) else { throw VaultError.corruptedOrTampered }
+        guard ItemFlags.known.contains(flags) else { throw VaultError.newerItemFormat(item: "", flags: flags.rawValue) }
+        guard flags.isValid else { throw VaultError.corruptedOrTampered }
         try self.init(flags: flags, itemID: itemID, noncePrefix: noncePrefix)
     }
 }

@@ -1,23 +1,57 @@
 import VaultCodecs
 
-// Optional xz compression before encryption (item flag bit 0). Auto mode
-// looks at a sample of the content first (VaultCodecs.CompressionProbe, a
-// fraction of a millisecond) and stores incompressible content raw, so adding
-// a JPEG costs no more with compression on than off.
+// Compression before encryption (docs/FORMAT.md, "Compressed content"): the
+// item header's flags name the codec (bit 0 xz, bit 2 zstd), and every write
+// of content (add, folders, open saving) goes through `Compression.encoder`,
+// every read through `ItemReader.decodedStream`. The default, auto, is zstd
+// block by block with incompressible blocks stored raw, so adding a JPEG
+// costs no more with compression on than off.
 
-/// What `add` asks for (defined with the codec).
+/// What `add` asks for (defined with the codecs).
 public typealias Compression = VaultCodecs.Compression
 
-/// How many threads the xz encoder uses (both cores here; more rarely helps
-/// an interactive add and costs ~35 MiB each at preset 1).
+/// How many threads a compressor uses (both cores here: zstd's blocks and
+/// xz's blocks are compressed one per core).
 let compressionThreads = 2
 
-extension Vault {
-    /// The vault's default when `add` says nothing.
-    public var defaultCompression: Compression {
-        header.options.contains(.compressByDefault) ? .auto : .none
+extension ItemFlags {
+    /// The codec flag for content written as `compression` says.
+    static func codec(_ compression: Compression) -> ItemFlags {
+        switch compression {
+        case .none: []
+        case .auto, .zstd: .zstd
+        case .xz: .xz
+        }
     }
+}
 
+extension ItemReader {
+    /// The content stream, authenticated chunk by chunk and decoded as the
+    /// header's codec flag says.
+    func decodedStream() throws -> ByteStream {
+        if header.flags.contains(.xz) { return try XZDecompressor(upstream: contentStream()) }
+        if header.flags.contains(.zstd) { return try ZstdDecompressor(upstream: contentStream()) }
+        return contentStream()
+    }
+}
+
+/// Writes `source` to its end through `compression`'s encoder into `writer`;
+/// returns the bytes read.
+func writeCompressed(_ source: FileHandleFD, _ compression: Compression, to writer: ItemWriter) throws -> UInt64 {
+    guard let encoder = try compression.encoder(threads: compressionThreads, downstream: writer) else {
+        return try writer.consume(source)
+    }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let n = try buffer.withUnsafeMutableBytes { try source.readSequential(into: $0) }
+        if n == 0 { break }
+        try buffer.withUnsafeBytes { try encoder.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+    try encoder.finish()
+    return encoder.bytesIn
+}
+
+extension Vault {
     /// Drops in a file or stdin, compressed as `compression` says.
     @discardableResult
     public func dropIn(from source: FileHandleFD, name: String, mode: UInt16, modified: Int64,
@@ -25,46 +59,25 @@ extension Vault {
                        announce: ((String) -> Void)? = nil) throws -> ManifestEntry {
         source.readProgress = progress
         defer { source.readProgress = nil }
-        // The sample is read once and then written first, so nothing is read twice
-        // (and stdin, which cannot be re-read, works the same way).
-        var sample: [UInt8] = []
-        var level: Int?
-        switch compression {
-        case .none: break
-        case .level(let l): level = l
-        case .auto:
-            sample = [UInt8](repeating: 0, count: CompressionProbe.sampleSize)
-            let n = try sample.withUnsafeMutableBytes { try source.readSequential(into: $0) }
-            sample.removeSubrange(n...)
-            if try sample.withUnsafeBytes({ try CompressionProbe.worthCompressing(sample: $0) }) {
-                level = Compression.autoPreset
-            }
-        }
         // The file's size sizes the writer's buffers (compressed content is
         // about as long or shorter; the size is only a hint).
-        return try dropIn(name: name, kind: .file, flags: level == nil ? [] : [.compressed], mode: mode,
+        return try dropIn(name: name, kind: .file, flags: .codec(compression), mode: mode,
                           modified: modified, expectedLength: source.isRegularFile ? source.size : nil,
                           progress: nil, announce: announce) { writer in
-            guard let level else {
-                try writer.write(sample)
-                return (UInt64(sample.count) + (try writer.consume(source)), 1)
-            }
-            let xz = try XZCompressor(level: level, threads: compressionThreads, downstream: writer)
-            try xz.write(sample)
-            var buffer = [UInt8](repeating: 0, count: XZCompressor.bufferSize)
-            while true {
-                let n = try buffer.withUnsafeMutableBytes { try source.readSequential(into: $0) }
-                if n == 0 { break }
-                try buffer.withUnsafeBytes { try xz.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            }
-            try xz.finish()
-            return (xz.bytesIn, 1)
+            (try writeCompressed(source, compression, to: writer), 1)
         }
     }
 }
 
-extension XZCompressor {
-    func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try write($0) } }
+extension UnlockedVault {
+    /// Saves `source` (read to its end) as the newest version of a file item.
+    @discardableResult
+    public func saveFileVersion(of entry: ManifestEntry, from source: FileHandleFD, now: Int64,
+                                compression: Compression = .default) throws -> ManifestEntry {
+        try saveVersion(of: entry, flags: .codec(compression), now: now) { writer in
+            (try writeCompressed(source, compression, to: writer), 1)
+        }
+    }
 }
 
 /// Copies a pull stream into a sink, 1 MiB at a time.
@@ -79,8 +92,8 @@ func pump(_ stream: ByteStream, into sink: ByteSink) throws -> UInt64 {
     }
 }
 
-/// Runs `body`, turning a damaged xz stream inside an authenticated item into
-/// the vault's one damage error.
-func xzError<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch is XZError { throw VaultError.corruptedOrTampered }
+/// Runs `body`, turning a damaged compressed stream inside an authenticated
+/// item into the vault's one damage error.
+func codecError<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch is CodecError { throw VaultError.corruptedOrTampered }
 }

@@ -11,67 +11,40 @@ extension Vault {
     /// FIFOs and sockets are left out and listed in the returned `skipped`.
     @discardableResult
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
-                       compression: Compression = .none,
+                       compression: Compression = .default,
                        announce: ((String) -> Void)? = nil) throws -> (entry: ManifestEntry, skipped: [String]) {
-        var level: Int?
-        switch compression {
-        case .none: break
-        case .level(let l): level = l
-        case .auto:
-            let sample = Self.sample(folder: path)
-            if try sample.withUnsafeBytes({ try CompressionProbe.worthCompressing(sample: $0) }) {
-                level = Compression.autoPreset
-            }
-        }
         var skipped: [String] = []
-        let flags: ItemFlags = level == nil ? [.archive] : [.archive, .compressed]
-        let entry = try dropIn(name: name, kind: .folder, flags: flags, mode: mode, modified: modified,
-                               announce: announce) { writer in
-            let xz = try level.map { try XZCompressor(level: $0, threads: compressionThreads, downstream: writer) }
-            let summary = try archiveError { try FolderArchive.write(directory: path, to: xz ?? writer) }
-            try xz?.finish()
+        let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
+                               modified: modified, announce: announce) { writer in
+            let summary = try writeArchive(of: path, compression, to: writer)
             skipped = summary.skipped
             return (summary.bytes, summary.files)
         }
         return (entry, skipped)
     }
+}
 
-    /// The probe's sample for a folder: the start of its first regular files
-    /// (up to 16 of them, 4 KiB each, in the archive's order).
-    static func sample(folder: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var files = 0
-        func walk(_ dir: FilePath) {
-            for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
-            where files < 16 {
-                let path = dir.appending(name)
-                guard let st = try? Syscall.status(of: path) else { continue }
-                if st.kind == .directory { walk(path); continue }
-                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
-                var b = [UInt8](repeating: 0, count: 4096)
-                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
-                out += b[..<n]
-                files += 1
-            }
-        }
-        walk(FilePath(folder))
-        return out
-    }
+/// Archives the folder at `path` through `compression`'s encoder into `writer`.
+func writeArchive(of path: String, _ compression: Compression, to writer: ItemWriter) throws -> ArchiveSummary {
+    let encoder = try compression.encoder(threads: compressionThreads, downstream: writer)
+    let summary = try archiveError { try FolderArchive.write(directory: path, to: encoder ?? writer) }
+    try encoder?.finish()
+    return summary
 }
 
 extension UnlockedVault {
     /// An opened item's content as a pull stream, authenticated chunk by
     /// chunk and decompressed if it was stored compressed.
     func contentStream(_ r: ItemReader) throws -> ByteStream {
-        guard r.header.flags.contains(.compressed) else { return r.contentStream() }
-        return try xzError { try XZDecompressor(upstream: r.contentStream()) }
+        try codecError { try r.decodedStream() }
     }
 
     /// Saves the folder at `path`, archived anew, as the newest version of a folder item.
     @discardableResult
-    public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64) throws -> ManifestEntry {
-        try saveVersion(of: entry, flags: [.archive], now: now) { writer in
-            let summary = try archiveError { try FolderArchive.write(directory: path, to: writer) }
+    public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64,
+                                  compression: Compression = .default) throws -> ManifestEntry {
+        try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
+            let summary = try writeArchive(of: path, compression, to: writer)
             return (summary.bytes, summary.files)
         }
     }
@@ -106,7 +79,7 @@ extension UnlockedVault {
             // mode and time are in the manifest entry.
             try Syscall.setModeAndTime(destination, mode: entry.mode, modified: entry.modified)
             return summary
-        } catch VaultError.corruptedOrTampered, is XZError {
+        } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)

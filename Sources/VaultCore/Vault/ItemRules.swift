@@ -25,7 +25,7 @@ public enum ItemRules {
         guard header.itemID == e.itemID, header.flags.contains(.archive) == (e.kind == .folder) else {
             throw VaultError.corruptedOrTampered
         }
-        guard !header.flags.contains(.compressed) else { return }   // sizes are checked as it decodes
+        guard !header.flags.isCompressed else { return }   // sizes are checked as it decodes
         switch e.kind {
         case .file:
             guard contentLength == e.size else { throw VaultError.corruptedOrTampered }

@@ -51,3 +51,28 @@ extension UnlockedVault {
         return entry
     }
 }
+
+extension Vault {
+    /// The bytes an item's sealed blob takes on disk (in items/, or waiting
+    /// in the inbox): compressed, padded and authenticated content, what
+    /// `list` and `add` show as stored. Nil if neither file is there.
+    public func storedLength(of entry: ManifestEntry) -> UInt64? {
+        for path in [paths.item(entry.blobName), paths.dropInContent(entry.blobName)] {
+            if let status = try? Syscall.status(of: path), status.kind == .regular {
+                return status.size
+            }
+        }
+        return nil
+    }
+
+    /// The sealed blobs in items/ and their total size on disk, for `info`
+    /// (which needs no password, so it counts files rather than items).
+    public func storedBlobs() throws -> (count: Int, bytes: UInt64) {
+        var (count, bytes) = (0, UInt64(0))
+        for name in try VaultDirectory.names(in: paths.items) where !name.hasPrefix(VaultDirectory.tempPrefix) {
+            guard let status = try? Syscall.status(of: paths.item(name)), status.kind == .regular else { continue }
+            (count, bytes) = (count + 1, bytes &+ status.size)
+        }
+        return (count, bytes)
+    }
+}

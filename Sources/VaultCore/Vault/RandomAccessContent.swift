@@ -58,7 +58,7 @@ public final class RandomAccessContent: @unchecked Sendable {
     init(entry: ManifestEntry, reader: ItemReader, readingAheadUntil end: UInt64? = nil) {
         self.entry = entry
         self.reader = reader
-        compressed = reader.header.flags.contains(.compressed)
+        compressed = reader.header.flags.isCompressed
         exact = entry.kind == .file
         length = exact ? entry.size : compressed ? .max : reader.contentLength
         aheadEnd = min(length, end ?? .max)
@@ -71,7 +71,7 @@ public final class RandomAccessContent: @unchecked Sendable {
         do {
             return try compressed ? readDecompressed(at: offset, into: .init(rebasing: buffer[..<want]))
                                   : readChunks(at: offset, into: .init(rebasing: buffer[..<want]))
-        } catch VaultError.corruptedOrTampered, is XZError {
+        } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         }
     }
@@ -127,7 +127,7 @@ public final class RandomAccessContent: @unchecked Sendable {
 
     private func readDecompressed(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if stream == nil || offset < position {
-            stream = try XZDecompressor(upstream: reader.contentStream())
+            stream = try reader.decodedStream()
             position = 0
         }
         guard let stream else { return 0 }
@@ -202,7 +202,7 @@ extension UnlockedVault {
                 throw VaultError.corruptedOrTampered
             }
             return index
-        } catch VaultError.corruptedOrTampered, is XZError {
+        } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)

@@ -79,6 +79,8 @@ public final class UnlockedVault {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath {
             throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.newerItemFormat(_, let flags) {
+            throw VaultError.newerItemFormat(item: entry.name, flags: flags)
         }
     }
 
@@ -100,8 +102,8 @@ public final class UnlockedVault {
             switch entry.kind {
             case .file:
                 let exact = ExactLengthSink(sink, expected: entry.size)
-                if r.header.flags.contains(.compressed) {
-                    _ = try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: exact) }
+                if r.header.flags.isCompressed {
+                    _ = try codecError { try pump(r.decodedStream(), into: exact) }
                 } else {
                     try r.readAll(to: exact)
                 }
@@ -113,7 +115,7 @@ public final class UnlockedVault {
                 try ItemRules.checkArchive(entry, summary)
                 return tee.count
             }
-        } catch VaultError.corruptedOrTampered, is XZError {
+        } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)

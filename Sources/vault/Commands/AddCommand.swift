@@ -10,13 +10,15 @@ struct AddCommand: Command {
     static let name = "add"
     static let abstract = "add files without the password"
     static let nameOption = ValueOption<String>.text("--name", as: "NAME")
+    static let compressionOption = ValueOption<String>.text("--compression", as: "MODE")
     static let compressOption = OptionalValueOption("--compress", as: "LEVEL")
     static let noCompressFlag = FlagOption("--no-compress")
     static let toOption = ValueOption<String>.text("--to", as: "TARGET")
     static let fingerprintOption = ValueOption<String>.text("--fingerprint", as: "FP")
-    static let options = [nameOption.spec, compressOption.spec, noCompressFlag.spec, toOption.spec, fingerprintOption.spec]
+    static let options = [nameOption.spec, compressionOption.spec, compressOption.spec, noCompressFlag.spec, toOption.spec,
+                          fingerprintOption.spec]
     static let help = """
-        Usage: vault add PATH... [--name NAME] [--compress[=LEVEL] | --no-compress]
+        Usage: vault add PATH... [--name NAME] [--compression MODE | --no-compress]
                          [--to TARGET [--fingerprint FP]]
 
         Encrypts each PATH into the vault. Needs no password and no terminal:
@@ -35,10 +37,13 @@ struct AddCommand: Command {
 
         Options:
           --name NAME        the item's name (only with a single PATH)
-          --compress         compress with xz if a sample of the content shows it
-                             pays (incompressible data such as JPEGs is stored raw)
-          --compress=LEVEL   always compress, at xz preset LEVEL (0-9; 0-1 are fast)
-          --no-compress      store raw, whatever the vault's default ('init --compress')
+          --compression MODE auto (the default): zstd, at the speed of the disk;
+                             parts that do not compress (photos, video, archives)
+                             are stored raw. max: xz, the smallest output, many
+                             times slower. off: store raw. zstd[:LEVEL] (1-19)
+                             or xz[:LEVEL] (0-9) choose a codec and level
+          --no-compress      the same as --compression off
+          --compress[=LEVEL] older spellings: --compression auto, or xz:LEVEL
           --to TARGET        a write-only drop-in straight into the inbox of the
                              vault copy at TARGET (an rclone path), from a machine
                              with no vault: only its header is read; the owner's
@@ -58,8 +63,7 @@ struct AddCommand: Command {
     let paths: [String]
     /// nil: each item is named after its file.
     let itemName: String?
-    /// nil: the vault's default.
-    let compression: Compression?
+    let compression: Compression
     /// --to: a remote vault copy's inbox instead of the local vault.
     let remoteTarget: String?
     let fingerprint: String?
@@ -67,19 +71,7 @@ struct AddCommand: Command {
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         paths = try arguments.oneOrMore("PATH")
         itemName = try arguments.value(Self.nameOption)
-        if arguments.isSet(Self.noCompressFlag) {
-            if arguments.isSet(Self.compressOption) {
-                throw arguments.usageError("--compress and --no-compress contradict each other")
-            }
-            compression = Compression.none
-        } else if let level = arguments.value(Self.compressOption) {
-            guard let n = Int(level), (0...9).contains(n) else {
-                throw arguments.usageError("--compress=LEVEL needs a level from 0 to 9, not '\(level)'")
-            }
-            compression = .level(n)
-        } else {
-            compression = arguments.isSet(Self.compressOption) ? .auto : nil
-        }
+        compression = try Self.compression(arguments)
         remoteTarget = try arguments.value(Self.toOption).map { text throws(CLIError) in
             guard let t = RemoteNames.normalizedTarget(text) else { throw arguments.usageError("'\(text)' cannot be a remote target") }
             return t
@@ -90,6 +82,27 @@ struct AddCommand: Command {
         if itemName == nil && paths.contains("-") {
             throw arguments.usageError("reading standard input ('-') needs --name")
         }
+    }
+
+    /// `--compression MODE`, `--no-compress` or `--compress[=LEVEL]`, at most one of them.
+    private static func compression(_ arguments: ParsedArguments) throws(CLIError) -> Compression {
+        let given = [(try arguments.value(compressionOption)) != nil, arguments.isSet(noCompressFlag), arguments.isSet(compressOption)]
+        let names = zip(given, [compressionOption.spec, noCompressFlag.spec, compressOption.spec]).filter(\.0).map(\.1.canonical)
+        if names.count > 1 { throw arguments.usageError("\(names[0]) and \(names[1]) contradict each other") }
+        if arguments.isSet(noCompressFlag) { return .none }
+        if let mode = try arguments.value(compressionOption) {
+            guard let c = Compression(parsing: mode) else {
+                throw arguments.usageError("--compression takes auto, off, max, zstd[:1-19] or xz[:0-9], not '\(mode)'")
+            }
+            return c
+        }
+        if let level = arguments.value(compressOption) {
+            guard let n = Int(level), Compression.xzPresets.contains(n) else {
+                throw arguments.usageError("--compress=LEVEL needs a level from 0 to 9, not '\(level)'")
+            }
+            return .xz(level: n)
+        }
+        return .default
     }
 
     func run(_ context: Context) throws -> ExitCode {
@@ -126,7 +139,7 @@ struct AddCommand: Command {
                 defer { token.map(Interrupts.unregister) }
                 let announce: (String) -> Void = { temp in token = Interrupts.register { try? Syscall.unlink(temp) } }
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
-                                                             compression: compression ?? vault.defaultCompression,
+                                                             compression: compression,
                                                              progress: progress?.update, announce: announce)
                 progress?.finish()   // before the notes below, or its wipe would erase them
                 added += 1
@@ -135,7 +148,8 @@ struct AddCommand: Command {
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
                 }
                 let what = entry.kind == .folder ? Format.count(entry.fileCount, "file") + ", " : ""
-                context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size)))")
+                let stored = vault.storedLength(of: entry).map { ", stored \(Format.size($0))" } ?? ""
+                context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))")
             } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
                 skipped = true
                 let report = ErrorReport.cliError(for: error, vaultDirectory: nil)

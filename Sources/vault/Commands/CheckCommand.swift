@@ -82,7 +82,9 @@ struct CheckCommand: Command {
                                       hint: purge ? nil : "'vault check --repair --purge' deletes them")
             }
             let items = Format.items(report.itemsChecked, versions: report.versionsChecked)
-            let what = readData ? "\(items), \(Format.size(report.bytesChecked)) read" : items
+            let stored = vault.manifest.entries.reduce(UInt64(0)) { $0 &+ (vault.vault.storedLength(of: $1) ?? 0) }
+            let what = (readData ? "\(items), \(Format.size(report.bytesChecked)) read" : items)
+                + ", \(Format.size(vault.manifest.totalSize)) stored as \(Format.size(stored))"
             context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
                                   : "\(Format.count(report.problems.count, "damaged item")) (\(what))")
         }

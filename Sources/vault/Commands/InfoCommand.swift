@@ -37,10 +37,11 @@ struct InfoCommand: Command {
         let vault = try Vault(at: context.vaultDirectory)
         let waiting = try vault.waitingDropIns()
         let leftovers = try vault.leftoverSize()
+        let blobs = try vault.storedBlobs()
         // Whether an unlock agent runs is worth a line, never an error here.
         let agent = try? AgentClient.status(vaultID: vault.header.vaultID, environment: context.environment)
         if json {
-            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers,
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Info(vault, waiting: waiting, leftovers: leftovers, stored: blobs,
                                                                              agent: agent ?? nil)))
         } else {
             let h = vault.header
@@ -55,6 +56,7 @@ struct InfoCommand: Command {
                       "drop-in key: \(h.publicKey.kemName)"
                         + (h.publicKey.isHybrid ? "" : "; 'vault upgrade' moves it to X-Wing (ML-KEM-768 + X25519)"),
                       "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
+                      "items stored: \(Format.count(blobs.count, "sealed blob")), \(Format.size(blobs.bytes)) on disk",
                       "items waiting to be absorbed: \(waiting)",
                       "leftovers of interrupted commands: \(leftovers.count)"
                         + (leftovers.count > 0 ? " (\(Format.size(leftovers.bytes)); the next unlock removes them)" : ""),

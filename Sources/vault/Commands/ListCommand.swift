@@ -79,22 +79,24 @@ struct ListCommand: Command {
             rows = sorted.map { ($0, counts[$0.name] ?? 1) }
         }
         if json {
-            try JSONOutput.writeList(rows, to: context.terminal)
+            try JSONOutput.writeList(rows, stored: vault.vault.storedLength(of:), to: context.terminal)
             return .ok
         }
         if rows.isEmpty {
             context.terminal.note("the vault is empty", hint: "add a file with 'vault add FILE'")
             return .ok
         }
-        var bytes: UInt64 = 0, files: UInt64 = 0
+        var bytes: UInt64 = 0, files: UInt64 = 0, stored: UInt64 = 0
         try context.terminal.printBuffered { emit in
             try emit((versionsOf == nil ? Format.listHeader : Format.versionHeader) + "\n")
             for row in rows {
-                try emit((versionsOf == nil ? Format.listLine(row.entry, versions: row.versions) : Format.versionLine(row.entry)) + "\n")
-                (bytes, files) = (bytes &+ row.entry.size, files &+ row.entry.fileCount)
+                let blob = vault.vault.storedLength(of: row.entry)
+                try emit((versionsOf == nil ? Format.listLine(row.entry, stored: blob, versions: row.versions)
+                                            : Format.versionLine(row.entry, stored: blob)) + "\n")
+                (bytes, files, stored) = (bytes &+ row.entry.size, files &+ row.entry.fileCount, stored &+ (blob ?? 0))
             }
             let what = versionsOf == nil ? Format.count(rows.count, "item") : Format.count(rows.count, "version")
-            try emit("\(what), \(Format.count(files, "file")), \(Format.size(bytes))\n")
+            try emit("\(what), \(Format.count(files, "file")), \(Format.size(bytes)) (stored \(Format.size(stored)))\n")
         }
         return .ok
     }

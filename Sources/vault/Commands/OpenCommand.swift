@@ -113,7 +113,7 @@ struct OpenCommand: Command {
                 try vault.saveFolderVersion(of: entry, from: copy, now: now)
             } else {
                 let source = try FileHandleFD(readingFrom: copy)
-                try vault.saveVersion(of: entry, flags: [], now: now) { writer in (try writer.consume(source), 1) }
+                try vault.saveFileVersion(of: entry, from: source, now: now)
             }
         } catch {
             let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
