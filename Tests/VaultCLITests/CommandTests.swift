@@ -192,12 +192,15 @@ import Glibc
         let lines = text.stdoutText.split(separator: "\n").map(String.init)
         // A header, one line per item, the totals.
         #expect(lines.count == 4)
-        #expect(lines.first == "     SIZE  ADDED             KIND                ORIGIN      VERSIONS  NAME")
+        #expect(lines.first == "     SIZE     STORED  ADDED             KIND                ORIGIN      VERSIONS  NAME")
         #expect(lines[1].hasPrefix("     10 B  ") == true)
         #expect(lines[1].hasSuffix("  file                dropped-in         1  small.txt") == true)
         #expect(lines[2].hasPrefix("  1.5 KiB  ") == true)
         #expect(lines[2].hasSuffix("  with space.bin") == true)
-        #expect(lines.last == "2 items, 2 files, 1.5 KiB")
+        // The totals: what the items hold, then what their blobs take on disk.
+        #expect(lines.last?.hasPrefix("2 items, 2 files, 1.5 KiB, ") == true && lines.last?.hasSuffix(" on disk") == true)
+        // STORED: the sealed blob (header, padding, tag) of those 10 bytes.
+        #expect(lines[1].split(separator: " ", omittingEmptySubsequences: true).prefix(4) == ["10", "B", "80", "B"], "\(lines[1])")
 
         let json = try v.run(["list", "--json"])
         #expect(json.status == 0)
@@ -418,10 +421,10 @@ import Glibc
         #expect(try v.add(["add", "a", "b"]).status == 0)
         let plain = try v.run(["check"])
         #expect(plain.status == 0)
-        #expect(plain.stderr == "vault: no problems found (2 items)\n")
+        #expect(plain.stderr == "vault: no problems found (2 items of 1.1 MiB, 1.2 MiB on disk)\n")
         let full = try v.run(["check", "--read-data"])
         #expect(full.status == 0)
-        #expect(full.stderr == "vault: no problems found (2 items, 1.1 MiB read)\n")
+        #expect(full.stderr == "vault: no problems found (2 items of 1.1 MiB, 1.2 MiB on disk, 1.1 MiB read)\n")
         let json = try v.run(["check", "--read-data", "--json"])
         #expect(json.status == 0)
         let report = try JSONObject.parse(json.stdout)

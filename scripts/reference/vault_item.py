@@ -53,7 +53,8 @@ def open_(key, sealed):
     header = sealed[:HEADER_LEN]
     if header[:8] != MAGIC or header[8] != VERSION or header[9] != SUITE:
         raise Corrupted()
-    if struct.unpack(">H", header[10:12])[0] & ~0x3:
+    flags = struct.unpack(">H", header[10:12])[0]
+    if flags & ~0x7 or (flags & 0x5) == 0x5:  # unknown bits, or both codecs (xz, zstd)
         raise Corrupted()
     prefix = header[28:36]
     body = sealed[HEADER_LEN:]

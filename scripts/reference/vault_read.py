@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """An independent reader of a whole vault directory, written from
 docs/FORMAT.md alone (vault layout, key hierarchy, vault header, manifest,
-manifest entry, drop-in envelope, item content) on the Python standard library
-and the `cryptography` package. RFC 9180 HPKE (base mode, DHKEM(X25519,
+manifest entry, drop-in envelope, item content) on the Python standard library,
+the `cryptography` package and `zstandard` (zstd content). RFC 9180 HPKE (base mode, DHKEM(X25519,
 HKDF-SHA256), HKDF-SHA256, AES-256-GCM) is implemented here from the RFC.
 
 usage: vault_read.py list      VAULTDIR PASSWORDFILE
@@ -414,7 +414,7 @@ def read_item(v, e):
     if sealed[12:28] != e.item_id:
         raise corrupted()
     flags = struct.unpack(">H", sealed[10:12])[0]
-    if flags & ~0x0007 or flags & 0x0005 == 0x0005:
+    if flags & ~0x0007 or (flags & 0x0005) == 0x0005:
         raise corrupted()  # unknown bits, or both codecs
     if bool(flags & 0x0002) != (e.kind == 1):
         raise corrupted()

@@ -148,7 +148,8 @@ struct AddCommand: Command {
                     context.terminal.warning("skipped '\(path)/\(inner)': not a regular file, folder or symlink")
                 }
                 let what = entry.kind == .folder ? Format.count(entry.fileCount, "file") + ", " : ""
-                let stored = vault.storedLength(of: entry).map { ", stored \(Format.size($0))" } ?? ""
+                // What compression saved, when it saved anything ('list' shows every blob's size).
+                let stored = vault.storedLength(of: entry).flatMap { $0 < entry.size ? ", stored \(Format.size($0))" : nil } ?? ""
                 context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))")
             } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
                 skipped = true

@@ -83,8 +83,8 @@ struct CheckCommand: Command {
             }
             let items = Format.items(report.itemsChecked, versions: report.versionsChecked)
             let stored = vault.manifest.entries.reduce(UInt64(0)) { $0 &+ (vault.vault.storedLength(of: $1) ?? 0) }
-            let what = (readData ? "\(items), \(Format.size(report.bytesChecked)) read" : items)
-                + ", \(Format.size(vault.manifest.totalSize)) stored as \(Format.size(stored))"
+            let what = "\(items) of \(Format.size(vault.manifest.totalSize)), \(Format.size(stored)) on disk"
+                + (readData ? ", \(Format.size(report.bytesChecked)) read" : "")
             context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
                                   : "\(Format.count(report.problems.count, "damaged item")) (\(what))")
         }

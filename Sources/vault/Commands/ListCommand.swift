@@ -96,7 +96,7 @@ struct ListCommand: Command {
                 (bytes, files, stored) = (bytes &+ row.entry.size, files &+ row.entry.fileCount, stored &+ (blob ?? 0))
             }
             let what = versionsOf == nil ? Format.count(rows.count, "item") : Format.count(rows.count, "version")
-            try emit("\(what), \(Format.count(files, "file")), \(Format.size(bytes)) (stored \(Format.size(stored)))\n")
+            try emit("\(what), \(Format.count(files, "file")), \(Format.size(bytes)), \(Format.size(stored)) on disk\n")
         }
         return .ok
     }
