@@ -26,8 +26,7 @@ public struct ByteReader: Sendable {
 
     /// The next `count` bytes, without copying.
     public mutating func slice(_ count: Int) throws(ByteLayoutError) -> ArraySlice<UInt8> {
-        guard count >= 0 else { throw .badLength(UInt64(truncatingIfNeeded: count)) }
-        guard count <= remaining else { throw .truncated(needed: count, remaining: remaining) }
+        try Self.check(count, remaining: remaining)
         defer { position += count }
         return base[position..<position + count]
     }
@@ -56,9 +55,7 @@ public struct ByteReader: Sendable {
 
     /// A big-endian integer of `T`'s width (signed ones as their bit pattern).
     public mutating func integer<T: FixedWidthInteger>(_: T.Type = T.self) throws(ByteLayoutError) -> T {
-        var v: T = 0
-        for b in try slice(T.bitWidth / 8) { v = v << 8 | T(truncatingIfNeeded: b) }
-        return v
+        Self.bigEndian(try slice(T.bitWidth / 8))
     }
 
     public mutating func u8() throws(ByteLayoutError) -> UInt8 { try integer() }
@@ -69,9 +66,7 @@ public struct ByteReader: Sendable {
 
     /// A length read as an `L` big-endian, at most `max`, as an `Int`.
     public mutating func length<L: FixedWidthInteger & UnsignedInteger>(_: L.Type, max: Int = .max) throws(ByteLayoutError) -> Int {
-        let raw: L = try integer()
-        guard let n = Int(exactly: raw), n <= max else { throw .badLength(UInt64(truncatingIfNeeded: raw)) }
-        return n
+        try Self.length(try integer(L.self), max: max)
     }
 
     /// `length L || bytes (length)`, the length at most `max`.
@@ -82,5 +77,27 @@ public struct ByteReader: Sendable {
     /// Requires that every byte was read.
     public func finish() throws(ByteLayoutError) {
         guard isAtEnd else { throw .trailingBytes(count: remaining) }
+    }
+}
+
+// What RawByteReader shares with ByteReader, so both check alike.
+extension ByteReader {
+    /// `count` bytes can be taken from `remaining`.
+    static func check(_ count: Int, remaining: Int) throws(ByteLayoutError) {
+        guard count >= 0 else { throw .badLength(UInt64(truncatingIfNeeded: count)) }
+        guard count <= remaining else { throw .truncated(needed: count, remaining: remaining) }
+    }
+
+    /// The integer whose big-endian bytes are `bytes` (already `T`'s width).
+    static func bigEndian<T: FixedWidthInteger, S: Sequence<UInt8>>(_ bytes: S) -> T {
+        var v: T = 0
+        for b in bytes { v = v << 8 | T(truncatingIfNeeded: b) }
+        return v
+    }
+
+    /// A length field's value as an `Int`, at most `max`.
+    static func length<L: FixedWidthInteger & UnsignedInteger>(_ raw: L, max: Int) throws(ByteLayoutError) -> Int {
+        guard let n = Int(exactly: raw), n <= max else { throw .badLength(UInt64(truncatingIfNeeded: raw)) }
+        return n
     }
 }
