@@ -7,7 +7,7 @@
 // long input is a `ByteLayoutError`.
 
 /// A cursor over bytes that hands out one field at a time.
-public struct ByteReader: Sendable {
+public struct ByteReader: ByteFieldReader, Sendable {
     private let base: ArraySlice<UInt8>
     private var position: Int
 
@@ -22,7 +22,6 @@ public struct ByteReader: Sendable {
     public var offset: Int { position - base.startIndex }
     /// Bytes not read yet.
     public var remaining: Int { base.endIndex - position }
-    public var isAtEnd: Bool { remaining == 0 }
 
     /// The next `count` bytes, without copying.
     public mutating func slice(_ count: Int) throws(ByteLayoutError) -> ArraySlice<UInt8> {
@@ -58,25 +57,10 @@ public struct ByteReader: Sendable {
         Self.bigEndian(try slice(T.bitWidth / 8))
     }
 
-    public mutating func u8() throws(ByteLayoutError) -> UInt8 { try integer() }
-    public mutating func u16() throws(ByteLayoutError) -> UInt16 { try integer() }
-    public mutating func u32() throws(ByteLayoutError) -> UInt32 { try integer() }
-    public mutating func u64() throws(ByteLayoutError) -> UInt64 { try integer() }
-    public mutating func i64() throws(ByteLayoutError) -> Int64 { try integer() }
-
-    /// A length read as an `L` big-endian, at most `max`, as an `Int`.
-    public mutating func length<L: FixedWidthInteger & UnsignedInteger>(_: L.Type, max: Int = .max) throws(ByteLayoutError) -> Int {
-        try Self.length(try integer(L.self), max: max)
-    }
 
     /// `length L || bytes (length)`, the length at most `max`.
     public mutating func lengthPrefixed<L: FixedWidthInteger & UnsignedInteger>(_ prefix: L.Type, max: Int = .max) throws(ByteLayoutError) -> [UInt8] {
         try bytes(try length(prefix, max: max))
-    }
-
-    /// Requires that every byte was read.
-    public func finish() throws(ByteLayoutError) {
-        guard isAtEnd else { throw .trailingBytes(count: remaining) }
     }
 }
 
@@ -93,11 +77,5 @@ extension ByteReader {
         var v: T = 0
         for b in bytes { v = v << 8 | T(truncatingIfNeeded: b) }
         return v
-    }
-
-    /// A length field's value as an `Int`, at most `max`.
-    static func length<L: FixedWidthInteger & UnsignedInteger>(_ raw: L, max: Int) throws(ByteLayoutError) -> Int {
-        guard let n = Int(exactly: raw), n <= max else { throw .badLength(UInt64(truncatingIfNeeded: raw)) }
-        return n
     }
 }

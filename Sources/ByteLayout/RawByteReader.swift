@@ -8,7 +8,7 @@
 // not Sendable: keep it a local of that closure.
 
 /// A cursor over borrowed bytes that hands out one field at a time.
-public struct RawByteReader {
+public struct RawByteReader: ByteFieldReader {
     private let base: UnsafeRawBufferPointer
     private var position = 0
 
@@ -18,7 +18,6 @@ public struct RawByteReader {
     public var offset: Int { position }
     /// Bytes not read yet.
     public var remaining: Int { base.count - position }
-    public var isAtEnd: Bool { remaining == 0 }
 
     /// The next `count` bytes, as a view of the borrowed memory.
     public mutating func slice(_ count: Int) throws(ByteLayoutError) -> UnsafeRawBufferPointer {
@@ -35,19 +34,4 @@ public struct RawByteReader {
         ByteReader.bigEndian(try slice(T.bitWidth / 8))
     }
 
-    public mutating func u8() throws(ByteLayoutError) -> UInt8 { try integer() }
-    public mutating func u16() throws(ByteLayoutError) -> UInt16 { try integer() }
-    public mutating func u32() throws(ByteLayoutError) -> UInt32 { try integer() }
-    public mutating func u64() throws(ByteLayoutError) -> UInt64 { try integer() }
-    public mutating func i64() throws(ByteLayoutError) -> Int64 { try integer() }
-
-    /// A length read as an `L` big-endian, at most `max`, as an `Int`.
-    public mutating func length<L: FixedWidthInteger & UnsignedInteger>(_: L.Type, max: Int = .max) throws(ByteLayoutError) -> Int {
-        try ByteReader.length(try integer(L.self), max: max)
-    }
-
-    /// Requires that every byte was read.
-    public func finish() throws(ByteLayoutError) {
-        guard isAtEnd else { throw .trailingBytes(count: remaining) }
-    }
 }
