@@ -4,7 +4,6 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 BIN := .build/release/vault
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz mlkem hpke-xwing listing
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc),
 # remotes (rclone, the transport; restic, a bench reference; pip:
@@ -58,7 +57,9 @@ bench: build
 # The fuzz targets are a package of their own (Fuzz/Package.swift), built in
 # debug with the sanitizer flags of TOOLCHAIN.md, plus -enable-testing (they
 # `@testable import` VaultCore) and -O (ten times the executions a second;
-# preconditions stay). `make fuzz FUZZ_TARGETS="kit absorb"` runs a few.
+# preconditions stay). `make fuzz FUZZ_TARGETS="kit absorb"` runs a few; the
+# default is every product of Fuzz/Package.swift (one assignment only: with
+# two `?=` the first wins).
 FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz item-sealed absorb kit manifest-entries mlkem hpke-xwing listing
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --package-path Fuzz --scratch-path .build/fuzz \

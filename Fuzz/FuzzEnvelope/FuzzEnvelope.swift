@@ -10,7 +10,6 @@ private let hybridKey = try! XWing.PrivateKey()
 public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     _ = try? DropInEnvelope.open(Array(bytes), x25519: vaultKey, xwing: hybridKey, vaultID: [UInt8](repeating: 0, count: 16))
-    var offset = 0
-    _ = try? ManifestEntry.decode(bytes, offset: &offset)
+    _ = try? ManifestEntry.decode(exactly: bytes)
     return 0
 }

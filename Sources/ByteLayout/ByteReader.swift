@@ -7,7 +7,7 @@
 // long input is a `ByteLayoutError`.
 
 /// A cursor over bytes that hands out one field at a time.
-public struct ByteReader: Sendable {
+public struct ByteReader: ByteFieldReader, Sendable {
     private let base: ArraySlice<UInt8>
     private var position: Int
 
@@ -22,12 +22,10 @@ public struct ByteReader: Sendable {
     public var offset: Int { position - base.startIndex }
     /// Bytes not read yet.
     public var remaining: Int { base.endIndex - position }
-    public var isAtEnd: Bool { remaining == 0 }
 
     /// The next `count` bytes, without copying.
     public mutating func slice(_ count: Int) throws(ByteLayoutError) -> ArraySlice<UInt8> {
-        guard count >= 0 else { throw .badLength(UInt64(truncatingIfNeeded: count)) }
-        guard count <= remaining else { throw .truncated(needed: count, remaining: remaining) }
+        try Self.check(count, remaining: remaining)
         defer { position += count }
         return base[position..<position + count]
     }
@@ -56,31 +54,28 @@ public struct ByteReader: Sendable {
 
     /// A big-endian integer of `T`'s width (signed ones as their bit pattern).
     public mutating func integer<T: FixedWidthInteger>(_: T.Type = T.self) throws(ByteLayoutError) -> T {
-        var v: T = 0
-        for b in try slice(T.bitWidth / 8) { v = v << 8 | T(truncatingIfNeeded: b) }
-        return v
+        Self.bigEndian(try slice(T.bitWidth / 8))
     }
 
-    public mutating func u8() throws(ByteLayoutError) -> UInt8 { try integer() }
-    public mutating func u16() throws(ByteLayoutError) -> UInt16 { try integer() }
-    public mutating func u32() throws(ByteLayoutError) -> UInt32 { try integer() }
-    public mutating func u64() throws(ByteLayoutError) -> UInt64 { try integer() }
-    public mutating func i64() throws(ByteLayoutError) -> Int64 { try integer() }
-
-    /// A length read as an `L` big-endian, at most `max`, as an `Int`.
-    public mutating func length<L: FixedWidthInteger & UnsignedInteger>(_: L.Type, max: Int = .max) throws(ByteLayoutError) -> Int {
-        let raw: L = try integer()
-        guard let n = Int(exactly: raw), n <= max else { throw .badLength(UInt64(truncatingIfNeeded: raw)) }
-        return n
-    }
 
     /// `length L || bytes (length)`, the length at most `max`.
     public mutating func lengthPrefixed<L: FixedWidthInteger & UnsignedInteger>(_ prefix: L.Type, max: Int = .max) throws(ByteLayoutError) -> [UInt8] {
         try bytes(try length(prefix, max: max))
     }
+}
 
-    /// Requires that every byte was read.
-    public func finish() throws(ByteLayoutError) {
-        guard isAtEnd else { throw .trailingBytes(count: remaining) }
+// What RawByteReader shares with ByteReader, so both check alike.
+extension ByteReader {
+    /// `count` bytes can be taken from `remaining`.
+    static func check(_ count: Int, remaining: Int) throws(ByteLayoutError) {
+        guard count >= 0 else { throw .badLength(UInt64(truncatingIfNeeded: count)) }
+        guard count <= remaining else { throw .truncated(needed: count, remaining: remaining) }
+    }
+
+    /// The integer whose big-endian bytes are `bytes` (already `T`'s width).
+    static func bigEndian<T: FixedWidthInteger, S: Sequence<UInt8>>(_ bytes: S) -> T {
+        var v: T = 0
+        for b in bytes { v = v << 8 | T(truncatingIfNeeded: b) }
+        return v
     }
 }

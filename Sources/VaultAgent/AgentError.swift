@@ -11,6 +11,13 @@ public enum AgentError: Error, Equatable, Sendable {
     case foreignPeer(user: UInt32)
     /// The agent sent something that is not a valid answer, or nothing.
     case badAnswer
-    /// The agent process could not be started, or said why it stopped.
+    /// A setup out of range (vault id or key length, a time limit of 0 or
+    /// above a week), or, in the agent, one it read that was cut short or
+    /// not of version 1.
+    case badSetup
+    /// The setup could not be written to the agent process's pipe.
+    case handOverFailed
+    /// The agent process stopped before it listened. The text is its report
+    /// (worded by the vault binary's agent mode), empty if it said nothing.
     case startFailed(String)
 }

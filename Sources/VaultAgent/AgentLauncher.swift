@@ -36,7 +36,7 @@ public enum AgentLauncher {
         } catch {
             Syscall.terminate(pid)
             _ = try? Syscall.wait(pid)
-            throw AgentError.startFailed("could not hand over the key")
+            throw AgentError.handOverFailed
         }
         let report = try Syscall.readReport(output.read, limit: 512, seconds: 10)
         guard report == ready else {
@@ -45,7 +45,7 @@ public enum AgentLauncher {
             _ = try? Syscall.wait(pid)
             let text = String(decoding: report.filter { $0 != 0x0a }, as: UTF8.self)
             throw text == AgentProcess.alreadyRunning ? AgentError.alreadyRunning
-                : AgentError.startFailed(text.isEmpty ? "it did not start" : text)
+                : AgentError.startFailed(text)
         }
     }
 }

@@ -9,14 +9,18 @@ public enum AgentProcess {
 
     /// `started` runs once the socket is in place, before the report: the
     /// caller registers what must happen if the process is signalled.
-    public static func run(environment: [String: String], started: (AgentServer) -> Void) -> Int32 {
+    /// `report` words why the agent could not start (the vault binary's
+    /// terminal module does: this library words nothing); "already
+    /// running" is not wording but the marker `AgentLauncher` recognises.
+    public static func run(environment: [String: String], report: (any Error) -> String,
+                           started: (AgentServer) -> Void) -> Int32 {
         // Run as /proc/self/exe, it would be called "exe": `pgrep vault` should find it.
         Syscall.setProcessName("vault")
         let server: AgentServer
         do {
             server = try AgentServer(setup: AgentSetup.read(from: 0), environment: environment)
         } catch {
-            Syscall.writeText(1, (error as? AgentError == .alreadyRunning ? alreadyRunning : describe(error)) + "\n")
+            Syscall.writeText(1, (error as? AgentError == .alreadyRunning ? alreadyRunning : report(error)) + "\n")
             return 1
         }
         started(server)
@@ -24,14 +28,5 @@ public enum AgentProcess {
         Syscall.detachStandardStreams()
         server.serve()
         return 0
-    }
-
-    static func describe(_ error: Error) -> String {
-        switch error {
-        case AgentError.noRuntimeDirectory: "XDG_RUNTIME_DIR is not set"
-        case AgentError.unsafeDirectory(let path, let reason): "\(path) is not private: \(reason)"
-        case let e as SystemError: "\(e.operation) \(e.path ?? ""): \(e.reason)"
-        default: "\(error)"
-        }
     }
 }

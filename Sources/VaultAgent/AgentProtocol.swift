@@ -18,15 +18,6 @@ public enum AgentOperation: UInt8, Sendable {
     case key = 1
     case status = 2
     case lock = 3
-
-    /// The length of an ok answer's body.
-    var bodyLength: Int {
-        switch self {
-        case .key: 32
-        case .status: AgentStatus.encodedLength
-        case .lock: 0
-        }
-    }
 }
 
 struct AgentRequest: Equatable {

@@ -22,7 +22,7 @@ public struct AgentSetup: Sendable {
 
     public init(vaultID: [UInt8], limit: UInt32, idle: Bool, key: SecretBytes) throws {
         guard vaultID.count == AgentRequest.vaultIDLength, key.count == Self.keyLength,
-              (1...Self.longestLimit).contains(limit) else { throw AgentError.badAnswer }
+              (1...Self.longestLimit).contains(limit) else { throw AgentError.badSetup }
         (self.vaultID, self.limit, self.idle, self.key) = (vaultID, limit, idle, key)
     }
 
@@ -37,18 +37,18 @@ public struct AgentSetup: Sendable {
     /// Reads exactly one setup from `fd` (the agent's standard input).
     static func read(from fd: Int32) throws -> AgentSetup {
         var head = [UInt8](repeating: 0, count: publicLength)
-        guard try Syscall.readFully(fd, into: &head) == publicLength else { throw AgentError.startFailed("bad setup") }
+        guard try Syscall.readFully(fd, into: &head) == publicLength else { throw AgentError.badSetup }
         var r = ByteReader(head)
         guard let v = try? r.u8(), v == version, let vaultID = try? r.bytes(AgentRequest.vaultIDLength),
               let limit = try? r.u32(), let idle = try? r.u8(), idle <= 1, (try? r.finish()) != nil
-        else { throw AgentError.startFailed("bad setup") }
+        else { throw AgentError.badSetup }
         let key = try SecretBytes(count: keyLength)
         let n = try key.withUnsafeMutableBytes { try Syscall.readFully(fd, $0) }
-        guard n == keyLength else { throw AgentError.startFailed("bad setup") }
+        guard n == keyLength else { throw AgentError.badSetup }
         do {
             return try AgentSetup(vaultID: vaultID, limit: limit, idle: idle == 1, key: key)
         } catch {
-            throw AgentError.startFailed("bad setup")
+            throw AgentError.badSetup
         }
     }
 }

@@ -143,13 +143,12 @@ public enum MLKEM768 {
                                             got: d.count == seedLength ? z.count : d.count)
         }
         let dk = try SecretBytes(count: decapsulationKeyLength)
-        var ek = [UInt8](repeating: 0, count: encapsulationKeyLength)
         let hasher = try OpenSSL.KeccakContext()
-        try d.withUnsafeBytes { d in try z.withUnsafeBytes { z in
-            try dk.withUnsafeMutableBytes { dk in try ek.withUnsafeMutableBytes { ek in
-                try keyGenInternal(d: d, z: z, ek: ek, dk: dk, hasher: hasher)
-            } }
-        } }
+        let ek = try filled(encapsulationKeyLength) { ek in
+            try withBuffers(reading: [d, z], writing: [dk]) { seeds, out in
+                try keyGenInternal(d: seeds[0], z: seeds[1], ek: ek, dk: out[0], hasher: hasher)
+            }
+        }
         return DecapsulationKey(checked: dk, encapsulationKey: try EncapsulationKey(checked: ek))
     }
 
@@ -168,13 +167,12 @@ public enum MLKEM768 {
             throw CryptoError.invalidLength(what: "ML-KEM-768 encapsulation randomness", expected: seedLength, got: m.count)
         }
         let sharedSecret = try SecretBytes(count: sharedSecretLength)
-        var c = [UInt8](repeating: 0, count: ciphertextLength)
         let hasher = try OpenSSL.KeccakContext()
-        try m.withUnsafeBytes { m in try sharedSecret.withUnsafeMutableBytes { ss in try c.withUnsafeMutableBytes { c in
-            try ek.bytes.withUnsafeBytes { ekBytes in try ek.hash.withUnsafeBytes { h in
-                try encapsInternal(ek: ekBytes, ekHash: h, m: m, ciphertext: c, sharedSecret: ss, hasher: hasher)
-            } }
-        } } }
+        let c = try filled(ciphertextLength) { c in
+            try withBuffers(reading: [ek.bytes, ek.hash, m], writing: [sharedSecret]) { input, out in
+                try encapsInternal(ek: input[0], ekHash: input[1], m: input[2], ciphertext: c, sharedSecret: out[0], hasher: hasher)
+            }
+        }
         return (c, sharedSecret)
     }
 
@@ -189,9 +187,9 @@ public enum MLKEM768 {
             guard c.count == ciphertextLength else {
                 throw CryptoError.invalidLength(what: "ML-KEM-768 ciphertext", expected: ciphertextLength, got: c.count)
             }
-            try dk.secret.withUnsafeBytes { dk in try sharedSecret.withUnsafeMutableBytes { ss in
-                try decapsInternal(dk: dk, ciphertext: c, sharedSecret: ss, hasher: hasher)
-            } }
+            try withBuffers(reading: [dk.secret], writing: [sharedSecret]) { key, out in
+                try decapsInternal(dk: key[0], ciphertext: c, sharedSecret: out[0], hasher: hasher)
+            }
         }
         return sharedSecret
     }
@@ -259,6 +257,29 @@ public enum MLKEM768 {
     }
 
     // MARK: Scratch
+
+    /// Lends the bytes of `inputs`, then the storage of `outputs`, all at
+    /// once: one closure, where one nested `withUnsafe…` per buffer would
+    /// hide the algorithm. As with those, the pointers are valid only
+    /// inside `body`; nothing is copied.
+    static func withBuffers<R>(reading inputs: [any ContiguousBytes], writing outputs: [SecretBytes],
+                               _ body: ([UnsafeRawBufferPointer], [UnsafeMutableRawBufferPointer]) throws -> R) throws -> R {
+        func lend(_ read: [UnsafeRawBufferPointer], _ written: [UnsafeMutableRawBufferPointer]) throws -> R {
+            if read.count < inputs.count { return try inputs[read.count].withUnsafeBytes { try lend(read + [$0], written) } }
+            if written.count < outputs.count {
+                return try outputs[written.count].withUnsafeMutableBytes { try lend(read, written + [$0]) }
+            }
+            return try body(read, written)
+        }
+        return try lend([], [])
+    }
+
+    /// A new array of `count` zero bytes, filled by `body` (a public output: ek, c).
+    static func filled(_ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        try out.withUnsafeMutableBytes(body)
+        return out
+    }
 
     /// Runs `body` with `polynomials` polynomials and `bytes` bytes of stack
     /// scratch, and zeroes both (sodium_memzero) before they are released,

@@ -1,5 +1,5 @@
-import CFuse
-import Glibc
+internal import CFuse
+internal import Glibc
 import Synchronization
 import VaultCore
 
@@ -7,6 +7,11 @@ import VaultCore
 struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code } }
 
 /// The `struct fuse` pointer, to hand to the thread that may unmount.
+/// @unchecked: a C pointer is never Sendable. This one lives in `handle`
+/// only from `fuse_mount` until `run` takes it out again (before
+/// `fuse_unmount` and `fuse_destroy`), and the other thread uses it only
+/// under that lock, for `fuse_exit` and `fuse_unmount`, which libfuse lets
+/// any thread call.
 struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
@@ -22,10 +27,10 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 ///
 /// libfuse's callbacks speak libc (struct stat, errno codes, a C argv), so
 /// the little libc they need is here beside libfuse, not behind System.
-public final class FuseMount: @unchecked Sendable {
+public final class FuseMount: Sendable {
     public let mountpoint: String
     let tree: MountTree
-    let vault: UnlockedVault
+    let vault: MountedVault
     let uid = getuid(), gid = getgid()
     /// An open file: `size` bytes from `base` of an item's content (a file
     /// item's own content, or a file's place in a folder item's archive).
@@ -50,9 +55,10 @@ public final class FuseMount: @unchecked Sendable {
     private let handle = Mutex<FuseHandle?>(nil)
 
     public init(vault: UnlockedVault, at mountpoint: String) {
-        self.vault = vault
+        let mounted = MountedVault(vault)
+        self.vault = mounted
         self.mountpoint = mountpoint
-        tree = MountTree(manifest: vault.manifest) { try vault.index(folder: $0) }
+        tree = MountTree(manifest: vault.manifest) { try mounted.index(folder: $0) }
     }
 
     /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).

@@ -19,11 +19,10 @@ import VaultCore
 /// Callbacks of the multi-threaded FUSE loop use it at once: the nodes are
 /// behind one lock, held while a folder is indexed (so each is indexed once;
 /// other lookups wait meanwhile), and handed out as values.
-public final class MountTree: @unchecked Sendable {
-    // @unchecked: `indexer` is only called under `nodes`' lock.
+public final class MountTree: Sendable {
     public static let versionsDirectory = Array(".versions".utf8)
 
-    public enum Node {
+    public enum Node: Sendable {
         /// Children by name; `names` in byte order for listings.
         case directory(names: [[UInt8]], children: [[UInt8]: Int], modified: Int64, permissions: UInt32)
         case file(ManifestEntry)
@@ -36,12 +35,13 @@ public final class MountTree: @unchecked Sendable {
         case broken(ManifestEntry)
     }
 
-    public enum Lookup: Equatable { case node(Int), missing, failed }
+    public enum Lookup: Equatable, Sendable { case node(Int), missing, failed }
 
     private let nodes: Mutex<[Node]>
-    private let indexer: (ManifestEntry) throws -> FolderIndex
+    /// Called only under `nodes`' lock, so one folder is indexed at a time.
+    private let indexer: @Sendable (ManifestEntry) throws -> FolderIndex
 
-    public init(manifest: Manifest, indexer: @escaping (ManifestEntry) throws -> FolderIndex) {
+    public init(manifest: Manifest, indexer: @escaping @Sendable (ManifestEntry) throws -> FolderIndex) {
         self.indexer = indexer
         var nodes: [Node] = []
         func add(_ node: Node) -> Int { Self.add(node, to: &nodes) }

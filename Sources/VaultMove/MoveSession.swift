@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCore
 import Foundation
 import VaultCrypto
@@ -92,7 +93,10 @@ public final class MoveSession: Sendable {
         receiverToSenderKey = try HKDF.expand(prk: prk, info: labels.r2s + transcript, length: Self.keyLength)
         confirmKey = try HKDF.expand(prk: prk, info: labels.confirmKey + transcript, length: Self.keyLength)
         let sasBytes = try HKDF.expand(prk: prk, info: labels.sas + transcript, length: 8)
-        sas = Self.sasString(sasBytes.withUnsafeBytes { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } })
+        sas = Self.sasString(try sasBytes.withUnsafeBytes { b in
+            var r = RawByteReader(b)
+            return try r.u64()
+        })
     }
 
     /// Version 1 (classic), either side.

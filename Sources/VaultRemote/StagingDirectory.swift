@@ -1,3 +1,4 @@
+import Synchronization
 import System
 import VaultCore
 import VaultCrypto
@@ -7,10 +8,11 @@ import VaultCrypto
 /// deinit unless committed (renamed into place), so a failure leaves
 /// nothing behind; one left by a killed process is only disk space and is
 /// erased by the next clone or pull beside it (ScratchNames).
-public final class StagingDirectory: @unchecked Sendable {
+public final class StagingDirectory: Sendable {
     public let path: String
     public let target: String
-    private var committed = false
+    /// Set by `commit` once the rename is done; read by deinit.
+    private let committed = Mutex(false)
 
     public init(beside target: String, purpose: String) throws {
         var t = target
@@ -26,7 +28,7 @@ public final class StagingDirectory: @unchecked Sendable {
         for sub in ["items", "inbox"] { try Syscall.mkdir(path + "/" + sub) }
     }
 
-    deinit { if !committed { _ = Eraser.erase(path) } }
+    deinit { if !committed.withLock({ $0 }) { _ = Eraser.erase(path) } }
 
     /// Renames the staging directory to the target (absent, or an empty
     /// directory) and fsyncs the parent.
@@ -38,7 +40,7 @@ public final class StagingDirectory: @unchecked Sendable {
             try Syscall.rmdir(target)
         }
         try Syscall.renameNoReplace(path, target)
-        committed = true
+        committed.withLock { $0 = true }
         try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
     }
 

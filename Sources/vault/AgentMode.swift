@@ -7,7 +7,7 @@ enum AgentMode {
     static let argument = "--run-as-unlock-agent"
 
     static func run(environment: [String: String]) -> Int32 {
-        AgentProcess.run(environment: environment) { server in
+        AgentProcess.run(environment: environment, report: ErrorReport.agentReport(for:)) { server in
             // SIGTERM (and the other interrupt signals): remove the socket and
             // erase the key before the process ends.
             _ = Interrupts.register(server.erase)

@@ -199,8 +199,25 @@ enum ErrorReport {
             return CLIError(message: "the unlock agent's socket is served by another user (uid \(user)); not used")
         case .badAnswer:
             return CLIError(message: "the unlock agent gave no valid answer")
+        case .badSetup:
+            return CLIError(message: "the unlock agent did not start: bad setup")
+        case .handOverFailed:
+            return CLIError(message: "the unlock agent did not start: could not hand over the key")
         case .startFailed(let reason):
-            return CLIError(message: "the unlock agent did not start: \(reason)")
+            return CLIError(message: "the unlock agent did not start: \(reason.isEmpty ? "it did not start" : reason)")
+        }
+    }
+
+    /// Why the agent process (the binary in its agent mode) could not
+    /// start, as it reports on its pipe; `vault unlock` shows it as the
+    /// reason of `startFailed`.
+    static func agentReport(for error: any Error) -> String {
+        switch error {
+        case AgentError.noRuntimeDirectory: "XDG_RUNTIME_DIR is not set"
+        case AgentError.unsafeDirectory(let path, let reason): "\(path) is not private: \(reason)"
+        case AgentError.badSetup: "bad setup"
+        case let e as SystemError: "\(e.operation) \(e.path ?? ""): \(e.reason)"
+        default: cliError(for: error, vaultDirectory: nil).message
         }
     }
 }

@@ -5,6 +5,7 @@
 import System
 import Foundation
 import VaultCore
+import VaultCrypto
 
 Interrupts.install()
 ProcessHardening.apply(Terminal(quiet: false))
@@ -12,6 +13,14 @@ ProcessHardening.apply(Terminal(quiet: false))
 func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
     var terminal = Terminal(quiet: false)
     var vaultDirectory: String?
+    // Once, at the end: only then is it known whether a key was held where
+    // mlock failed (RLIMIT_MEMLOCK reached), which the kernel may swap.
+    defer {
+        if SecretBytes.unlockedRegions > 0 {
+            terminal.warning("some keys were held in memory that could not be locked; they may have been swapped to disk",
+                             hints: ["raise the locked-memory limit ('ulimit -l')"])
+        }
+    }
     do {
         switch try ArgumentParser.parse(Array(arguments.dropFirst())) {
         case .help(let command?):

@@ -98,4 +98,48 @@ struct ByteLayoutTests {
         _ = try rest.u8()
         #expect(rest.rest() == [2, 3] && rest.isAtEnd)
     }
+
+    @Test func rawReaderReadsTheSameFields() throws {
+        var w = ByteWriter()
+        w.u8(1); w.u16(0x0203); w.u32(0x0405_0607); w.u64(0x0809_0a0b_0c0d_0e0f); w.i64(-2)
+        try w.lengthPrefixed(UInt16.self, [7, 7, 7])
+        w.bytes([0xaa, 0xbb])
+        try w.bytes.withUnsafeBytes { b in
+            var r = RawByteReader(b)
+            #expect(try r.u8() == 1 && r.u16() == 0x0203 && r.u32() == 0x0405_0607 && r.u64() == 0x0809_0a0b_0c0d_0e0f)
+            #expect(try r.i64() == -2)
+            #expect(try r.integer(UInt16.self) == 3)
+            #expect(try r.bytes(3) == [7, 7, 7])
+            #expect(r.offset == 28 && r.remaining == 2)
+            #expect(throws: ByteLayoutError.trailingBytes(count: 2)) { try r.finish() }
+            let field = try r.slice(2)
+            // A view of the lent memory, not a copy.
+            #expect(field.baseAddress == b.baseAddress! + 28 && Array(field) == [0xaa, 0xbb])
+            #expect(r.isAtEnd)
+            try r.finish()
+        }
+    }
+
+    @Test func rawReaderRejectsHostileInput() throws {
+        let full: [UInt8] = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1]
+        try full.withUnsafeBytes { b in
+            for n in 0..<8 {
+                var r = RawByteReader(UnsafeRawBufferPointer(rebasing: b[..<n]))
+                #expect(throws: ByteLayoutError.truncated(needed: 8, remaining: n)) { try r.u64() }
+                #expect(r.offset == 0, "a failed read consumes nothing")
+            }
+            var huge = RawByteReader(b)
+            #expect(throws: ByteLayoutError.badLength(UInt64.max)) { try huge.length(UInt64.self) }
+            var bounded = RawByteReader(b)
+            #expect(throws: ByteLayoutError.badLength(0xffff)) { try bounded.length(UInt16.self, max: 1024) }
+            var r = RawByteReader(b)
+            #expect(throws: ByteLayoutError.badLength(UInt64(bitPattern: -1))) { try r.slice(-1) }
+            #expect(throws: ByteLayoutError.truncated(needed: Int.max, remaining: 9)) { try r.bytes(Int.max) }
+            _ = try r.u8()
+            #expect(throws: ByteLayoutError.truncated(needed: Int.max, remaining: 8)) { try r.slice(Int.max) }
+        }
+        var empty = RawByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        #expect(throws: ByteLayoutError.truncated(needed: 1, remaining: 0)) { try empty.u8() }
+        try empty.finish()
+    }
 }

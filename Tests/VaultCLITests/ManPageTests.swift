@@ -54,6 +54,55 @@ import VaultCore
         #expect(text.contains(".BR \"vault remotes v2\" :"))
     }
 
+    /// Where each section of docs/FORMAT.md is in vault-format.5; nil: not
+    /// there (the move and the agent are wire protocols, no file in a vault;
+    /// vault.1 covers them). Test vectors stay in FORMAT.md.
+    static let formatSections: [(format: String, page: String?)] = [
+        ("Vault layout", "LAYOUT"), ("Key hierarchy", "KEY HIERARCHY"), ("Vault header", "HEADER"),
+        ("Vault header, version 2", "HEADER"), ("Vault header, version 3", "HEADER"), ("Vault header, version 4", "HEADER"),
+        ("Manifest", "MANIFEST"), ("Manifest entry", "MANIFEST ENTRY"), ("Drop-in envelope", "DROP\\-IN ENVELOPE"),
+        ("Attempt delay", "ATTEMPTS"), ("Rekey", "REKEY.PENDING"), ("Recovery kit", "RECOVERY KIT"),
+        ("Folder items", "FOLDER ITEMS"), ("Item content", "ITEM CONTENT"), ("Device move", nil),
+        ("Remote copy", "REMOTE COPY"), ("Unlock agent", nil),
+    ]
+
+    /// Each format's layout line, `"MAGIC" (8) || version 0xNN`, by magic:
+    /// the versions a text lays out.
+    static func layoutVersions(in text: String) -> [String: Set<Int>] {
+        var found: [String: Set<Int>] = [:]
+        for m in text.matches(of: /"(VAULT[A-Z]{3})" \(8\) \|\| version 0x([0-9a-f]{2})/) {
+            found[String(m.output.1), default: []].insert(Int(m.output.2, radix: 16)!)
+        }
+        return found
+    }
+
+    /// vault-format.5 has FORMAT.md's sections (or FORMAT.md says where
+    /// not) and lays out the same versions of every format, so that it
+    /// cannot fall behind again (it described version-1 manifests,
+    /// envelopes and rekey switches while version 3, 2 and 3 were written).
+    @Test func theFormatPageFollowsFormatMd() throws {
+        let format = try page("docs/FORMAT.md"), manual = try page("man/vault-format.5")
+        let headings = format.matches(of: /(?m)^(##+) (.+)$/).map { (level: $0.output.1.count, title: String($0.output.2)) }
+        let mapped = Set(Self.formatSections.map(\.format))
+        for h in headings where h.level == 2 && !h.title.hasPrefix("Test vector") {
+            #expect(mapped.contains(h.title), "FORMAT.md's section '\(h.title)': add it to vault-format.5 and to formatSections")
+        }
+        for s in mapped { #expect(headings.contains { $0.title == s }, "FORMAT.md has no section '\(s)'") }
+        let pageSections = Set(manual.matches(of: /(?m)^\.SH (.+)$/).map { String($0.output.1) })
+        #expect(pageSections.subtracting(["NAME", "DESCRIPTION", "SEE ALSO"]) == Set(Self.formatSections.compactMap(\.page)))
+
+        // The versions laid out, format by format; the header's newest is
+        // FORMAT.md's last "Vault header, version N" and the code's.
+        var expected = Self.layoutVersions(in: format)
+        let newestHeader = headings.compactMap { Int($0.title.replacing("Vault header, version ", with: "")) }.max()
+        expected["VAULTHDR"] = [try #require(newestHeader)]
+        #expect(Self.layoutVersions(in: manual) == expected)
+        #expect(expected["VAULTHDR"] == [Int(VaultHeader.currentVersion)])
+        #expect(expected["VAULTMAN"] == [Int(Manifest.version)])
+        #expect(expected["VAULTKIT"] == [Int(RecoveryKit.version)])
+        #expect(Set(["VAULTMAN", "VAULTENV", "VAULTATT", "VAULTRKY", "VAULTKIT"]).isSubset(of: expected.keys))
+    }
+
     /// The option spellings a help page shows: `--long-name` and `-o`/`-h`.
     static func options(in help: String) -> Set<String> {
         var found = Set<String>()

@@ -108,9 +108,8 @@ public enum DropInEnvelope {
             throw VaultError.corruptedOrTampered
         }
         return try payload.withUnsafeBytes { b in
-            var offset = 0
-            let e = try ManifestEntry.decode(b, offset: &offset)
-            guard offset == b.count, e.origin == .droppedIn else { throw VaultError.corruptedOrTampered }
+            let e = try ManifestEntry.decode(exactly: b)
+            guard e.origin == .droppedIn else { throw VaultError.corruptedOrTampered }
             return e
         }
     }

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 import System
 
@@ -165,7 +166,7 @@ public final class ItemWriter: ByteSink {
             try zeros.withUnsafeBytes { try append(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             padding -= UInt64(n)
         }
-        try withUnsafeBytes(of: contentLength.bigEndian) { try append($0) }
+        try ByteWriter.bigEndian(contentLength).withUnsafeBytes { try append($0) }
         try sealCurrent(final: true)
         try sink.write(UnsafeRawBufferPointer(rebasing: buffers[1 - current][..<pendingBytes]))
         sealedLength += UInt64(pendingBytes)

@@ -229,9 +229,9 @@ public struct Manifest: Sendable {
         }
         var plain = [UInt8]()
         plain.reserveCapacity(plaintextSize)
-        plain += withUnsafeBytes(of: UInt32(entries.count).bigEndian, Array.init)
+        plain += ByteWriter.bigEndian(UInt32(entries.count))
         for e in entries {
-            if records { plain += withUnsafeBytes(of: e.version.bigEndian, Array.init) }
+            if records { plain += ByteWriter.bigEndian(e.version) }
             e.encode(into: &plain)
         }
         defer { SecureZero.zero(&plain) }
@@ -284,27 +284,21 @@ public struct Manifest: Sendable {
     /// (a version number before each entry); else every entry is version 1.
     static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
                       records: Bool = true) throws -> Manifest {
-        guard b.count >= 4 else { throw VaultError.corruptedOrTampered }
-        let count = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
-        guard count <= maxEntries else { throw VaultError.corruptedOrTampered }
-        var offset = 4
+        var r = RawByteReader(b)
+        let count: Int
+        do { count = try r.length(UInt32.self, max: maxEntries) } catch { throw VaultError.corruptedOrTampered }
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
         m.parseSlack = records ? 0 : versionFieldLength * count
         for _ in 0..<count {
-            var version: UInt32 = 1
-            if records {
-                guard b.count - offset >= versionFieldLength else { throw VaultError.corruptedOrTampered }
-                version = (0..<4).reduce(UInt32(0)) { $0 << 8 | UInt32(b[offset + $1]) }
-                offset += versionFieldLength
-            }
             do {
-                var e = try ManifestEntry.decode(b, offset: &offset)
+                let version = records ? try r.u32() : 1
+                var e = try ManifestEntry.decode(&r)
                 e.version = version
                 try m.add(e)
             } catch { throw VaultError.corruptedOrTampered }
         }
-        guard offset == b.count else { throw VaultError.corruptedOrTampered }
+        guard r.isAtEnd else { throw VaultError.corruptedOrTampered }
         m.parseSlack = 0
         return m
     }

@@ -1,3 +1,4 @@
+import ByteLayout
 import Foundation
 import VaultCrypto
 
@@ -72,36 +73,52 @@ public struct ManifestEntry: Sendable {
     func encode(into out: inout [UInt8]) {
         out += itemID
         fileKey.withUnsafeBytes { out += $0 }
-        out += [kind.rawValue, origin.rawValue, UInt8(mode >> 8), UInt8(mode & 0xff)]
-        for v in [size, fileCount, UInt64(bitPattern: added), UInt64(bitPattern: modified)] {
-            out += withUnsafeBytes(of: v.bigEndian, Array.init)
-        }
         let n = Array(name.utf8)
-        out += [UInt8(n.count >> 8), UInt8(n.count & 0xff)] + n
+        var w = ByteWriter(capacity: Self.fixedLength - ItemHeader.itemIDLength - FileKey.length + n.count)
+        w.u8(kind.rawValue)
+        w.u8(origin.rawValue)
+        w.u16(mode)
+        w.u64(size)
+        w.u64(fileCount)
+        w.i64(added)
+        w.i64(modified)
+        w.u16(UInt16(n.count))
+        w.bytes(n)
+        out += w.bytes
     }
 
-    /// Decodes one entry at `offset`, advancing it. Exact shape or
-    /// `corruptedOrTampered`; the file key is copied into guarded memory.
-    static func decode(_ b: UnsafeRawBufferPointer, offset: inout Int) throws -> ManifestEntry {
-        guard b.count - offset >= fixedLength else { throw VaultError.corruptedOrTampered }
-        let o = offset
-        func u64(_ at: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(b[o + at + $1]) } }
-        let nameLength = Int(b[o + 84]) << 8 | Int(b[o + 85])
-        guard let kind = ItemKind(rawValue: b[o + 48]), let origin = ItemOrigin(rawValue: b[o + 49]),
-              nameLength >= 1, nameLength <= maxNameLength, b.count - o - fixedLength >= nameLength,
-              let name = String(validating: UnsafeRawBufferPointer(rebasing: b[(o + 86)..<(o + 86 + nameLength)]),
-                                as: UTF8.self) else {
-            throw VaultError.corruptedOrTampered
-        }
-        let key = try FileKey(copying: UnsafeRawBufferPointer(rebasing: b[(o + 16)..<(o + 48)]))
+    /// Decodes `b`, which holds one entry and nothing after it (a drop-in's payload).
+    static func decode(exactly b: UnsafeRawBufferPointer) throws -> ManifestEntry {
+        var r = RawByteReader(b)
+        let e = try decode(&r)
+        guard r.isAtEnd else { throw VaultError.corruptedOrTampered }
+        return e
+    }
+
+    /// Decodes the entry at `r`, advancing it past the entry. Exact shape or
+    /// `corruptedOrTampered`; the file key is read in place and copied only
+    /// into guarded memory, once every other field is valid.
+    static func decode(_ r: inout RawByteReader) throws -> ManifestEntry {
+        let itemID: [UInt8], key: UnsafeRawBufferPointer, kind: ItemKind, origin: ItemOrigin, name: String
+        let mode: UInt16, size: UInt64, fileCount: UInt64, added: Int64, modified: Int64
         do {
-            let e = try ManifestEntry(itemID: Array(b[o..<(o + 16)]), fileKey: key, kind: kind, origin: origin,
-                                      mode: UInt16(b[o + 50]) << 8 | UInt16(b[o + 51]),
-                                      size: u64(52), fileCount: u64(60),
-                                      added: Int64(bitPattern: u64(68)), modified: Int64(bitPattern: u64(76)),
-                                      name: name)
-            offset = o + fixedLength + nameLength
-            return e
+            itemID = try r.bytes(ItemHeader.itemIDLength)
+            key = try r.slice(FileKey.length)
+            guard let k = ItemKind(rawValue: try r.u8()), let o = ItemOrigin(rawValue: try r.u8()) else {
+                throw VaultError.corruptedOrTampered
+            }
+            (kind, origin) = (k, o)
+            (mode, size, fileCount, added, modified) = (try r.u16(), try r.u64(), try r.u64(), try r.i64(), try r.i64())
+            let nameLength = try r.length(UInt16.self, max: maxNameLength)
+            guard nameLength >= 1, let n = String(validating: try r.slice(nameLength), as: UTF8.self) else {
+                throw VaultError.corruptedOrTampered
+            }
+            name = n
+        } catch { throw VaultError.corruptedOrTampered }
+        let fileKey = try FileKey(copying: key)
+        do {
+            return try ManifestEntry(itemID: itemID, fileKey: fileKey, kind: kind, origin: origin, mode: mode, size: size,
+                                     fileCount: fileCount, added: added, modified: modified, name: name)
         } catch {
             throw VaultError.corruptedOrTampered
         }
