@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc    // log2
+internal import Glibc    // log2
 #endif
 
 /// Decides from a glance whether a block is worth handing to the compressor.

@@ -16,7 +16,7 @@
 // locale libarchive 3.6's pax writer crashes on names set that way.
 internal import CArchive
 #if canImport(Glibc)
-import Glibc   // strlen, ENOMEM
+internal import Glibc   // strlen, ENOMEM
 #endif
 import System
 

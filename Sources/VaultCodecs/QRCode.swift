@@ -8,7 +8,7 @@
 // QR specification (ISO/IEC 18004) requires for a reader to find the symbol.
 internal import CQREncode
 #if canImport(Glibc)
-import Glibc   // errno, EINVAL, ENOMEM, ERANGE
+internal import Glibc   // errno, EINVAL, ENOMEM, ERANGE
 #else
 import Darwin
 #endif

@@ -1,3 +1,4 @@
+import ByteLayout
 import Synchronization
 import VaultCrypto
 import System
@@ -64,8 +65,8 @@ public final class ItemReader: @unchecked Sendable {
         // or more chunks Padmé makes the last one a multiple of 32 KiB), and
         // would leave no room to read the trailer from.
         guard n >= ItemCipher.trailerLength else { throw VaultError.corruptedOrTampered }
-        let trailer = buffer[(n - ItemCipher.trailerLength)..<n].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard trailer <= streamLength - UInt64(ItemCipher.trailerLength),
+        var tail = RawByteReader(UnsafeRawBufferPointer(rebasing: buffer[(n - ItemCipher.trailerLength)..<n]))
+        guard let trailer = try? tail.u64(), trailer <= streamLength - UInt64(ItemCipher.trailerLength),
               ItemCipher.streamLength(contentLength: trailer) == streamLength else {
             throw VaultError.corruptedOrTampered
         }
