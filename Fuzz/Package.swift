@@ -43,6 +43,7 @@ let targets = [
     ("fuzz-move-code", "FuzzMoveCode"),
     ("fuzz-move-handshake", "FuzzMoveHandshake"),
     ("fuzz-xz", "FuzzXZ"),
+    ("fuzz-zstd", "FuzzZstd"),
     ("fuzz-item-sealed", "FuzzItemSealed"),
     ("fuzz-absorb", "FuzzAbsorb"),
     ("fuzz-kit", "FuzzKit"),

@@ -11,7 +11,7 @@ _vault_opts_for() {
         share)   echo "--off" ;;
         unlock)  echo "--for --idle --status" ;;
         lock)    echo "--all" ;;
-        add)     echo "--name --compress --compress= --no-compress --to --fingerprint" ;;
+        add)     echo "--name --compression --no-compress --compress --compress= --to --fingerprint" ;;
         list)    echo "--sort --json --versions" ;;
         info)    echo "--json" ;;
         get)     echo "-o --output --version --at" ;;

@@ -132,7 +132,7 @@ complete -c vault -n __vault_needs_command -a lock -d 'End the unlock agent: the
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'
 complete -c vault -n '__vault_using init' -l kdf-passes -x -d 'Argon2id passes'
 complete -c vault -n '__vault_using init' -l kdf-lanes -x -d 'Argon2id lanes'
-complete -c vault -n '__vault_using init' -l compress -d 'Compress new items by default when it pays'
+complete -c vault -n '__vault_using init' -l compress -d 'Kept for old scripts: compression is on by default'
 complete -c vault -n '__vault_using init' -l shared -d 'Let other users add items, and nothing else'
 
 # share
@@ -147,7 +147,8 @@ complete -c vault -n '__vault_using lock' -l all -d 'End the unlock agents of ev
 # add PATH...
 complete -c vault -n '__vault_using add' -F
 complete -c vault -n '__vault_using add' -l name -x -d 'The item\'s name'
-complete -c vault -n '__vault_using add' -l compress -d 'Compress (--compress=LEVEL: always, at xz preset LEVEL)'
+complete -c vault -n '__vault_using add' -l compression -x -a 'auto off max zstd xz' -d 'How to compress (auto: zstd, raw where it does not pay)'
+complete -c vault -n '__vault_using add' -l compress -d 'Older spelling (--compress=LEVEL: xz at preset LEVEL)'
 complete -c vault -n '__vault_using add' -l no-compress -d 'Store raw'
 
 # list, info, check

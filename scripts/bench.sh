@@ -67,6 +67,8 @@ echo "memory stays flat (4 GiB through the item cipher):"
 scripts/bench-vault.sh "$work"
 rm -f "$work"/in* "$work"/item* "$work"/out
 echo
+scripts/bench-zstd.sh "$work/zstd"
+echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
 scripts/bench-remote.sh "$work"

@@ -8,10 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz item-sealed absorb kit manifest-entries mlkem hpke-xwing listing}
+targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz zstd item-sealed absorb kit manifest-entries mlkem hpke-xwing listing}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer fights ASan's reports
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing,listing}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,zstd,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing,listing}
 # A listing as rclone writes it (Rclone.parseListing).
 printf '[\n{"Path":"vault.header","Name":"vault.header","Size":1425,"IsDir":false},\n{"Path":"items/00112233445566778899aabbccddeeff","Name":"x","Size":42,"IsDir":false}\n]\n' > "$corpus/listing/vault"
 ref=scripts/reference/vault_item.py
@@ -188,7 +188,7 @@ for target in $targets; do
     # The move parsers must never allocate more than one frame (4 MiB + 33) at a time.
     case $target in move-*) malloc=64 ;; xz) malloc=512 ;; *) malloc=4096 ;; esac
     # absorb and item-sealed cap their inputs (a run handles at most a few MiB).
-    case $target in absorb) len=65536 ;; item-sealed|manifest-entries) len=70000 ;; kit) len=4096 ;; *) len=2200000 ;; esac
+    case $target in absorb) len=65536 ;; item-sealed|manifest-entries) len=70000 ;; zstd) len=262144 ;; kit) len=4096 ;; *) len=2200000 ;; esac
     (cd "$corpus" && "$OLDPWD/$dir/fuzz-$target" "$target" -max_total_time="$seconds" -max_len=$len -timeout=10 \
         -rss_limit_mb=4096 -malloc_limit_mb=$malloc -print_final_stats=1 -artifact_prefix="$target-" 2>&1) \
         | grep -E 'stat::number_of_executed_units|DONE|ERROR|SUMMARY|Fatal error|crash-|leak-|oom-|timeout-' || true

@@ -21,8 +21,9 @@ struct InitCommand: Command {
 
         Options:
         \(KDFOptions.help(lanes: true))
-          --compress         compress new items by default when it pays
-                             ('add --no-compress' overrides it per add)
+          --compress         nothing for this version, which compresses by default
+                             (see 'vault add --compression'); kept for old scripts,
+                             it sets the header option older versions read
           --shared           let other users of this machine add items, and
                              nothing else (see 'vault share')
 

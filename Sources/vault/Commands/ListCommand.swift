@@ -17,9 +17,10 @@ struct ListCommand: Command {
         Usage: vault list [PATTERN...] [--sort name|size|added] [--json]
                vault list --versions NAME [--json]
 
-        Lists the items, each once, under a header line: size, when its
-        current version was added, kind, origin, how many versions it has,
-        and its name; then the totals. Origin is 'dropped-in' for items
+        Lists the items, each once, under a header line: size, stored size
+        (what its sealed blob takes on disk: compressed, padded and
+        authenticated), when its current version was added, kind, origin,
+        how many versions it has, and its name; then the totals. Origin is 'dropped-in' for items
         added with 'vault add' (no password) and 'unlocked' for items written
         with the vault unlocked ('vault open'). Needs the password. Items
         waiting from 'vault add' are taken into the vault first. With
