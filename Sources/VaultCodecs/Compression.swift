@@ -10,8 +10,9 @@
 public enum Compression: Equatable, Sendable {
     /// Stored raw.
     case none
-    /// zstd at `ZstdCompressor.defaultLevel`, block by block, with blocks that
-    /// do not compress stored raw: the default.
+    /// The default: content whose start looks incompressible stored raw
+    /// (`resolved(sample:)`); the rest zstd at `ZstdCompressor.defaultLevel`,
+    /// block by block, with blocks that do not compress stored raw.
     case auto
     /// zstd at this level (1...19), every block compressed.
     case zstd(level: Int)
@@ -47,6 +48,16 @@ public enum Compression: Equatable, Sendable {
             self = .xz(level: l)
         default: return nil
         }
+    }
+
+    /// What to write for content that starts with `sample` (the first
+    /// `ZstdCompressor.blockSize` bytes, or all of it if shorter): auto
+    /// stores content whose start looks incompressible (a photo, a video, an
+    /// archive) raw as a whole, so the item keeps random access by chunk (a
+    /// mount reads a video's middle without decoding its start) and costs no
+    /// compression time; every other choice is what it says.
+    public func resolved(sample: UnsafeRawBufferPointer) -> Compression {
+        self == .auto && CompressionProbe.looksIncompressible(sample) ? .none : self
     }
 
     /// The encoder for this choice in front of `downstream`, with `threads`

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// `add --compress[=LEVEL]`, `--no-compress` and `init --compress`, through
-/// the built binary: what is stored shrinks when it pays and only then, and
-/// always comes back byte for byte.
+/// `add --compression MODE`, the older `--compress[=LEVEL]`, `--no-compress`
+/// and `init --compress`, through the built binary: what is stored shrinks
+/// when it pays and only then, the item header names the codec, and the
+/// content always comes back byte for byte.
 @Suite struct CompressionTests {
     /// Realistic text: varied words, not one line repeated.
     static let text: [UInt8] = {
@@ -66,11 +67,53 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/docs/a.txt")) == Data(Self.text))
     }
 
+    /// The codec flags of the one blob in items/ (FORMAT.md, item header bytes 10-11).
+    func blobFlags(_ v: VaultFixture) throws -> UInt16 {
+        let items = try v.filesInVault().filter { $0.hasPrefix("items/") }
+        let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: v.dir + "/" + items[0])).read(upToCount: 12) ?? Data()
+        return UInt16(header[10]) << 8 | UInt16(header[11])
+    }
+
+    @Test func theDefaultIsZstdForTextAndRawForNoise() throws {
+        let text = try VaultFixture()
+        #expect(try added(text, Self.text, []) < Self.text.count / 2)
+        #expect(try blobFlags(text) == 0x0004)
+        // Noise from its first block on: no codec at all, so the item keeps random access.
+        let noise = try VaultFixture()
+        #expect(try added(noise, Self.noise, []) >= Self.noise.count)
+        #expect(try blobFlags(noise) == 0)
+        // Text, then noise: zstd, the noise blocks stored raw inside it.
+        let mixed = try VaultFixture()
+        let both = Array(Self.text.prefix(4 << 20)) + Self.noise + Self.noise
+        let stored = try added(mixed, both, [])
+        #expect(try blobFlags(mixed) == 0x0004)
+        #expect(stored < both.count && stored > 2 * Self.noise.count)
+    }
+
+    static let modes: [(options: [String], flags: UInt16)] = [
+        (["--compression", "max"], 0x0001), (["--compression", "xz:1"], 0x0001), (["--compression", "zstd:19"], 0x0004),
+        (["--compression", "zstd"], 0x0004), (["--compression", "off"], 0x0000), (["--compress=0"], 0x0001),
+        (["--compress"], 0x0004),
+    ]
+
+    @Test(arguments: 0..<modes.count)
+    func everyModeRoundTripsUnderItsCodec(_ mode: Int) throws {
+        let (options, flags) = Self.modes[mode]
+        let v = try VaultFixture()
+        let size = try added(v, Self.text, options)
+        #expect(try blobFlags(v) == flags)
+        #expect(flags == 0 ? size >= Self.text.count : size < Self.text.count / 2)
+    }
+
     @Test func badLevelsAreUsageErrors() throws {
         let v = try VaultFixture()
         let r = try v.add(["add", "x", "--compress=12"])
         #expect(r.status == 2)
         #expect(r.stderr.hasPrefix("vault: --compress=LEVEL needs a level from 0 to 9, not '12'\n"))
         #expect(try v.add(["add", "x", "--compress", "--no-compress"]).status == 2)
+        let mode = try v.add(["add", "x", "--compression", "gzip"])
+        #expect(mode.status == 2 && mode.stderr.hasPrefix("vault: --compression takes auto, off, max, zstd[:1-19] or xz[:0-9], not 'gzip'\n"))
+        #expect(try v.add(["add", "x", "--compression", "zstd:20"]).status == 2)
+        #expect(try v.add(["add", "x", "--compression", "off", "--no-compress"]).status == 2)
     }
 }

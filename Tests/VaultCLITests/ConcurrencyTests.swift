@@ -93,7 +93,9 @@ import Testing
         }
         let check = try v.run(["check", "--read-data"])
         #expect(check.status == 0)
-        #expect(check.stderr == "vault: no problems found (\(expected.count) items, \(sizeText(expected.values.map(\.size).reduce(0, +))) read)\n")
+        let total = sizeText(expected.values.map(\.size).reduce(0, +))
+        #expect(check.stderr.hasPrefix("vault: no problems found (\(expected.count) items of \(total), ")
+                && check.stderr.hasSuffix(" on disk, \(total) read)\n"), "\(check.stderr)")
     }
 
     /// Adds of the same name at once: all kept, as versions of one item, no loss.

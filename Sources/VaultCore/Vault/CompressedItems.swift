@@ -35,12 +35,33 @@ extension ItemReader {
     }
 }
 
-/// Writes `source` to its end through `compression`'s encoder into `writer`;
-/// returns the bytes read.
-func writeCompressed(_ source: FileHandleFD, _ compression: Compression, to writer: ItemWriter) throws -> UInt64 {
-    guard let encoder = try compression.encoder(threads: compressionThreads, downstream: writer) else {
-        return try writer.consume(source)
+/// Content's first bytes, read once to decide how to compress it
+/// (`Compression.resolved`) and then written first, so nothing is read twice
+/// (and stdin, which cannot be re-read, works the same way).
+struct ContentStart {
+    let bytes: [UInt8]
+    let compression: Compression
+
+    init(_ source: FileHandleFD, _ compression: Compression) throws {
+        var sample: [UInt8] = []
+        if compression == .auto {
+            sample = [UInt8](repeating: 0, count: ZstdCompressor.blockSize)
+            let n = try sample.withUnsafeMutableBytes { try source.readSequential(into: $0) }
+            sample.removeSubrange(n...)
+        }
+        bytes = sample
+        self.compression = sample.withUnsafeBytes { compression.resolved(sample: $0) }
     }
+}
+
+/// Writes `start` and then `source` to its end through the start's chosen
+/// encoder into `writer`; returns the bytes read.
+func writeCompressed(_ start: ContentStart, _ source: FileHandleFD, to writer: ItemWriter) throws -> UInt64 {
+    guard let encoder = try start.compression.encoder(threads: compressionThreads, downstream: writer) else {
+        try writer.write(start.bytes)
+        return UInt64(start.bytes.count) + (try writer.consume(source))
+    }
+    try start.bytes.withUnsafeBytes { try encoder.write($0) }
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     while true {
         let n = try buffer.withUnsafeMutableBytes { try source.readSequential(into: $0) }
@@ -59,12 +80,13 @@ extension Vault {
                        announce: ((String) -> Void)? = nil) throws -> ManifestEntry {
         source.readProgress = progress
         defer { source.readProgress = nil }
+        let start = try ContentStart(source, compression)
         // The file's size sizes the writer's buffers (compressed content is
         // about as long or shorter; the size is only a hint).
-        return try dropIn(name: name, kind: .file, flags: .codec(compression), mode: mode,
+        return try dropIn(name: name, kind: .file, flags: .codec(start.compression), mode: mode,
                           modified: modified, expectedLength: source.isRegularFile ? source.size : nil,
                           progress: nil, announce: announce) { writer in
-            (try writeCompressed(source, compression, to: writer), 1)
+            (try writeCompressed(start, source, to: writer), 1)
         }
     }
 }
@@ -74,8 +96,9 @@ extension UnlockedVault {
     @discardableResult
     public func saveFileVersion(of entry: ManifestEntry, from source: FileHandleFD, now: Int64,
                                 compression: Compression = .default) throws -> ManifestEntry {
-        try saveVersion(of: entry, flags: .codec(compression), now: now) { writer in
-            (try writeCompressed(source, compression, to: writer), 1)
+        let start = try ContentStart(source, compression)
+        return try saveVersion(of: entry, flags: .codec(start.compression), now: now) { writer in
+            (try writeCompressed(start, source, to: writer), 1)
         }
     }
 }

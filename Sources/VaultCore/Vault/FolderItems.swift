@@ -13,6 +13,7 @@ extension Vault {
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
                        compression: Compression = .default,
                        announce: ((String) -> Void)? = nil) throws -> (entry: ManifestEntry, skipped: [String]) {
+        let compression = Self.sample(folder: path).withUnsafeBytes { compression.resolved(sample: $0) }
         var skipped: [String] = []
         let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
                                modified: modified, announce: announce) { writer in
@@ -21,6 +22,30 @@ extension Vault {
             return (summary.bytes, summary.files)
         }
         return (entry, skipped)
+    }
+
+    /// The probe's sample for a folder: the start of its first regular files
+    /// (up to 16 of them, 4 KiB each, in the archive's order). A folder of
+    /// photos is stored raw as a whole, so a mount opens any one of them
+    /// without decoding the archive up to it.
+    static func sample(folder: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var files = 0
+        func walk(_ dir: FilePath) {
+            for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
+            where files < 16 {
+                let path = dir.appending(name)
+                guard let st = try? Syscall.status(of: path) else { continue }
+                if st.kind == .directory { walk(path); continue }
+                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
+                var b = [UInt8](repeating: 0, count: 4096)
+                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
+                out += b[..<n]
+                files += 1
+            }
+        }
+        walk(FilePath(folder))
+        return out
     }
 }
 
@@ -43,7 +68,8 @@ extension UnlockedVault {
     @discardableResult
     public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64,
                                   compression: Compression = .default) throws -> ManifestEntry {
-        try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
+        let compression = Vault.sample(folder: path).withUnsafeBytes { compression.resolved(sample: $0) }
+        return try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
             let summary = try writeArchive(of: path, compression, to: writer)
             return (summary.bytes, summary.files)
         }
