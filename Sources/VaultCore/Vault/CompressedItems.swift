@@ -3,9 +3,11 @@ import VaultCodecs
 // Compression before encryption (docs/FORMAT.md, "Compressed content"): the
 // item header's flags name the codec (bit 0 xz, bit 2 zstd), and every write
 // of content (add, folders, open saving) goes through `Compression.encoder`,
-// every read through `ItemReader.decodedStream`. The default, auto, is zstd
-// block by block with incompressible blocks stored raw, so adding a JPEG
-// costs no more with compression on than off.
+// every read through `ItemReader.decodedStream`. The default, auto, stores
+// content whose start is incompressible raw (no codec: a JPEG or a video
+// keeps random access by chunk) and the rest as zstd block by block, with
+// incompressible blocks stored raw, so adding a JPEG costs no more with
+// compression on than off.
 
 /// What `add` asks for (defined with the codecs).
 public typealias Compression = VaultCodecs.Compression
