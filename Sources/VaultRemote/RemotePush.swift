@@ -16,6 +16,12 @@ public struct PushSummary: Sendable {
     /// The generation of the manifest now on the remote.
     public var generation: UInt64 = 0
     public var seconds = 0.0
+    /// This vault's waiting drop-ins uploaded to the remote's inbox.
+    public var dropInsSent = 0
+    /// The remote's manifest generation when another machine had pushed
+    /// since this vault last synced: nothing but drop-ins went up, and a
+    /// merge (which needs the password) must come first.
+    public var remoteMoved: UInt64?
 }
 
 /// `vault push`: makes the remote a copy of the vault, without the
@@ -81,11 +87,25 @@ public enum RemotePush {
         }()
         summary.remoteHeaderNewer = headerAction == .takeRemote
 
-        let plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
-            guard let pending = remote.pending, pending.generation == remoteGeneration,
-                  let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
-            else { return false }
-            return try digest(there) == pending.digest
+        // Drop-ins first, whatever else happens: they are sealed to the
+        // vault's key already, so a push without the password still gets
+        // them off this machine (RemoteDropIn's order: contents, then envelopes).
+        summary.dropInsSent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
+
+        let plan: SyncPlan.PushAction
+        do {
+            plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
+                guard let pending = remote.pending, pending.generation == remoteGeneration,
+                      let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
+                else { return false }
+                return try digest(there) == pending.digest
+            }
+        } catch RemoteError.remoteChanged(let r, _) {
+            // Another machine pushed: only a merge can go on from here.
+            summary.remoteMoved = r
+            summary.generation = r
+            summary.seconds = Syscall.monotonicSeconds() - started
+            return summary
         }
         if plan.adoptPending, let r = remoteGeneration {
             // The remote holds the manifest a killed push of ours left: it
@@ -129,6 +149,9 @@ public enum RemotePush {
         guard landed == manifestBytes else {
             throw RemoteError.remoteChanged(remote: landed.flatMap { try? ManifestPrefix.generation(of: $0) } ?? 0, known: remote.known)
         }
+        // Both hold this manifest now: the base of the next merge, kept
+        // before `remotes` records its generation.
+        try RemoteBase.write(manifestBytes, vault: root, remote: remote.name)
         try RemoteConfig.modify(vault: root, remote) {
             ($0.known, $0.pending) = (local, nil)
             if headerAction != .takeRemote { $0.header = localDigest }
@@ -161,6 +184,32 @@ public enum RemotePush {
         summary.dropInsCleared = cleared.count
         summary.seconds = Syscall.monotonicSeconds() - started
         return summary
+    }
+
+    /// Uploads this vault's complete waiting drop-ins that the remote's
+    /// inbox does not hold whole (contents, then envelopes), and records
+    /// every one that is whole there now in the remote's sent list
+    /// (RemoteBase), after the upload. Returns how many went up.
+    static func sendDropIns(_ listing: [String: UInt64], vault root: String, remote: RemoteConfig.Remote,
+                            rclone: Rclone) throws -> Int {
+        let paths = VaultPaths(root: root)
+        let names = Set(try VaultDirectory.names(in: paths.inbox))
+        var waiting: [String] = [], missing: [String] = []
+        for name in names.sorted() where name.hasSuffix(".env") {
+            let id = String(name.dropLast(4))
+            guard RemoteNames.isItemID(Substring(id)), names.contains(id + ".item"),
+                  let env = try Syscall.status(of: paths.dropInEnvelope(id)), env.kind == .regular,
+                  let content = try Syscall.status(of: paths.dropInContent(id)), content.kind == .regular else { continue }
+            waiting.append(id)
+            if listing["inbox/\(id).env"] != env.size || listing["inbox/\(id).item"] != content.size { missing.append(id) }
+        }
+        guard !waiting.isEmpty else { return 0 }
+        let inbox = RemoteNames.join(remote.target, "inbox")
+        try rclone.upload(missing.map { $0 + ".item" }, from: paths.inbox, to: inbox)
+        try rclone.upload(missing.map { $0 + ".env" }, from: paths.inbox, to: inbox)
+        let sent = RemoteBase.sent(vault: root, remote: remote.name)
+        if !sent.isSuperset(of: waiting) { try RemoteBase.setSent(sent.union(waiting), vault: root, remote: remote.name) }
+        return missing.count
     }
 
     /// The blobs in items/ with their sizes (names that are item ids only).

@@ -1,0 +1,70 @@
+import System
+import VaultCore
+
+/// What this vault remembers of the last state it shared with a remote
+/// (docs/FORMAT.md, "Merge base"), so a merge knows what each side changed
+/// since:
+///
+///     remote.<NAME>.base   the manifest file both last held, byte for byte
+///                          (sealed and authenticated as every manifest)
+///     remote.<NAME>.sent   "vault sent v1\n" || (32 hex item id "\n")*:
+///                          drop-ins a push sent to that remote's inbox
+///
+/// Both written atomically. The base is written before `remotes` records
+/// the generation it goes with, so after a kill the base is never older
+/// than KNOWN says, only (harmlessly) newer. An id is written to `.sent`
+/// only after its drop-in is whole on the remote: an id recorded but not
+/// there would read as "taken in and removed elsewhere" and be dropped.
+public enum RemoteBase {
+    static let sentFirstLine = "vault sent v1"
+    /// At most this many ids in `.sent` (32 bytes of file each, and more).
+    static let maxSent = 100_000
+
+    static func basePath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).base" }
+    static func sentPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).sent" }
+
+    /// The base manifest file's bytes (nil: none kept yet). Authenticated
+    /// only when the caller opens it with the vault's key.
+    public static func read(vault: String, remote name: String) throws -> [UInt8]? {
+        let path = basePath(vault, name)
+        guard try Syscall.status(of: path) != nil else { return nil }
+        return try VaultDirectory.readFile(path, limit: Manifest.maxFileSize)
+    }
+
+    /// Remembers `manifest` (a manifest file's bytes) as the base, unless it is already.
+    public static func write(_ manifest: [UInt8], vault: String, remote name: String) throws {
+        if let kept = try? read(vault: vault, remote: name), kept == manifest { return }
+        try VaultDirectory.atomicWrite(manifest, to: basePath(vault, name))
+    }
+
+    /// The ids of drop-ins sent to the remote's inbox, hex. A damaged file
+    /// reads as empty: then a drop-in taken in and removed elsewhere may
+    /// come back here (never one lost).
+    public static func sent(vault: String, remote name: String) -> Set<String> {
+        guard let raw = try? VaultDirectory.readFile(sentPath(vault, name), limit: 64 + 33 * maxSent),
+              let text = String(validating: raw, as: UTF8.self) else { return [] }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(sentFirstLine), lines.last == "" else { return [] }
+        lines.removeFirst(); lines.removeLast()
+        guard lines.allSatisfy({ RemoteNames.isItemID($0) }) else { return [] }
+        return Set(lines.map(String.init))
+    }
+
+    /// Replaces the sent list (the file goes when it is empty).
+    public static func setSent(_ ids: Set<String>, vault: String, remote name: String) throws {
+        let path = sentPath(vault, name)
+        if ids.isEmpty {
+            if try Syscall.status(of: path) != nil { try Syscall.unlink(path) }
+            return
+        }
+        let text = ([sentFirstLine] + ids.sorted().suffix(maxSent)).map { $0 + "\n" }.joined()
+        try VaultDirectory.atomicWrite(Array(text.utf8), to: path)
+    }
+
+    /// Forgets everything about the remote (`remote remove`).
+    public static func remove(vault: String, remote name: String) throws {
+        for path in [basePath(vault, name), sentPath(vault, name)] where try Syscall.status(of: path) != nil {
+            try Syscall.unlink(path)
+        }
+    }
+}
