@@ -53,12 +53,17 @@ public enum ManifestMerge {
             switch (o[id], t[id]) {
             case let (mine?, other?):
                 let base = b[id]
-                var pick = Pick(entry: mine, name: mine.name, own: min(mine.version, other.version),
-                                shared: mine.version == other.version ? mine.version : nil)
-                if mine.name != other.name {
-                    if let base, mine.name == base.name {
+                // The number both give it, or the one of the side that
+                // renumbered it since the base (a merge on that side did).
+                var agreed: UInt32? = mine.version == other.version ? mine.version : nil
+                if agreed == nil, let base {
+                    agreed = base.version == mine.version ? other.version : base.version == other.version ? mine.version : nil
+                }
+                var pick = Pick(entry: mine, name: mine.name, own: min(mine.version, other.version), shared: agreed)
+                if !same(mine.name, other.name) {
+                    if let base, same(mine.name, base.name) {
                         pick.name = other.name
-                    } else if let base, other.name == base.name {
+                    } else if let base, same(other.name, base.name) {
                         pick.name = mine.name
                     } else {
                         // Both renamed it (or both took it in under other names).
@@ -93,7 +98,7 @@ public enum ManifestMerge {
                 guard !held.isEmpty else { continue }
                 let names = Set(held.map { ByteKey($0.name) })
                 let added = keeper.entries.filter { b[ByteKey($0.itemID)] == nil && names.contains(ByteKey($0.name)) }
-                let renamed = held.contains { $0.name != item[0].name }
+                let renamed = held.contains { !same($0.name, item[0].name) }
                 guard renamed || !added.isEmpty else { continue }
                 for e in held + added {
                     let name = conflictName(e.name)
@@ -111,7 +116,8 @@ public enum ManifestMerge {
 
     /// One kept entry: its merged name, its smallest version number on the
     /// sides that hold it (`own`), and `shared` when both sides hold it
-    /// under the same number and its name is no conflict's.
+    /// and agree on its number (the same, or only one side changed it
+    /// since the base) and its name is no conflict's.
     struct Pick {
         var entry: ManifestEntry
         var name: String
@@ -121,10 +127,11 @@ public enum ManifestMerge {
 
     /// Version numbers, per name: a shared number stays (unless two items
     /// renamed into one name on different sides share it: then neither
-    /// keeps it); every other entry is numbered after the highest kept
-    /// number, in the order (own number, added, item id), each at least its
-    /// own number. So versions only one side added keep their numbers, and
-    /// versions both sides added all stay, in the order they were added.
+    /// keeps it); every other entry, in the order (own number, added, item
+    /// id), takes the lowest number at least its own and above the one
+    /// before it that no kept entry holds. So versions only one side added
+    /// keep their numbers, and versions both sides added all stay, after
+    /// the shared ones, in the order they were added.
     static func number(_ picks: [ByteKey: Pick]) throws -> [ManifestEntry] {
         var byName: [ByteKey: [Pick]] = [:]
         for pick in picks.values { byName[ByteKey(pick.name), default: []].append(pick) }
@@ -133,11 +140,11 @@ public enum ManifestMerge {
             var claims: [UInt32: Int] = [:]
             for p in group { if let v = p.shared { claims[v, default: 0] += 1 } }
             var floating: [Pick] = []
-            var highest: UInt32 = 0
+            var kept = Set<UInt32>()
             for p in group {
                 if let v = p.shared, claims[v] == 1 {
                     out.append(renamed(p.entry, p.name, v))
-                    highest = max(highest, v)
+                    kept.insert(v)
                 } else {
                     floating.append(p)
                 }
@@ -147,10 +154,16 @@ public enum ManifestMerge {
                 if a.entry.added != b.entry.added { return a.entry.added < b.entry.added }
                 return a.entry.itemID.lexicographicallyPrecedes(b.entry.itemID)
             }
+            var previous: UInt32 = 0
             for p in floating {
-                guard highest < UInt32.max else { throw VaultError.tooManyVersions(name: p.name) }
-                highest = max(highest + 1, p.own)
-                out.append(renamed(p.entry, p.name, highest))
+                guard previous < UInt32.max else { throw VaultError.tooManyVersions(name: p.name) }
+                var n = max(previous + 1, p.own)
+                while kept.contains(n) {
+                    guard n < UInt32.max else { throw VaultError.tooManyVersions(name: p.name) }
+                    n += 1
+                }
+                previous = n
+                out.append(renamed(p.entry, p.name, n))
             }
         }
         // One order for the records, so two implementations write the same plaintext.
@@ -159,6 +172,10 @@ public enum ManifestMerge {
             return x == y ? a.version < b.version : x.bytes.lexicographicallyPrecedes(y.bytes)
         }
     }
+
+    /// Names compare byte for byte (docs/FORMAT.md): Swift's `==` would
+    /// take two spellings of "é" for one name.
+    static func same(_ a: String, _ b: String) -> Bool { ByteKey(a) == ByteKey(b) }
 
     static func renamed(_ e: ManifestEntry, _ name: String, _ version: UInt32) -> ManifestEntry {
         var e = e
