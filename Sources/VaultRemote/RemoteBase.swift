@@ -7,21 +7,25 @@ import VaultCore
 ///
 ///     remote.<NAME>.base   the manifest file both last held, byte for byte
 ///                          (sealed and authenticated as every manifest)
-///     remote.<NAME>.sent   "vault sent v1\n" || (32 hex item id "\n")*:
-///                          drop-ins a push sent to that remote's inbox
+///     remote.<NAME>.inbox  "vault inbox v1\n" || (32 hex item id "\n")*:
+///                          drop-ins that passed between this vault and
+///                          that remote's inbox (a push sent them, or a
+///                          pull took them), so each goes up once, comes
+///                          in once, and is known as shared once gone there
 ///
 /// Both written atomically. The base is written before `remotes` records
 /// the generation it goes with, so after a kill the base is never older
-/// than KNOWN says, only (harmlessly) newer. An id is written to `.sent`
-/// only after its drop-in is whole on the remote: an id recorded but not
-/// there would read as "taken in and removed elsewhere" and be dropped.
+/// than KNOWN says, only (harmlessly) newer. A sent id is written to
+/// `.inbox` only after its drop-in is whole on the remote, a taken one
+/// after it is whole in our inbox: an id recorded but in neither place
+/// would read as "taken in and removed elsewhere" and be dropped.
 public enum RemoteBase {
-    static let sentFirstLine = "vault sent v1"
-    /// At most this many ids in `.sent` (32 bytes of file each, and more).
-    static let maxSent = 100_000
+    static let listFirstLine = "vault inbox v1"
+    /// At most this many ids in `.inbox` (33 bytes of file each).
+    static let maxListed = 100_000
 
     static func basePath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).base" }
-    static func sentPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).sent" }
+    static func listPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).inbox" }
 
     /// The base manifest file's bytes (nil: none kept yet). Authenticated
     /// only when the caller opens it with the vault's key.
@@ -37,33 +41,40 @@ public enum RemoteBase {
         try VaultDirectory.atomicWrite(manifest, to: basePath(vault, name))
     }
 
-    /// The ids of drop-ins sent to the remote's inbox, hex. A damaged file
-    /// reads as empty: then a drop-in taken in and removed elsewhere may
-    /// come back here (never one lost).
-    public static func sent(vault: String, remote name: String) -> Set<String> {
-        guard let raw = try? VaultDirectory.readFile(sentPath(vault, name), limit: 64 + 33 * maxSent),
+    /// The ids (hex) of drop-ins that passed between this vault and the
+    /// remote's inbox. A damaged file reads as empty: then a drop-in taken
+    /// in and removed elsewhere may come back here (never one lost).
+    public static func dropIns(vault: String, remote name: String) -> Set<String> {
+        guard let raw = try? VaultDirectory.readFile(listPath(vault, name), limit: 64 + 33 * maxListed),
               let text = String(validating: raw, as: UTF8.self) else { return [] }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(sentFirstLine), lines.last == "" else { return [] }
+        guard lines.first == Substring(listFirstLine), lines.last == "" else { return [] }
         lines.removeFirst(); lines.removeLast()
         guard lines.allSatisfy({ RemoteNames.isItemID($0) }) else { return [] }
         return Set(lines.map(String.init))
     }
 
-    /// Replaces the sent list (the file goes when it is empty).
-    public static func setSent(_ ids: Set<String>, vault: String, remote name: String) throws {
-        let path = sentPath(vault, name)
+    /// Replaces the list (the file goes when it is empty).
+    public static func setDropIns(_ ids: Set<String>, vault: String, remote name: String) throws {
+        let path = listPath(vault, name)
         if ids.isEmpty {
             if try Syscall.status(of: path) != nil { try Syscall.unlink(path) }
             return
         }
-        let text = ([sentFirstLine] + ids.sorted().suffix(maxSent)).map { $0 + "\n" }.joined()
+        let text = ([listFirstLine] + ids.sorted().suffix(maxListed)).map { $0 + "\n" }.joined()
         try VaultDirectory.atomicWrite(Array(text.utf8), to: path)
+    }
+
+    /// Adds ids to the list.
+    public static func addDropIns(_ ids: some Sequence<String>, vault: String, remote name: String) throws {
+        let listed = dropIns(vault: vault, remote: name)
+        let all = listed.union(ids)
+        if all.count != listed.count { try setDropIns(all, vault: vault, remote: name) }
     }
 
     /// Forgets everything about the remote (`remote remove`).
     public static func remove(vault: String, remote name: String) throws {
-        for path in [basePath(vault, name), sentPath(vault, name)] where try Syscall.status(of: path) != nil {
+        for path in [basePath(vault, name), listPath(vault, name)] where try Syscall.status(of: path) != nil {
             try Syscall.unlink(path)
         }
     }

@@ -33,33 +33,41 @@ enum RemoteMerge {
         if let bytes = try? RemoteBase.read(vault: root, remote: remote.name), let base = try? local.openManifest(bytes) {
             entries = base.entries
         }
-        let taken = RemoteBase.sent(vault: root, remote: remote.name).subtracting(layout.dropIns)
+        let taken = RemoteBase.dropIns(vault: root, remote: remote.name).subtracting(layout.dropIns)
         guard !taken.isEmpty else { return entries }
         let inBase = Set(entries.map(\.blobName))
         entries += local.manifest.entries.filter { taken.contains($0.blobName) && !inBase.contains($0.blobName) }
         return entries
     }
 
-    /// After a pull that brought another machine's manifest: drop-ins this
-    /// vault sent that the remote's inbox no longer holds were taken in
-    /// elsewhere. Those the new manifest holds are cleared from our inbox
-    /// by the next absorb (it finds their ids); those it does not were
-    /// removed since, and are set aside here instead of being taken in
-    /// again. Those still in the remote's inbox stay listed. Returns how
-    /// many were set aside.
+    /// After a pull that brought another machine's manifest: drop-ins that
+    /// passed between this vault and the remote's inbox and that the inbox
+    /// no longer holds were taken in somewhere. Those the new manifest
+    /// holds are cleared from our inbox by the next absorb (it finds their
+    /// ids); those it does not were removed since, and are set aside here
+    /// instead of being taken in again. The list keeps what is still in
+    /// the remote's inbox or still waiting in ours. Returns how many were
+    /// set aside.
     static func settleSent(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote) throws -> Int {
         let paths = local.vault.paths
-        let sent = RemoteBase.sent(vault: paths.root, remote: remote.name)
-        guard !sent.isEmpty else { return 0 }
+        let listed = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
+        guard !listed.isEmpty else { return 0 }
         let waitingThere = Set(layout.dropIns)
         let now = try local.openManifest(VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize))
         let held = Set(now.entries.map(\.blobName))
-        var removed: [String] = []
-        for id in sent.sorted() where !waitingThere.contains(id) && !held.contains(id) {
-            if try Syscall.status(of: paths.dropInEnvelope(id)) != nil { removed.append(id) }
+        var removed: [String] = [], keep = Set<String>()
+        for id in listed.sorted() {
+            let waitingHere = try Syscall.status(of: paths.dropInEnvelope(id)) != nil
+            if waitingThere.contains(id) {
+                keep.insert(id)
+            } else if waitingHere && !held.contains(id) {
+                removed.append(id)
+            } else if waitingHere {
+                keep.insert(id)
+            }
         }
         let moved = try removed.isEmpty ? 0 : local.setAside(dropIns: removed)
-        try RemoteBase.setSent(sent.intersection(waitingThere), vault: paths.root, remote: remote.name)
+        try RemoteBase.setDropIns(keep, vault: paths.root, remote: remote.name)
         return moved
     }
 }

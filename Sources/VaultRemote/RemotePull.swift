@@ -124,7 +124,7 @@ public enum RemotePull {
         if action == .fetch || action == .merge {
             summary.sentAndRemoved = try RemoteMerge.settleSent(layout, vault: local, remote: remote)
         }
-        (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, target: target, rclone: rclone)
+        (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         return summary
     }
 
@@ -210,11 +210,15 @@ public enum RemotePull {
     /// whose envelope opens with this vault's key come in: anyone who can
     /// write to the remote can put junk in its inbox, and junk in ours would
     /// stay there. Returns (copied, junk).
-    static func fetchDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, target: String,
+    static func fetchDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote,
                              rclone: Rclone) throws -> ([String], Int) {
+        let target = remote.target
         let paths = local.vault.paths
+        // One that passed between us and that inbox before came in once
+        // already (it may have been removed here since).
+        let exchanged = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
         var wanted: [String] = []
-        for id in layout.dropIns {
+        for id in layout.dropIns where !exchanged.contains(id) {
             if try Syscall.status(of: paths.item(id)) != nil || Syscall.status(of: paths.dropInEnvelope(id)) != nil { continue }
             wanted.append(id)
         }
@@ -235,6 +239,7 @@ public enum RemotePull {
             try Syscall.rename(staging.path + "/inbox/\(id).env", paths.dropInEnvelope(id))
         }
         try Syscall.fsyncDirectory(paths.inbox)
+        try RemoteBase.addDropIns(good, vault: paths.root, remote: remote.name)
         return (good, wanted.count - good.count)
     }
 }

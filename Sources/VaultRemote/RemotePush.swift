@@ -160,6 +160,7 @@ public enum RemotePush {
         // 5. Deletions, now that the manifest on the remote no longer needs them.
         var doomed: [String] = []
         var cleared = Set<String>()
+        let exchanged = RemoteBase.dropIns(vault: root, remote: remote.name)
         for path in listing.keys.sorted() {
             switch RemoteNames.kind(of: path) {
             case .item(let id) where localItems[id] == nil:
@@ -167,10 +168,12 @@ public enum RemotePush {
                 summary.deletedFiles += 1
             case .dropInContent(let id), .dropInEnvelope(let id):
                 // Absorbed here: its blob is in items/ (so in what was just
-                // pushed) and its envelope is gone from the local inbox,
-                // which absorbing deletes only after the manifest naming it
-                // is durable.
-                if localItems[id] != nil, try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
+                // pushed), or it passed between this vault and that inbox
+                // (so it was taken in here and maybe removed since), and
+                // its envelope is gone from the local inbox, which
+                // absorbing deletes only after the manifest naming it is
+                // durable.
+                if localItems[id] != nil || exchanged.contains(id), try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
                     doomed.append(path)
                     cleared.insert(id)
                 }
@@ -187,17 +190,19 @@ public enum RemotePush {
     }
 
     /// Uploads this vault's complete waiting drop-ins that the remote's
-    /// inbox does not hold whole (contents, then envelopes), and records
-    /// every one that is whole there now in the remote's sent list
-    /// (RemoteBase), after the upload. Returns how many went up.
+    /// inbox does not hold whole (contents, then envelopes) and that never
+    /// passed between this vault and that inbox (RemoteBase: each goes up
+    /// once; one taken in and removed elsewhere must not go up again), and
+    /// records them there after the upload. Returns how many went up.
     static func sendDropIns(_ listing: [String: UInt64], vault root: String, remote: RemoteConfig.Remote,
                             rclone: Rclone) throws -> Int {
         let paths = VaultPaths(root: root)
         let names = Set(try VaultDirectory.names(in: paths.inbox))
+        let listed = RemoteBase.dropIns(vault: root, remote: remote.name)
         var waiting: [String] = [], missing: [String] = []
         for name in names.sorted() where name.hasSuffix(".env") {
             let id = String(name.dropLast(4))
-            guard RemoteNames.isItemID(Substring(id)), names.contains(id + ".item"),
+            guard RemoteNames.isItemID(Substring(id)), !listed.contains(id), names.contains(id + ".item"),
                   let env = try Syscall.status(of: paths.dropInEnvelope(id)), env.kind == .regular,
                   let content = try Syscall.status(of: paths.dropInContent(id)), content.kind == .regular else { continue }
             waiting.append(id)
@@ -207,8 +212,7 @@ public enum RemotePush {
         let inbox = RemoteNames.join(remote.target, "inbox")
         try rclone.upload(missing.map { $0 + ".item" }, from: paths.inbox, to: inbox)
         try rclone.upload(missing.map { $0 + ".env" }, from: paths.inbox, to: inbox)
-        let sent = RemoteBase.sent(vault: root, remote: remote.name)
-        if !sent.isSuperset(of: waiting) { try RemoteBase.setSent(sent.union(waiting), vault: root, remote: remote.name) }
+        try RemoteBase.addDropIns(waiting, vault: root, remote: remote.name)
         return missing.count
     }
 

@@ -16,17 +16,19 @@ enum RemoteSync {
         let seconds: Double
     }
 
-    /// Unlocks, pulls (fetching, or merging when both changed), then opens
-    /// the vault again with the master key (the header may be new), which
-    /// takes in the drop-ins just fetched, and tidies.
+    /// Unlocks (taking in the drop-ins waiting here, so a merge counts
+    /// them as ours), pulls (fetching, or merging when both changed), then
+    /// opens the vault again with the master key (the header may be new),
+    /// which takes in the drop-ins just fetched, and tidies.
     static func pull(_ context: Context, _ remote: RemoteConfig.Remote, _ source: PasswordSource) throws -> Pulled {
         let rclone = try context.rclone()
-        let vault = try Vault(at: context.vaultDirectory)
         let started = Syscall.monotonicSeconds()
         let summary: PullSummary
         let key: MasterKey
         do {
-            let unlocked = try context.open(vault, source, forWriting: true)
+            let unlocked = try context.unlock(source, forWriting: true)
+            // A pull replaces the manifest: only with the writer lock.
+            guard unlocked.canWrite else { throw VaultError.busy }
             key = unlocked.masterKey
             let meter = TransferMeter(context.terminal, "pulling")
             defer { meter.finish() }
