@@ -48,7 +48,7 @@ enum RemoteMerge {
     /// instead of being taken in again. The list keeps what is still in
     /// the remote's inbox or still waiting in ours. Returns how many were
     /// set aside.
-    static func settleSent(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote) throws -> Int {
+    static func settleDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote) throws -> Int {
         let paths = local.vault.paths
         let listed = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
         guard !listed.isEmpty else { return 0 }

@@ -122,7 +122,7 @@ public enum RemotePull {
             try RemoteConfig.modify(vault: paths.root, remote) { ($0.known, $0.header) = (known, synced) }
         }
         if action == .fetch || action == .merge {
-            summary.sentAndRemoved = try RemoteMerge.settleSent(layout, vault: local, remote: remote)
+            summary.sentAndRemoved = try RemoteMerge.settleDropIns(layout, vault: local, remote: remote)
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         return summary

@@ -70,11 +70,11 @@ enum RemoteSync {
         if !s.dropIns.isEmpty {
             let counted = pulled.taken == s.dropIns.count ? Format.count(s.dropIns.count, "drop-in")
                 : "\(pulled.taken) of \(Format.count(s.dropIns.count, "drop-in"))"
-            terminal.note("took in \(counted) from '\(remote)''s inbox",
-                          hint: pushing ? nil : "the next 'vault push \(remote)' clears them from there")
+            terminal.note("took in \(counted) from the inbox of '\(remote)'",
+                          hint: pushing ? nil : "the next 'vault push \(remote)' clears \(s.dropIns.count == 1 ? "it" : "them") from there")
         }
         if s.sentAndRemoved > 0 {
-            terminal.note("set aside \(Format.count(s.sentAndRemoved, "drop-in")) this machine had sent: taken in on another machine and removed there since",
+            terminal.note("set aside \(Format.count(s.sentAndRemoved, "drop-in")) waiting here: taken in on another machine and removed there since",
                           hint: "they are in quarantine/ until 'vault check --repair --purge'")
         }
         if s.junkDropIns > 0 {

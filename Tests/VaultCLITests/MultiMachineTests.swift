@@ -119,7 +119,7 @@ struct MultiMachineTests {
 
         // A takes it in first, and clears it from the remote with its push.
         let pull = try a.run(["pull"])
-        #expect(pull.stderr.contains("took in 1 drop-in from 'origin''s inbox"), "\(pull.stderr)")
+        #expect(pull.stderr.contains("vault: took in 1 drop-in from the inbox of 'origin'\nhint: the next 'vault push origin' clears it from there\n"), "\(pull.stderr)")
         #expect(!pull.stderr.contains("nothing new"), "one pull, one story: \(pull.stderr)")
         let push = try a.run(["push"])
         #expect(push.stderr.contains("cleared 1 drop-in from the remote's inbox"), "\(push.stderr)")
