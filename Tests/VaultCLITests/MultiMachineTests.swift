@@ -31,6 +31,13 @@ struct MultiMachineTests {
         func addFile(_ name: String, _ contents: String) throws -> CLIHarness.Result {
             try bare(["add", "--name", name, try v.write("src-" + UUID().uuidString, Array(contents.utf8))])
         }
+
+        /// Adds, takes in (an unlock) and pushes, each of which must succeed.
+        func addAndPush(_ name: String, _ contents: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            for r in [try addFile(name, contents), try run(["list"]), try run(["push"])] {
+                #expect(r.status == 0, "\(r.stderr)", sourceLocation: sourceLocation)
+            }
+        }
     }
 
     struct Listed: Hashable, CustomStringConvertible {
@@ -65,9 +72,7 @@ struct MultiMachineTests {
     @Test func twoMachinesThatEachAddedAFileMerge() throws {
         let (m, remote) = try Self.machines(2)
         let (laptop, desktop) = (m[0], m[1])
-        #expect(try laptop.addFile("meter.txt", "meter").status == 0)
-        #expect(try laptop.run(["list"]).status == 0)
-        #expect(try laptop.run(["push"]).status == 0)
+        try laptop.addAndPush("meter.txt", "meter")
         #expect(try desktop.addFile("x.txt", "x").status == 0)
         let push = try desktop.run(["push"])
         #expect(push.status == 0, "\(push.stderr)")
@@ -103,9 +108,7 @@ struct MultiMachineTests {
     @Test func aPushWithoutThePasswordSendsDropIns() throws {
         let (m, remote) = try Self.machines(2)
         let (a, b) = (m[0], m[1])
-        #expect(try a.addFile("from-a", "a").status == 0)
-        #expect(try a.run(["list"]).status == 0)
-        #expect(try a.run(["push"]).status == 0)
+        try a.addAndPush("from-a", "a")
 
         // B, as from cron: add and push, no password.
         #expect(try b.addFile("todo.txt", "todo").status == 0)
@@ -161,9 +164,7 @@ struct MultiMachineTests {
     @Test func conflictsAreKeptAndListed() throws {
         let (m, _) = try Self.machines(2)
         let (a, b) = (m[0], m[1])
-        #expect(try a.addFile("plan.txt", "v1").status == 0)
-        #expect(try a.run(["list"]).status == 0)
-        #expect(try a.run(["push"]).status == 0)
+        try a.addAndPush("plan.txt", "v1")
         #expect(try b.run(["pull"]).status == 0)
         #expect(try a.run(["rename", "seed", "seed-a"]).status == 0)
         #expect(try b.run(["rename", "seed", "seed-b"]).status == 0)

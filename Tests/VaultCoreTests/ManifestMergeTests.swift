@@ -128,7 +128,8 @@ struct ManifestMergeTests {
     /// merge is also checked to be symmetric, and to be a fast-forward
     /// when one side did not change.
     @Test func randomSchedulesConverge() throws {
-        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
+        // The same schedules every run (WriterLimitTests' SplitMix64); VAULT_MERGE_SEED picks others.
+        var generator = WriterLimitTests.SplitMix(state: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
         for schedule in 0..<Self.schedules {
             try Self.run(schedule: schedule, &generator)
         }
@@ -144,7 +145,7 @@ struct ManifestMergeTests {
 
     static let names = ["a", "b", "c", "d", "e"]
 
-    static func run(schedule: Int, _ g: inout SeededGenerator) throws {
+    static func run(schedule: Int, _ g: inout WriterLimitTests.SplitMix) throws {
         var remote = try Manifest()
         var machines = Array(repeating: Machine(manifest: try Manifest(), base: try Manifest()), count: 3)
         var added = Set<[UInt8]>(), removed = Set<[UInt8]>(), conflicted = Set<[UInt8]>()
@@ -211,18 +212,5 @@ struct ManifestMergeTests {
         }
         result.generation = max(m.manifest.generation, remote.generation) + 1
         (m.manifest, m.base, remote) = (result, result, result)
-    }
-}
-
-/// SplitMix64: the same schedules on every run (VAULT_MERGE_SEED picks others).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
