@@ -7,6 +7,8 @@ import VaultCore
 ///
 ///     remote.<NAME>.base   the manifest file both last held, byte for byte
 ///                          (sealed and authenticated as every manifest)
+///     remote.<NAME>.merging  u64be(merged generation) || theirs: only
+///                          while a merged manifest is being written
 ///     remote.<NAME>.inbox  "vault inbox v1\n" || (32 hex item id "\n")*:
 ///                          drop-ins that passed between this vault and
 ///                          that remote's inbox (a push sent them, or a
@@ -72,9 +74,43 @@ public enum RemoteBase {
         if all.count != listed.count { try setDropIns(all, vault: vault, remote: name) }
     }
 
+    static func mergingPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).merging" }
+
+    /// Before a merged manifest of generation `generation` is written:
+    /// theirs (`manifest`, a manifest file) is to become the base once it
+    /// is. `remote.NAME.merging` = u64be(generation) || manifest.
+    static func beginMerge(theirs manifest: [UInt8], generation: UInt64, vault: String, remote name: String) throws {
+        var bytes = withUnsafeBytes(of: generation.bigEndian, Array.init)
+        bytes += manifest
+        try VaultDirectory.atomicWrite(bytes, to: mergingPath(vault, name))
+    }
+
+    /// After the merged manifest is written: theirs becomes the base.
+    static func finishMerge(vault: String, remote name: String) throws {
+        try Syscall.rename(mergingPath(vault, name), basePath(vault, name))
+        try Syscall.fsyncDirectory(VaultPaths(root: vault).root)
+    }
+
+    /// A merge a kill interrupted: written (the local generation reached
+    /// the merged one) or not. Returns the generation of theirs when it was
+    /// (the caller records it as K), nil when there was none or it was not.
+    static func settleMerge(localGeneration: UInt64, vault: String, remote name: String) throws -> UInt64? {
+        let path = mergingPath(vault, name)
+        guard try Syscall.status(of: path) != nil else { return nil }
+        let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
+        let merged = bytes.count >= 8 ? bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : .max
+        guard localGeneration >= merged, let theirs = try? ManifestPrefix.generation(of: Array(bytes.dropFirst(8))) else {
+            try Syscall.unlink(path)
+            return nil
+        }
+        try VaultDirectory.atomicWrite(Array(bytes.dropFirst(8)), to: basePath(vault, name))
+        try Syscall.unlink(path)
+        return theirs
+    }
+
     /// Forgets everything about the remote (`remote remove`).
     public static func remove(vault: String, remote name: String) throws {
-        for path in [basePath(vault, name), listPath(vault, name)] where try Syscall.status(of: path) != nil {
+        for path in [basePath(vault, name), listPath(vault, name), mergingPath(vault, name)] where try Syscall.status(of: path) != nil {
             try Syscall.unlink(path)
         }
     }

@@ -17,7 +17,14 @@ enum RemoteMerge {
                                              ours: local.manifest, theirs: opened.manifest)
         let named = Set(result.manifest.entries.map(\.blobName))
         try RemotePull.moveIn(verified.filter(named.contains), from: staging, vault: local)
+        // Theirs becomes the base only once the merge is written: a kill in
+        // between must not leave the old base beside the merged manifest
+        // (a rerun would take the merge's own renames for changes).
+        let root = local.vault.paths.root
+        try RemoteBase.beginMerge(theirs: VaultDirectory.readFile(staging.path + "/" + RemoteNames.manifest, limit: Manifest.maxFileSize),
+                                  generation: result.manifest.generation, vault: root, remote: remote.name)
         try local.install(merged: result.manifest)
+        try RemoteBase.finishMerge(vault: root, remote: remote.name)
         return result
     }
 

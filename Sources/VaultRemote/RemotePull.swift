@@ -56,6 +56,12 @@ public enum RemotePull {
         let layout = RemoteLayout(try rclone.list(target))
         try layout.checkVault(target: target)
         let r = try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
+        var remote = remote
+        if let merged = try RemoteBase.settleMerge(localGeneration: local.manifest.generation, vault: paths.root, remote: remote.name),
+           merged > remote.known {
+            // A killed merge was written: theirs is the base now, and K.
+            remote = try RemoteConfig.modify(vault: paths.root, remote) { $0.known = merged }
+        }
         let l = local.manifest.generation, k = remote.known
         var summary = PullSummary()
         let action = try SyncPlan.pull(local: l, remote: r, known: k) {
@@ -89,6 +95,7 @@ public enum RemotePull {
             known = r
             base = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
         case .merge:
+            // Writes the base itself, in step with the merged manifest.
             let merged = try RemoteMerge.merge(staging, layout: layout, here: here, wanted: wanted, announced: r, known: k,
                                                local: local, remote: remote)
             summary.state = .merged(remote: r, generation: merged.manifest.generation, conflicts: merged.conflicts)
@@ -96,7 +103,6 @@ public enum RemotePull {
             summary.bytes = ([RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 })
                 .reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
             known = r
-            base = try VaultDirectory.readFile(staging.path + "/" + RemoteNames.manifest, limit: Manifest.maxFileSize)
         case .remoteBehind(let adopt):
             summary.state = .remoteBehind(remote: r, local: l)
             // A remote added by hand over an older copy: from now on it is

@@ -67,8 +67,8 @@ public enum ManifestMerge {
                         pick.name = mine.name
                     } else {
                         // Both renamed it (or both took it in under other names).
-                        let first = ByteKey(mine.name).bytes.lexicographicallyPrecedes(ByteKey(other.name).bytes) ? mine.name : other.name
-                        pick.name = conflictName(first)
+                        let (a, b) = (stem(mine.name), stem(other.name))
+                        pick.name = conflictName(ByteKey(a).bytes.lexicographicallyPrecedes(ByteKey(b).bytes) ? a : b)
                         pick.shared = nil
                         conflicts[pick.name] = Conflict(kind: .renamedOnBoth(ours: mine.name, theirs: other.name),
                                                         base: base?.name, kept: pick.name)
@@ -183,10 +183,19 @@ public enum ManifestMerge {
         return e
     }
 
-    /// `name` + " (conflict)", the name shortened (whole characters) to
+    /// `name` without a trailing " (conflict)": so a merge run again over
+    /// its own result (after a kill before the base was written) names a
+    /// conflict as the first run did, not "x (conflict) (conflict)".
+    static func stem(_ name: String) -> String {
+        let bytes = Array(name.utf8), suffix = Array(conflictSuffix.utf8)
+        guard bytes.count > suffix.count, Array(bytes.suffix(suffix.count)) == suffix else { return name }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
+    }
+
+    /// The stem of `name` + " (conflict)", shortened (whole characters) to
     /// stay within the 1024-byte limit.
     public static func conflictName(_ name: String) -> String {
-        var scalars = Array(name.unicodeScalars)
+        var scalars = Array(stem(name).unicodeScalars)
         let room = ManifestEntry.maxNameLength - conflictSuffix.utf8.count
         while String(String.UnicodeScalarView(scalars)).utf8.count > room { scalars.removeLast() }
         return String(String.UnicodeScalarView(scalars)) + conflictSuffix

@@ -94,7 +94,7 @@ struct PushCommand: Command {
         }
         if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
         if sent > 0 && summary.dropInsCleared == 0 {
-            context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox of '\(remote.name)': the next pull that has the password, here or on another machine, takes them in")
+            context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox of '\(remote.name)': the next pull with the password, here or on another machine, takes \(sent == 1 ? "it" : "them") in")
         }
         return .ok
     }
