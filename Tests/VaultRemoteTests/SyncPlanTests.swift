@@ -93,6 +93,17 @@ import Testing
         }
     }
 
+    /// A manifest to merge may be below ours, never below K, and must be the one announced.
+    @Test func mergedManifestMustBeTheOneAnnounced() {
+        #expect(throws: Never.self) { try SyncPlan.checkMergeable(authenticated: 6, announced: 6, known: 5) }
+        #expect(throws: RemoteError.remoteChangedWhileReading(announced: 9, found: 6)) {
+            try SyncPlan.checkMergeable(authenticated: 6, announced: 9, known: 5)
+        }
+        #expect(throws: RemoteError.remoteRollback(remote: 4, known: 5)) {
+            try SyncPlan.checkMergeable(authenticated: 4, announced: 4, known: 5)
+        }
+    }
+
     @Test func fetchedManifestMustBeTheOneAnnounced() {
         #expect(throws: Never.self) { try SyncPlan.checkFetched(authenticated: 7, announced: 7, local: 5, known: 5) }
         // The repro of issue 23: the short read said 999, the whole read was generation 1.
