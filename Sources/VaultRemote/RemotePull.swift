@@ -45,9 +45,12 @@ public struct PullSummary: Sendable {
 /// remote's is the newer by its authenticated counter, so an older header
 /// (a password since changed, a slot since removed) never comes back.
 ///
-/// A remote that was rekeyed elsewhere (another vault key) is refused:
-/// clone it instead. A pull never deletes blobs here: those the new
-/// manifest does not name stay as orphans for `check --repair`.
+/// When both changed since K, the staged manifest is merged with ours
+/// (RemoteMerge, ManifestMerge) against the base kept for the remote.
+/// Keys that differ (a rekey on either side) are refused: clone instead.
+/// A fetch never deletes blobs here: those the new manifest does not name
+/// stay as orphans for `check --repair`; a merge unlinks the blobs of our
+/// entries it dropped, once the merged manifest is durable.
 public enum RemotePull {
     public static func pull(vault local: UnlockedVault, remote: RemoteConfig.Remote,
                             rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
