@@ -12,13 +12,16 @@ struct PullCommand: Command {
     static let help = """
         Usage: vault pull [NAME] [--json]
 
-        Brings what changed on the remote NAME (or the vault's only remote)
-        into this vault: when another machine pushed a newer list of items,
+        Brings what changed on the remote NAME (without NAME: the vault's
+        first remote, the one added first) into this vault: when another
+        machine pushed a newer list of items,
         the new items are downloaded into a staging directory, every byte of
         them is checked, and only then do they and the new list replace
-        this vault's. Drop-ins that other machines sent to the remote
-        ('vault add --to') are copied into the inbox here and taken in; the
-        next 'vault push' deletes them from the remote. Needs the password.
+        this vault's. Drop-ins that other machines sent to the remote's
+        inbox ('vault add --to', or a 'vault push' there without the
+        password) are copied into the inbox here and taken in, each once;
+        the next 'vault push' deletes them from the remote. Needs the
+        password.
         A password changed on another machine comes along: from then on the
         vault opens here with that password.
 
