@@ -28,6 +28,10 @@ public struct PushSummary: Sendable {
 /// password (everything pushed is ciphertext). The order is the rule a
 /// reader of the remote relies on (docs/FORMAT.md, "Remote copy"):
 ///
+///   0. waiting drop-ins into the remote's inbox (RemoteBase lists them);
+///      if another machine pushed since (and it is not our own killed
+///      push), stop here: `remoteMoved` says so, and a merge, which needs
+///      the password, must come first (the command runs it)
 ///   1. item blobs the remote lacks (or holds at another size)
 ///   2. the header, if ours is the newer (SyncPlan): to `.push-<id>`, then
 ///      moved over `vault.header`
