@@ -130,9 +130,53 @@ struct ManifestMergeTests {
     @Test func randomSchedulesConverge() throws {
         // The same schedules every run (WriterLimitTests' SplitMix64); VAULT_MERGE_SEED picks others.
         var generator = WriterLimitTests.SplitMix(state: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
+        var merges: [[String: Any]] = []
         for schedule in 0..<Self.schedules {
-            try Self.run(schedule: schedule, &generator)
+            try Self.run(schedule: schedule, &generator, &merges)
         }
+        try Self.compareWithTheReference(merges)
+    }
+
+    /// The second implementation (scripts/reference/vault_merge.py, written
+    /// from FORMAT.md) checks the published vector, then merges every case
+    /// the schedules merged: its manifests must be these, record for record.
+    static func compareWithTheReference(_ merges: [[String: Any]]) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("scripts/reference/vault_merge.py").path
+        func python(_ args: [String], input: Data) throws -> (Int32, Data) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["python3", script] + args
+            p.environment = ["PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"]
+            let (stdin, stdout) = (Pipe(), Pipe())
+            (p.standardInput, p.standardOutput) = (stdin, stdout)
+            try p.run()
+            // Written from another thread: a large answer must not wait for the whole question.
+            let writer = Thread { stdin.fileHandleForWriting.write(input); try? stdin.fileHandleForWriting.close() }
+            writer.start()
+            let out = stdout.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (p.terminationStatus, out)
+        }
+        let (vectorStatus, vectorOut) = try python(["check-vector", root.appendingPathComponent("docs/FORMAT.md").path], input: Data())
+        #expect(vectorStatus == 0, "\(String(decoding: vectorOut, as: UTF8.self))")
+        let (status, out) = try python(["merge"], input: try JSONSerialization.data(withJSONObject: merges.map { $0.filter { $0.key != "merged" } }))
+        #expect(status == 0)
+        let answers = try JSONSerialization.jsonObject(with: out) as? [[String: Any]] ?? []
+        #expect(answers.count == merges.count && merges.count > 200, "\(answers.count) answers to \(merges.count) merges")
+        for (i, (mine, theirs)) in zip(merges, answers).enumerated() {
+            #expect((mine["merged"] as? [[Any]]).map(Self.json) == (theirs["entries"] as? [[Any]]).map(Self.json), "merge \(i) differs")
+            #expect(mine["generation"] as? UInt64 == (theirs["generation"] as? NSNumber)?.uint64Value, "merge \(i): generation")
+        }
+    }
+
+    /// Entries as JSON rows: [id hex, name, version, added].
+    static func rows(json entries: [ManifestEntry]) -> [[Any]] {
+        entries.map { [Hex.encode($0.itemID), $0.name, Int($0.version), Int($0.added)] }
+    }
+
+    static func json(_ rows: [[Any]]) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: rows)) ?? Data(), as: UTF8.self)
     }
 
     static let schedules = max(250, Int(ProcessInfo.processInfo.environment["VAULT_MERGE_SCHEDULES"] ?? "") ?? 250)
@@ -145,7 +189,7 @@ struct ManifestMergeTests {
 
     static let names = ["a", "b", "c", "d", "e"]
 
-    static func run(schedule: Int, _ g: inout WriterLimitTests.SplitMix) throws {
+    static func run(schedule: Int, _ g: inout WriterLimitTests.SplitMix, _ merges: inout [[String: Any]]) throws {
         var remote = try Manifest()
         var machines = Array(repeating: Machine(manifest: try Manifest(), base: try Manifest()), count: 3)
         var added = Set<[UInt8]>(), removed = Set<[UInt8]>(), conflicted = Set<[UInt8]>()
@@ -177,13 +221,13 @@ struct ManifestMergeTests {
             default:
                 m.generation += 1
                 machines[i].manifest = m
-                try sync(&machines[i], &remote, &conflicted)
+                try sync(&machines[i], &remote, &conflicted, &merges)
                 continue
             }
             m.generation += 1
             machines[i].manifest = m
         }
-        for _ in 0..<2 { for i in 0..<3 { try sync(&machines[i], &remote, &conflicted) } }
+        for _ in 0..<2 { for i in 0..<3 { try sync(&machines[i], &remote, &conflicted, &merges) } }
 
         let final = Set(rows(remote))
         for m in machines { #expect(Set(rows(m.manifest)) == final, "schedule \(schedule): a machine differs") }
@@ -196,12 +240,16 @@ struct ManifestMergeTests {
 
     /// One machine's sync: a fast-forward when either side is the base,
     /// else the merge; then both hold the result.
-    static func sync(_ m: inout Machine, _ remote: inout Manifest, _ conflicted: inout Set<[UInt8]>) throws {
+    static func sync(_ m: inout Machine, _ remote: inout Manifest, _ conflicted: inout Set<[UInt8]>,
+                     _ merges: inout [[String: Any]]) throws {
         let oursChanged = Set(rows(m.manifest)) != Set(rows(m.base))
         let theirsChanged = Set(rows(remote)) != Set(rows(m.base))
         var result = m.manifest
         if theirsChanged {
             let r = try ManifestMerge.merge(base: m.base.entries, ours: m.manifest, theirs: remote)
+            merges.append(["base": rows(json: m.base.entries), "ours": rows(json: m.manifest.entries), "theirs": rows(json: remote.entries),
+                           "ours_generation": Int(m.manifest.generation), "theirs_generation": Int(remote.generation),
+                           "merged": rows(json: r.manifest.entries), "generation": r.manifest.generation])
             let swapped = try ManifestMerge.merge(base: m.base.entries, ours: remote, theirs: m.manifest)
             #expect(rows(r.manifest) == rows(swapped.manifest), "the merge is symmetric")
             if !oursChanged { #expect(Set(rows(r.manifest)) == Set(rows(remote)), "unchanged here: theirs, as it is") }
