@@ -79,6 +79,16 @@ public enum RemotePush {
         if remoteHeader != nil, remoteParsed?.vaultID != vault.header.vaultID {
             throw RemoteError.otherVault(target: target)
         }
+        // Drop-ins first, whatever else happens (even key slots changed on
+        // both sides): they are sealed to the vault's key already, so a push
+        // without the password still gets them off this machine
+        // (RemoteDropIn's order: contents, then envelopes). Not to a remote
+        // whose header carries another public key (rekeyed there): its key
+        // would not open them. That header is read without a key: a lie can
+        // only send ciphertext there, or hold it back until the next push.
+        if remoteParsed == nil || remoteParsed?.publicKey.bytes == vault.header.publicKey.bytes {
+            summary.dropInsSent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
+        }
         let localDigest = try Self.digest(headerBytes)
         let headerAction: SyncPlan.HeaderAction = try {
             let theirs = try remoteHeader.map { SyncPlan.Header(digest: try Self.digest($0), counter: remoteParsed?.counter ?? 0) }
@@ -90,11 +100,6 @@ public enum RemotePush {
             }
         }()
         summary.remoteHeaderNewer = headerAction == .takeRemote
-
-        // Drop-ins first, whatever else happens: they are sealed to the
-        // vault's key already, so a push without the password still gets
-        // them off this machine (RemoteDropIn's order: contents, then envelopes).
-        summary.dropInsSent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
 
         let plan: SyncPlan.PushAction
         do {

@@ -5,9 +5,9 @@ import Testing
 /// a push merges, or a pull merges, at random moments; then a rerun. After
 /// every rerun: the rerun succeeds, the killed machine holds every item
 /// either machine added and nothing twice, every byte authenticates here
-/// and on the remote. `VAULT_MERGE_KILLS` (default 8) sets the rounds.
+/// and on the remote. `VAULT_MERGE_KILLS` (default 6) sets the rounds.
 @Suite struct MergeCrashTests {
-    static let rounds = max(8, Int(ProcessInfo.processInfo.environment["VAULT_MERGE_KILLS"] ?? "") ?? 8)
+    static let rounds = max(6, Int(ProcessInfo.processInfo.environment["VAULT_MERGE_KILLS"] ?? "") ?? 6)
 
     @Test func killedMergesLeaveBothSidesWholeAndARerunCompletes() throws {
         let (m, remote) = try MultiMachineTests.machines(2)

@@ -230,7 +230,7 @@ struct MultiMachineTests {
         var touched = Set<String>(), removed = Set<String>()
         var serial = 0
         var steps: [String] = []
-        for _ in 0..<16 {
+        for _ in 0..<14 {
             let i = Int.random(in: 0..<3, using: &g)
             let x = m[i]
             let pool = adds.keys.sorted()
