@@ -87,7 +87,10 @@ public enum RemotePush {
         // would not open them. That header is read without a key: a lie can
         // only send ciphertext there, or hold it back until the next push.
         if remoteParsed == nil || remoteParsed?.publicKey.bytes == vault.header.publicKey.bytes {
-            summary.dropInsSent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
+            let sent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
+            summary.dropInsSent = sent.count
+            summary.uploadedFiles += 2 * sent.count
+            summary.uploadedBytes += sent.bytes
         }
         let localDigest = try Self.digest(headerBytes)
         let headerAction: SyncPlan.HeaderAction = try {
@@ -202,27 +205,31 @@ public enum RemotePush {
     /// inbox does not hold whole (contents, then envelopes) and that never
     /// passed between this vault and that inbox (RemoteBase: each goes up
     /// once; one taken in and removed elsewhere must not go up again), and
-    /// records them there after the upload. Returns how many went up.
+    /// records them there after the upload. Returns how many went up, and
+    /// their bytes (content and envelope).
     static func sendDropIns(_ listing: [String: UInt64], vault root: String, remote: RemoteConfig.Remote,
-                            rclone: Rclone) throws -> Int {
+                            rclone: Rclone) throws -> (count: Int, bytes: UInt64) {
         let paths = VaultPaths(root: root)
         let names = Set(try VaultDirectory.names(in: paths.inbox))
         let listed = RemoteBase.dropIns(vault: root, remote: remote.name)
-        var waiting: [String] = [], missing: [String] = []
+        var waiting: [String] = [], missing: [String] = [], bytes: UInt64 = 0
         for name in names.sorted() where name.hasSuffix(".env") {
             let id = String(name.dropLast(4))
             guard RemoteNames.isItemID(Substring(id)), !listed.contains(id), names.contains(id + ".item"),
                   let env = try Syscall.status(of: paths.dropInEnvelope(id)), env.kind == .regular,
                   let content = try Syscall.status(of: paths.dropInContent(id)), content.kind == .regular else { continue }
             waiting.append(id)
-            if listing["inbox/\(id).env"] != env.size || listing["inbox/\(id).item"] != content.size { missing.append(id) }
+            if listing["inbox/\(id).env"] != env.size || listing["inbox/\(id).item"] != content.size {
+                missing.append(id)
+                bytes += env.size + content.size
+            }
         }
-        guard !waiting.isEmpty else { return 0 }
+        guard !waiting.isEmpty else { return (0, 0) }
         let inbox = RemoteNames.join(remote.target, "inbox")
         try rclone.upload(missing.map { $0 + ".item" }, from: paths.inbox, to: inbox)
         try rclone.upload(missing.map { $0 + ".env" }, from: paths.inbox, to: inbox)
         try RemoteBase.addDropIns(waiting, vault: root, remote: remote.name)
-        return missing.count
+        return (missing.count, bytes)
     }
 
     /// The blobs in items/ with their sizes (names that are item ids only).

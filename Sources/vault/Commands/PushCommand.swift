@@ -112,7 +112,7 @@ struct PushCommand: Command {
     func sentOnly(_ context: Context, _ remote: RemoteConfig.Remote, _ summary: PushSummary) throws -> ExitCode {
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
-                remote: remote.name, generation: summary.generation, files: summary.dropInsSent * 2, bytes: 0, deleted: 0,
+                remote: remote.name, generation: summary.generation, files: summary.uploadedFiles, bytes: summary.uploadedBytes, deleted: 0,
                 dropIns: 0, seconds: summary.seconds, state: "sent-drop-ins", dropInsSent: summary.dropInsSent)))
             return .ok
         }
