@@ -25,7 +25,7 @@ extension ErrorReport {
                             hints: ["nothing was changed here; 'vault push' makes the remote current again"], code: .corrupted)
         case .headersDiverged:
             return CLIError(message: "both this vault and the remote changed their key slots or passwords since they were last in step",
-                            hints: ["nothing was changed; if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],
+                            hints: ["no header or list of items was changed (a push still sent its waiting drop-ins); if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],
                             code: .busy)
         case .remoteChangedWhileReading(let announced, let found):
             return CLIError(message: "remote \(tampered): its list of items announced generation \(announced) but is generation \(found)",
