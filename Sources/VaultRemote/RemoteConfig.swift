@@ -125,15 +125,15 @@ public struct RemoteConfig: Equatable, Sendable {
         return r
     }
 
-    /// The remote `name`, or the only one when `name` is nil.
+    /// The remote `name`, or when `name` is nil the default: the first in
+    /// the file, which is the one added first (a clone's `origin`), as git
+    /// pushes to `origin` unless told otherwise.
     public func pick(_ name: String?) throws -> Remote {
         if let name {
             guard let r = remote(named: name) else { throw RemoteError.noSuchRemote(name) }
             return r
         }
-        guard remotes.count == 1 else {
-            throw RemoteError.noSuchRemote(remotes.isEmpty ? "" : "(several: name one)")
-        }
-        return remotes[0]
+        guard let first = remotes.first else { throw RemoteError.noSuchRemote("") }
+        return first
     }
 }

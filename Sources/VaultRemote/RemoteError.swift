@@ -9,8 +9,10 @@ public enum RemoteError: Error, Equatable, Sendable {
     /// The remote's manifest is newer than the one this vault last pushed
     /// or pulled: another machine pushed. Push refuses (exit 11).
     case remoteChanged(remote: UInt64, known: UInt64)
-    /// Both this vault and the remote changed since they were last in step.
-    case diverged(local: UInt64, remote: UInt64, known: UInt64)
+    /// This vault's key and the remote's differ: one of them was rekeyed
+    /// since they were last in step, and items under two keys cannot be
+    /// merged (exit 11). `remoteChanged`: the remote moved on too.
+    case keysDiffer(remoteChanged: Bool)
     /// The remote's manifest is older than one this vault already had from
     /// it: an older copy was put back there.
     case remoteRollback(remote: UInt64, known: UInt64)

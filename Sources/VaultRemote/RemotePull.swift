@@ -11,6 +11,9 @@ public struct PullSummary: Sendable {
         case inStep(generation: UInt64)
         /// The remote is older than this vault: a push updates it.
         case remoteBehind(remote: UInt64, local: UInt64)
+        /// Both had changed: the remote's manifest (`remote`) was merged
+        /// with ours into `generation`, which a push puts there.
+        case merged(remote: UInt64, generation: UInt64, conflicts: [ManifestMerge.Conflict])
     }
     public var state = State.inStep(generation: 0)
     public var files = 0
@@ -22,6 +25,10 @@ public struct PullSummary: Sendable {
     public var junkDropIns = 0
     /// The remote's header (newer, authenticated) replaced ours.
     public var headerTaken = false
+    /// Drop-ins this vault had sent to the remote's inbox that were taken
+    /// in elsewhere and since removed there: deleted from our inbox
+    /// instead of being taken in again.
+    public var sentAndRemoved = 0
 }
 
 /// `vault pull`: brings the remote's changes into this vault, and its
@@ -38,9 +45,12 @@ public struct PullSummary: Sendable {
 /// remote's is the newer by its authenticated counter, so an older header
 /// (a password since changed, a slot since removed) never comes back.
 ///
-/// A remote that was rekeyed elsewhere (another vault key) is refused:
-/// clone it instead. A pull never deletes blobs here: those the new
-/// manifest does not name stay as orphans for `check --repair`.
+/// When both changed since K, the staged manifest is merged with ours
+/// (RemoteMerge, ManifestMerge) against the base kept for the remote.
+/// Keys that differ (a rekey on either side) are refused: clone instead.
+/// A fetch never deletes blobs here: those the new manifest does not name
+/// stay as orphans for `check --repair`; a merge unlinks the blobs of our
+/// entries it dropped, once the merged manifest is durable.
 public enum RemotePull {
     public static func pull(vault local: UnlockedVault, remote: RemoteConfig.Remote,
                             rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
@@ -49,6 +59,12 @@ public enum RemotePull {
         let layout = RemoteLayout(try rclone.list(target))
         try layout.checkVault(target: target)
         let r = try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
+        var remote = remote
+        if let merged = try RemoteBase.settleMerge(localGeneration: local.manifest.generation, vault: paths.root, remote: remote.name),
+           merged > remote.known {
+            // A killed merge was written: theirs is the base now, and K.
+            remote = try RemoteConfig.modify(vault: paths.root, remote) { $0.known = merged }
+        }
         let l = local.manifest.generation, k = remote.known
         var summary = PullSummary()
         let action = try SyncPlan.pull(local: l, remote: r, known: k) {
@@ -58,12 +74,14 @@ public enum RemotePull {
 
         // Staged and authenticated before anything here changes.
         let here = try RemotePush.localItems(paths)
-        let wanted = action == .fetch ? layout.items.filter { here[$0.key] != $0.value }.keys.sorted() : []
+        let needsManifest = action == .fetch || action == .merge
+        let wanted = needsManifest ? layout.items.filter { here[$0.key] != $0.value }.keys.sorted() : []
         let staging = try StagingDirectory(beside: paths.root, purpose: "pulling")
-        let files = [RemoteNames.header] + (action == .fetch ? [RemoteNames.manifest] + wanted.map { "items/" + $0 } : [])
+        let files = [RemoteNames.header] + (needsManifest ? [RemoteNames.manifest] + wanted.map { "items/" + $0 } : [])
         try rclone.download(files, from: target, into: staging.path, progress: progress)
         try staging.syncAll()
-        let stagedHeader = try authenticatedHeader(staging.path + "/" + RemoteNames.header, local: local, target: target)
+        let stagedHeader = try authenticatedHeader(staging.path + "/" + RemoteNames.header, local: local, target: target,
+                                                   remoteChanged: action == .merge)
         let ours = local.vault.header
         let headerAction = try SyncPlan.header(
             local: SyncPlan.Header(digest: try RemotePush.digest(ours.bytes), counter: ours.counter),
@@ -71,9 +89,22 @@ public enum RemotePull {
             synced: remote.header)
 
         var known = k
+        // The manifest both sides hold after this pull, remembered as the
+        // base of the next merge (RemoteBase) before K records it.
+        var base: [UInt8]?
         switch action {
         case .inStep:
             summary.state = .inStep(generation: r)
+            known = r
+            base = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
+        case .merge:
+            // Writes the base itself, in step with the merged manifest.
+            let merged = try RemoteMerge.merge(staging, layout: layout, here: here, wanted: wanted, announced: r, known: k,
+                                               local: local, remote: remote)
+            summary.state = .merged(remote: r, generation: merged.manifest.generation, conflicts: merged.conflicts)
+            summary.files = 2 + wanted.count
+            summary.bytes = ([RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 })
+                .reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
             known = r
         case .remoteBehind(let adopt):
             summary.state = .remoteBehind(remote: r, local: l)
@@ -85,7 +116,9 @@ public enum RemotePull {
                                                        known: k, local: local, target: target)
             summary.state = .fetched(generation: r)
             known = r
+            base = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
         }
+        if let base { try RemoteBase.write(base, vault: paths.root, remote: remote.name) }
         // The manifest (if fetched) is in; then the header, only if the
         // remote's is the newer: either header opens either manifest (the
         // vault key is the same, checked above).
@@ -97,21 +130,25 @@ public enum RemotePull {
         if known != k || synced != remote.header {
             try RemoteConfig.modify(vault: paths.root, remote) { ($0.known, $0.header) = (known, synced) }
         }
-        (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, target: target, rclone: rclone)
+        if action == .fetch || action == .merge {
+            summary.sentAndRemoved = try RemoteMerge.settleDropIns(layout, vault: local, remote: remote)
+        }
+        (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         return summary
     }
 
     /// The staged header, parsed and verified under this vault's master key:
     /// this vault's id, its public key (a remote rekeyed elsewhere is
     /// refused), its MAC. Only then are its counter and slots worth anything.
-    static func authenticatedHeader(_ path: String, local: UnlockedVault, target: String) throws -> VaultHeader {
+    static func authenticatedHeader(_ path: String, local: UnlockedVault, target: String,
+                                    remoteChanged: Bool = false) throws -> VaultHeader {
         let header: VaultHeader
         do { header = try VaultHeader(parsing: VaultDirectory.readFile(path, limit: VaultHeader.maxLength)) } catch {
             throw RemoteError.malformedRemote("the remote's header is not a vault header")
         }
         guard header.vaultID == local.vault.header.vaultID else { throw RemoteError.otherVault(target: target) }
         guard header.publicKey.bytes == local.vault.header.publicKey.bytes else {
-            throw RemoteError.invalidRemote("the remote was rekeyed on another machine; clone it into a new directory instead")
+            throw RemoteError.keysDiffer(remoteChanged: remoteChanged)
         }
         do { try header.verify(masterKey: local.masterKey) } catch {
             throw RemoteError.malformedRemote("the remote's header does not verify under this vault's key")
@@ -135,13 +172,24 @@ public enum RemotePull {
         let opened = try local.unlockCopy(staged)
         try SyncPlan.checkFetched(authenticated: opened.manifest.generation, announced: r,
                                   local: local.manifest.generation, known: k)
-        let stagedBlobs = Set(wanted)
+        let verified = try verifyStaged(opened, staged: Set(wanted), here: here)
+        try moveIn(verified, from: staging, vault: local)
+        try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)
+        let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
+        let bytes = files.reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
+        return (files.count, bytes)
+    }
+
+    /// Reads through every staged blob the opened copy's manifest names
+    /// (every chunk authenticated, as `check --read-data`) and checks that
+    /// every other blob it names is here. Returns the staged blobs it names.
+    static func verifyStaged(_ opened: UnlockedVault, staged: Set<String>, here: [String: UInt64]) throws -> [String] {
         // Only blobs the staged manifest names, each read through, come in:
         // anything else the remote listed stays behind with the staging.
         var verified: [String] = []
         for entry in opened.manifest.entries {
-            let id = Hex.encode(entry.itemID)
-            if stagedBlobs.contains(id) {
+            let id = entry.blobName
+            if staged.contains(id) {
                 verified.append(id)
                 do { _ = try opened.read(entry, to: DiscardingSink()) } catch {
                     throw VaultError.itemCorrupted(name: entry.name)
@@ -150,17 +198,19 @@ public enum RemotePull {
                 throw RemoteError.malformedRemote("the remote's manifest names a blob that is on neither side (\(id))")
             }
         }
-        for id in verified {
+        return verified
+    }
+
+    /// Renames verified staged blobs into items/, then fsyncs it.
+    static func moveIn(_ blobs: [String], from staging: StagingDirectory, vault local: UnlockedVault) throws {
+        let paths = local.vault.paths
+        for id in blobs {
             do { try Syscall.renameNoReplace(staging.path + "/items/" + id, paths.item(id)) } catch let e as SystemError where e.errno == .fileExists {
                 // A blob of the same id here at another size: ours is damaged; replace it.
                 try Syscall.rename(staging.path + "/items/" + id, paths.item(id))
             }
         }
         try Syscall.fsyncDirectory(paths.items)
-        try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)
-        let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
-        let bytes = files.reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
-        return (files.count, bytes)
     }
 
     /// Copies the remote's complete drop-ins that are neither in our inbox
@@ -169,11 +219,15 @@ public enum RemotePull {
     /// whose envelope opens with this vault's key come in: anyone who can
     /// write to the remote can put junk in its inbox, and junk in ours would
     /// stay there. Returns (copied, junk).
-    static func fetchDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, target: String,
+    static func fetchDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote,
                              rclone: Rclone) throws -> ([String], Int) {
+        let target = remote.target
         let paths = local.vault.paths
+        // One that passed between us and that inbox before came in once
+        // already (it may have been removed here since).
+        let exchanged = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
         var wanted: [String] = []
-        for id in layout.dropIns {
+        for id in layout.dropIns where !exchanged.contains(id) {
             if try Syscall.status(of: paths.item(id)) != nil || Syscall.status(of: paths.dropInEnvelope(id)) != nil { continue }
             wanted.append(id)
         }
@@ -194,6 +248,7 @@ public enum RemotePull {
             try Syscall.rename(staging.path + "/inbox/\(id).env", paths.dropInEnvelope(id))
         }
         try Syscall.fsyncDirectory(paths.inbox)
+        try RemoteBase.addDropIns(good, vault: paths.root, remote: remote.name)
         return (good, wanted.count - good.count)
     }
 }

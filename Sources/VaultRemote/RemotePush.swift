@@ -16,12 +16,22 @@ public struct PushSummary: Sendable {
     /// The generation of the manifest now on the remote.
     public var generation: UInt64 = 0
     public var seconds = 0.0
+    /// This vault's waiting drop-ins uploaded to the remote's inbox.
+    public var dropInsSent = 0
+    /// The remote's manifest generation when another machine had pushed
+    /// since this vault last synced: nothing but drop-ins went up, and a
+    /// merge (which needs the password) must come first.
+    public var remoteMoved: UInt64?
 }
 
 /// `vault push`: makes the remote a copy of the vault, without the
 /// password (everything pushed is ciphertext). The order is the rule a
 /// reader of the remote relies on (docs/FORMAT.md, "Remote copy"):
 ///
+///   0. waiting drop-ins into the remote's inbox (RemoteBase lists them);
+///      if another machine pushed since (and it is not our own killed
+///      push), stop here: `remoteMoved` says so, and a merge, which needs
+///      the password, must come first (the command runs it)
 ///   1. item blobs the remote lacks (or holds at another size)
 ///   2. the header, if ours is the newer (SyncPlan): to `.push-<id>`, then
 ///      moved over `vault.header`
@@ -69,6 +79,19 @@ public enum RemotePush {
         if remoteHeader != nil, remoteParsed?.vaultID != vault.header.vaultID {
             throw RemoteError.otherVault(target: target)
         }
+        // Drop-ins first, whatever else happens (even key slots changed on
+        // both sides): they are sealed to the vault's key already, so a push
+        // without the password still gets them off this machine
+        // (RemoteDropIn's order: contents, then envelopes). Not to a remote
+        // whose header carries another public key (rekeyed there): its key
+        // would not open them. That header is read without a key: a lie can
+        // only send ciphertext there, or hold it back until the next push.
+        if remoteParsed == nil || remoteParsed?.publicKey.bytes == vault.header.publicKey.bytes {
+            let sent = try Self.sendDropIns(listing, vault: root, remote: remote, rclone: rclone)
+            summary.dropInsSent = sent.count
+            summary.uploadedFiles += 2 * sent.count
+            summary.uploadedBytes += sent.bytes
+        }
         let localDigest = try Self.digest(headerBytes)
         let headerAction: SyncPlan.HeaderAction = try {
             let theirs = try remoteHeader.map { SyncPlan.Header(digest: try Self.digest($0), counter: remoteParsed?.counter ?? 0) }
@@ -81,11 +104,20 @@ public enum RemotePush {
         }()
         summary.remoteHeaderNewer = headerAction == .takeRemote
 
-        let plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
-            guard let pending = remote.pending, pending.generation == remoteGeneration,
-                  let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
-            else { return false }
-            return try digest(there) == pending.digest
+        let plan: SyncPlan.PushAction
+        do {
+            plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
+                guard let pending = remote.pending, pending.generation == remoteGeneration,
+                      let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
+                else { return false }
+                return try digest(there) == pending.digest
+            }
+        } catch RemoteError.remoteChanged(let r, _) {
+            // Another machine pushed: only a merge can go on from here.
+            summary.remoteMoved = r
+            summary.generation = r
+            summary.seconds = Syscall.monotonicSeconds() - started
+            return summary
         }
         if plan.adoptPending, let r = remoteGeneration {
             // The remote holds the manifest a killed push of ours left: it
@@ -129,6 +161,9 @@ public enum RemotePush {
         guard landed == manifestBytes else {
             throw RemoteError.remoteChanged(remote: landed.flatMap { try? ManifestPrefix.generation(of: $0) } ?? 0, known: remote.known)
         }
+        // Both hold this manifest now: the base of the next merge, kept
+        // before `remotes` records its generation.
+        try RemoteBase.write(manifestBytes, vault: root, remote: remote.name)
         try RemoteConfig.modify(vault: root, remote) {
             ($0.known, $0.pending) = (local, nil)
             if headerAction != .takeRemote { $0.header = localDigest }
@@ -137,6 +172,7 @@ public enum RemotePush {
         // 5. Deletions, now that the manifest on the remote no longer needs them.
         var doomed: [String] = []
         var cleared = Set<String>()
+        let exchanged = RemoteBase.dropIns(vault: root, remote: remote.name)
         for path in listing.keys.sorted() {
             switch RemoteNames.kind(of: path) {
             case .item(let id) where localItems[id] == nil:
@@ -144,10 +180,12 @@ public enum RemotePush {
                 summary.deletedFiles += 1
             case .dropInContent(let id), .dropInEnvelope(let id):
                 // Absorbed here: its blob is in items/ (so in what was just
-                // pushed) and its envelope is gone from the local inbox,
-                // which absorbing deletes only after the manifest naming it
-                // is durable.
-                if localItems[id] != nil, try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
+                // pushed), or it passed between this vault and that inbox
+                // (so it was taken in here and maybe removed since), and
+                // its envelope is gone from the local inbox, which
+                // absorbing deletes only after the manifest naming it is
+                // durable.
+                if localItems[id] != nil || exchanged.contains(id), try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
                     doomed.append(path)
                     cleared.insert(id)
                 }
@@ -161,6 +199,37 @@ public enum RemotePush {
         summary.dropInsCleared = cleared.count
         summary.seconds = Syscall.monotonicSeconds() - started
         return summary
+    }
+
+    /// Uploads this vault's complete waiting drop-ins that the remote's
+    /// inbox does not hold whole (contents, then envelopes) and that never
+    /// passed between this vault and that inbox (RemoteBase: each goes up
+    /// once; one taken in and removed elsewhere must not go up again), and
+    /// records them there after the upload. Returns how many went up, and
+    /// their bytes (content and envelope).
+    static func sendDropIns(_ listing: [String: UInt64], vault root: String, remote: RemoteConfig.Remote,
+                            rclone: Rclone) throws -> (count: Int, bytes: UInt64) {
+        let paths = VaultPaths(root: root)
+        let names = Set(try VaultDirectory.names(in: paths.inbox))
+        let listed = RemoteBase.dropIns(vault: root, remote: remote.name)
+        var waiting: [String] = [], missing: [String] = [], bytes: UInt64 = 0
+        for name in names.sorted() where name.hasSuffix(".env") {
+            let id = String(name.dropLast(4))
+            guard RemoteNames.isItemID(Substring(id)), !listed.contains(id), names.contains(id + ".item"),
+                  let env = try Syscall.status(of: paths.dropInEnvelope(id)), env.kind == .regular,
+                  let content = try Syscall.status(of: paths.dropInContent(id)), content.kind == .regular else { continue }
+            waiting.append(id)
+            if listing["inbox/\(id).env"] != env.size || listing["inbox/\(id).item"] != content.size {
+                missing.append(id)
+                bytes += env.size + content.size
+            }
+        }
+        guard !waiting.isEmpty else { return (0, 0) }
+        let inbox = RemoteNames.join(remote.target, "inbox")
+        try rclone.upload(missing.map { $0 + ".item" }, from: paths.inbox, to: inbox)
+        try rclone.upload(missing.map { $0 + ".env" }, from: paths.inbox, to: inbox)
+        try RemoteBase.addDropIns(waiting, vault: root, remote: remote.name)
+        return (missing.count, bytes)
     }
 
     /// The blobs in items/ with their sizes (names that are item ids only).

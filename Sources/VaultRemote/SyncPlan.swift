@@ -61,6 +61,9 @@ public enum SyncPlan {
         /// The remote is older than ours: a push updates it. `adopt`: it was
         /// never synced (K = 0), so it is ours from now on (K = R).
         case remoteBehind(adopt: Bool)
+        /// Both changed since they were last in step: fetch the remote's
+        /// manifest and blobs, and merge (ManifestMerge) with ours.
+        case merge
     }
 
     /// K = `known` (last pushed or pulled), L = `local`, R = `remote`.
@@ -69,14 +72,15 @@ public enum SyncPlan {
                             sameBytes: () throws -> Bool) throws -> PullAction {
         if r < k { throw RemoteError.remoteRollback(remote: r, known: k) }
         if r == l {
-            if k != r, !(try sameBytes()) { throw RemoteError.diverged(local: l, remote: r, known: k) }
+            if k != r, !(try sameBytes()) { return .merge }
             return .inStep
         }
-        if r > l {
-            guard l <= k else { throw RemoteError.diverged(local: l, remote: r, known: k) }
-            return .fetch
-        }
-        return .remoteBehind(adopt: k == 0)
+        if r > l { return l <= k ? .fetch : .merge }
+        // Ours is the newer. The remote changed too since K (another
+        // machine pushed), unless it was never synced: a remote added by
+        // hand over an older copy of this vault is adopted, not merged (a
+        // merge with no base would bring back what was removed since).
+        return r > k && k != 0 ? .merge : .remoteBehind(adopt: k == 0)
     }
 
     /// The checks on the staged manifest, once opened with the master key:
@@ -87,6 +91,13 @@ public enum SyncPlan {
     public static func checkFetched(authenticated g: UInt64, announced r: UInt64, local l: UInt64, known k: UInt64) throws {
         guard g == r else { throw RemoteError.remoteChangedWhileReading(announced: r, found: g) }
         guard g > l else { throw RemoteError.remoteRollback(remote: g, known: max(k, l)) }
+        guard g >= k else { throw RemoteError.remoteRollback(remote: g, known: k) }
+    }
+
+    /// The same for a staged manifest about to be merged with ours: the
+    /// generation announced, and not below K (it may be below ours).
+    public static func checkMergeable(authenticated g: UInt64, announced r: UInt64, known k: UInt64) throws {
+        guard g == r else { throw RemoteError.remoteChangedWhileReading(announced: r, found: g) }
         guard g >= k else { throw RemoteError.remoteRollback(remote: g, known: k) }
     }
 

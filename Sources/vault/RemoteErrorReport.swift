@@ -12,18 +12,20 @@ extension ErrorReport {
             return CLIError(message: "cannot run '\(program)': rclone is not installed",
                             hints: ["install it ('apt-get install rclone'), or point VAULT_RCLONE at it"], code: .remote)
         case .remoteChanged(let remote, let known):
-            return CLIError(message: "the remote changed: pull first (its list of items is generation \(remote), this vault last synced \(known))",
-                            hints: ["another machine pushed; run 'vault pull', then push again"], code: .busy)
-        case .diverged(let local, let remote, let known):
-            return CLIError(message: "both this vault (generation \(local)) and the remote (generation \(remote)) changed since they were last in step (\(known))",
-                            hints: ["nothing was changed; clone the remote into another directory and copy items across with get and add"],
+            return CLIError(message: "the remote changed while this push ran (its list of items is generation \(remote), this vault last synced \(known))",
+                            hints: ["another machine pushed meanwhile; nothing was deleted there; run 'vault push' again, which merges"], code: .busy)
+        case .keysDiffer(let remoteChanged):
+            return CLIError(message: "this vault and the remote have different keys: one of them was rekeyed since they were last in step",
+                            hints: remoteChanged
+                                ? ["nothing was changed; clone the remote into a new directory ('vault clone NAME DIR'), then copy the items you want across with 'vault get' and 'vault add'"]
+                                : ["nothing was changed; if this vault was rekeyed, 'vault push' puts it on the remote; if the remote was, clone it into a new directory ('vault clone NAME DIR')"],
                             code: .busy)
         case .remoteRollback(let remote, let known):
             return CLIError(message: "the remote's list of items is older than one this vault already had from it (generation \(remote), had \(known)): an older copy was put back there",
                             hints: ["nothing was changed here; 'vault push' makes the remote current again"], code: .corrupted)
         case .headersDiverged:
             return CLIError(message: "both this vault and the remote changed their key slots or passwords since they were last in step",
-                            hints: ["nothing was changed; if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],
+                            hints: ["no header or list of items was changed (a push still sent its waiting drop-ins); if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],
                             code: .busy)
         case .remoteChangedWhileReading(let announced, let found):
             return CLIError(message: "remote \(tampered): its list of items announced generation \(announced) but is generation \(found)",
@@ -37,8 +39,6 @@ extension ErrorReport {
                             hints: ["nothing was sent; compare with 'vault info' on the owner's machine"], code: .corrupted)
         case .noSuchRemote(let name) where name.isEmpty:
             return CLIError(message: "this vault has no remote", hints: ["add one with 'vault remote add NAME TARGET'"])
-        case .noSuchRemote(let name) where name.hasPrefix("("):
-            return CLIError(message: "this vault has several remotes: name one", hints: ["see 'vault remote list'"], code: .usage)
         case .noSuchRemote(let name):
             return CLIError(message: "no remote named '\(name)'", hints: ["see 'vault remote list'"])
         case .remoteExists(let name):

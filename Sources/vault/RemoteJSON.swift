@@ -19,8 +19,13 @@ extension JSONOutput {
         let dropIns: Int
         let seconds: Double
         let state: String
+        /// How many conflicts a merge kept (only after a merge).
+        var conflicts: Int? = nil
+        /// This vault's drop-ins a push sent to the remote's inbox (push only).
+        var dropInsSent: Int? = nil
         enum CodingKeys: String, CodingKey {
-            case remote, generation, files, bytes, deleted, dropIns = "drop_ins", seconds, state
+            case remote, generation, files, bytes, deleted, dropIns = "drop_ins", seconds, state, conflicts,
+                 dropInsSent = "drop_ins_sent"
         }
     }
 }

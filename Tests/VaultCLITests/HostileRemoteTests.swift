@@ -276,7 +276,7 @@ struct HostileRemoteTests {
         try Data(randomBytes(1200)).write(to: URL(fileURLWithPath: remote + "/inbox/\(junk).env"))
         let pull = try a.run(["pull"])
         #expect(pull.status == 0, "\(pull.stderr)")
-        #expect(pull.stderr.contains("took in 1 of 1 drop-in from the remote"), "\(pull.stderr)")
+        #expect(pull.stderr.contains("took in 1 drop-in from the inbox of 'usb'"), "\(pull.stderr)")
         #expect(pull.stderr.contains("ignored 1 drop-in"), "\(pull.stderr)")
         #expect(!FileManager.default.fileExists(atPath: a.dir + "/inbox/\(junk).env"))
         let push = try a.run(["push", "--json"])

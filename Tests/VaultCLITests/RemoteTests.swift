@@ -88,7 +88,7 @@ struct RemoteTests {
         #expect(try s3.objects(target).count == before.count)
     }
 
-    @Test func secondMachinePushIsRefusedUntilItPulls() throws {
+    @Test func secondMachinePushMergesWithWhatAnotherPushed() throws {
         let s3 = try SeaweedS3.get()
         let (a, target) = try Self.populated(s3)
         #expect(try a.remoteRun(s3, ["push"]).status == 0)
@@ -99,7 +99,7 @@ struct RemoteTests {
                                        environment: m.environment(s3.rcloneEnvironment()), cwd: m.path, timeout: 120)
             #expect(r.status == 0, "\(r.stderr)")
         }
-        // B adds and pushes; A, which also changed, is refused.
+        // B adds and pushes; A, which also changed, merges on its push.
         let x = try b.write("from-b.txt", Array("b\n".utf8))
         #expect(try b.add(["add", x]).status == 0)
         #expect(try b.run(["list"]).status == 0)
@@ -107,19 +107,21 @@ struct RemoteTests {
         let y = try a.write("from-a.txt", Array("a\n".utf8))
         #expect(try a.add(["add", y]).status == 0)
         #expect(try a.run(["list"]).status == 0)
-        let manifestBefore = try s3.rclone(["cat", target + "/manifest"]).stdout
-        let refused = try a.remoteRun(s3, ["push"])
-        #expect(refused.status == 11)
-        #expect(firstLine(refused.stderr).hasPrefix("vault: the remote changed: pull first"))
-        #expect(try s3.rclone(["cat", target + "/manifest"]).stdout == manifestBefore, "the newer manifest stays")
-        // A changed too: its pull is refused as well (both changed).
-        #expect(try a.remoteRun(s3, ["pull"]).status == 11)
-        // C changed nothing: its pull brings B's item, every byte checked.
+        let merged = try a.remoteRun(s3, ["push", "--json"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let summary = try Self.json(merged)
+        #expect(summary["state"] as? String == "merged" && summary["conflicts"] as? Int == 0, "\(summary)")
+        #expect(try a.listed().map(\.name).contains("from-b.txt"))
+        // C changed nothing: its pull brings both, every byte checked.
         let pulled = try c.remoteRun(s3, ["pull"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(try c.listed().map(\.name).contains("from-b.txt"))
+        #expect(try c.listed() == a.listed())
         #expect(try c.get("from-b.txt").stdout == Array("b\n".utf8))
+        #expect(try c.get("from-a.txt").stdout == Array("a\n".utf8))
         #expect(try c.remoteRun(s3, ["pull"]).stderr.contains("has nothing new"))
+        // B merges nothing: its changes are in already.
+        #expect(try b.remoteRun(s3, ["pull"]).status == 0)
+        #expect(try b.listed() == a.listed())
     }
 
     @Test func writeOnlyDropInIsAbsorbedByPullAndClearedByPush() throws {
@@ -407,7 +409,7 @@ struct RemoteTests {
         #expect(try b.run(["rekey", "--yes"], password: newPassword).status == 0)
         #expect(try b.run(["push"]).status == 0)
         let rekeyed = try a.run(["pull"], password: newHere)
-        #expect(rekeyed.status == 1 && rekeyed.stderr.contains("rekeyed on another machine"), "\(rekeyed.stderr)")
+        #expect(rekeyed.status == 11 && rekeyed.stderr.contains("one of them was rekeyed"), "\(rekeyed.stderr)")
     }
 
     @Test func remoteNamesAndUsage() throws {

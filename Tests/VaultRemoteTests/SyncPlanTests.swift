@@ -20,10 +20,12 @@ import Testing
     static let pullTable: [(UInt64, UInt64, UInt64, Bool, Outcome)] = [
         (5, 5, 5, false, .pull(.inStep)),
         (5, 5, 3, true, .pull(.inStep)),                              // both reached 5 the same way (a copy)
-        (5, 5, 3, false, .refused(.diverged(local: 5, remote: 5, known: 3))),
+        (5, 5, 3, false, .pull(.merge)),                              // both reached 5 differently
         (5, 7, 5, false, .pull(.fetch)),
         (3, 7, 5, false, .pull(.fetch)),                              // we are behind what we knew: fine
-        (6, 7, 5, false, .refused(.diverged(local: 6, remote: 7, known: 5))),
+        (6, 7, 5, false, .pull(.merge)),
+        (7, 6, 5, false, .pull(.merge)),                              // both changed, ours is the higher
+        (7, 6, 0, false, .pull(.remoteBehind(adopt: true))),          // never synced: adopted, not merged
         (7, 5, 5, false, .pull(.remoteBehind(adopt: false))),
         (7, 5, 0, false, .pull(.remoteBehind(adopt: true))),
         (7, 4, 5, false, .refused(.remoteRollback(remote: 4, known: 5))),
@@ -88,6 +90,17 @@ import Testing
         for (local, remote, synced, want) in Self.headerTable {
             let got = Self.outcome { .header(try SyncPlan.header(local: local, remote: remote, synced: synced)) }
             #expect(got == want, "local=\(local) remote=\(String(describing: remote)) synced=\(String(describing: synced))")
+        }
+    }
+
+    /// A manifest to merge may be below ours, never below K, and must be the one announced.
+    @Test func mergedManifestMustBeTheOneAnnounced() {
+        #expect(throws: Never.self) { try SyncPlan.checkMergeable(authenticated: 6, announced: 6, known: 5) }
+        #expect(throws: RemoteError.remoteChangedWhileReading(announced: 9, found: 6)) {
+            try SyncPlan.checkMergeable(authenticated: 6, announced: 9, known: 5)
+        }
+        #expect(throws: RemoteError.remoteRollback(remote: 4, known: 5)) {
+            try SyncPlan.checkMergeable(authenticated: 4, announced: 4, known: 5)
         }
     }
 

@@ -1,8 +1,16 @@
 import System
+import VaultCrypto
 
-/// This machine's memory of the newest manifest it has seen of each vault:
-/// `<state directory>/seen/<vault id hex>` holds that manifest's generation
-/// (decimal), and `seen/<vault id hex>.header` the newest header counter
+/// This machine's memory of the newest manifest it has seen of each copy of
+/// a vault: `<state directory>/seen/<vault id hex>-<place>` holds that
+/// manifest's generation (decimal), and `seen/<vault id hex>-<place>.header`
+/// the newest header counter, where place is the first 8 bytes of SHA-256
+/// of the vault directory's resolved path, hex. Per directory, because a
+/// second copy of a vault (a clone of a remote that is behind this
+/// machine's vault, a copy kept by `move send --keep`) is no rollback of
+/// the first; an older copy put back in the same directory is. Without a
+/// directory (`scoped` not called) the key is the vault id alone. The
+/// header counter
 /// (VaultHeaderV4.swift): a header older than that one (an older copy of
 /// `vault.header` put back, in which a password since changed or a key slot
 /// since removed still opens) is refused the same way. A manifest with a lower generation is an older copy put back
@@ -14,14 +22,28 @@ import System
 public final class RollbackGuard: Sendable {
     let directory: String
     public let acceptRollback: Bool
+    /// "-<place>" of the vault directory this guard is for, or "".
+    let place: String
 
     public init(stateDirectory: String, acceptRollback: Bool = false) {
         directory = stateDirectory + "/seen"
         self.acceptRollback = acceptRollback
+        place = ""
+    }
+
+    private init(directory: String, acceptRollback: Bool, place: String) {
+        (self.directory, self.acceptRollback, self.place) = (directory, acceptRollback, place)
+    }
+
+    /// The same memory, for the copy in `vaultDirectory`.
+    func scoped(to vaultDirectory: String) -> RollbackGuard {
+        let resolved = (try? Syscall.realPath(vaultDirectory).description) ?? vaultDirectory
+        let digest = (try? SHA256.hash(Array(resolved.utf8))) ?? []
+        return RollbackGuard(directory: directory, acceptRollback: acceptRollback, place: "-" + Hex.encode(digest.prefix(8)))
     }
 
     func path(_ vaultID: [UInt8], header: Bool = false) -> String {
-        directory + "/" + Hex.encode(vaultID) + (header ? ".header" : "")
+        directory + "/" + Hex.encode(vaultID) + place + (header ? ".header" : "")
     }
 
     /// The newest generation remembered for this vault (0 if none), or with

@@ -31,7 +31,7 @@ public final class UnlockedVault {
 
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
         self.readOnly = readOnly
-        self.rollbackGuard = rollbackGuard
+        self.rollbackGuard = rollbackGuard?.scoped(to: vault.paths.root)
         self.vault = vault
         self.keys = keys
         self.lock = lock
@@ -39,10 +39,10 @@ public final class UnlockedVault {
         let sealed = try vault.pendingRekey.map { Array($0.manifest) } ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
         manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
         // Before anything acts on this manifest: not older than one seen here.
-        try rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)
+        try self.rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)
         // And the header (authenticated by now: the caller verified its MAC
         // under this key) not older than one seen here.
-        try rollbackGuard?.check(vaultID: vault.header.vaultID, headerCounter: vault.header.counter)
+        try self.rollbackGuard?.check(vaultID: vault.header.vaultID, headerCounter: vault.header.counter)
         if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 

@@ -10,14 +10,19 @@ struct CloneCommand: Command {
     static let jsonFlag = FlagOption("--json")
     static let options = [jsonFlag.spec]
     static let help = """
-        Usage: vault clone TARGET DIR [--json]
+        Usage: vault clone TARGET|NAME DIR [--json]
 
-        Downloads the vault at TARGET (any rclone path) into DIR, which must
+        Downloads the vault at TARGET (any rclone path), or at the target of
+        this vault's remote NAME ('vault remote list'), into DIR, which must
         not exist or be empty: a new laptop, a lost disk. Everything lands
         in a staging directory beside DIR; the vault there is unlocked with
         the password and every byte of every item is checked; only then is
         it renamed to DIR. A failure (a damaged item: exit 14) leaves
         nothing at DIR. The new vault knows TARGET as its remote 'origin'.
+        A word without ':' or '/' that names one of this vault's remotes
+        is that remote; any other word is a target. A clone is a copy of
+        its own: even when this machine has seen a newer state of the vault
+        elsewhere, it is no rollback.
 
         Options:
           --json   one JSON summary on standard output
@@ -25,6 +30,7 @@ struct CloneCommand: Command {
         Examples:
           vault clone s3:my-bucket/vault ~/.local/share/vault
           vault clone /mnt/usb/vault ~/vault-copy
+          vault clone offsite ~/merged
         """
 
     let target: String
@@ -40,7 +46,15 @@ struct CloneCommand: Command {
         json = arguments.isSet(Self.jsonFlag)
     }
 
+    /// TARGET, or the target of this vault's remote of that name.
+    func resolvedTarget(_ context: Context) -> String {
+        guard !target.contains(":"), !target.contains("/"),
+              let remote = try? RemoteConfig.read(vault: context.vaultDirectory).remote(named: target) else { return target }
+        return remote.target
+    }
+
     func run(_ context: Context) throws -> ExitCode {
+        let target = resolvedTarget(context)
         if let st = try Syscall.status(of: directory), try st.kind != .directory || !Syscall.listDirectory(directory).isEmpty {
             throw CLIError(message: "'\(directory)' already exists and is not empty; clone never overwrites",
                            hints: ["give a new or empty directory"], code: .exists)
@@ -56,6 +70,10 @@ struct CloneCommand: Command {
             defer { meter.finish() }
             return try RemoteClone.download(target: target, rclone: rclone, into: staging, progress: meter.update)
         }()
+        // The remote's manifest as it came, before the unlock below absorbs
+        // any drop-ins: what the clone and the remote both hold, the base
+        // of a later merge.
+        let downloaded = try VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize)
         do {
             let vault = try Vault(at: staging.path)
             let unlocked = try vault.unlock(password: Password(secret: try source.read()), forWriting: true,
@@ -69,6 +87,7 @@ struct CloneCommand: Command {
         var config = RemoteConfig()
         _ = try config.add(name: "origin", target: target)
         config.remotes[0].known = summary.generation
+        try RemoteBase.write(downloaded, vault: staging.path, remote: "origin")
         try config.write(vault: staging.path)
         try staging.commit()
         if json {

@@ -11,19 +11,27 @@ struct PushCommand: Command {
     static let help = """
         Usage: vault push [NAME] [--replace-header] [--json]
 
-        Makes the remote NAME (or the vault's only remote) a copy of this
-        vault, through rclone. Needs no password: everything it sends is
-        already encrypted. Only what the remote lacks is sent; a push that
-        was stopped, run again, sends only the rest.
+        Makes the remote NAME (without NAME: the vault's first remote, the
+        one added first, as 'vault remote list' shows) a copy of this
+        vault, through rclone. Needs no password while the remote is as
+        this vault last left it: everything it sends is already encrypted.
+        Only what the remote lacks is sent; a push that was stopped, run
+        again, sends only the rest.
+
+        Drop-ins waiting here ('vault add') go to the remote's inbox first,
+        so a cron job's 'vault add ...; vault push' gets them off this
+        machine; the next pull with the password, here or on another
+        machine, takes them in (once: by their ids).
+
+        If another machine pushed since this vault last pushed or pulled,
+        push merges first, as 'vault pull' does (see 'vault pull --help'),
+        which needs the password; without one it sends only the drop-ins
+        and says so (exit 0).
 
         The order keeps the remote whole at every instant: new items first,
         then the header, then the list of items (the manifest), and only
-        then deletions of items removed here. Drop-ins that reached the
-        remote's inbox and that this vault has taken in (after 'vault pull')
-        are deleted from there now.
-
-        If another machine pushed to the remote since this vault last pushed
-        or pulled, the push is refused with exit 11: pull first.
+        then deletions of items removed here. Drop-ins in the remote's
+        inbox that this vault has taken in are deleted from there now.
 
         The header (the key slots and passwords) goes up only if this
         vault's is the newer. One changed on another machine is left on the
@@ -51,32 +59,65 @@ struct PushCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let remote = try context.remote(remoteName)
-        let waiting = try Vault(at: context.vaultDirectory).waitingDropIns()
-        if waiting > 0 {
-            context.terminal.warning("\(Format.count(waiting, "drop-in")) wait in the inbox and are not pushed until taken in",
-                                     hints: ["any command that unlocks the vault ('vault list') takes them in"])
+        var remote = try context.remote(remoteName)
+        var summary = try send(context, remote)
+        var sent = summary.dropInsSent
+        var pulled: RemoteSync.Pulled?
+        // Another machine pushed since: merge (a pull), then push the merge.
+        // Twice at most: a third machine pushing in between each time is
+        // reported as the remote changing while this push ran.
+        for _ in 0..<2 where summary.remoteMoved != nil {
+            guard let source = try? context.passwordSource() else { return try sentOnly(context, remote, summary) }
+            let p = try RemoteSync.pull(context, remote, source)
+            p.vault.releaseWriterLock()
+            pulled = p
+            remote = try context.remote(remote.name)
+            summary = try send(context, remote)
+            sent += summary.dropInsSent
         }
-        let meter = TransferMeter(context.terminal, "pushing")
-        let summary = try { () throws -> PushSummary in
-            defer { meter.finish() }
-            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(),
-                                       replaceHeader: replaceHeader, progress: meter.update)
-        }()
+        if let moved = summary.remoteMoved { throw RemoteError.remoteChanged(remote: moved, known: remote.known) }
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
                 remote: remote.name, generation: summary.generation, files: summary.uploadedFiles, bytes: summary.uploadedBytes,
-                deleted: summary.deletedFiles, dropIns: summary.dropInsCleared, seconds: summary.seconds, state: "pushed")))
-        } else {
-            context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
-                                  bytes: summary.uploadedBytes, seconds: summary.seconds))
-            if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
-            if summary.remoteHeaderNewer {
-                context.terminal.note("the remote's header is newer (key slots changed on another machine): left there",
-                                      hint: "'vault pull' takes it")
-            }
-            if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
+                deleted: summary.deletedFiles, dropIns: summary.dropInsCleared, seconds: summary.seconds,
+                state: pulled == nil ? "pushed" : "merged", conflicts: pulled.flatMap { RemoteSync.conflicts($0.summary.state) },
+                dropInsSent: sent)))
+            return .ok
         }
+        if let pulled { RemoteSync.report(pulled, remote: remote.name, terminal: context.terminal, pushing: true) }
+        context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
+                              bytes: summary.uploadedBytes, seconds: summary.seconds))
+        if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
+        if summary.remoteHeaderNewer {
+            context.terminal.note("the remote's header is newer (key slots changed on another machine): left there",
+                                  hint: "'vault pull' takes it")
+        }
+        if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
+        if sent > 0 && summary.dropInsCleared == 0 {
+            context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox of '\(remote.name)': the next pull with the password, here or on another machine, takes \(sent == 1 ? "it" : "them") in")
+        }
+        return .ok
+    }
+
+    func send(_ context: Context, _ remote: RemoteConfig.Remote) throws -> PushSummary {
+        let meter = TransferMeter(context.terminal, "pushing")
+        defer { meter.finish() }
+        return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(),
+                                   replaceHeader: replaceHeader, progress: meter.update)
+    }
+
+    /// No password here, and the remote moved on: nothing can be merged,
+    /// but the drop-ins went up. One line, exit 0, so a cron job that adds
+    /// and pushes succeeds.
+    func sentOnly(_ context: Context, _ remote: RemoteConfig.Remote, _ summary: PushSummary) throws -> ExitCode {
+        if json {
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
+                remote: remote.name, generation: summary.generation, files: summary.uploadedFiles, bytes: summary.uploadedBytes, deleted: 0,
+                dropIns: 0, seconds: summary.seconds, state: "sent-drop-ins", dropInsSent: summary.dropInsSent)))
+            return .ok
+        }
+        let sent = summary.dropInsSent > 0 ? "sent \(Format.count(summary.dropInsSent, "drop-in")) to its inbox" : "sent no drop-ins"
+        context.terminal.note("'\(remote.name)' changed on another machine: \(sent); merging this vault's other changes needs the password ('vault push' or 'vault pull' with it)")
         return .ok
     }
 }

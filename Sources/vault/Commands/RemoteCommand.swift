@@ -60,6 +60,8 @@ struct RemoteCommand: Command {
         switch action {
         case .add(let name, let target):
             let remote = try config.add(name: name, target: target)
+            // A base left by an earlier remote of this name is not this one's.
+            try RemoteBase.remove(vault: context.vaultDirectory, remote: name)
             try config.write(vault: context.vaultDirectory)
             context.terminal.note("added remote '\(name)' at \(Terminal.printable(remote.target))",
                                   hint: "'vault push \(name)' copies the vault there")
@@ -75,6 +77,7 @@ struct RemoteCommand: Command {
             guard config.remote(named: name) != nil else { throw RemoteError.noSuchRemote(name) }
             config.remotes.removeAll { $0.name == name }
             try config.write(vault: context.vaultDirectory)
+            try RemoteBase.remove(vault: context.vaultDirectory, remote: name)
             context.terminal.note("removed remote '\(name)'; the copy there was not touched")
         }
         return .ok

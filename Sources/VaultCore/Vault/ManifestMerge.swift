@@ -1,0 +1,203 @@
+// Three-way merge of manifests (docs/FORMAT.md, "Merge"): what `push` and
+// `pull` do when this vault and a remote both changed since they were last
+// in step. Pure: no I/O, no keys; ManifestMergeTests checks the published
+// vector and the rules on random histories.
+//
+// Entries are immutable blobs with random ids, so the merge works on ids:
+// an id either side holds is kept unless the other side dropped it since the
+// base; only an entry's name and version number can differ between sides.
+// It never looks at an entry's kind, so kinds added later (snapshots,
+// packs) merge the same way.
+
+public enum ManifestMerge {
+    /// Which side of a merge.
+    public enum Side: Sendable, Equatable { case ours, theirs }
+
+    /// A change that both sides made differently, kept and listed.
+    public struct Conflict: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            /// Both sides renamed the item, to these different names.
+            case renamedOnBoth(ours: String, theirs: String)
+            /// `removedBy` removed the item (every version) while the other
+            /// side renamed it or added a version to it.
+            case removedAndChanged(removedBy: Side)
+        }
+        public let kind: Kind
+        /// The item's name in the base (nil: not in the base).
+        public let base: String?
+        /// Its name in the merged manifest.
+        public let kept: String
+    }
+
+    public struct Result: Sendable {
+        public let manifest: Manifest
+        public let conflicts: [Conflict]
+    }
+
+    /// What a conflicting item's name gets, so the listing says so.
+    public static let conflictSuffix = " (conflict)"
+
+    /// Merges `ours` and `theirs`, which both descend from `base` (the
+    /// entries of the manifest both last held; empty when not known: then
+    /// nothing counts as removed). The result's generation is above both.
+    /// Symmetric: swapping ours and theirs gives the same manifest.
+    /// Throws what `Manifest` throws when the result would not fit.
+    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest) throws -> Result {
+        let b = Dictionary(base.map { (ByteKey($0.itemID), $0) }, uniquingKeysWith: { a, _ in a })
+        let o = Dictionary(uniqueKeysWithValues: ours.entries.map { (ByteKey($0.itemID), $0) })
+        let t = Dictionary(uniqueKeysWithValues: theirs.entries.map { (ByteKey($0.itemID), $0) })
+        var picks: [ByteKey: Pick] = [:]
+        var conflicts: [String: Conflict] = [:]
+
+        for id in Set(o.keys).union(t.keys) {
+            switch (o[id], t[id]) {
+            case let (mine?, other?):
+                let base = b[id]
+                // The number both give it, or the one of the side that
+                // renumbered it since the base (a merge on that side did).
+                var agreed: UInt32? = mine.version == other.version ? mine.version : nil
+                if agreed == nil, let base {
+                    agreed = base.version == mine.version ? other.version : base.version == other.version ? mine.version : nil
+                }
+                var pick = Pick(entry: mine, name: mine.name, own: min(mine.version, other.version), shared: agreed)
+                if !same(mine.name, other.name) {
+                    if let base, same(mine.name, base.name) {
+                        pick.name = other.name
+                    } else if let base, same(other.name, base.name) {
+                        pick.name = mine.name
+                    } else {
+                        // Both renamed it (or both took it in under other names).
+                        let (a, b) = (stem(mine.name), stem(other.name))
+                        pick.name = conflictName(ByteKey(a).bytes.lexicographicallyPrecedes(ByteKey(b).bytes) ? a : b)
+                        pick.shared = nil
+                        conflicts[pick.name] = Conflict(kind: .renamedOnBoth(ours: mine.name, theirs: other.name),
+                                                        base: base?.name, kept: pick.name)
+                    }
+                }
+                picks[id] = pick
+            case let (one?, nil), let (nil, one?):
+                // Added on that side: kept. In the base: the other side
+                // removed or forgot it, which applies (unless it is part of
+                // a conflict, below).
+                if b[id] == nil { picks[id] = Pick(entry: one, name: one.name, own: one.version, shared: nil) }
+            case (nil, nil):
+                break
+            }
+        }
+
+        // An item of the base that one side removed whole while the other
+        // changed it (renamed it, or added a version under its name): the
+        // changed side's versions stay, under a name that says so.
+        var baseItems: [ByteKey: [ManifestEntry]] = [:]
+        for e in base { baseItems[ByteKey(e.name), default: []].append(e) }
+        for (_, item) in baseItems.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+            for (removedBy, kept, keeper) in [(Side.theirs, o, ours), (Side.ours, t, theirs)] {
+                let removing = removedBy == .theirs ? t : o
+                guard !item.contains(where: { removing[ByteKey($0.itemID)] != nil }) else { continue }
+                let held = item.compactMap { kept[ByteKey($0.itemID)] }
+                guard !held.isEmpty else { continue }
+                let names = Set(held.map { ByteKey($0.name) })
+                let added = keeper.entries.filter { b[ByteKey($0.itemID)] == nil && names.contains(ByteKey($0.name)) }
+                let renamed = held.contains { !same($0.name, item[0].name) }
+                guard renamed || !added.isEmpty else { continue }
+                for e in held + added {
+                    let name = conflictName(e.name)
+                    picks[ByteKey(e.itemID)] = Pick(entry: e, name: name, own: e.version, shared: nil)
+                    conflicts[name] = Conflict(kind: .removedAndChanged(removedBy: removedBy), base: item[0].name, kept: name)
+                }
+            }
+        }
+
+        var merged = try Manifest(entries: number(picks))
+        merged.generation = max(ours.generation, theirs.generation) + 1
+        let listed = conflicts.values.sorted { ByteKey($0.kept).bytes.lexicographicallyPrecedes(ByteKey($1.kept).bytes) }
+        return Result(manifest: merged, conflicts: listed)
+    }
+
+    /// One kept entry: its merged name, its smallest version number on the
+    /// sides that hold it (`own`), and `shared` when both sides hold it
+    /// and agree on its number (the same, or only one side changed it
+    /// since the base) and its name is no conflict's.
+    struct Pick {
+        var entry: ManifestEntry
+        var name: String
+        var own: UInt32
+        var shared: UInt32?
+    }
+
+    /// Version numbers, per name: a shared number stays (unless two items
+    /// renamed into one name on different sides share it: then neither
+    /// keeps it); every other entry, in the order (own number, added, item
+    /// id), takes the lowest number at least its own and above the one
+    /// before it that no kept entry holds. So versions only one side added
+    /// keep their numbers, and versions both sides added all stay, after
+    /// the shared ones, in the order they were added.
+    static func number(_ picks: [ByteKey: Pick]) throws -> [ManifestEntry] {
+        var byName: [ByteKey: [Pick]] = [:]
+        for pick in picks.values { byName[ByteKey(pick.name), default: []].append(pick) }
+        var out: [ManifestEntry] = []
+        for (_, group) in byName {
+            var claims: [UInt32: Int] = [:]
+            for p in group { if let v = p.shared { claims[v, default: 0] += 1 } }
+            var floating: [Pick] = []
+            var kept = Set<UInt32>()
+            for p in group {
+                if let v = p.shared, claims[v] == 1 {
+                    out.append(renamed(p.entry, p.name, v))
+                    kept.insert(v)
+                } else {
+                    floating.append(p)
+                }
+            }
+            floating.sort { a, b in
+                if a.own != b.own { return a.own < b.own }
+                if a.entry.added != b.entry.added { return a.entry.added < b.entry.added }
+                return a.entry.itemID.lexicographicallyPrecedes(b.entry.itemID)
+            }
+            var previous: UInt32 = 0
+            for p in floating {
+                guard previous < UInt32.max else { throw VaultError.tooManyVersions(name: p.name) }
+                var n = max(previous + 1, p.own)
+                while kept.contains(n) {
+                    guard n < UInt32.max else { throw VaultError.tooManyVersions(name: p.name) }
+                    n += 1
+                }
+                previous = n
+                out.append(renamed(p.entry, p.name, n))
+            }
+        }
+        // One order for the records, so two implementations write the same plaintext.
+        return out.sorted { a, b in
+            let (x, y) = (ByteKey(a.name), ByteKey(b.name))
+            return x == y ? a.version < b.version : x.bytes.lexicographicallyPrecedes(y.bytes)
+        }
+    }
+
+    /// Names compare byte for byte (docs/FORMAT.md): Swift's `==` would
+    /// take two spellings of "é" for one name.
+    static func same(_ a: String, _ b: String) -> Bool { ByteKey(a) == ByteKey(b) }
+
+    static func renamed(_ e: ManifestEntry, _ name: String, _ version: UInt32) -> ManifestEntry {
+        var e = e
+        (e.name, e.version) = (name, version)
+        return e
+    }
+
+    /// `name` without a trailing " (conflict)": so a merge run again over
+    /// its own result (after a kill before the base was written) names a
+    /// conflict as the first run did, not "x (conflict) (conflict)".
+    static func stem(_ name: String) -> String {
+        let bytes = Array(name.utf8), suffix = Array(conflictSuffix.utf8)
+        guard bytes.count > suffix.count, Array(bytes.suffix(suffix.count)) == suffix else { return name }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
+    }
+
+    /// The stem of `name` + " (conflict)", shortened (whole characters) to
+    /// stay within the 1024-byte limit.
+    public static func conflictName(_ name: String) -> String {
+        var scalars = Array(stem(name).unicodeScalars)
+        let room = ManifestEntry.maxNameLength - conflictSuffix.utf8.count
+        while String(String.UnicodeScalarView(scalars)).utf8.count > room { scalars.removeLast() }
+        return String(String.UnicodeScalarView(scalars)) + conflictSuffix
+    }
+}

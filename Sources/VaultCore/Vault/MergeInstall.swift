@@ -1,0 +1,44 @@
+import System
+
+// What a merging pull needs of the unlocked vault (docs/FORMAT.md, "Merge"):
+// another manifest file opened with this vault's manifest key (the base
+// remembered for a remote), and a merged manifest made this vault's.
+
+extension UnlockedVault {
+    /// A sealed manifest file (the base kept for a remote) opened and
+    /// checked with this vault's manifest key: authenticated, or
+    /// `corruptedOrTampered`.
+    package func openManifest(_ sealed: [UInt8]) throws -> Manifest {
+        try Manifest.open(sealed, key: keys.manifest, vaultID: vaultID)
+    }
+
+    /// Makes `merged` this vault's manifest, with its own generation (the
+    /// merge put it above both sides): written atomically, remembered by
+    /// the rollback guard, and only then the blobs of entries it no longer
+    /// names unlinked (a kill in between leaves orphans, never a manifest
+    /// naming a missing blob). Every blob it names must be in items/.
+    package func install(merged: Manifest) throws {
+        try requireLock()
+        guard merged.generation > manifest.generation else { throw VaultError.invalidArgument("a merged manifest must be newer") }
+        let before = manifest
+        try VaultDirectory.atomicWrite(merged.sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
+        manifest = merged
+        rollbackGuard?.saw(vaultID: vaultID, generation: merged.generation)
+        for e in before.entries where merged.entry(itemID: e.itemID) == nil { try? Syscall.unlink(paths.item(e.blobName)) }
+        try Syscall.fsyncDirectory(paths.items)
+    }
+}
+
+extension UnlockedVault {
+    /// Moves these waiting drop-ins (blob names) to quarantine/, envelope
+    /// first, so they are not taken in: drop-ins this vault sent to a
+    /// remote that another machine took in and that were removed since.
+    /// Set aside rather than deleted: the bytes stay until `check --repair
+    /// --purge`. Returns how many envelopes moved.
+    package func setAside(dropIns blobs: [String]) throws -> Int {
+        let envelopes = blobs.map { FilePath("inbox/" + $0 + ".env") }
+        let moved = try quarantine(envelopes)
+        _ = try quarantine(blobs.map { FilePath("inbox/" + $0 + ".item") })
+        return moved.count
+    }
+}

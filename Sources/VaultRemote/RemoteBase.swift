@@ -1,0 +1,117 @@
+import System
+import VaultCore
+
+/// What this vault remembers of the last state it shared with a remote
+/// (docs/FORMAT.md, "Merge base"), so a merge knows what each side changed
+/// since:
+///
+///     remote.<NAME>.base   the manifest file both last held, byte for byte
+///                          (sealed and authenticated as every manifest)
+///     remote.<NAME>.merging  u64be(merged generation) || theirs: only
+///                          while a merged manifest is being written
+///     remote.<NAME>.inbox  "vault inbox v1\n" || (32 hex item id "\n")*:
+///                          drop-ins that passed between this vault and
+///                          that remote's inbox (a push sent them, or a
+///                          pull took them), so each goes up once, comes
+///                          in once, and is known as shared once gone there
+///
+/// Both written atomically. The base is written before `remotes` records
+/// the generation it goes with, so after a kill the base is never older
+/// than KNOWN says, only (harmlessly) newer. A sent id is written to
+/// `.inbox` only after its drop-in is whole on the remote, a taken one
+/// after it is whole in our inbox: an id recorded but in neither place
+/// would read as "taken in and removed elsewhere" and be dropped.
+public enum RemoteBase {
+    static let listFirstLine = "vault inbox v1"
+    /// At most this many ids in `.inbox` (33 bytes of file each).
+    static let maxListed = 100_000
+
+    static func basePath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).base" }
+    static func listPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).inbox" }
+
+    /// The base manifest file's bytes (nil: none kept yet). Authenticated
+    /// only when the caller opens it with the vault's key.
+    public static func read(vault: String, remote name: String) throws -> [UInt8]? {
+        let path = basePath(vault, name)
+        guard try Syscall.status(of: path) != nil else { return nil }
+        return try VaultDirectory.readFile(path, limit: Manifest.maxFileSize)
+    }
+
+    /// Remembers `manifest` (a manifest file's bytes) as the base, unless it is already.
+    public static func write(_ manifest: [UInt8], vault: String, remote name: String) throws {
+        if let kept = try? read(vault: vault, remote: name), kept == manifest { return }
+        try VaultDirectory.atomicWrite(manifest, to: basePath(vault, name))
+    }
+
+    /// The ids (hex) of drop-ins that passed between this vault and the
+    /// remote's inbox. A damaged file reads as empty: then a drop-in taken
+    /// in and removed elsewhere may come back here (never one lost).
+    public static func dropIns(vault: String, remote name: String) -> Set<String> {
+        guard let raw = try? VaultDirectory.readFile(listPath(vault, name), limit: 64 + 33 * maxListed),
+              let text = String(validating: raw, as: UTF8.self) else { return [] }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(listFirstLine), lines.last == "" else { return [] }
+        lines.removeFirst(); lines.removeLast()
+        guard lines.allSatisfy({ RemoteNames.isItemID($0) }) else { return [] }
+        return Set(lines.map(String.init))
+    }
+
+    /// Replaces the list (the file goes when it is empty).
+    public static func setDropIns(_ ids: Set<String>, vault: String, remote name: String) throws {
+        let path = listPath(vault, name)
+        if ids.isEmpty {
+            if try Syscall.status(of: path) != nil { try Syscall.unlink(path) }
+            return
+        }
+        let text = ([listFirstLine] + ids.sorted().suffix(maxListed)).map { $0 + "\n" }.joined()
+        try VaultDirectory.atomicWrite(Array(text.utf8), to: path)
+    }
+
+    /// Adds ids to the list.
+    public static func addDropIns(_ ids: some Sequence<String>, vault: String, remote name: String) throws {
+        let listed = dropIns(vault: vault, remote: name)
+        let all = listed.union(ids)
+        if all.count != listed.count { try setDropIns(all, vault: vault, remote: name) }
+    }
+
+    static func mergingPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).merging" }
+
+    /// Before a merged manifest of generation `generation` is written:
+    /// theirs (`manifest`, a manifest file) is to become the base once it
+    /// is. `remote.NAME.merging` = u64be(generation) || manifest.
+    static func beginMerge(theirs manifest: [UInt8], generation: UInt64, vault: String, remote name: String) throws {
+        var bytes = withUnsafeBytes(of: generation.bigEndian, Array.init)
+        bytes += manifest
+        try VaultDirectory.atomicWrite(bytes, to: mergingPath(vault, name))
+    }
+
+    /// After the merged manifest is written: theirs becomes the base.
+    static func finishMerge(vault: String, remote name: String) throws {
+        try Syscall.rename(mergingPath(vault, name), basePath(vault, name))
+        try Syscall.fsyncDirectory(VaultPaths(root: vault).root)
+    }
+
+    /// A merge a kill interrupted: written (the local generation reached
+    /// the merged one) or not. Returns the generation of theirs when it was
+    /// (the caller records it as K), nil when there was none or it was not.
+    static func settleMerge(localGeneration: UInt64, vault: String, remote name: String) throws -> UInt64? {
+        let path = mergingPath(vault, name)
+        guard try Syscall.status(of: path) != nil else { return nil }
+        let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
+        let merged = bytes.count >= 8 ? bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : .max
+        guard localGeneration >= merged, let theirs = try? ManifestPrefix.generation(of: Array(bytes.dropFirst(8))) else {
+            try Syscall.unlink(path)
+            return nil
+        }
+        try VaultDirectory.atomicWrite(Array(bytes.dropFirst(8)), to: basePath(vault, name))
+        try Syscall.unlink(path)
+        return theirs
+    }
+
+    /// Forgets everything about the remote (`remote remove`).
+    public static func remove(vault: String, remote name: String) throws {
+        for path in [basePath(vault, name), listPath(vault, name), mergingPath(vault, name)] where try Syscall.status(of: path) != nil {
+            try Syscall.unlink(path)
+        }
+    }
+}

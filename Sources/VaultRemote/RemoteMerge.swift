@@ -1,0 +1,80 @@
+import System
+import VaultCore
+
+/// A pull (or a push with the password) that finds both sides changed:
+/// the remote's manifest, staged and authenticated, merged with ours
+/// (ManifestMerge) against the base this vault kept for the remote
+/// (RemoteBase). Nothing here changes before the staged copy is opened with
+/// this vault's master key and every staged blob is read through.
+enum RemoteMerge {
+    static func merge(_ staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64], wanted: [String],
+                      announced r: UInt64, known k: UInt64, local: UnlockedVault,
+                      remote: RemoteConfig.Remote) throws -> ManifestMerge.Result {
+        let opened = try local.unlockCopy(try Vault(at: staging.path))
+        try SyncPlan.checkMergeable(authenticated: opened.manifest.generation, announced: r, known: k)
+        let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
+        let result = try ManifestMerge.merge(base: baseEntries(local, remote: remote, layout: layout),
+                                             ours: local.manifest, theirs: opened.manifest)
+        let named = Set(result.manifest.entries.map(\.blobName))
+        try RemotePull.moveIn(verified.filter(named.contains), from: staging, vault: local)
+        // Theirs becomes the base only once the merge is written: a kill in
+        // between must not leave the old base beside the merged manifest
+        // (a rerun would take the merge's own renames for changes).
+        let root = local.vault.paths.root
+        try RemoteBase.beginMerge(theirs: VaultDirectory.readFile(staging.path + "/" + RemoteNames.manifest, limit: Manifest.maxFileSize),
+                                  generation: result.manifest.generation, vault: root, remote: remote.name)
+        try local.install(merged: result.manifest)
+        try RemoteBase.finishMerge(vault: root, remote: remote.name)
+        return result
+    }
+
+    /// The base's entries: the manifest kept as the base, opened with this
+    /// vault's key (none kept, or one that does not open: empty, so nothing
+    /// counts as removed), plus our entries for drop-ins this vault sent to
+    /// the remote that its inbox no longer holds: another machine took them
+    /// in, so both sides shared them, and theirs lacking one means it was
+    /// removed there since.
+    static func baseEntries(_ local: UnlockedVault, remote: RemoteConfig.Remote, layout: RemoteLayout) -> [ManifestEntry] {
+        let root = local.vault.paths.root
+        var entries: [ManifestEntry] = []
+        if let bytes = try? RemoteBase.read(vault: root, remote: remote.name), let base = try? local.openManifest(bytes) {
+            entries = base.entries
+        }
+        let taken = RemoteBase.dropIns(vault: root, remote: remote.name).subtracting(layout.dropIns)
+        guard !taken.isEmpty else { return entries }
+        let inBase = Set(entries.map(\.blobName))
+        entries += local.manifest.entries.filter { taken.contains($0.blobName) && !inBase.contains($0.blobName) }
+        return entries
+    }
+
+    /// After a pull that brought another machine's manifest: drop-ins that
+    /// passed between this vault and the remote's inbox and that the inbox
+    /// no longer holds were taken in somewhere. Those the new manifest
+    /// holds are cleared from our inbox by the next absorb (it finds their
+    /// ids); those it does not were removed since, and are set aside here
+    /// instead of being taken in again. The list keeps what is still in
+    /// the remote's inbox or still waiting in ours. Returns how many were
+    /// set aside.
+    static func settleDropIns(_ layout: RemoteLayout, vault local: UnlockedVault, remote: RemoteConfig.Remote) throws -> Int {
+        let paths = local.vault.paths
+        let listed = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
+        guard !listed.isEmpty else { return 0 }
+        let waitingThere = Set(layout.dropIns)
+        let now = try local.openManifest(VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize))
+        let held = Set(now.entries.map(\.blobName))
+        var removed: [String] = [], keep = Set<String>()
+        for id in listed.sorted() {
+            let waitingHere = try Syscall.status(of: paths.dropInEnvelope(id)) != nil
+            if waitingThere.contains(id) {
+                keep.insert(id)
+            } else if waitingHere && !held.contains(id) {
+                removed.append(id)
+            } else if waitingHere {
+                keep.insert(id)
+            }
+        }
+        let moved = try removed.isEmpty ? 0 : local.setAside(dropIns: removed)
+        try RemoteBase.setDropIns(keep, vault: paths.root, remote: remote.name)
+        return moved
+    }
+}

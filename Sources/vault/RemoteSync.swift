@@ -1,0 +1,111 @@
+import System
+import VaultCore
+import VaultCrypto
+import VaultRemote
+
+/// The pull that `vault pull` runs, and `vault push` too when another
+/// machine pushed since (then it merges before it pushes), with the words
+/// both print: one place, so they agree.
+enum RemoteSync {
+    struct Pulled {
+        let summary: PullSummary
+        /// The vault opened again after the pull (it absorbed what came in).
+        let vault: UnlockedVault
+        /// Of the drop-ins fetched, those the absorb took in.
+        let taken: Int
+        let seconds: Double
+    }
+
+    /// Unlocks (taking in the drop-ins waiting here, so a merge counts
+    /// them as ours), pulls (fetching, or merging when both changed), then
+    /// opens the vault again with the master key (the header may be new),
+    /// which takes in the drop-ins just fetched, and tidies.
+    static func pull(_ context: Context, _ remote: RemoteConfig.Remote, _ source: PasswordSource) throws -> Pulled {
+        let rclone = try context.rclone()
+        let started = Syscall.monotonicSeconds()
+        let summary: PullSummary
+        let key: MasterKey
+        do {
+            let unlocked = try context.unlock(source, forWriting: true)
+            // A pull replaces the manifest: only with the writer lock.
+            guard unlocked.canWrite else { throw VaultError.busy }
+            key = unlocked.masterKey
+            let meter = TransferMeter(context.terminal, "pulling")
+            defer { meter.finish() }
+            summary = try RemotePull.pull(vault: unlocked, remote: remote, rclone: rclone, progress: meter.update)
+        }
+        let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
+                                                                     rollbackGuard: context.rollbackGuard)
+        try reopened.tidy()
+        let taken = try summary.dropIns.filter { try Syscall.status(of: reopened.vault.paths.dropInEnvelope($0)) == nil }.count
+        return Pulled(summary: summary, vault: reopened, taken: taken, seconds: Syscall.monotonicSeconds() - started)
+    }
+
+    /// The lines a pull prints (`pushing`: a push's merge, which then
+    /// pushes, so "a push updates it" is not said).
+    static func report(_ pulled: Pulled, remote: String, terminal: Terminal, pushing: Bool = false) {
+        let s = pulled.summary
+        if s.headerTaken {
+            terminal.note("the key slots were changed on another machine: this vault now opens as that one does",
+                          hint: "'vault key list' shows them")
+        }
+        switch s.state {
+        case .fetched(let g):
+            terminal.note("pulled generation \(g) from '\(remote)': "
+                          + RemoteFormat.transfer(files: s.files, bytes: s.bytes, seconds: pulled.seconds))
+        case .merged(let r, let g, let conflicts):
+            terminal.note("merged '\(remote)' (generation \(r)) with this vault's changes into generation \(g): "
+                          + RemoteFormat.transfer(files: s.files, bytes: s.bytes, seconds: pulled.seconds),
+                          hint: pushing ? nil : "'vault push \(remote)' puts the merge there")
+            for c in conflicts { terminal.warning(conflictLine(c)) }
+        case .inStep where s.dropIns.isEmpty:
+            terminal.note("'\(remote)' has nothing new")
+        case .inStep:
+            break
+        case .remoteBehind(let r, let l):
+            if !pushing {
+                terminal.note("'\(remote)' is older than this vault (generation \(r) < \(l))", hint: "'vault push \(remote)' updates it")
+            }
+        }
+        if !s.dropIns.isEmpty {
+            let counted = pulled.taken == s.dropIns.count ? Format.count(s.dropIns.count, "drop-in")
+                : "\(pulled.taken) of \(Format.count(s.dropIns.count, "drop-in"))"
+            terminal.note("took in \(counted) from the inbox of '\(remote)'",
+                          hint: pushing ? nil : "the next 'vault push \(remote)' clears \(s.dropIns.count == 1 ? "it" : "them") from there")
+        }
+        if s.sentAndRemoved > 0 {
+            terminal.note("set aside \(Format.count(s.sentAndRemoved, "drop-in")) waiting here: taken in on another machine and removed there since",
+                          hint: "they are in quarantine/ until 'vault check --repair --purge'")
+        }
+        if s.junkDropIns > 0 {
+            terminal.note("ignored \(Format.count(s.junkDropIns, "drop-in")) in the remote's inbox that this vault's key does not open",
+                          hint: "someone who can write to the remote put them there; they stay on the remote")
+        }
+    }
+
+    /// One conflict, as a warning line.
+    static func conflictLine(_ c: ManifestMerge.Conflict) -> String {
+        let kept = Terminal.printable(c.kept)
+        switch c.kind {
+        case .renamedOnBoth(let ours, let theirs):
+            return "conflict: '\(Terminal.printable(c.base ?? c.kept))' was renamed to '\(Terminal.printable(ours))' here and to '\(Terminal.printable(theirs))' there: kept as '\(kept)'"
+        case .removedAndChanged(let by):
+            let (removed, changed) = by == .ours ? ("here", "there") : ("there", "here")
+            return "conflict: '\(Terminal.printable(c.base ?? c.kept))' was removed \(removed) and changed \(changed): kept as '\(kept)'"
+        }
+    }
+
+    static func state(_ s: PullSummary.State) -> String {
+        switch s {
+        case .fetched: "fetched"
+        case .inStep: "in-step"
+        case .remoteBehind: "remote-behind"
+        case .merged: "merged"
+        }
+    }
+
+    static func conflicts(_ s: PullSummary.State) -> Int? {
+        if case .merged(_, _, let c) = s { return c.count }
+        return nil
+    }
+}

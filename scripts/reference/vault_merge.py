@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The three-way merge of manifests, written from docs/FORMAT.md ("Merge")
+alone, as a second implementation to check the first against.
+
+An entry is (id bytes, name bytes, version, added); every other field of an
+entry is copied by id and plays no part in the rule.
+
+    vault_merge.py check-vector FORMAT.md   checks the published vector
+    vault_merge.py merge < cases.json        merges each case of a JSON list
+        [{"base": [[id hex, name, version, added], ...], "ours": [...],
+          "theirs": [...], "ours_generation": n, "theirs_generation": n}]
+      and prints one JSON list of {"entries": [...], "generation": n}.
+"""
+import json
+import sys
+
+SUFFIX = " (conflict)".encode()
+
+
+def stem(name):
+    if len(name) > len(SUFFIX) and name.endswith(SUFFIX):
+        return name[: -len(SUFFIX)]
+    return name
+
+
+def conflict_name(name):
+    s = stem(name).decode("utf-8")
+    while len(s.encode()) > 1024 - len(SUFFIX):
+        s = s[:-1]  # Python strings index Unicode scalars
+    return s.encode() + SUFFIX
+
+
+def merge(base, ours, theirs, ours_generation, theirs_generation):
+    """base, ours, theirs: lists of (id, name, version, added)."""
+    b = {e[0]: e for e in base}
+    o = {e[0]: e for e in ours}
+    t = {e[0]: e for e in theirs}
+    picks = {}  # id -> [name, own, shared, added]
+
+    # Steps 1 and 2: which ids stay, and their names.
+    for i in set(o) | set(t):
+        if i in o and i in t:
+            mine, other, old = o[i], t[i], b.get(i)
+            agreed = mine[2] if mine[2] == other[2] else None
+            if agreed is None and old is not None:
+                if old[2] == mine[2]:
+                    agreed = other[2]
+                elif old[2] == other[2]:
+                    agreed = mine[2]
+            name = mine[1]
+            if mine[1] != other[1]:
+                if old is not None and mine[1] == old[1]:
+                    name = other[1]
+                elif old is not None and other[1] == old[1]:
+                    name = mine[1]
+                else:
+                    name = conflict_name(min(stem(mine[1]), stem(other[1])))
+                    agreed = None
+            picks[i] = [name, min(mine[2], other[2]), agreed, mine[3]]
+        else:
+            one = o.get(i) or t.get(i)
+            if i not in b:
+                picks[i] = [one[1], one[2], None, one[3]]
+
+    # Step 3: removed on one side, changed on the other.
+    items = {}
+    for e in base:
+        items.setdefault(e[1], []).append(e)
+    for name in sorted(items):
+        ids = [e[0] for e in items[name]]
+        for removing, keeping in ((t, o), (o, t)):
+            if any(i in removing for i in ids):
+                continue
+            held = [keeping[i] for i in ids if i in keeping]
+            if not held:
+                continue
+            names = {e[1] for e in held}
+            added = [e for e in keeping.values() if e[0] not in b and e[1] in names]
+            renamed = any(e[1] != name for e in held)
+            if not renamed and not added:
+                continue
+            for e in held + added:
+                picks[e[0]] = [conflict_name(e[1]), e[2], None, e[3]]
+
+    # Step 4: version numbers, per merged name.
+    by_name = {}
+    for i, p in picks.items():
+        by_name.setdefault(p[0], []).append((i, p))
+    out = []
+    for name, group in by_name.items():
+        claims = {}
+        for _, p in group:
+            if p[2] is not None:
+                claims[p[2]] = claims.get(p[2], 0) + 1
+        kept, floating = set(), []
+        for i, p in group:
+            if p[2] is not None and claims[p[2]] == 1:
+                out.append((i, name, p[2], p[3]))
+                kept.add(p[2])
+            else:
+                floating.append((i, p))
+        floating.sort(key=lambda x: (x[1][1], x[1][3], x[0]))
+        previous = 0
+        for i, p in floating:
+            n = max(previous + 1, p[1])
+            while n in kept:
+                n += 1
+            if n > 0xFFFFFFFF:
+                raise ValueError("too many versions")
+            previous = n
+            out.append((i, name, n, p[3]))
+
+    # Step 5: records by name bytes, then version; generation above both.
+    out.sort(key=lambda e: (e[1], e[2]))
+    return out, max(ours_generation, theirs_generation) + 1
+
+
+def parse_vector(path):
+    text = open(path, encoding="utf-8").read()
+    block = text.split("<!-- merge-vector -->")[1].split("<!-- end merge-vector -->")[0]
+    sections, current = {}, None
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        words = line.split()
+        if line.startswith("    ") and not line.startswith("     "):
+            current = words[0]
+            sections[current] = (int(words[1]), [])
+        else:
+            entry = (bytes([int(words[0], 16)]) * 16, " ".join(words[1:-2]).encode(), int(words[-2]), int(words[-1]))
+            sections[current][1].append(entry)
+    return sections
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "check-vector":
+        v = parse_vector(sys.argv[2])
+        for ours, theirs in (("ours", "theirs"), ("theirs", "ours")):
+            got, generation = merge(v["base"][1], v[ours][1], v[theirs][1], v[ours][0], v[theirs][0])
+            if got != v["merged"][1] or generation != v["merged"][0]:
+                print("merge vector: mismatch", got, generation)
+                return 1
+        print("merge vector: ok")
+        return 0
+    if len(sys.argv) == 2 and sys.argv[1] == "merge":
+        results = []
+        for case in json.load(sys.stdin):
+            side = lambda k: [(bytes.fromhex(e[0]), e[1].encode(), e[2], e[3]) for e in case[k]]
+            got, generation = merge(side("base"), side("ours"), side("theirs"),
+                                    case["ours_generation"], case["theirs_generation"])
+            results.append({"entries": [[e[0].hex(), e[1].decode(), e[2], e[3]] for e in got], "generation": generation})
+        json.dump(results, sys.stdout)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
