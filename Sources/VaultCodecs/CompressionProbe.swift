@@ -8,7 +8,7 @@ internal import Glibc    // log2
 /// most 5% slower than storing it raw, and a raw add runs at the speed of
 /// the disk, while zstd spends ~1.5 s of CPU a GiB even on random bytes. So
 /// the probe looks at only `windowCount` windows of `windowSize` bytes spread
-/// over the block (64 KiB of each 4 MiB block, ~50 µs) and measures their
+/// over the block (64 KiB of each 8 MiB block, ~50 µs) and measures their
 /// byte entropy: above `clearlyIncompressible` bits per byte (JPEG, PNG,
 /// video, zip, xz, encrypted data) nothing but long repeats could help, and
 /// those are rare, so the block is stored raw without trying. Anything lower

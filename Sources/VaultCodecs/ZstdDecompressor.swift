@@ -2,7 +2,7 @@
 /// hands out the decompressed bytes.
 ///
 /// Bounded for hostile input: a frame whose window exceeds 2^`windowLogMax`
-/// bytes (8 MiB by default; vault writes windows of at most 4 MiB) is
+/// bytes (16 MiB by default; vault writes windows of at most 8 MiB) is
 /// `ZstdError.windowTooLarge` before anything is allocated for it, so memory
 /// is the window plus libzstd's ~128 KiB buffers, whatever the frame claims.
 /// Output comes out a caller's buffer at a time: a decompression bomb is
@@ -10,8 +10,8 @@
 /// never by holding it all. The input must be at least one frame and end
 /// exactly at a frame's end: otherwise `ZstdError.truncated`.
 public final class ZstdDecompressor: ByteStream {
-    /// Windows above 8 MiB are refused.
-    public static let defaultWindowLogMax = 23
+    /// Windows above 16 MiB are refused.
+    public static let defaultWindowLogMax = 24
     private static let inputBufferSize = 1 << 17
 
     private let context: ZstdDecompressionContext

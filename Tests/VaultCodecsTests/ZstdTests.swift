@@ -8,7 +8,7 @@ import Testing
 @Suite("zstd")
 struct ZstdTests {
     static let B = ZstdCompressor.blockSize
-    static let text: [UInt8] = { var g = TestBytes(seed: 11); return g.text(3 * B + 12_345) }()
+    static let text: [UInt8] = { var g = TestBytes(seed: 11); return g.text(2 * B + 12_345) }()
     static let random: [UInt8] = { var g = TestBytes(seed: 12); return g.random(2 * B + 999) }()
 
     static func compress(_ content: [UInt8], level: Int = 3, adaptive: Bool = true, threads: Int = 2,
@@ -39,7 +39,7 @@ struct ZstdTests {
         }
     }
 
-    @Test(arguments: [0, 1, B - 1, B, B + 1, 2 * B + 7, 3 * B])
+    @Test(arguments: [0, 1, B - 1, B, B + 1, 2 * B + 7])
     func roundTripsAtBlockBoundaries(_ count: Int) throws {
         let content = Array(Self.text.prefix(count))
         for threads in [1, 2] {

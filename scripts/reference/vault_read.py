@@ -431,8 +431,8 @@ def read_item(v, e):
 
 
 # FORMAT.md "Compressed content": one or more whole zstd frames, nothing
-# after the last, each with a window of at most 8 MiB.
-ZSTD_WINDOW_MAX = 1 << 23
+# after the last, each with a window of at most 16 MiB.
+ZSTD_WINDOW_MAX = 1 << 24
 
 
 def zstd_decode(content):

@@ -13,7 +13,7 @@ extension Vault {
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
                        compression: Compression = .default,
                        announce: ((String) -> Void)? = nil) throws -> (entry: ManifestEntry, skipped: [String]) {
-        let compression = Self.sample(folder: path).withUnsafeBytes { compression.resolved(sample: $0) }
+        let compression = Self.resolved(compression, folder: path)
         var skipped: [String] = []
         let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
                                modified: modified, announce: announce) { writer in
@@ -24,12 +24,21 @@ extension Vault {
         return (entry, skipped)
     }
 
-    /// The probe's sample for a folder: the start of its first regular files
-    /// (up to 16 of them, 4 KiB each, in the archive's order). A folder of
-    /// photos is stored raw as a whole, so a mount opens any one of them
-    /// without decoding the archive up to it.
-    static func sample(folder: String) -> [UInt8] {
-        var out: [UInt8] = []
+    /// What to write a folder with: auto stores it raw as a whole only when
+    /// the start of each of its first 16 regular files (in the archive's
+    /// order, 4 KiB each) looks incompressible: a folder of photos, which a
+    /// mount then opens one by one without decoding the archive up to each.
+    /// Anything mixed is zstd, its incompressible blocks stored raw.
+    static func resolved(_ compression: Compression, folder: String) -> Compression {
+        let samples = sample(folder: folder)
+        guard compression == .auto, !samples.isEmpty else { return compression }
+        let raw = samples.allSatisfy { s in s.withUnsafeBytes { compression.resolved(sample: $0) == Compression.none } }
+        return raw ? .none : compression
+    }
+
+    /// The start of a folder's first regular files (up to 16, 4 KiB each, in the archive's order).
+    static func sample(folder: String) -> [[UInt8]] {
+        var out: [[UInt8]] = []
         var files = 0
         func walk(_ dir: FilePath) {
             for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
@@ -40,7 +49,7 @@ extension Vault {
                 guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
                 var b = [UInt8](repeating: 0, count: 4096)
                 let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
-                out += b[..<n]
+                out.append(Array(b[..<n]))
                 files += 1
             }
         }
@@ -68,7 +77,7 @@ extension UnlockedVault {
     @discardableResult
     public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64,
                                   compression: Compression = .default) throws -> ManifestEntry {
-        let compression = Vault.sample(folder: path).withUnsafeBytes { compression.resolved(sample: $0) }
+        let compression = Vault.resolved(compression, folder: path)
         return try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
             let summary = try writeArchive(of: path, compression, to: writer)
             return (summary.bytes, summary.files)
