@@ -31,6 +31,26 @@ import Testing
         }
     }
 
+    @Test func theReferenceReaderOpensEveryCodec() throws {
+        let v = try VaultFixture()
+        let text = Array((0..<220_000).map { "line \($0): the quick brown fox \($0 % 97)\n" }.joined().utf8)   // > 8 MiB: the first block is text
+        let noise = randomBytes(9 << 20)
+        // zstd (compressed blocks, then raw blocks inside it), zstd at a level, xz, off.
+        let cases: [(String, [UInt8], [String])] = [
+            ("mixed.bin", text + noise, []), ("text-zstd19.txt", text, ["--compression", "zstd:19"]),
+            ("text-xz.txt", text, ["--compression", "xz:1"]), ("text-raw.txt", text, ["--compression", "off"]),
+            ("empty.txt", [], []), ("one.txt", [7], []),
+        ]
+        for (name, content, options) in cases {
+            #expect(try v.add(["add", try v.write(name, content)] + options).status == 0)
+        }
+        _ = try v.listed()
+        for (name, content, _) in cases {
+            let r = try python(["get", v.dir, v.passwordFile, name], v)
+            #expect(r.status == 0 && r.stdout == content, "\(name): \(r.stderr)")
+        }
+    }
+
     @Test func theReferenceReaderAgreesWithTheCLI() throws {
         // The reader's own check of the FORMAT.md test vector first.
         let v = try VaultFixture(password: "réference pässwörd")  // NFC normalisation on both sides
