@@ -98,7 +98,7 @@ public final class UnlockedVault {
     func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
         do {
             switch entry.kind {
-            case .file:
+            case .file, .pack, .snapshot:
                 let exact = ExactLengthSink(sink, expected: entry.size)
                 if r.header.flags.contains(.compressed) {
                     _ = try xzError { try pump(XZDecompressor(upstream: r.contentStream()), into: exact) }
