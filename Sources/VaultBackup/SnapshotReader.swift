@@ -43,7 +43,7 @@ public final class SnapshotReader {
                 damaged(String(e.name.dropFirst(BackupItems.snapshotPrefix.count)), error)
                 return nil
             }
-        }.sorted { ($0.snapshot.end.seconds, $0.id) < ($1.snapshot.end.seconds, $1.id) }
+        }.sorted { ($0.snapshot.end.seconds, $0.snapshot.end.nanoseconds, $0.id) < ($1.snapshot.end.seconds, $1.snapshot.end.nanoseconds, $1.id) }
     }
 
     /// The snapshot whose id is `text` or starts with it (at least 4 hex digits).

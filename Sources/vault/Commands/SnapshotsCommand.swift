@@ -1,0 +1,192 @@
+import System
+import VaultBackup
+import VaultCore
+
+/// `vault snapshots [list]|ls|restore|dump`: what `vault backup` stored,
+/// with the password. A subcommand family of its own, so `restore` and
+/// `ls` keep meaning items at the top level.
+struct SnapshotsCommand: Command {
+    static let name = "snapshots"
+    static let abstract = "list, browse and restore backup snapshots"
+    static let hostOption = ValueOption<String>.text("--host", as: "HOST")
+    static let tagOption = ValueOption<String>.repeated("--tag", as: "TAG")
+    static let jsonFlag = FlagOption("--json")
+    static let toOption = ValueOption<String>.text("--to", as: "DIR")
+    static let includeOption = ValueOption<String>.repeated("--include", as: "PATTERN")
+    static let excludeOption = ValueOption<String>.repeated("--exclude", as: "PATTERN")
+    static let options = [hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
+    static let help = """
+        Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
+               vault snapshots ls SNAPSHOT [PATH]
+               vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
+               vault snapshots dump SNAPSHOT PATH
+
+        The snapshots 'vault backup' made (it needs no password; these do).
+        Waiting snapshots are taken in first; one whose packs are missing or
+        damaged is refused by name and waits. SNAPSHOT is an id as 'list'
+        shows it, or its first 4 or more hex digits, or 'latest'.
+
+        list shows one snapshot a line, oldest first: id, end time (local),
+        host, files, size, tags and paths. --host and --tag keep those with
+        that host, or with every given tag.
+
+        ls lists every entry of a snapshot, or those under PATH, one a line:
+        type and mode, owner, size, modification time and path. Paths start
+        with the last name of a backed-up path ('Documents/taxes/2025.pdf').
+
+        restore writes the snapshot under DIR (default: the current
+        directory; created if missing), each backed-up path as its last name:
+        modes, times to the nanosecond, symbolic links, hard links, and owners
+        when run as root. Nothing existing is overwritten (those are skipped
+        and named, exit 3), and nothing is written outside DIR. With
+        --include, only what matches (and everything under it); --exclude
+        leaves out what matches. A pattern without '/' matches each name, one
+        with '/' the path from the snapshot's root ('/Documents/*.pdf').
+
+        dump writes one file of the snapshot to standard output.
+
+        Every piece is checked against its id as it is read: a damaged or
+        tampered one stops the read (exit 14), never writes wrong bytes.
+
+        Options:
+          --host HOST         list: only snapshots of HOST
+          --tag TAG           list: only snapshots with TAG (repeatable)
+          --json              list: one JSON document on standard output
+          --to DIR            restore: where to write (default: the current directory)
+          --include PATTERN   restore: only what matches (repeatable)
+          --exclude PATTERN   restore: leave out what matches (repeatable)
+
+        Examples:
+          vault snapshots
+          vault snapshots ls 3fa2c1d0 Documents/taxes
+          vault snapshots restore latest --to ~/restored --include '*.pdf'
+          vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
+        """
+
+    enum Action {
+        case list(host: String?, tags: [String], json: Bool)
+        case ls(snapshot: String, path: String?)
+        case restore(snapshot: String, to: String, includes: [String], excludes: [String])
+        case dump(snapshot: String, path: String)
+    }
+
+    let action: Action
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        let words = arguments.positionals.isEmpty ? ["list"] : arguments.positionals
+        let host = try arguments.value(Self.hostOption), tags = arguments.values(Self.tagOption)
+        let json = arguments.isSet(Self.jsonFlag), to = try arguments.value(Self.toOption)
+        let includes = arguments.values(Self.includeOption), excludes = arguments.values(Self.excludeOption)
+        let listOptions = host != nil || !tags.isEmpty || json
+        let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
+        func only(_ allowed: Bool, _ message: String) throws(CLIError) {
+            if !allowed { throw arguments.usageError(message) }
+        }
+        switch words[0] {
+        case "list":
+            try only(words.count == 1, "snapshots list takes no arguments")
+            try only(!restoreOptions, "--to, --include and --exclude go with 'snapshots restore'")
+            action = .list(host: host, tags: tags, json: json)
+        case "ls":
+            try only((2...3).contains(words.count), "snapshots ls takes SNAPSHOT and perhaps a PATH")
+            try only(!restoreOptions && !listOptions, "snapshots ls takes no options")
+            action = .ls(snapshot: words[1], path: words.count == 3 ? words[2] : nil)
+        case "restore":
+            try only(words.count == 2, "snapshots restore takes one SNAPSHOT")
+            try only(!listOptions, "--host, --tag and --json go with 'snapshots list'")
+            action = .restore(snapshot: words[1], to: to ?? ".", includes: includes, excludes: excludes)
+        case "dump":
+            try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
+            try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
+            action = .dump(snapshot: words[1], path: words[2])
+        default:
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore or dump")
+        }
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        let vault = try context.unlock(try context.passwordSource(), forWriting: false)
+        switch action {
+        case .list(let host, let tags, let json):
+            let all = SnapshotReader.all(vault) { id, error in
+                context.terminal.warning("snapshot \(id.prefix(8)) cannot be read: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            }
+            let chosen = all.filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
+            if json { return try printLine(context, try JSONOutput.encode(JSONOutput.Snapshots(snapshots: chosen.map(JSONOutput.SnapshotItem.init)))) }
+            let rows = chosen.map { r -> [String] in
+                let s = r.snapshot
+                return [String(r.id.prefix(8)), Format.time(s.end.seconds), Terminal.printable(s.host), String(s.counts.files),
+                        Format.size(s.counts.bytes), s.tags.map(Terminal.printable).joined(separator: ","),
+                        s.paths.map { Terminal.printable(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ")]
+            }
+            try context.terminal.printBuffered { emit in
+                for line in Format.table(header: ["ID", "TIME", "HOST", "FILES", "SIZE", "TAGS", "PATHS"], rows: rows) { try emit(line + "\n") }
+                try emit(Format.count(chosen.count, "snapshot") + "\n")
+            }
+            return .ok
+        case .ls(let id, let path):
+            let reader = try Self.find(vault, id)
+            let prefix = Self.components(path)
+            try context.terminal.printBuffered { emit in
+                try reader.walk(visit: { p, e in
+                    let under = p.count >= prefix.count && Array(p[..<prefix.count]) == prefix
+                    if under { try emit(Self.line(p, e) + "\n") }
+                    // Go down only along PATH, then everything under it.
+                    return under || (p.count < prefix.count && Array(prefix[..<p.count]) == p)
+                })
+            }
+            return .ok
+        case .restore(let id, let to, let includes, let excludes):
+            let reader = try Self.find(vault, id)
+            if let st = try Syscall.status(of: to, followLinks: true) {
+                guard st.isDirectory else { throw CLIError(message: "'\(to)' is not a directory") }
+            } else {
+                try Syscall.mkdir(to, mode: 0o700)
+                context.terminal.note("created '\(to)'")
+            }
+            var options = RestoreOptions(target: to)
+            options.includes = includes.map { Array($0.utf8) }
+            options.excludes = excludes.map { Array($0.utf8) }
+            let summary = try SnapshotRestore(reader, options: options).run()
+            for p in summary.existing { context.terminal.warning("skipped '\(Terminal.printable(p))': it exists") }
+            context.terminal.note("restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
+                                  + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))")
+            return summary.existing.isEmpty ? .ok : .partial
+        case .dump(let id, let path):
+            let reader = try Self.find(vault, id)
+            let e = try reader.entry(at: Self.components(path))
+            guard e.kind == .file else { throw CLIError(message: "'\(Terminal.printable(path))' is not a file in that snapshot") }
+            try reader.write(e, to: StandardOutputSink(context.terminal))
+            return .ok
+        }
+    }
+
+    private func printLine(_ context: Context, _ line: String) throws -> ExitCode {
+        try context.terminal.printLine(line)
+        return .ok
+    }
+
+    /// An id, an id's prefix, or "latest" (the newest by end time).
+    static func find(_ vault: UnlockedVault, _ text: String) throws -> SnapshotReader {
+        if text == "latest" {
+            guard let newest = SnapshotReader.all(vault).last else { throw BackupError.noSuchSnapshot(text) }
+            return newest
+        }
+        return try SnapshotReader.find(vault, text)
+    }
+
+    static func components(_ path: String?) -> [[UInt8]] {
+        (path ?? "").split(separator: "/").filter { $0 != "." }.map { Array($0.utf8) }
+    }
+
+    /// "drwxr-xr-x  1000/1000  4096  2026-11-02 10:00  Documents/taxes".
+    static func line(_ path: [[UInt8]], _ e: TreeEntry) -> String {
+        let type: Character = e.kind == .directory ? "d" : e.kind == .symlink ? "l" : "-"
+        let bits = "rwxrwxrwx"
+        var mode = String(type)
+        for (i, c) in bits.enumerated() { mode.append(e.mode & (1 << (8 - i)) != 0 ? c : "-") }
+        let name = Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self))
+        let target = e.kind == .symlink ? " -> " + Terminal.printable(String(decoding: e.target, as: UTF8.self)) : ""
+        return "\(mode)  \(e.user)/\(e.group)  \(Format.padLeft(String(e.size), 10))  \(Format.time(e.modified))  \(name)\(target)"
+    }
+}
