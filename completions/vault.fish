@@ -122,11 +122,34 @@ complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a re
 complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock backup snapshots'
 complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
 complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
 complete -c vault -n __vault_needs_command -a unlock -d 'Keep the vault unlocked for a while (an agent holds the key)'
 complete -c vault -n __vault_needs_command -a lock -d 'End the unlock agent: the password is needed again'
+complete -c vault -n __vault_needs_command -a backup -d 'Snapshot folders without the password, storing only what changed'
+complete -c vault -n __vault_needs_command -a snapshots -d 'List, browse and restore backup snapshots'
+
+# backup PATH...
+complete -c vault -n '__vault_using backup' -F
+complete -c vault -n '__vault_using backup' -l exclude -x -d 'Leave out what matches'
+complete -c vault -n '__vault_using backup' -l exclude-file -r -F -d 'Patterns from FILE'
+complete -c vault -n '__vault_using backup' -l exclude-caches -d 'Leave out folders holding a CACHEDIR.TAG'
+complete -c vault -n '__vault_using backup' -l exclude-larger-than -x -d 'Leave out files larger than SIZE'
+complete -c vault -n '__vault_using backup' -l one-file-system -d 'Stay on each path\'s file system'
+complete -c vault -n '__vault_using backup' -l tag -x -d 'A tag on the snapshot'
+complete -c vault -n '__vault_using backup' -l host -x -d 'The host name recorded'
+complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store nothing'
+complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
+
+# snapshots [list|ls|restore|dump]
+complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump'
+complete -c vault -n '__vault_using snapshots' -l host -x -d 'list: only snapshots of HOST'
+complete -c vault -n '__vault_using snapshots' -l tag -x -d 'list: only snapshots with TAG'
+complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON document on standard output'
+complete -c vault -n '__vault_using snapshots' -l to -x -a '(__fish_complete_directories)' -d 'restore: where to write'
+complete -c vault -n '__vault_using snapshots' -l include -x -d 'restore: only what matches'
+complete -c vault -n '__vault_using snapshots' -l exclude -x -d 'restore: leave out what matches'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'

@@ -65,7 +65,7 @@ extension UnlockedVault {
                 report.deferred += 1
                 continue
             }
-            guard BackupItems.checkDropped(entry, in: manifest) else {
+            guard BackupItems.checkDropped(entry, in: manifest), entry.kind != .pack || packIsWhole(entry) else {
                 report.rejected.append(blob + ".env")
                 continue
             }

@@ -85,6 +85,17 @@ extension UnlockedVault {
         }
     }
 
+    /// Whether a waiting pack authenticates chunk by chunk, all of it: a
+    /// snapshot is taken in only over whole packs, so damage is found at
+    /// absorb, not at the restore that needed the piece.
+    func packIsWhole(_ entry: ManifestEntry) -> Bool {
+        let inInbox = paths.dropInContent(entry.blobName)
+        let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
+        guard let r = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1),
+              (try? ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)) != nil else { return false }
+        return (try? r.readAll(to: DiscardingSink())) != nil
+    }
+
     /// Why a waiting snapshot may not be absorbed (nil: it may): it does not
     /// open, or a pack it lists is not in the manifest (missing, or refused
     /// because it was damaged). Absorb takes packs in before snapshots.
