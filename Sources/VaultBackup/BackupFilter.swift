@@ -2,9 +2,10 @@ import System
 import VaultCore
 
 /// What `vault backup` leaves out, in the order restic users expect.
-/// A pattern without '/' is matched against each name; one with '/'
-/// against the whole absolute path (wildcards not crossing '/'). A
-/// directory left out takes everything under it.
+/// A pattern without '/' is matched against each name; one starting with
+/// '/' against the whole absolute path; any other one with '/' against
+/// the path's last components ("src/*.o" matches "/home/me/src/a.o").
+/// Wildcards never cross '/'. A directory left out takes everything under it.
 public struct BackupFilter: Sendable {
     public var patterns: [[UInt8]] = []
     /// Directories holding a valid CACHEDIR.TAG (bford.net/projects/cachedir).
@@ -24,9 +25,19 @@ public struct BackupFilter: Sendable {
         }.filter { !$0.isEmpty && $0.first != 0x23 }
     }
 
-    func excludes(name: [UInt8], path: [UInt8]) -> Bool {
+    func excludes(name: [UInt8], path: [UInt8]) -> Bool { Self.matches(patterns, name: name, path: path) }
+
+    /// Whether any of `patterns` matches the entry `name` at `path` (an
+    /// absolute path ending in `name`), by the rules above; `restore`'s
+    /// --include and --exclude use them too, on the snapshot's paths.
+    public static func matches(_ patterns: [[UInt8]], name: [UInt8], path: [UInt8]) -> Bool {
         patterns.contains { p in
-            p.contains(0x2f) ? Syscall.matches(pattern: p, path, pathname: true) : Syscall.matches(pattern: p, name, pathname: false)
+            guard p.contains(0x2f) else { return Syscall.matches(pattern: p, name, pathname: false) }
+            if p.first == 0x2f { return Syscall.matches(pattern: p, path, pathname: true) }
+            // Every suffix of the path that starts after a '/'.
+            return path.indices.contains { i in
+                path[i] == 0x2f && Syscall.matches(pattern: p, Array(path[(i + 1)...]), pathname: true)
+            }
         }
     }
 

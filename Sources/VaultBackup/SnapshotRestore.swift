@@ -46,10 +46,7 @@ public final class SnapshotRestore {
     private func text(_ path: [[UInt8]]) -> [UInt8] { path.reduce([]) { $0 + [0x2f] + $1 } }
 
     private func matches(_ patterns: [[UInt8]], _ path: [[UInt8]]) -> Bool {
-        let full = text(path)
-        return patterns.contains { p in
-            p.contains(0x2f) ? Syscall.matches(pattern: p, full, pathname: true) : Syscall.matches(pattern: p, path.last ?? [], pathname: false)
-        }
+        BackupFilter.matches(patterns, name: path.last ?? [], path: text(path))
     }
 
     /// Included: no --include, or it or a directory above matches one.
@@ -71,7 +68,7 @@ public final class SnapshotRestore {
         case .file, .symlink:
             guard included(path) else { return false }
             try makePending()
-            try write(e, at: disk, display: String(decoding: text(path), as: UTF8.self))
+            try write(e, at: disk, display: String(decoding: text(path).dropFirst(), as: UTF8.self))
             return false
         }
     }

@@ -27,6 +27,11 @@ final class BackupFixture {
 
     func snapshots(_ args: [String]) throws -> CLIHarness.Result { try v.run(["snapshots"] + args, cacheEnv) }
 
+    /// How many snapshots `snapshots --json` printed (nil: not that JSON).
+    static func snapshotCount(_ r: CLIHarness.Result) -> Int? {
+        ((try? JSONObject.parse(r.stdout))?["snapshots"] as? [Any])?.count
+    }
+
     func write(_ relative: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {
         let path = source + "/" + relative
         try Data(bytes).write(to: URL(fileURLWithPath: path))
