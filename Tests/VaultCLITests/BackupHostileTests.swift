@@ -90,6 +90,10 @@ struct BackupHostileTests {
         let r = try v.run(["snapshots", "dump", id, "x"])
         #expect(r.status == 14 && r.stdout.isEmpty && r.stderr.contains("is corrupted or tampered"), "\(r.stderr)")
         #expect(try Self.restore(v, id).status == 14)
+        // check reads trees only; --read-data reads every piece, and names the snapshot.
+        #expect(try v.run(["check"]).status == 0)
+        let check = try v.run(["check", "--read-data"])
+        #expect(check.status == 14 && check.stderr.contains("item 'snapshot-\(id)': a piece in pack-"), "\(check.stderr)")
     }
 
     @Test func aReferenceOutsideTheListedPacksIsRefused() throws {
