@@ -121,6 +121,10 @@ struct BackupCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
+        // Held until the snapshot has landed: a prune (which takes it
+        // exclusively) never deletes a pack this backup is about to reference.
+        let hold = try vault.holdDropLock { context.terminal.note("waiting for a prune or rekey of the vault to finish") }
+        defer { withExtendedLifetime(hold) {} }
         var options = BackupOptions(paths: try absolutePaths(), host: host ?? Syscall.hostName())
         options.tags = tags
         options.dryRun = dryRun

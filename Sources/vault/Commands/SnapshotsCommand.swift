@@ -14,12 +14,25 @@ struct SnapshotsCommand: Command {
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
     static let includeOption = ValueOption<String>.repeated("--include", as: "PATTERN")
     static let excludeOption = ValueOption<String>.repeated("--exclude", as: "PATTERN")
+    static let keepOptions = ["last", "hourly", "daily", "weekly", "monthly", "yearly"].map {
+        ValueOption<UInt32>.number("--keep-\($0)", as: "N")
+    }
+    static let keepWithinOption = ValueOption<String>.text("--keep-within", as: "DURATION")
+    static let pruneFlag = FlagOption("--prune")
+    static let dryRunFlag = FlagOption("--dry-run")
     static let options = [hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
+        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
                vault snapshots dump SNAPSHOT PATH
+               vault snapshots forget SNAPSHOT... [--prune] [--dry-run]
+               vault snapshots forget [--keep-last N] [--keep-hourly N] [--keep-daily N]
+                                      [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
+                                      [--keep-within DURATION] [--host HOST] [--tag TAG]...
+                                      [--prune] [--dry-run]
+               vault snapshots prune [--dry-run]
 
         The snapshots 'vault backup' made (it needs no password; these do).
         Waiting snapshots are taken in first; one whose packs are missing or
@@ -48,6 +61,15 @@ struct SnapshotsCommand: Command {
         Every piece is checked against its id as it is read: a damaged or
         tampered one stops the read (exit 14), never writes wrong bytes.
 
+        forget drops the snapshots named, or those the rules given do not keep, within each
+        group of snapshots of one host and one set of paths, keeping what any
+        rule names and always a group's newest; --host and --tag choose
+        which snapshots it looks at. Hours, days, weeks (Monday to Sunday),
+        months and years are UTC, by each snapshot's end time. prune (or
+        forget --prune) then deletes every pack no snapshot needs, in the
+        vault or waiting in its inbox; it waits for running backups to
+        finish, and packs that are partly used are kept whole.
+
         Options:
           --host HOST         list: only snapshots of HOST
           --tag TAG           list: only snapshots with TAG (repeatable)
@@ -55,12 +77,24 @@ struct SnapshotsCommand: Command {
           --to DIR            restore: where to write (default: the current directory)
           --include PATTERN   restore: only what matches (repeatable)
           --exclude PATTERN   restore: leave out what matches (repeatable)
+          --keep-last N       forget: keep the N newest of each group
+          --keep-hourly N     forget: the newest of each of the last N hours that have one
+          --keep-daily N      forget: ... days, --keep-weekly weeks, --keep-monthly
+          --keep-weekly N       months, --keep-yearly years
+          --keep-monthly N
+          --keep-yearly N
+          --keep-within DURATION
+                              forget: every snapshot within DURATION of the group's
+                              newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
+          --prune             forget: then delete the packs no snapshot needs
+          --dry-run           forget, prune: only say what would go
 
         Examples:
           vault snapshots
           vault snapshots ls 3fa2c1d0 Documents/taxes
           vault snapshots restore latest --to ~/restored --include '*.pdf'
           vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
+          vault snapshots forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune
         """
 
     enum Action {
@@ -68,6 +102,8 @@ struct SnapshotsCommand: Command {
         case ls(snapshot: String, path: String?)
         case restore(snapshot: String, to: String, includes: [String], excludes: [String])
         case dump(snapshot: String, path: String)
+        case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
+        case prune(dryRun: Bool)
     }
 
     let action: Action
@@ -77,8 +113,21 @@ struct SnapshotsCommand: Command {
         let host = try arguments.value(Self.hostOption), tags = arguments.values(Self.tagOption)
         let json = arguments.isSet(Self.jsonFlag), to = try arguments.value(Self.toOption)
         let includes = arguments.values(Self.includeOption), excludes = arguments.values(Self.excludeOption)
-        let listOptions = host != nil || !tags.isEmpty || json
+        var policy = SnapshotPolicy()
+        let keeps = try Self.keepOptions.map { option throws(CLIError) in try arguments.value(option).map(Int.init) }
+        (policy.last, policy.hourly, policy.daily) = (keeps[0] ?? 0, keeps[1] ?? 0, keeps[2] ?? 0)
+        (policy.weekly, policy.monthly, policy.yearly) = (keeps[3] ?? 0, keeps[4] ?? 0, keeps[5] ?? 0)
+        policy.within = try arguments.value(Self.keepWithinOption).map { text throws(CLIError) in
+            guard let s = Self.duration(text) else { throw arguments.usageError("'\(text)' is not a duration (such as 36h, 30d or 1y)") }
+            return s
+        }
+        let prune = arguments.isSet(Self.pruneFlag), dryRun = arguments.isSet(Self.dryRunFlag)
+        let forgetOptions = !policy.isEmpty || prune || dryRun
+        let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget"
         let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
+        if forgetOptions && words[0] != "forget" && !(words[0] == "prune" && !prune && policy.isEmpty) {
+            throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--dry-run also with 'prune')")
+        }
         func only(_ allowed: Bool, _ message: String) throws(CLIError) {
             if !allowed { throw arguments.usageError(message) }
         }
@@ -99,14 +148,43 @@ struct SnapshotsCommand: Command {
             try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
             try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
             action = .dump(snapshot: words[1], path: words[2])
+        case "forget":
+            let ids = Array(words.dropFirst())
+            try only(ids.isEmpty != policy.isEmpty, ids.isEmpty ? "say what to keep: --keep-last, --keep-daily, --keep-within, ..."
+                                                               : "name snapshots or give --keep-* rules, not both")
+            try only(keeps.allSatisfy { $0 != 0 }, "keep counts start at 1")
+            try only(!restoreOptions && !json, "snapshots forget takes --keep-*, --host, --tag, --prune and --dry-run")
+            action = .forget(ids: ids, policy: policy, host: host, tags: tags, prune: prune, dryRun: dryRun)
+        case "prune":
+            try only(words.count == 1, "snapshots prune takes no arguments")
+            try only(!restoreOptions && !listOptions, "snapshots prune takes only --dry-run")
+            action = .prune(dryRun: dryRun)
         default:
-            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore or dump")
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, forget or prune")
         }
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let vault = try context.unlock(try context.passwordSource(), forWriting: false)
+        let writes: Bool
         switch action {
+        case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun): writes = !dryRun
+        default: writes = false
+        }
+        let vault = try context.unlock(try context.passwordSource(), forWriting: writes)
+        switch action {
+        case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
+            let chosen = SnapshotReader.all(vault).filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
+            let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
+            let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
+            for r in doomed {
+                context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.time(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
+            }
+            if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
+            context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
+                                  + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
+            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
+        case .prune(let dryRun):
+            return try prune(vault, context, dryRun: dryRun, forgetting: [])
         case .list(let host, let tags, let json):
             let all = SnapshotReader.all(vault) { id, error in
                 context.terminal.warning("snapshot \(id.prefix(8)) cannot be read: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
@@ -159,6 +237,31 @@ struct SnapshotsCommand: Command {
             try reader.write(e, to: StandardOutputSink(context.terminal))
             return .ok
         }
+    }
+
+    /// Deletes the packs no snapshot needs (a dry run after a dry-run forget
+    /// cannot count the packs that forget would free: it says so).
+    private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
+        let packs = try vault.prunePacks(dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
+        let bytes = packs.reduce(UInt64(0)) { $0 + $1.size }
+        context.terminal.note("\(dryRun ? "would delete" : "deleted") \(Format.count(packs.count, "unused pack")) (\(Format.size(bytes)))"
+                              + (dryRun && !forgetting.isEmpty ? ", not counting what the snapshots above would free" : ""))
+        return .ok
+    }
+
+    /// "36h", "30d", "1y2w": seconds (s, m, h, d, w, y of 365 days).
+    static func duration(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000]
+        var total: Int64 = 0, digits = ""
+        for c in text {
+            if c.isASCII, c.isNumber { digits.append(c); continue }
+            guard let unit = units[c], let n = Int64(digits) else { return nil }
+            let (part, o1) = n.multipliedReportingOverflow(by: unit)
+            let (sum, o2) = total.addingReportingOverflow(part)
+            guard !o1, !o2 else { return nil }
+            (total, digits) = (sum, "")
+        }
+        return digits.isEmpty && total > 0 ? total : nil
     }
 
     private func printLine(_ context: Context, _ line: String) throws -> ExitCode {
