@@ -143,7 +143,16 @@ complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store
 complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
 
 # snapshots [list|ls|restore|dump]
-complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump'
+complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump forget prune'
+complete -c vault -n '__vault_using snapshots' -l keep-last -x -d 'forget: keep the N newest'
+complete -c vault -n '__vault_using snapshots' -l keep-hourly -x -d 'forget: the newest of each of N hours'
+complete -c vault -n '__vault_using snapshots' -l keep-daily -x -d 'forget: the newest of each of N days'
+complete -c vault -n '__vault_using snapshots' -l keep-weekly -x -d 'forget: the newest of each of N weeks'
+complete -c vault -n '__vault_using snapshots' -l keep-monthly -x -d 'forget: the newest of each of N months'
+complete -c vault -n '__vault_using snapshots' -l keep-yearly -x -d 'forget: the newest of each of N years'
+complete -c vault -n '__vault_using snapshots' -l keep-within -x -d 'forget: every snapshot within DURATION'
+complete -c vault -n '__vault_using snapshots' -l prune -d 'forget: then delete the packs no snapshot needs'
+complete -c vault -n '__vault_using snapshots' -l dry-run -d 'forget, prune: only say what would go'
 complete -c vault -n '__vault_using snapshots' -l host -x -d 'list: only snapshots of HOST'
 complete -c vault -n '__vault_using snapshots' -l tag -x -d 'list: only snapshots with TAG'
 complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON document on standard output'
