@@ -57,4 +57,12 @@ extension JSONOutput {
     }
 
     struct Snapshots: Encodable { let snapshots: [SnapshotItem] }
+
+    /// `snapshots stats --json`.
+    struct BackupStats: Encodable {
+        let snapshots: Int, packs: Int
+        /// What the snapshots hold (each file counted in each snapshot), and what the packs store.
+        let snapshotBytes: UInt64, storedBytes: UInt64
+        enum CodingKeys: String, CodingKey { case snapshots, packs, snapshotBytes = "snapshot_bytes", storedBytes = "stored_bytes" }
+    }
 }

@@ -116,4 +116,24 @@ struct BackupTests {
         let dry = try f.backup(["--dry-run"])
         #expect(dry["dry_run"] as? Bool == true && dry["snapshot"] == nil, "\(dry)")
     }
+
+    @Test func diffAndStatsSayWhatChanged() throws {
+        let f = try BackupFixture()
+        try f.mkdir("same")
+        try f.write("same/x", [1])
+        try f.write("edited", [2])
+        try f.write("gone", [3])
+        let first = try #require(try f.backup()["snapshot"] as? String)
+        try f.write("edited", [2, 2])
+        unlink(f.source + "/gone")
+        try f.write("new", BackupFixture.random(2 << 20, seed: 9))
+        try f.write("copy", BackupFixture.random(2 << 20, seed: 9))
+        _ = try f.backup()
+        let d = try f.snapshots(["diff", String(first.prefix(8)), "latest"])
+        #expect(d.status == 0, "\(d.stderr)")
+        #expect(d.stdoutText == "M src\n+ src/copy\nM src/edited\n- src/gone\n+ src/new\n", "\(d.stdoutText)")
+        let stats = try JSONObject.parse(try f.snapshots(["stats", "--json"]).stdout)
+        let held = stats["snapshot_bytes"] as? Int ?? 0, stored = stats["stored_bytes"] as? Int ?? .max
+        #expect(stats["snapshots"] as? Int == 2 && held > 4 << 20 && stored < 3 << 20, "the copy is stored once: \(stats)")
+    }
 }

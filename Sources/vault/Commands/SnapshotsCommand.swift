@@ -27,6 +27,8 @@ struct SnapshotsCommand: Command {
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
                vault snapshots dump SNAPSHOT PATH
+               vault snapshots diff SNAPSHOT SNAPSHOT
+               vault snapshots stats [--json]
                vault snapshots forget SNAPSHOT... [--prune] [--dry-run]
                vault snapshots forget [--keep-last N] [--keep-hourly N] [--keep-daily N]
                                       [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
@@ -57,6 +59,14 @@ struct SnapshotsCommand: Command {
         with '/' the path from the snapshot's root ('/Documents/*.pdf').
 
         dump writes one file of the snapshot to standard output.
+
+        diff lists what changed from the first snapshot to the second, one
+        path a line: '+' added, '-' removed, 'M' changed (content, type,
+        mode, owner or time). Directories that did not change are not read.
+
+        stats shows how many snapshots and packs there are, the bytes the
+        snapshots hold, and the bytes the packs store (what deduplication
+        saved).
 
         Every piece is checked against its id as it is read: a damaged or
         tampered one stops the read (exit 14), never writes wrong bytes.
@@ -94,6 +104,7 @@ struct SnapshotsCommand: Command {
           vault snapshots ls 3fa2c1d0 Documents/taxes
           vault snapshots restore latest --to ~/restored --include '*.pdf'
           vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
+          vault snapshots diff 3fa2 latest
           vault snapshots forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune
         """
 
@@ -104,6 +115,8 @@ struct SnapshotsCommand: Command {
         case dump(snapshot: String, path: String)
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
         case prune(dryRun: Bool)
+        case diff(String, String)
+        case stats(json: Bool)
     }
 
     let action: Action
@@ -155,12 +168,20 @@ struct SnapshotsCommand: Command {
             try only(keeps.allSatisfy { $0 != 0 }, "keep counts start at 1")
             try only(!restoreOptions && !json, "snapshots forget takes --keep-*, --host, --tag, --prune and --dry-run")
             action = .forget(ids: ids, policy: policy, host: host, tags: tags, prune: prune, dryRun: dryRun)
+        case "diff":
+            try only(words.count == 3, "snapshots diff takes two SNAPSHOTs")
+            try only(!restoreOptions && !listOptions, "snapshots diff takes no options")
+            action = .diff(words[1], words[2])
+        case "stats":
+            try only(words.count == 1, "snapshots stats takes no arguments")
+            try only(!restoreOptions && host == nil && tags.isEmpty, "snapshots stats takes only --json")
+            action = .stats(json: json)
         case "prune":
             try only(words.count == 1, "snapshots prune takes no arguments")
             try only(!restoreOptions && !listOptions, "snapshots prune takes only --dry-run")
             action = .prune(dryRun: dryRun)
         default:
-            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, forget or prune")
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, diff, stats, forget or prune")
         }
     }
 
@@ -185,6 +206,27 @@ struct SnapshotsCommand: Command {
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
         case .prune(let dryRun):
             return try prune(vault, context, dryRun: dryRun, forgetting: [])
+        case .diff(let first, let second):
+            let (a, b) = (try Self.find(vault, first), try Self.find(vault, second))
+            var counts: [SnapshotDiff.Change: Int] = [:]
+            try context.terminal.printBuffered { emit in
+                try SnapshotDiff.run(a, b) { path, change in
+                    counts[change, default: 0] += 1
+                    try emit(change.symbol + " " + Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self)) + "\n")
+                }
+            }
+            context.terminal.note("\(counts[.added] ?? 0) added, \(counts[.removed] ?? 0) removed, \(counts[.changed] ?? 0) changed")
+            return .ok
+        case .stats(let json):
+            let snapshots = SnapshotReader.all(vault)
+            let packs = vault.manifest.entries.filter { $0.kind == .pack }
+            let stats = JSONOutput.BackupStats(snapshots: snapshots.count, packs: packs.count,
+                                               snapshotBytes: snapshots.reduce(0) { $0 &+ $1.snapshot.counts.bytes },
+                                               storedBytes: packs.reduce(0) { $0 &+ $1.size })
+            if json { return try printLine(context, try JSONOutput.encode(stats)) }
+            try context.terminal.printLine("\(Format.count(stats.snapshots, "snapshot")) holding \(Format.size(stats.snapshotBytes)); "
+                                           + "\(Format.count(stats.packs, "pack")) storing \(Format.size(stats.storedBytes))")
+            return .ok
         case .list(let host, let tags, let json):
             let all = SnapshotReader.all(vault) { id, error in
                 context.terminal.warning("snapshot \(id.prefix(8)) cannot be read: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
