@@ -50,6 +50,10 @@ struct BackupTests {
                 && !ls.stdoutText.contains("  src/big.bin"), "\(ls.stdoutText)")
         let list = try f.v.listed()
         #expect(list.isEmpty, "packs and snapshots are not items: \(list.map(\.name))")
+        let snapshotName = "snapshot-" + (try #require(s["snapshot"] as? String))
+        for args in [["get", snapshotName], ["remove", snapshotName], ["rename", snapshotName, "x"], ["get", snapshotName, "--version", "1"]] {
+            #expect(try f.v.run(args).status == 16, "\(args) treats a snapshot as an item")
+        }
         let again = try f.snapshots(["restore", "latest", "--to", out])
         #expect(again.status == 3 && again.stderr.contains("skipped 'src/big.bin': it exists"), "never overwrites: \(again.stderr)")
     }

@@ -62,7 +62,8 @@ public final class UnlockedVault {
     }
 
     public func entry(named name: String) throws -> ManifestEntry {
-        guard let e = manifest.entry(named: name) else { throw VaultError.noSuchItem(name: name) }
+        // A backup's packs and snapshots are no items (`vault snapshots` reads them).
+        guard let e = manifest.entry(named: name), !e.kind.isBackupStorage else { throw VaultError.noSuchItem(name: name) }
         return e
     }
 
@@ -154,6 +155,7 @@ public final class UnlockedVault {
 
     public func rename(_ name: String, to newName: String) throws {
         try requireLock()
+        _ = try entry(named: name)
         try manifest.rename(name, to: newName)
         try saveManifest()
     }
