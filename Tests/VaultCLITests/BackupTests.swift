@@ -140,4 +140,31 @@ struct BackupTests {
         let held = stats["snapshot_bytes"] as? Int ?? 0, stored = stats["stored_bytes"] as? Int ?? .max
         #expect(stats["snapshots"] as? Int == 2 && held > 4 << 20 && stored < 3 << 20, "the copy is stored once: \(stats)")
     }
+
+    /// Packs and snapshots travel as items: a day's push is about a day's
+    /// pieces, and a clone restores the snapshot.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func pushSendsOnlyTheNewPiecesAndACloneRestores() throws {
+        let f = try BackupFixture()
+        try f.write("big", BackupFixture.random(4 << 20, seed: 11))
+        _ = try f.backup()
+        let remote = f.v.path + "/remote"
+        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
+        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
+        _ = try f.snapshots([])   // push sends the vault's items: the drop-ins are taken in first
+        let first = try JSONObject.parse(try f.v.run(["push", "--json"], f.cacheEnv).stdout)
+        #expect((first["bytes"] as? Int ?? 0) > 4 << 20, "\(first)")
+        try f.write("small", Array("a new file".utf8))
+        _ = try f.backup()
+        _ = try f.snapshots([])
+        let second = try JSONObject.parse(try f.v.run(["push", "--json"], f.cacheEnv).stdout)
+        #expect((second["bytes"] as? Int ?? .max) < 64 << 10, "a day's push: \(second)")
+        let clone = f.v.path + "/clone"
+        #expect(try f.v.run(["clone", remote, clone]).status == 0)
+        let out = f.v.path + "/out"
+        let r = try CLIHarness.run(["--vault", clone, "--password-file", f.v.passwordFile, "snapshots", "restore", "latest", "--to", out],
+                                   environment: f.v.environment(), cwd: f.v.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(4 << 20, seed: 11)))
+    }
 }
