@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 BIN := .build/release/vault
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz mlkem hpke-xwing listing
+FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz mlkem hpke-xwing listing backup-tree
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc),
 # remotes (rclone, the transport; restic, a bench reference; pip:

@@ -78,4 +78,29 @@ struct TreeCodecTests {
         huge.replaceSubrange(8..<12, with: [0xff, 0xff, 0xff, 0xff])   // pack count 2^32 - 1
         #expect(Snapshot.decode(huge) == nil)
     }
+
+    /// What the fuzz target (Fuzz/FuzzBackupTree) checks, on a few thousand
+    /// mutations here: no input traps, and what parses encodes back to
+    /// exactly its bytes (one shape only).
+    @Test func mutatedRecordsNeverTrapAndParseToOneShape() throws {
+        var link = Self.file("l")
+        (link.kind, link.pieces, link.size, link.target) = (.symlink, [], 0, Array("t".utf8))
+        let tree = Tree.encode([Self.file("a"), Self.file("b", size: 10, pieces: [Self.ref, Self.ref]), link])
+        let snapshot = try Snapshot(packs: [Self.ref.pack], key: try PieceKey.random(), host: "h", paths: [Array("/p".utf8)],
+                                    tags: ["t"], start: (1, 2), end: (3, 4), counts: BackupCounts(), root: Self.ref).encode()
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<3000 {
+            var bytes = i % 2 == 0 ? tree : snapshot
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+                case 1: bytes.removeSubrange(Int.random(in: 0..<bytes.count, using: &rng)...)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...bytes.count, using: &rng))
+                }
+                if bytes.isEmpty { break }
+            }
+            if let entries = Tree.decode(bytes) { #expect(Tree.encode(entries) == bytes) }
+            if let s = Snapshot.decode(bytes) { #expect(try s.encode() == bytes) }
+        }
+    }
 }
