@@ -49,12 +49,28 @@ public final class BackupCache {
         if !good { try rewritePieces() }
     }
 
+    /// The cache's key, made on first use. Never replaced once there: two
+    /// first backups at once both end up with the one that landed first
+    /// (a rename that does not replace), so neither records pieces under a
+    /// key the other's file list then points into.
     private static func loadKey(_ path: String) throws -> PieceKey {
-        if var bytes = try? VaultDirectory.readFile(path, limit: PieceKey.length), bytes.count == PieceKey.length {
+        func read() throws -> PieceKey? {
+            guard var bytes = try? VaultDirectory.readFile(path, limit: PieceKey.length), bytes.count == PieceKey.length else { return nil }
             return try PieceKey(secret: SecretBytes(consuming: &bytes))
         }
+        if let key = try read() { return key }
         let key = try PieceKey.random()
-        try key.secret.withUnsafeBytes { try VaultDirectory.atomicWrite(Array($0), to: path, mode: 0o600) }
+        let temp = path + ".new-\(Syscall.processID)"
+        try? Syscall.unlink(temp)
+        let file = try FileHandleFD(creating: temp)
+        try key.secret.withUnsafeBytes { try file.write($0) }
+        try file.sync()
+        do { try Syscall.renameNoReplace(temp, path) } catch let error as SystemError where error.errno == .fileExists {
+            try? Syscall.unlink(temp)
+            // A damaged key (not 32 bytes) is replaced; the pieces it named are then never matched.
+            if let other = try read() { return other }
+            try Syscall.rename(temp, path)
+        }
         return key
     }
 

@@ -65,9 +65,9 @@ public final class BackupRun {
         let started = Date()
         let listPath = try cache?.fileListPath(host: options.host, paths: options.paths)
         if let listPath {
-            parent = FileListCursor(path: listPath)
+            parent = FileListCursor(path: listPath, key: key)
             summary.parentUsed = parent != nil
-            if !options.dryRun { list = try FileListWriter(replacing: listPath) }
+            if !options.dryRun { list = try FileListWriter(replacing: listPath, key: key) }
         }
         defer { list?.discard() }
         var roots: [TreeEntry] = []

@@ -6,7 +6,10 @@ import VaultCrypto
 // The last snapshot's regular files, in the cache (docs/FORMAT.md,
 // "Backups: the cache"), so that an unchanged file is not read again:
 //
-//   "VFILES01" || record... || "VEND" || SHA-256 of every byte before "VEND"
+//   "VFILES01" || key check (32) || record... || "VEND" || SHA-256 of every byte before "VEND"
+//   key check = HMAC-SHA256(piece key, "vault file list"): a list made under
+//   another key (a cache whose key was replaced) is no list, since its
+//   references name pieces by that key
 //   record = path length u32be || path || device u64be || inode u64be || size u64be
 //            || mtime s i64be || mtime ns u32be || ctime s i64be || ctime ns u32be
 //            || piece count u32be || piece reference × count
@@ -34,6 +37,8 @@ enum FileList {
     static let magic = Array("VFILES01".utf8)
     static let end = Array("VEND".utf8)
     static let maxPath = 1 << 16
+    static let keyCheckLabel = Array("vault file list".utf8)
+    static let headerLength = magic.count + 32
 }
 
 /// Writes a new file list beside its final name; `commit` renames it there.
@@ -44,7 +49,8 @@ final class FileListWriter {
     private let hash: SHA256
     private var buffer = ByteWriter(FileList.magic)
 
-    init(replacing path: String) throws {
+    init(replacing path: String, key: PieceKey) throws {
+        buffer.bytes(try key.id(of: FileList.keyCheckLabel).bytes)
         final = path
         temp = path + ".new-\(Syscall.processID)"
         try? Syscall.unlink(temp)
@@ -90,12 +96,15 @@ final class FileListCursor {
     private var current: FileRecord?
     private var done = false
 
-    init?(path: String) {
-        guard let f = try? FileHandleFD(readingFrom: path), f.size >= UInt64(FileList.magic.count + 36) else { return nil }
+    init?(path: String, key: PieceKey) {
+        guard let f = try? FileHandleFD(readingFrom: path), f.size >= UInt64(FileList.headerLength + 36) else { return nil }
         file = f
         bodyEnd = f.size - 36
-        position = UInt64(FileList.magic.count)
+        position = UInt64(FileList.headerLength)
         guard (try? Self.verify(f, bodyEnd: bodyEnd)) == true else { return nil }
+        var check = [UInt8](repeating: 0, count: 32)
+        guard (try? check.withUnsafeMutableBytes({ try f.read(at: UInt64(FileList.magic.count), into: $0) })) == 32,
+              let want = try? key.id(of: FileList.keyCheckLabel), PieceID(check) == want else { return nil }
         advance()
     }
 

@@ -74,4 +74,38 @@ struct BackupSafetyTests {
         #expect(BackupFixture.snapshotCount(r) == 0)
         #expect(FileManager.default.fileExists(atPath: f.v.dir + "/inbox/\(snapshot).env"), "the snapshot waits")
     }
+
+    /// Whatever happens to the cache, a backup is right: a damaged file
+    /// list or pieces log is read past, a new key starts over.
+    @Test(arguments: ["files", "pieces", "key", "all"])
+    func aDamagedCacheMakesABackupSlowerNeverWrong(_ what: String) throws {
+        let f = try BackupFixture()
+        try f.write("a", BackupFixture.random(600_000, seed: 21))
+        try f.write("b", BackupFixture.random(600_000, seed: 22))
+        _ = try f.backup()
+        let base = f.v.path + "/cache/vault"
+        let dir = base + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: base).first))
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
+            let path = dir + "/" + name
+            let hit = what == "all" || name.hasPrefix(what)
+            guard hit else { continue }
+            if name == "key" { unlink(path); continue }
+            // Flip a byte in the middle: its checksum no longer matches.
+            let fd = open(path, O_RDWR)
+            var byte: UInt8 = 0
+            let at = off_t(BackupFixture.stat(path).st_size / 2)
+            pread(fd, &byte, 1, at)
+            byte ^= 1
+            pwrite(fd, &byte, 1, at)
+            close(fd)
+        }
+        try f.write("b", BackupFixture.random(600_000, seed: 23))
+        let s = try f.backup()
+        #expect(s["parent_used"] as? Bool == (what == "pieces"), "\(s)")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/a") == Data(BackupFixture.random(600_000, seed: 21)))
+        #expect(FileManager.default.contents(atPath: out + "/src/b") == Data(BackupFixture.random(600_000, seed: 23)))
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
 }
