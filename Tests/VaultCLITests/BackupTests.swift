@@ -167,4 +167,20 @@ struct BackupTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(4 << 20, seed: 11)))
     }
+
+    @Test func restoreIncludesAndExcludes() throws {
+        let f = try BackupFixture()
+        try f.mkdir("docs/deep")
+        try f.write("docs/deep/a.txt", [1])
+        try f.write("docs/b.pdf", [2])
+        try f.mkdir("tmp")
+        try f.write("tmp/c.txt", [3])
+        _ = try f.backup()
+        let one = f.v.path + "/one", two = f.v.path + "/two"
+        #expect(try f.snapshots(["restore", "latest", "--to", one, "--include", "*.txt", "--exclude", "tmp"]).status == 0)
+        let fm = FileManager.default
+        #expect(try fm.subpathsOfDirectory(atPath: one).sorted() == ["src", "src/docs", "src/docs/deep", "src/docs/deep/a.txt"])
+        #expect(try f.snapshots(["restore", "latest", "--to", two, "--include", "/src/docs"]).status == 0)
+        #expect(try fm.subpathsOfDirectory(atPath: two).sorted() == ["src", "src/docs", "src/docs/b.pdf", "src/docs/deep", "src/docs/deep/a.txt"])
+    }
 }
