@@ -170,7 +170,7 @@ _vault() {
     fi
     case $cmd in
         add | backup) _vault_complete_value files "$cur" ;;
-        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump diff stats forget prune" -- "$cur")) ;;
+        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats forget prune" -- "$cur")) ;;
         help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)

@@ -143,7 +143,7 @@ complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store
 complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
 
 # snapshots [list|ls|restore|dump]
-complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump diff stats forget prune'
+complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats forget prune'
 complete -c vault -n '__vault_using snapshots' -l keep-last -x -d 'forget: keep the N newest'
 complete -c vault -n '__vault_using snapshots' -l keep-hourly -x -d 'forget: the newest of each of N hours'
 complete -c vault -n '__vault_using snapshots' -l keep-daily -x -d 'forget: the newest of each of N days'

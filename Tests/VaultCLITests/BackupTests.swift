@@ -133,6 +133,10 @@ struct BackupTests {
         try f.write("new", BackupFixture.random(2 << 20, seed: 9))
         try f.write("copy", BackupFixture.random(2 << 20, seed: 9))
         _ = try f.backup()
+        let found = try f.snapshots(["find", "edited"])
+        #expect(found.status == 0 && found.stdoutText.split(separator: "\n").count == 2
+                && found.stdoutText.hasPrefix(first.prefix(8) + "  ") && found.stdoutText.contains("  src/edited\n"), "\(found.stdoutText)")
+        #expect(try f.snapshots(["find", "*.nothing"]).status == 16)
         let d = try f.snapshots(["diff", String(first.prefix(8)), "latest"])
         #expect(d.status == 0, "\(d.stderr)")
         #expect(d.stdoutText == "M src\n+ src/copy\nM src/edited\n- src/gone\n+ src/new\n", "\(d.stdoutText)")

@@ -27,6 +27,7 @@ struct SnapshotsCommand: Command {
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
                vault snapshots dump SNAPSHOT PATH
+               vault snapshots find PATTERN [--host HOST] [--tag TAG]...
                vault snapshots diff SNAPSHOT SNAPSHOT
                vault snapshots stats [--json]
                vault snapshots forget SNAPSHOT... [--prune] [--dry-run]
@@ -59,6 +60,9 @@ struct SnapshotsCommand: Command {
         with '/' the path from the snapshot's root ('/Documents/*.pdf').
 
         dump writes one file of the snapshot to standard output.
+
+        find lists, in every snapshot (or those of --host, --tag), the
+        entries that match PATTERN, one a line: snapshot id, time and path.
 
         diff lists what changed from the first snapshot to the second, one
         path a line: '+' added, '-' removed, 'M' changed (content, type,
@@ -104,6 +108,7 @@ struct SnapshotsCommand: Command {
           vault snapshots ls 3fa2c1d0 Documents/taxes
           vault snapshots restore latest --to ~/restored --include '*.pdf'
           vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
+          vault snapshots find '*.pdf' --host laptop
           vault snapshots diff 3fa2 latest
           vault snapshots forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune
         """
@@ -116,6 +121,7 @@ struct SnapshotsCommand: Command {
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
         case prune(dryRun: Bool)
         case diff(String, String)
+        case find(pattern: String, host: String?, tags: [String])
         case stats(json: Bool)
     }
 
@@ -136,7 +142,7 @@ struct SnapshotsCommand: Command {
         }
         let prune = arguments.isSet(Self.pruneFlag), dryRun = arguments.isSet(Self.dryRunFlag)
         let forgetOptions = !policy.isEmpty || prune || dryRun
-        let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget"
+        let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
         let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
         if forgetOptions && words[0] != "forget" && !(words[0] == "prune" && !prune && policy.isEmpty) {
             throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--dry-run also with 'prune')")
@@ -168,6 +174,10 @@ struct SnapshotsCommand: Command {
             try only(keeps.allSatisfy { $0 != 0 }, "keep counts start at 1")
             try only(!restoreOptions && !json, "snapshots forget takes --keep-*, --host, --tag, --prune and --dry-run")
             action = .forget(ids: ids, policy: policy, host: host, tags: tags, prune: prune, dryRun: dryRun)
+        case "find":
+            try only(words.count == 2, "snapshots find takes one PATTERN")
+            try only(!restoreOptions && !json, "snapshots find takes --host and --tag")
+            action = .find(pattern: words[1], host: host, tags: tags)
         case "diff":
             try only(words.count == 3, "snapshots diff takes two SNAPSHOTs")
             try only(!restoreOptions && !listOptions, "snapshots diff takes no options")
@@ -206,6 +216,27 @@ struct SnapshotsCommand: Command {
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
         case .prune(let dryRun):
             return try prune(vault, context, dryRun: dryRun, forgetting: [])
+        case .find(let pattern, let host, let tags):
+            let patterns = [Array(pattern.utf8)]
+            var found = 0
+            try context.terminal.printBuffered { emit in
+                for r in SnapshotReader.all(vault) where (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) {
+                    try r.walk(visit: { path, e in
+                        let text = path.reduce([UInt8]()) { $0 + [0x2f] + $1 }
+                        if BackupFilter.matches(patterns, name: e.name, path: text) {
+                            found += 1
+                            try emit("\(r.id.prefix(8))  \(Format.time(r.snapshot.end.seconds))  "
+                                     + Terminal.printable(String(decoding: text.dropFirst(), as: UTF8.self)) + "\n")
+                        }
+                        return true
+                    })
+                }
+            }
+            guard found > 0 else {
+                throw CLIError(message: "nothing in the snapshots matches '\(Terminal.printable(pattern))'", code: .noSuchItem)
+            }
+            context.terminal.note(Format.count(found, "match", "matches"))
+            return .ok
         case .diff(let first, let second):
             let (a, b) = (try Self.find(vault, first), try Self.find(vault, second))
             var counts: [SnapshotDiff.Change: Int] = [:]
