@@ -15,7 +15,7 @@ DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libarchive-de
                 python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3
 
-.PHONY: all deps build test demo bench fuzz ct install uninstall clean crashtest
+.PHONY: all deps build test demo bench bench-backup fuzz ct install uninstall clean crashtest
 
 all: build
 
@@ -51,6 +51,10 @@ demo: build
 
 bench: build
 	@scripts/bench.sh
+
+# vault backup against restic on the same data in the same run (needs restic).
+bench-backup: build
+	@scripts/bench-backup.sh
 
 # The fuzz targets are a package of their own (Fuzz/Package.swift), built in
 # debug with the sanitizer flags of TOOLCHAIN.md, plus -enable-testing (they
