@@ -146,7 +146,7 @@ struct BackupCommand: Command {
         let progress = ProgressLine.start(context.terminal, dryRun ? "reading" : "backing up", total: nil)
         defer { progress?.finish() }
         let started = Date()
-        let summary = try BackupRun(vault: vault, cache: cache, options: options) { progress?.update($0.counts.bytes) }.run()
+        let summary = try BackupRun(vault: vault, cache: cache, options: options) { progress?.update($0.counts.bytes, counting: Format.count($0.counts.files, "file")) }.run()
         progress?.finish()
         let seconds = Date().timeIntervalSince(started)
         for p in summary.unreadable { context.terminal.warning("could not read '\(Terminal.printable(p))'; left out") }
