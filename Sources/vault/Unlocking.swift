@@ -26,7 +26,7 @@ extension Context {
         }
         for (name, reason) in report.refusedSnapshots {
             terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
-                             hints: ["run 'vault backup' again from the machine that made it"])
+                             hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])
         }
         if !report.rejected.isEmpty {
             terminal.warning("\(Format.count(report.rejected.count, "drop-in")) could not be opened and were left in the inbox",

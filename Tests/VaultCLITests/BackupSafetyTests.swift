@@ -73,6 +73,12 @@ struct BackupSafetyTests {
         #expect(r.stderr.contains("backup snapshot-\(snapshot) was refused: a pack it needs is missing or damaged"), "\(r.stderr)")
         #expect(BackupFixture.snapshotCount(r) == 0)
         #expect(FileManager.default.fileExists(atPath: f.v.dir + "/inbox/\(snapshot).env"), "the snapshot waits")
+        // The way out: repair sets the refused drop-ins aside, the host's
+        // cache then forgets the pack, and the next backup stores it again.
+        #expect(try f.v.run(["check", "--repair"]).status == 0)
+        let again = try f.backup()
+        #expect(again["pieces_new"] as? Int == 3, "\(again)")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
     }
 
     /// Whatever happens to the cache, a backup is right: a damaged file
