@@ -17,7 +17,8 @@ _vault_opts_for() {
                 restore) echo "--to --include --exclude" ;;
                 forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --dry-run" ;;
                 prune)   echo "--dry-run" ;;
-                ls | dump | diff) ;;
+                dump)    echo "-o --output" ;;
+                ls | diff) ;;
                 stats)   echo "--json" ;;
                 *)       echo "--host --tag --json" ;;
             esac ;;

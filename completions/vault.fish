@@ -151,6 +151,7 @@ complete -c vault -n '__vault_using snapshots' -l keep-weekly -x -d 'forget: the
 complete -c vault -n '__vault_using snapshots' -l keep-monthly -x -d 'forget: the newest of each of N months'
 complete -c vault -n '__vault_using snapshots' -l keep-yearly -x -d 'forget: the newest of each of N years'
 complete -c vault -n '__vault_using snapshots' -l keep-within -x -d 'forget: every snapshot within DURATION'
+complete -c vault -n '__vault_using snapshots' -s o -l output -r -F -d 'dump: write to FILE'
 complete -c vault -n '__vault_using snapshots' -l prune -d 'forget: then delete the packs no snapshot needs'
 complete -c vault -n '__vault_using snapshots' -l dry-run -d 'forget, prune: only say what would go'
 complete -c vault -n '__vault_using snapshots' -l host -x -d 'list: only snapshots of HOST'

@@ -45,6 +45,10 @@ struct BackupTests {
         // dump and ls read the same snapshot; items commands do not see it.
         let dump = try f.snapshots(["dump", "latest", "src/docs/a.txt"])
         #expect(dump.status == 0 && dump.stdoutText == "alpha\n", "\(dump.stderr)")
+        let dumped = f.v.path + "/dumped.bin"
+        #expect(try f.snapshots(["dump", "latest", "src/big.bin", "-o", dumped]).status == 0)
+        #expect(FileManager.default.contents(atPath: dumped) == Data(BackupFixture.random(3 << 20, seed: 1)))
+        #expect(try f.snapshots(["dump", "latest", "src/big.bin", "-o", dumped]).status == 15, "never over an existing file")
         let ls = try f.snapshots(["ls", "latest", "src/docs"])
         #expect(ls.stdoutText.contains("src/docs/a.txt") && ls.stdoutText.contains("src/docs/link -> ../big.bin")
                 && !ls.stdoutText.contains("  src/big.bin"), "\(ls.stdoutText)")

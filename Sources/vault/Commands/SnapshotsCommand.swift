@@ -20,13 +20,14 @@ struct SnapshotsCommand: Command {
     static let keepWithinOption = ValueOption<String>.text("--keep-within", as: "DURATION")
     static let pruneFlag = FlagOption("--prune")
     static let dryRunFlag = FlagOption("--dry-run")
-    static let options = [hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
+    static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
         + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
-               vault snapshots dump SNAPSHOT PATH
+               vault snapshots dump SNAPSHOT PATH [-o FILE]
                vault snapshots find PATTERN [--host HOST] [--tag TAG]...
                vault snapshots diff SNAPSHOT SNAPSHOT
                vault snapshots stats [--json]
@@ -59,7 +60,8 @@ struct SnapshotsCommand: Command {
         leaves out what matches. A pattern without '/' matches each name, one
         with '/' the path from the snapshot's root ('/Documents/*.pdf').
 
-        dump writes one file of the snapshot to standard output.
+        dump writes one file of the snapshot to standard output (to a
+        terminal only if it is text, unless '-o -'), or to a new FILE with -o.
 
         find lists, in every snapshot (or those of --host, --tag), the
         entries that match PATTERN, one a line: snapshot id, time and path.
@@ -88,6 +90,8 @@ struct SnapshotsCommand: Command {
           --host HOST         list: only snapshots of HOST
           --tag TAG           list: only snapshots with TAG (repeatable)
           --json              list: one JSON document on standard output
+          -o, --output FILE   dump: write to FILE, never over an existing one
+                              ('-': standard output, even a terminal)
           --to DIR            restore: where to write (default: the current directory)
           --include PATTERN   restore: only what matches (repeatable)
           --exclude PATTERN   restore: leave out what matches (repeatable)
@@ -117,7 +121,7 @@ struct SnapshotsCommand: Command {
         case list(host: String?, tags: [String], json: Bool)
         case ls(snapshot: String, path: String?)
         case restore(snapshot: String, to: String, includes: [String], excludes: [String])
-        case dump(snapshot: String, path: String)
+        case dump(snapshot: String, path: String, output: String?)
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
         case prune(dryRun: Bool)
         case diff(String, String)
@@ -141,6 +145,8 @@ struct SnapshotsCommand: Command {
             return s
         }
         let prune = arguments.isSet(Self.pruneFlag), dryRun = arguments.isSet(Self.dryRunFlag)
+        let output = try arguments.value(Self.outputOption)
+        if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
         let forgetOptions = !policy.isEmpty || prune || dryRun
         let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
         let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
@@ -166,7 +172,7 @@ struct SnapshotsCommand: Command {
         case "dump":
             try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
             try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
-            action = .dump(snapshot: words[1], path: words[2])
+            action = .dump(snapshot: words[1], path: words[2], output: output)
         case "forget":
             let ids = Array(words.dropFirst())
             try only(ids.isEmpty != policy.isEmpty, ids.isEmpty ? "say what to keep: --keep-last, --keep-daily, --keep-within, ..."
@@ -303,11 +309,23 @@ struct SnapshotsCommand: Command {
             context.terminal.note("restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
                                   + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))")
             return summary.existing.isEmpty ? .ok : .partial
-        case .dump(let id, let path):
+        case .dump(let id, let path, let output):
             let reader = try Self.find(vault, id)
             let e = try reader.entry(at: Self.components(path))
             guard e.kind == .file else { throw CLIError(message: "'\(Terminal.printable(path))' is not a file in that snapshot") }
-            try reader.write(e, to: StandardOutputSink(context.terminal))
+            if let output, output != "-" {
+                // A new file only, never half-written: the temp name is committed when whole.
+                let file = try NewPlaintextFile(at: output, partials: context.partialOutputs)
+                try reader.write(e, to: file.file)
+                try file.commit()
+                return .ok
+            }
+            // A binary file would garble the user's terminal (and can drive
+            // it): to a terminal only text passes, as for 'vault get'.
+            let stdout = StandardOutputSink(context.terminal)
+            let out: ByteSink = context.terminal.stdoutIsTerminal && output == nil ? TextOnlySink(stdout, name: path) : stdout
+            try reader.write(e, to: out)
+            try (out as? TextOnlySink)?.flush()
             return .ok
         }
     }
