@@ -36,7 +36,9 @@ struct BackupCommand: Command {
         of about 32 MiB in the inbox; the snapshot itself is written last, so
         a backup stopped at any point leaves no snapshot, and the next one
         reuses what it had stored. The next command that unlocks the vault
-        takes packs and snapshots in ('vault snapshots' lists them).
+        takes packs and snapshots in ('vault snapshots' lists them). A prune
+        or a rekey of the vault waits for running backups to end, and a
+        backup started during one waits for it.
 
         Use 'backup' for folders you save again and again (a home directory
         every night); use 'vault add FOLDER' for one folder kept as a named
