@@ -16,7 +16,7 @@ DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev z
                 python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3
 
-.PHONY: all deps build test demo bench fuzz ct install uninstall clean crashtest
+.PHONY: all deps build test demo bench bench-backup fuzz ct install uninstall clean crashtest
 
 all: build
 
@@ -54,13 +54,17 @@ demo: build
 bench: build
 	@scripts/bench.sh
 
+# vault backup against restic on the same data in the same run (needs restic).
+bench-backup: build
+	@scripts/bench-backup.sh
+
 # The fuzz targets are a package of their own (Fuzz/Package.swift), built in
 # debug with the sanitizer flags of TOOLCHAIN.md, plus -enable-testing (they
 # `@testable import` VaultCore) and -O (ten times the executions a second;
 # preconditions stay). `make fuzz FUZZ_TARGETS="kit absorb"` runs a few; the
 # default is every product of Fuzz/Package.swift (one assignment only: with
 # two `?=` the first wins).
-FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz zstd item-sealed absorb kit manifest-entries mlkem hpke-xwing listing
+FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz zstd backup-tree item-sealed absorb kit manifest-entries mlkem hpke-xwing listing
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --package-path Fuzz --scratch-path .build/fuzz \
 	  --product fuzz-$$t --sanitize fuzzer --sanitize address -Xswiftc -enable-testing -Xswiftc -O \

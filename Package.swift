@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "VaultCore", targets: ["VaultCore"]),
         .library(name: "VaultMove", targets: ["VaultMove"]),
         .library(name: "VaultRemote", targets: ["VaultRemote"]),
+        .library(name: "VaultBackup", targets: ["VaultBackup"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -57,12 +58,15 @@ let package = Package(
         // Off-site copies: drives rclone as a subprocess (push, pull, clone,
         // remote drop-ins), above the vault it copies.
         .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
+        // `vault backup` and its snapshots: chunking, packs, trees, the host's
+        // cache, restore; above the vault whose drop-ins and items it uses.
+        .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
         .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs"]),
         // The unlock agent: a per-user process holding one vault's master key,
         // serving this user's commands over a Unix socket.
         .target(name: "VaultAgent", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent",
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent", "VaultBackup",
                                                        "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
@@ -72,8 +76,9 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
+        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultCore", "VaultCrypto", "ByteLayout", "System"]),
         .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System"]),
-        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultCrypto",
+        .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultBackup", "VaultCrypto",
                                                           "VaultCodecs", "System"]),
     ]
 )

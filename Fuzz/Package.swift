@@ -30,6 +30,7 @@ let vault: [Target.Dependency] = [
     .product(name: "VaultCodecs", package: "vault"),
     .product(name: "VaultMove", package: "vault"),
     .product(name: "VaultRemote", package: "vault"),
+    .product(name: "VaultBackup", package: "vault"),
 ]
 
 /// (product name, target name = directory)
@@ -51,6 +52,7 @@ let targets = [
     ("fuzz-mlkem", "FuzzMLKEM"),
     ("fuzz-hpke-xwing", "FuzzHPKEXWing"),
     ("fuzz-listing", "FuzzListing"),
+    ("fuzz-backup-tree", "FuzzBackupTree"),
 ]
 
 let package = Package(

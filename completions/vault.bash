@@ -11,6 +11,17 @@ _vault_opts_for() {
         share)   echo "--off" ;;
         unlock)  echo "--for --idle --status" ;;
         lock)    echo "--all" ;;
+        backup)  echo "--exclude --exclude-file --exclude-caches --exclude-larger-than --one-file-system --tag --host --dry-run --json" ;;
+        snapshots)
+            case $2 in
+                restore) echo "--to --include --exclude" ;;
+                forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --dry-run" ;;
+                prune)   echo "--dry-run" ;;
+                dump)    echo "-o --output" ;;
+                ls | diff) ;;
+                stats)   echo "--json" ;;
+                *)       echo "--host --tag --json" ;;
+            esac ;;
         add)     echo "--name --compression --no-compress --compress --compress= --to --fingerprint" ;;
         list)    echo "--sort --json --versions" ;;
         info)    echo "--json" ;;
@@ -124,7 +135,7 @@ _vault() {
         elif [[ -z $cmd ]]; then
             cmd=$t
         else
-            [[ ($cmd == kit || $cmd == move || $cmd == key) && -z $action ]] && action=$t
+            [[ ($cmd == kit || $cmd == move || $cmd == key || $cmd == snapshots) && -z $action ]] && action=$t
             ((npos += 1))
         fi
     done
@@ -155,12 +166,13 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots help" -- "$cur"))
         return 0
     fi
     case $cmd in
-        add) _vault_complete_value files "$cur" ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock" -- "$cur")) ;;
+        add | backup) _vault_complete_value files "$cur" ;;
+        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats forget prune" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then

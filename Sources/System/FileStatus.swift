@@ -18,6 +18,15 @@ public struct FileStatus: Sendable, Equatable {
     public let modifiedNanoseconds: Int
     /// The owner's user id.
     public let owner: UInt32
+    /// What a backup compares and records (`vault backup`): the group, the
+    /// device and inode (which file this is), its hard-link count, and the
+    /// last status change to the nanosecond.
+    public let group: UInt32
+    public let device: UInt64
+    public let inode: UInt64
+    public let links: UInt64
+    public let changed: Int64
+    public let changedNanoseconds: Int
 
     init(_ st: stat) {
         switch st.st_mode & S_IFMT {
@@ -35,6 +44,12 @@ public struct FileStatus: Sendable, Equatable {
         modified = Int64(st.st_mtim.tv_sec)
         modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
         owner = st.st_uid
+        group = st.st_gid
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        links = UInt64(st.st_nlink)
+        changed = Int64(st.st_ctim.tv_sec)
+        changedNanoseconds = Int(st.st_ctim.tv_nsec)
     }
 
     public var isRegular: Bool { kind == .regular }

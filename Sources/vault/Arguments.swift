@@ -16,6 +16,8 @@ struct OptionSpec: Sendable {
     let valueName: String?
     /// `--opt` alone or `--opt=VALUE` (never a separate word), as `--compress[=LEVEL]`.
     var valueIsOptional = false
+    /// May be given more than once (`backup --exclude`); `values(_:)` has them all.
+    var repeatable = false
 
     var canonical: String { names[0] }
 
@@ -36,6 +38,13 @@ struct ValueOption<Value: Sendable>: Sendable {
     /// The value as given (a path, a name, a command).
     static func text(_ names: String..., as valueName: String) -> ValueOption<String> {
         ValueOption<String>(spec: OptionSpec(names: names, valueName: valueName)) { text, _, _ throws(CLIError) in text }
+    }
+
+    /// A value that may be given more than once (read with `values(_:)`).
+    static func repeated(_ names: String..., as valueName: String) -> ValueOption<String> {
+        var spec = OptionSpec(names: names, valueName: valueName)
+        spec.repeatable = true
+        return ValueOption<String>(spec: spec) { text, _, _ throws(CLIError) in text }
     }
 
     /// A whole number.
@@ -93,6 +102,8 @@ struct ParsedArguments: Sendable {
     let command: String
     fileprivate(set) var values: [String: String] = [:]
     fileprivate(set) var flags: Set<String> = []
+    /// Repeatable options' values, in the order given.
+    fileprivate(set) var lists: [String: [String]] = [:]
     fileprivate(set) var positionals: [String] = []
 
     init(command: String) { self.command = command }
@@ -105,6 +116,9 @@ struct ParsedArguments: Sendable {
     }
 
     /// Whether a flag was given.
+    /// Every value of a repeatable option, in order.
+    func values(_ option: ValueOption<String>) -> [String] { lists[option.spec.canonical] ?? [] }
+
     func isSet(_ option: FlagOption) -> Bool { flags.contains(option.spec.canonical) }
 
     /// Whether an optional-value option was given, alone or with a value.
@@ -237,6 +251,10 @@ private struct Scan {
             }
             guard let value, !value.isEmpty else {
                 fail("option '\(name)' needs a value")
+                continue
+            }
+            if spec.repeatable {
+                parsed?.lists[spec.canonical, default: []].append(value)
                 continue
             }
             setValue(spec.canonical, value, spelled: name)

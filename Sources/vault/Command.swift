@@ -32,7 +32,7 @@ enum Commands {
         RestoreCommand.self, RemoveCommand.self, ForgetCommand.self, RenameCommand.self, PasswdCommand.self, CheckCommand.self,
         OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self, MountCommand.self,
         RemoteCommand.self, PushCommand.self, PullCommand.self, CloneCommand.self, ShareCommand.self,
-        KeyCommand.self, UpgradeCommand.self, UnlockCommand.self, LockCommand.self,
+        KeyCommand.self, UpgradeCommand.self, UnlockCommand.self, LockCommand.self, BackupCommand.self, SnapshotsCommand.self,
     ]
 
     /// The words people type from habit (`ls`, `rm`, `mv`, `cat`), each

@@ -1,5 +1,6 @@
 import System
 import VaultAgent
+import VaultBackup
 import VaultCore
 import VaultMove
 import VaultRemote
@@ -17,6 +18,7 @@ enum ErrorReport {
         case let error as RemoteError: return cliError(for: error)
         case let error as CryptoError: return cliError(for: error)
         case let error as AgentError: return cliError(for: error)
+        case let error as BackupError: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""
             return CLIError(message: "cannot \(error.operation)\(path): \(error.systemReason)")
@@ -218,6 +220,26 @@ enum ErrorReport {
         case AgentError.badSetup: "bad setup"
         case let e as SystemError: "\(e.operation) \(e.path ?? ""): \(e.reason)"
         default: cliError(for: error, vaultDirectory: nil).message
+        }
+    }
+
+    private static func cliError(for error: BackupError) -> CLIError {
+        switch error {
+        case .snapshotCorrupted(let snapshot, let detail):
+            return CLIError(message: "snapshot \(snapshot.prefix(8)) is corrupted or tampered with: \(detail)",
+                            hints: ["run 'vault check --read-data' to see what is affected"], code: .corrupted)
+        case .noSuchSnapshot(let id):
+            return CLIError(message: "no snapshot '\(Terminal.printable(id))'", hints: ["'vault snapshots' lists them"], code: .noSuchItem)
+        case .ambiguousSnapshot(let id):
+            return CLIError(message: "'\(Terminal.printable(id))' is the start of several snapshot ids", hints: ["give more of the id"], code: .usage)
+        case .noSuchPath(let path):
+            return CLIError(message: "no '\(Terminal.printable(path))' in that snapshot", hints: ["'vault snapshots ls SNAPSHOT' lists its paths"], code: .noSuchItem)
+        case .invalidCache:
+            return CLIError(message: "the backup cache is damaged")
+        case .duplicateName(let name):
+            return CLIError(message: "two paths end in the name '\(Terminal.printable(name))'", code: .usage)
+        case .unsafeEntry(let path, let reason):
+            return CLIError(message: "refusing to write '\(Terminal.printable(path))': \(reason)", code: .corrupted)
         }
     }
 }

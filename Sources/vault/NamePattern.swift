@@ -83,7 +83,7 @@ extension UnlockedVault {
         var chosen: [ManifestEntry] = []
         var seen = Set<String>()
         for word in words {
-            if let exact = manifest.entry(named: word) {
+            if let exact = manifest.entry(named: word), !exact.kind.isBackupStorage {
                 if seen.insert(exact.name).inserted { chosen.append(exact) }
                 continue
             }

@@ -233,7 +233,10 @@ final class ProgressLine: Sendable {
         return ProgressLine(label: Terminal.printable(label), total: total)
     }
 
-    func update(_ done: UInt64) {
+    func update(_ done: UInt64) { update(done, counting: nil) }
+
+    /// The same with a count before the bytes ("1,204 files, 3.1 GiB, ...": `vault backup`).
+    func update(_ done: UInt64, counting: String?) {
         let now = DispatchTime.now().uptimeNanoseconds
         state.withLock { s in
             guard now - start >= Self.firstDraw, now - s.last >= 100_000_000 else { return }
@@ -242,7 +245,7 @@ final class ProgressLine: Sendable {
             // Never more than the total (a file that grew while read).
             let shown = total.map { min(done, $0) } ?? done
             let rate = seconds > 0 ? Double(shown) / seconds : 0
-            var text = "\(label): \(Format.size(shown))"
+            var text = "\(label): " + (counting.map { $0 + ", " } ?? "") + Format.size(shown)
             if let total, total > 0 { text += " of \(Format.size(total))" }
             text += String(format: ", %@/s", Format.size(UInt64(min(rate, 1e18))))
             // The total may be a drop-in's claim (up to 2^64 - 1): no integer

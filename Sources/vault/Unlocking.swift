@@ -24,6 +24,10 @@ extension Context {
             terminal.warning("drop-ins were not taken in: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
                              hints: ["they wait in the inbox and are taken in by the next command that can write"])
         }
+        for (name, reason) in report.refusedSnapshots {
+            terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
+                             hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])
+        }
         if !report.rejected.isEmpty {
             terminal.warning("\(Format.count(report.rejected.count, "drop-in")) could not be opened and were left in the inbox",
                              hints: ["run 'vault check' for details"])

@@ -101,7 +101,8 @@ import Testing
             "vault get --", "vault get x -o ", "vault kit ", "vault kit recover ",
             "vault kit recover kit.txt --", "vault --vault ", "vault restore a --to ",
             "vault add ", "vault get ", "vault remove ", "vault --password-command ",
-            "vault open x --with ", "vault list --",
+            "vault open x --with ", "vault list --", "vault backup --exclude-c", "vault snapshots ",
+            "vault snapshots restore x --in",
             "vault move ", "vault move receive --", "vault move send --", "vault move receive --into ",
             "vault move send --code-file ", "vault move receive --code-file ", "vault move receive --listen ",
             "vault move receive ", "vault move send ",
@@ -109,10 +110,14 @@ import Testing
 
         let commands = c["vault "] ?? []
         for cmd in ["init", "add", "list", "info", "get", "restore", "remove", "rename",
-                    "passwd", "check", "open", "rekey", "kit", "move", "remote", "push", "pull", "clone", "share", "key", "upgrade"] {
+                    "passwd", "check", "open", "rekey", "kit", "move", "remote", "push", "pull", "clone", "share", "key", "upgrade",
+                    "backup", "snapshots"] {
             #expect(commands.contains(cmd), "missing command \(cmd): \(commands)")
         }
         #expect(c["vault --quiet ki"] == ["kit"])
+        #expect(c["vault backup --exclude-c"] == ["--exclude-caches"])
+        #expect(c["vault snapshots "] == ["list", "ls", "restore", "dump", "find", "diff", "stats", "forget", "prune"])
+        #expect(c["vault snapshots restore x --in"] == ["--include"])
         #expect((c["vault --vault somedir "] ?? []).contains("init"))
 
         let getOpts = c["vault get --"] ?? []

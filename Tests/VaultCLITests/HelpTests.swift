@@ -24,7 +24,7 @@ import Testing
     }
 
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount",
-                           "remote", "push", "pull", "clone", "share", "key", "upgrade"]
+                           "remote", "push", "pull", "clone", "share", "key", "upgrade", "backup", "snapshots"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -90,31 +90,33 @@ import Testing
         Usage: vault [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGUMENTS]
 
         Commands:
-          init      create a vault (asks for the new password twice)
-          add       add files without the password
-          list      list the items
-          info      show the vault's format and settings (no password)
-          get       decrypt an item to a file or to standard output
-          restore   write items out under a directory
-          remove    remove items
-          forget    drop old versions of items
-          rename    rename an item
-          passwd    change the password (or its Argon2id cost)
-          check     verify the vault, optionally every byte of it
-          open      edit an item in a private copy, then re-encrypt it
-          rekey     new master key and file keys, every item re-encrypted
-          kit       export a recovery kit, or recover the vault with one
-          move      move the vault to another machine over the network
-          mount     browse the vault as a read-only file system (FUSE)
-          remote    name the off-site copies of the vault (rclone targets)
-          push      copy the vault to its off-site remote (no password)
-          pull      bring changes and drop-ins from the off-site remote
-          clone     make a vault here from an off-site copy
-          share     let other users add items (and nothing else), or stop
-          key       list, add or remove key slots (passwords, key files)
-          upgrade   move an older vault to the current header (X-Wing drop-ins, key slots)
-          unlock    keep the vault unlocked for a while (an agent holds the key)
-          lock      end the unlock agent: the password is needed again
+          init        create a vault (asks for the new password twice)
+          add         add files without the password
+          list        list the items
+          info        show the vault's format and settings (no password)
+          get         decrypt an item to a file or to standard output
+          restore     write items out under a directory
+          remove      remove items
+          forget      drop old versions of items
+          rename      rename an item
+          passwd      change the password (or its Argon2id cost)
+          check       verify the vault, optionally every byte of it
+          open        edit an item in a private copy, then re-encrypt it
+          rekey       new master key and file keys, every item re-encrypted
+          kit         export a recovery kit, or recover the vault with one
+          move        move the vault to another machine over the network
+          mount       browse the vault as a read-only file system (FUSE)
+          remote      name the off-site copies of the vault (rclone targets)
+          push        copy the vault to its off-site remote (no password)
+          pull        bring changes and drop-ins from the off-site remote
+          clone       make a vault here from an off-site copy
+          share       let other users add items (and nothing else), or stop
+          key         list, add or remove key slots (passwords, key files)
+          upgrade     move an older vault to the current header (X-Wing drop-ins, key slots)
+          unlock      keep the vault unlocked for a while (an agent holds the key)
+          lock        end the unlock agent: the password is needed again
+          backup      snapshot folders without the password, storing only what changed
+          snapshots   list, browse and restore backup snapshots
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).

@@ -212,9 +212,10 @@ def parse_entry(buf, off):
     file_key = bytes(buf[off + 16:off + 48])
     kind, origin = buf[off + 48], buf[off + 49]
     mode, size, count, added, modified, nlen = struct.unpack(">HQQqqH", buf[off + 50:off + 86])
-    if kind not in (0, 1) or origin not in (0, 1) or mode > 0o7777:
+    # kinds 2 and 3: backup packs and snapshots (vault_snapshot.py reads them)
+    if kind not in (0, 1, 2, 3) or origin not in (0, 1) or mode > 0o7777:
         raise corrupted()
-    if kind == 0 and count != 1:
+    if kind != 1 and count != 1:
         raise corrupted()
     if not (1 <= nlen <= MAX_NAME) or len(buf) - off - ENTRY_FIXED < nlen:
         raise corrupted()
@@ -425,7 +426,7 @@ def read_item(v, e):
             raise corrupted()
     if flags & 0x0004:
         content = zstd_decode(content)
-    if e.kind == 0 and len(content) != e.size:
+    if e.kind != 1 and len(content) != e.size:
         raise corrupted()
     return content
 
@@ -465,7 +466,8 @@ def read_password(path):
 
 
 def all_items(v):
-    return sorted(current_entries(v.entries) + v.waiting, key=lambda e: (e.name.encode("utf-8"), bool(getattr(e, "waiting", False))))
+    """Items, not backup packs and snapshots (kinds 2 and 3)."""
+    return sorted([e for e in current_entries(v.entries) + v.waiting if e.kind in (0, 1)], key=lambda e: (e.name.encode("utf-8"), bool(getattr(e, "waiting", False))))
 
 
 def origin_text(e):

@@ -14,6 +14,9 @@ extension UnlockedVault {
         public var rejected: [String] = []
         /// Drop-ins left waiting because the manifest is full (see `manifestFull`).
         public var deferred = 0
+        /// Backup snapshots left waiting (also in `rejected`), each with why:
+        /// a pack they need is missing or damaged (BackupItems.swift).
+        public var refusedSnapshots: [(name: String, reason: String)] = []
         public init() {}
     }
 
@@ -52,12 +55,23 @@ extension UnlockedVault {
             if manifest.entry(itemID: entry.itemID) != nil { done.append(blob); continue }
             waiting.append((blob, entry))
         }
-        waiting = dropInOrder(waiting)
+        // Backup snapshots last, so the packs they need (dropped before
+        // them) are in the manifest when they are checked.
+        waiting = dropInOrder(waiting.filter { $0.entry.kind != .snapshot }) + dropInOrder(waiting.filter { $0.entry.kind == .snapshot })
         for (blob, entry) in waiting {
             // A full manifest, or a name with as many versions as it may
             // hold: the drop-in waits in the inbox.
             guard manifest.hasRoom(nameBytes: entry.name.utf8.count), manifest.canAddVersion(of: entry.name) else {
                 report.deferred += 1
+                continue
+            }
+            guard BackupItems.checkDropped(entry, in: manifest), entry.kind != .pack || packIsWhole(entry) else {
+                report.rejected.append(blob + ".env")
+                continue
+            }
+            if entry.kind == .snapshot, let reason = snapshotRefusal(entry) {
+                report.refusedSnapshots.append((entry.name, reason))
+                report.rejected.append(blob + ".env")
                 continue
             }
             guard try adoptContent(of: entry) else {

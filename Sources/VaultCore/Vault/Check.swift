@@ -14,6 +14,9 @@ public struct CheckReport: Sendable {
         public let message: String
         /// Which version of `item`, when it has more than one.
         public var version: UInt32? = nil
+        public init(item: String, message: String, version: UInt32? = nil) {
+            (self.item, self.message, self.version) = (item, message, version)
+        }
     }
     public var problems: [Problem] = []
     /// Leftover files (paths relative to the vault directory).

@@ -90,8 +90,13 @@ public struct Manifest: Sendable {
     /// How many items (names) there are; `entries.count` counts their versions.
     public var itemCount: Int { byName.count }
     /// Each item once: its current version and how many versions it has.
+    /// Not a backup's packs and snapshots (BackupItems.swift): the commands
+    /// that list, match, forget or mount items never see them.
     public var items: [(current: ManifestEntry, versions: Int)] {
-        byName.values.map { (entries[$0[$0.count - 1]], $0.count) }
+        byName.values.compactMap {
+            let current = entries[$0[$0.count - 1]]
+            return current.kind.isBackupStorage ? nil : (current, $0.count)
+        }
     }
 
     /// Whether `extra` more entries with names of `nameBytes` bytes in all still fit.

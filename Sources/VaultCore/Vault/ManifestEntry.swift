@@ -12,7 +12,12 @@ import VaultCrypto
 // Fixed part: 86 bytes. Names are 1...1024 bytes of UTF-8 without control
 // characters or '/', and not "." or "..".
 
-public enum ItemKind: UInt8, Sendable { case file = 0, folder = 1 }
+public enum ItemKind: UInt8, Sendable {
+    case file = 0, folder = 1
+    /// `vault backup`'s items (BackupItems.swift): pieces, and a snapshot.
+    /// Stored, copied and checked like files; never listed as items.
+    case pack = 2, snapshot = 3
+}
 
 public enum ItemOrigin: UInt8, Sendable {
     /// Written while the vault was unlocked (edited with `open`, or re-encrypted by `rekey`).

@@ -59,7 +59,7 @@ public final class RandomAccessContent: @unchecked Sendable {
         self.entry = entry
         self.reader = reader
         compressed = reader.header.flags.isCompressed
-        exact = entry.kind == .file
+        exact = entry.kind != .folder
         length = exact ? entry.size : compressed ? .max : reader.contentLength
         aheadEnd = min(length, end ?? .max)
     }

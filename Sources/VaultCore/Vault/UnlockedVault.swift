@@ -62,7 +62,8 @@ public final class UnlockedVault {
     }
 
     public func entry(named name: String) throws -> ManifestEntry {
-        guard let e = manifest.entry(named: name) else { throw VaultError.noSuchItem(name: name) }
+        // A backup's packs and snapshots are no items (`vault snapshots` reads them).
+        guard let e = manifest.entry(named: name), !e.kind.isBackupStorage else { throw VaultError.noSuchItem(name: name) }
         return e
     }
 
@@ -100,7 +101,7 @@ public final class UnlockedVault {
     func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
         do {
             switch entry.kind {
-            case .file:
+            case .file, .pack, .snapshot:
                 let exact = ExactLengthSink(sink, expected: entry.size)
                 if r.header.flags.isCompressed {
                     _ = try codecError { try pump(r.decodedStream(), into: exact) }
@@ -156,6 +157,7 @@ public final class UnlockedVault {
 
     public func rename(_ name: String, to newName: String) throws {
         try requireLock()
+        _ = try entry(named: name)
         try manifest.rename(name, to: newName)
         try saveManifest()
     }

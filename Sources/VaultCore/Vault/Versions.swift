@@ -49,7 +49,7 @@ extension Int64 {
 extension UnlockedVault {
     /// Version `version` of `name`.
     public func entry(named name: String, version: UInt32) throws -> ManifestEntry {
-        guard manifest.contains(name: name) else { throw VaultError.noSuchItem(name: name) }
+        _ = try entry(named: name)   // an item, not a backup's pack or snapshot
         guard let e = manifest.entry(named: name, version: version) else {
             throw VaultError.noSuchVersion(name: name, version: String(version))
         }
@@ -59,8 +59,8 @@ extension UnlockedVault {
     /// The version of `name` that was current at `time` (Unix seconds): the
     /// highest-numbered one added at or before it.
     public func entry(named name: String, at time: Int64) throws -> ManifestEntry {
+        _ = try entry(named: name)
         let versions = manifest.versions(named: name)
-        guard !versions.isEmpty else { throw VaultError.noSuchItem(name: name) }
         guard let e = versions.last(where: { $0.added <= time }) else {
             throw VaultError.noSuchVersion(name: name, version: "at that time")
         }

@@ -1,3 +1,4 @@
+import VaultBackup
 import VaultCore
 
 /// `vault check`: verifies the vault; optionally reads every chunk.
@@ -22,7 +23,9 @@ struct CheckCommand: Command {
 
         Options:
           --read-data   also decrypt and authenticate every chunk of every item,
-                        with the checks get and restore make
+                        with the checks get and restore make, and every piece
+                        of every backup snapshot against its id (without it,
+                        each snapshot's directories are checked)
           --repair      remove leftovers; move orphans into quarantine/
           --purge       with --repair: delete what is in quarantine/
           --json        one JSON report on standard output, for scripts
@@ -62,8 +65,11 @@ struct CheckCommand: Command {
         let vault = try context.unlock(password, forWriting: repair, tidy: false)
         let total = vault.manifest.totalSize
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
-        let report = try vault.check(readData: readData, repair: repair, purge: purge, progress: progress?.update)
+        var report = try vault.check(readData: readData, repair: repair, purge: purge, progress: progress?.update)
         progress?.finish()
+        // Backup snapshots: every tree, and with --read-data every piece,
+        // checked against its reference (SnapshotCheck).
+        report.problems += SnapshotCheck.run(vault, readData: readData).map { CheckReport.Problem(item: $0.snapshot, message: $0.message) }
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Check(report, readData: readData)))
         } else {

@@ -1,0 +1,170 @@
+import ByteLayout
+import System
+import VaultCore
+import VaultCrypto
+
+// A host's backup cache, `$XDG_CACHE_HOME/vault/<vault id hex>/` (0700;
+// files 0600; docs/FORMAT.md, "Backups: the cache"):
+//
+//   key       the piece key (32 bytes), written once, atomically
+//   pieces    "VPIECES1" || block...   block = count u32be || record × count || SHA-256(count || records)[0..<16]
+//             record = piece id (32) || pack id (16) || offset u64be || length u32be
+//   files-*   the last snapshot's file list for one host and set of paths (FileList.swift)
+//
+// A block is appended (and synced) when a pack has landed in the inbox, so
+// a killed backup's packs are reused by the next one. Everything here is
+// only a hint: a block that does not check, or a pack that is no longer in
+// the vault directory (in items/, or whole in the inbox), is dropped, and
+// what it named is read and stored again. Slower, never wrong.
+
+public final class BackupCache {
+    public let directory: String
+    public let key: PieceKey
+    /// Pieces stored by this host, by id; packs by index into `packs`.
+    private var pieces: [PieceID: Location] = [:]
+    private var packs: [[UInt8]] = []
+    private var packIndex: [[UInt8]: UInt32] = [:]
+    static let magic = Array("VPIECES1".utf8)
+    static let recordLength = 60
+    /// 2^24 pieces (16 TiB of 1 MiB pieces): a longer file is not a cache of ours.
+    static let maxLength = magic.count + (1 << 24) * (recordLength + 20)
+
+    struct Location { let pack: UInt32, offset: UInt64, count: UInt32 }
+
+    public var pieceCount: Int { pieces.count }
+    var piecesPath: String { directory + "/pieces" }
+
+    /// Opens (or makes) the cache of `vaultID` under `base`; `vault`'s
+    /// directory says which packs are still there.
+    public init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
+        directory = base + "/" + Hex.encode(vaultID)
+        try Vault.ensureDirectory(directory)
+        try Syscall.chmod(FilePath(directory), 0o700)
+        key = try Self.loadKey(directory + "/key")
+        let good = loadPieces(present: { pack in
+            let hex = Hex.encode(pack)
+            return Syscall.exists(vault.item(hex))
+                || (Syscall.exists(vault.dropInContent(hex)) && Syscall.exists(vault.dropInEnvelope(hex)))
+        })
+        if !good { try rewritePieces() }
+    }
+
+    /// The cache's key, made on first use. Never replaced once there: two
+    /// first backups at once both end up with the one that landed first
+    /// (a rename that does not replace), so neither records pieces under a
+    /// key the other's file list then points into.
+    private static func loadKey(_ path: String) throws -> PieceKey {
+        func read() throws -> PieceKey? {
+            guard var bytes = try? VaultDirectory.readFile(path, limit: PieceKey.length), bytes.count == PieceKey.length else { return nil }
+            return try PieceKey(secret: SecretBytes(consuming: &bytes))
+        }
+        if let key = try read() { return key }
+        let key = try PieceKey.random()
+        let temp = path + ".new-\(Syscall.processID)"
+        try? Syscall.unlink(temp)
+        let file = try FileHandleFD(creating: temp)
+        try key.secret.withUnsafeBytes { try file.write($0) }
+        try file.sync()
+        do { try Syscall.renameNoReplace(temp, path) } catch let error as SystemError where error.errno == .fileExists {
+            try? Syscall.unlink(temp)
+            // A damaged key (not 32 bytes) is replaced; the pieces it named are then never matched.
+            if let other = try read() { return other }
+            try Syscall.rename(temp, path)
+        }
+        return key
+    }
+
+    /// Reads the pieces log; false if part of it was dropped (a torn or
+    /// damaged block, or packs no longer there), so it should be rewritten.
+    private func loadPieces(present: ([UInt8]) -> Bool) -> Bool {
+        guard let file = try? VaultDirectory.readFile(piecesPath, limit: Self.maxLength) else { return false }
+        var r = ByteReader(file)
+        guard (try? r.expect(Self.magic)) != nil else { return false }
+        var clean = true
+        while !r.isAtEnd {
+            guard let block = try? readBlock(&r) else { clean = false; break }
+            for (id, pack, offset, count) in block { add(id, pack: pack, offset: offset, count: count) }
+        }
+        var keep = [Bool](repeating: true, count: packs.count)
+        for (i, p) in packs.enumerated() where !present(p) { keep[i] = false; clean = false }
+        if keep.contains(false) { pieces = pieces.filter { keep[Int($0.value.pack)] } }
+        return clean
+    }
+
+    private func readBlock(_ r: inout ByteReader) throws -> [(PieceID, [UInt8], UInt64, UInt32)] {
+        let start = r
+        let count = Int(try r.u32())
+        guard count <= r.remaining / Self.recordLength else { throw BackupError.invalidCache }
+        var records: [(PieceID, [UInt8], UInt64, UInt32)] = []
+        for _ in 0..<count {
+            let id = PieceID(try r.bytes(32)), pack = try r.bytes(16)
+            records.append((id, pack, try r.u64(), try r.u32()))
+        }
+        var body = start
+        let covered = try body.bytes(4 + count * Self.recordLength)
+        guard try r.bytes(16) == Array(try SHA256.hash(covered).prefix(16)) else { throw BackupError.invalidCache }
+        return records
+    }
+
+    private func add(_ id: PieceID, pack: [UInt8], offset: UInt64, count: UInt32) {
+        let index: UInt32
+        if let i = packIndex[pack] { index = i } else {
+            index = UInt32(packs.count)
+            packs.append(pack)
+            packIndex[pack] = index
+        }
+        pieces[id] = Location(pack: index, offset: offset, count: count)
+    }
+
+    private static func block(_ records: [(PieceID, [UInt8], UInt64, UInt32)]) throws -> [UInt8] {
+        var w = ByteWriter(capacity: 4 + records.count * recordLength + 16)
+        w.u32(UInt32(records.count))
+        for (id, pack, offset, count) in records {
+            w.bytes(id.bytes); w.bytes(pack); w.u64(offset); w.u32(count)
+        }
+        let sum = try SHA256.hash(w.bytes).prefix(16)
+        w.bytes(sum)
+        return w.bytes
+    }
+
+    /// The whole log anew (atomic replace), from what is in memory.
+    private func rewritePieces() throws {
+        var out = Self.magic
+        let records = pieces.map { ($0.key, packs[Int($0.value.pack)], $0.value.offset, $0.value.count) }
+        for start in stride(from: 0, to: records.count, by: 65536) {
+            out += try Self.block(Array(records[start..<min(records.count, start + 65536)]))
+        }
+        try VaultDirectory.atomicWrite(out, to: piecesPath, mode: 0o600)
+    }
+
+    /// Where a piece this host stored is, if it is still there.
+    public func reference(_ id: PieceID) -> PieceRef? {
+        pieces[id].map { PieceRef(pack: packs[Int($0.pack)], offset: $0.offset, count: $0.count, id: id) }
+    }
+
+    /// Whether `ref` is a piece this host stored, exactly there.
+    public func knows(_ ref: PieceRef) -> Bool {
+        guard let l = pieces[ref.id], let p = packIndex[ref.pack] else { return false }
+        return l.pack == p && l.offset == ref.offset && l.count == ref.count
+    }
+
+    /// Records the pieces of a pack that has landed in the inbox: one block
+    /// appended to the log and synced.
+    public func record(pack: [UInt8], pieces new: [(id: PieceID, offset: UInt64, count: UInt32)]) throws {
+        guard !new.isEmpty else { return }
+        let records = new.map { ($0.id, pack, $0.offset, $0.count) }
+        for r in records { add(r.0, pack: r.1, offset: r.2, count: r.3) }
+        if !Syscall.exists(piecesPath) { return try rewritePieces() }
+        let fd = try Syscall.open(FilePath(piecesPath), [.writeOnly, .noFollow, .append])
+        defer { Syscall.close(fd) }
+        try Syscall.writeFully(fd, try Self.block(records), path: piecesPath)
+        try Syscall.fsync(fd, path: piecesPath)
+    }
+
+    /// The file of the last snapshot's file list for this host and paths.
+    public func fileListPath(host: String, paths: [[UInt8]]) throws -> String {
+        var w = ByteWriter(Array(host.utf8))
+        for p in paths { w.u8(0); w.bytes(p) }
+        return directory + "/files-" + Hex.encode(Array(try SHA256.hash(w.bytes).prefix(8)))
+    }
+}

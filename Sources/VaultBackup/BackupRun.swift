@@ -1,0 +1,275 @@
+import Foundation
+import System
+import VaultCore
+import VaultCrypto
+
+/// What `vault backup` was asked to do.
+public struct BackupOptions: Sendable {
+    /// Absolute paths, each ending in a distinct name.
+    public var paths: [[UInt8]]
+    public var filter = BackupFilter()
+    public var host: String
+    public var tags: [String] = []
+    public var dryRun = false
+    public init(paths: [[UInt8]], host: String) { (self.paths, self.host) = (paths, host) }
+}
+
+/// What a backup did (`--json`).
+public struct BackupSummary: Sendable {
+    /// The snapshot's id (hex); nil for a dry run.
+    public var snapshot: String?
+    public var counts = BackupCounts()
+    public var filesRead: UInt64 = 0, bytesRead: UInt64 = 0, filesUnchanged: UInt64 = 0
+    public var piecesNew = 0, piecesReused = 0
+    public var bytesNew: UInt64 = 0
+    /// Sealed bytes written into the inbox (packs and the snapshot).
+    public var bytesStored: UInt64 = 0
+    public var packs = 0
+    /// Relative paths (names joined by '/') read with problems.
+    public var unreadable: [String] = [], changedWhileRead: [String] = [], skipped: [String] = []
+    public var parentUsed = false
+}
+
+/// One backup (docs/FORMAT.md, "Backups"): walks the paths depth first,
+/// each directory in name order; a regular file that the parent's file list
+/// shows unchanged keeps its references unread, any other is read and cut
+/// into pieces (Chunker), each stored unless known (PackWriter). Each
+/// directory becomes a tree piece once its entries are done, so memory
+/// holds only the trees on the way down. The snapshot is dropped last,
+/// after every pack it needs has landed, and only then is the file list
+/// for the next run put in place.
+public final class BackupRun {
+    private let vault: Vault
+    private let cache: BackupCache?
+    private let options: BackupOptions
+    private let key: PieceKey
+    private let packs: PackWriter
+    private var parent: FileListCursor?
+    private var list: FileListWriter?
+    private var summary = BackupSummary()
+    private var usedPacks = Set<[UInt8]>()
+    /// Hard links: (device, inode) of files with several links, to their
+    /// group number and references.
+    private var links: [[UInt64]: (group: UInt32, pieces: [PieceRef])] = [:]
+    private let buffer: PageBuffer
+    private let progress: ((BackupSummary) -> Void)?
+
+    public init(vault: Vault, cache: BackupCache?, options: BackupOptions, progress: ((BackupSummary) -> Void)? = nil) throws {
+        (self.vault, self.cache, self.options, self.progress) = (vault, cache, options, progress)
+        key = try cache?.key ?? PieceKey.random()
+        packs = PackWriter(vault: vault, cache: cache, dryRun: options.dryRun)
+        buffer = try PageBuffer(count: 2 * Chunker.maxSize)
+    }
+
+    public func run() throws -> BackupSummary {
+        let started = Date()
+        let listPath = try cache?.fileListPath(host: options.host, paths: options.paths)
+        if let listPath {
+            parent = FileListCursor(path: listPath, key: key)
+            summary.parentUsed = parent != nil
+            if !options.dryRun { list = try FileListWriter(replacing: listPath, key: key) }
+        }
+        defer { list?.discard() }
+        var roots: [TreeEntry] = []
+        for path in options.paths {
+            guard let st = try Syscall.status(of: FilePath(bytes: path)) else {
+                throw SystemError(operation: "stat", path: String(decoding: path, as: UTF8.self), errno: .noSuchFile)
+            }
+            let name = Array(path.split(separator: 0x2f).last ?? [])
+            if let entry = try entry(name: name, path: path, relative: name, status: st, device: st.device) { roots.append(entry) }
+        }
+        roots.sort { $0.name.lexicographicallyPrecedes($1.name) }
+        let root = try storeTree(roots)
+        try packs.land()
+        let ended = Date()
+        summary.piecesNew = packs.piecesNew
+        summary.bytesNew = packs.bytesNew
+        summary.packs = packs.packsLanded
+        guard !options.dryRun else { return summary }
+        let snapshot = Snapshot(packs: usedPacks.sorted { $0.lexicographicallyPrecedes($1) }, key: key, host: options.host,
+                                paths: options.paths, tags: options.tags, start: Self.time(started), end: Self.time(ended),
+                                counts: summary.counts, root: root)
+        var content = try snapshot.encode()
+        defer { SecureZero.zero(&content) }
+        let drop = try StreamedDropIn(into: vault, kind: .snapshot, name: BackupItems.snapshotName,
+                                      expectedLength: UInt64(content.count))
+        try content.withUnsafeBytes { try drop.write($0) }
+        try drop.land(modified: Int64(ended.timeIntervalSince1970))
+        summary.snapshot = Hex.encode(drop.itemID)
+        summary.bytesStored = packs.sealedBytes + drop.sealedLength
+        try list?.commit()
+        list = nil
+        return summary
+    }
+
+    static func time(_ d: Date) -> (Int64, UInt32) {
+        let t = d.timeIntervalSince1970
+        let s = t.rounded(.down)
+        return (Int64(s), UInt32(min(999_999_999, max(0, (t - s) * 1e9))))
+    }
+
+    /// One entry of a directory; nil when it is left out.
+    private func entry(name: [UInt8], path: [UInt8], relative: [UInt8], status st: FileStatus, device: UInt64) throws -> TreeEntry? {
+        if options.filter.excludes(name: name, path: path) { return nil }
+        func base(_ kind: TreeEntry.Kind, size: UInt64) -> TreeEntry {
+            TreeEntry(name: name, kind: kind, mode: st.permissions, user: st.owner, group: st.group,
+                      modified: st.modified, modifiedNanoseconds: UInt32(st.modifiedNanoseconds),
+                      changed: st.changed, changedNanoseconds: UInt32(st.changedNanoseconds), size: size)
+        }
+        switch st.kind {
+        case .regular:
+            if let limit = options.filter.largerThan, st.size > limit { return nil }
+            var e = base(.file, size: st.size)
+            guard try file(&e, path: path, relative: relative, status: st) else { return nil }
+            summary.counts.files += 1
+            summary.counts.bytes += e.size
+            return e
+        case .directory:
+            if options.filter.oneFileSystem, st.device != device { return nil }
+            if options.filter.isCache(directory: path) { return nil }
+            var e = base(.directory, size: 0)
+            guard let children = try directory(path: path, relative: relative, device: device) else { return nil }
+            e.subtree = try storeTree(children)
+            summary.counts.directories += 1
+            return e
+        case .symlink:
+            guard let target = try? Syscall.readLink(FilePath(bytes: path)), !target.isEmpty, target.count <= Int(UInt16.max) else {
+                unreadable(relative)
+                return nil
+            }
+            var e = base(.symlink, size: 0)
+            e.target = target
+            summary.counts.symlinks += 1
+            return e
+        default:
+            summary.skipped.append(display(relative))
+            return nil
+        }
+    }
+
+    /// A directory's entries in name-byte order; nil if it cannot be listed.
+    private func directory(path: [UInt8], relative: [UInt8], device: UInt64) throws -> [TreeEntry]? {
+        guard let names = try? Syscall.listDirectory(FilePath(bytes: path)) else {
+            unreadable(relative)
+            return nil
+        }
+        var entries: [TreeEntry] = []
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let childPath = path + [0x2f] + name
+            guard let st = try? Syscall.status(of: FilePath(bytes: childPath)) else {
+                unreadable(relative + [0] + name)
+                continue
+            }
+            if let e = try entry(name: name, path: childPath, relative: relative + [0] + name, status: st, device: device) {
+                entries.append(e)
+            }
+        }
+        return entries
+    }
+
+    /// A regular file's pieces: the parent's, if the file list shows it
+    /// unchanged and this host still has every piece; else read. False if
+    /// it cannot be read (named and counted).
+    private func file(_ e: inout TreeEntry, path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> Bool {
+        let identity = [st.device, st.inode]
+        if st.links > 1, let seen = links[identity] {
+            (e.linkGroup, e.pieces) = (seen.group, seen.pieces)
+            note(e.pieces)
+            return true
+        }
+        if let old = parent?.record(for: relative), old.matches(st), let cache, old.pieces.allSatisfy(cache.knows) {
+            e.pieces = old.pieces
+            summary.filesUnchanged += 1
+            summary.piecesReused += old.pieces.count
+        } else {
+            guard let result = try read(path, relative: relative, status: st) else { return false }
+            let (pieces, changed) = result
+            e.pieces = pieces
+            e.size = pieces.reduce(0) { $0 + UInt64($1.count) }
+            if changed {
+                e.flags |= TreeEntry.changedWhileRead
+                summary.counts.changedWhileRead += 1
+                summary.changedWhileRead.append(display(relative))
+            }
+        }
+        note(e.pieces)
+        if st.links > 1 {
+            let group = UInt32(links.count + 1)
+            links[identity] = (group, e.pieces)
+            e.linkGroup = group
+        }
+        try list?.append(FileRecord(path: relative, device: st.device, inode: st.inode, size: e.size, modified: st.modified,
+                                    modifiedNanoseconds: UInt32(st.modifiedNanoseconds), changed: st.changed,
+                                    changedNanoseconds: UInt32(st.changedNanoseconds), pieces: e.pieces))
+        progress?(summary)
+        return true
+    }
+
+    private func note(_ pieces: [PieceRef]) { for p in pieces { usedPacks.insert(p.pack) } }
+
+    /// Reads and cuts a file; whether it changed while it was read (its
+    /// size, mtime or ctime differ after). Nil if it cannot be opened or read.
+    private func read(_ path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> ([PieceRef], Bool)? {
+        guard let f = try? FileHandleFD(readingFrom: FilePath(bytes: path)) else {
+            unreadable(relative)
+            return nil
+        }
+        summary.filesRead += 1
+        let raw = buffer.raw
+        var pieces: [PieceRef] = []
+        var filled = 0, eof = false
+        do {
+            while true {
+                while filled < raw.count && !eof {
+                    let n = try f.readSequential(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                    if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n) }
+                }
+                var start = 0
+                while start < filled, eof || filled - start >= Chunker.maxSize {
+                    let rest = UnsafeRawBufferPointer(rebasing: raw[start..<filled])
+                    let n = Chunker.cut(rest)
+                    let piece = UnsafeRawBufferPointer(rebasing: rest[..<n])
+                    let (ref, new) = try packs.store(piece, id: key.id(of: piece))
+                    if !new { summary.piecesReused += 1 }
+                    pieces.append(ref)
+                    start += n
+                }
+                if eof { break }
+                if start > 0 {
+                    raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
+                    filled -= start
+                }
+                progress?(summary)
+            }
+        } catch let error as SystemError where error.operation == "read" {
+            unreadable(relative)
+            return nil
+        }
+        let after = try? Syscall.status(f.fd)
+        let changed = after.map { $0.size != st.size || $0.modified != st.modified || $0.modifiedNanoseconds != st.modifiedNanoseconds
+            || $0.changed != st.changed || $0.changedNanoseconds != st.changedNanoseconds } ?? true
+        return (pieces, changed)
+    }
+
+    /// Encodes a directory's entries and stores the tree as a piece.
+    private func storeTree(_ entries: [TreeEntry]) throws -> PieceRef {
+        for e in entries { if let s = e.subtree { usedPacks.insert(s.pack) } }
+        let bytes = Tree.encode(entries)
+        guard bytes.count <= Tree.maxLength else {
+            throw VaultError.invalidArgument("a directory has too many entries for one tree (\(entries.count))")
+        }
+        let (ref, new) = try bytes.withUnsafeBytes { try packs.store($0, id: key.id(of: $0)) }
+        if !new { summary.piecesReused += 1 }
+        usedPacks.insert(ref.pack)
+        return ref
+    }
+
+    private func unreadable(_ relative: [UInt8]) {
+        summary.counts.unreadable += 1
+        summary.unreadable.append(display(relative))
+    }
+
+    private func display(_ relative: [UInt8]) -> String {
+        String(decoding: relative.map { $0 == 0 ? 0x2f : $0 }, as: UTF8.self)
+    }
+}

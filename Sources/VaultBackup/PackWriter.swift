@@ -1,0 +1,71 @@
+import System
+import VaultCore
+
+/// Fills pack items with pieces (docs/FORMAT.md, "Backups: packs"): a
+/// pack's content is its pieces back to back, nothing else (where each is
+/// lives in the references to it), sealed as an ordinary item of kind
+/// pack and dropped into the inbox with its own envelope. A pack lands
+/// when it reaches `targetSize`, and at the end of the backup; only then
+/// does the cache learn its pieces. A dry run counts what it would store.
+final class PackWriter {
+    /// 32 MiB: tens of MiB, so a million files are not a million objects,
+    /// and small enough that a killed backup loses little.
+    static let targetSize: UInt64 = 32 << 20
+
+    private let vault: Vault
+    private let cache: BackupCache?
+    private let dryRun: Bool
+    private var current: StreamedDropIn?
+    private var currentPieces: [(id: PieceID, offset: UInt64, count: UInt32)] = []
+    /// Pieces stored by this run, not yet in the cache (the current pack's,
+    /// or all of them when there is no cache).
+    private var fresh: [PieceID: PieceRef] = [:]
+    private var dryOffset: UInt64 = 0
+    private(set) var packsLanded = 0
+    private(set) var sealedBytes: UInt64 = 0
+    private(set) var piecesNew = 0
+    private(set) var bytesNew: UInt64 = 0
+
+    init(vault: Vault, cache: BackupCache?, dryRun: Bool) {
+        (self.vault, self.cache, self.dryRun) = (vault, cache, dryRun)
+    }
+
+    /// A piece stored earlier (by this host, or by this run).
+    func known(_ id: PieceID) -> PieceRef? { fresh[id] ?? cache?.reference(id) }
+
+    /// Stores a piece unless it is known; its reference either way.
+    func store(_ piece: UnsafeRawBufferPointer, id: PieceID) throws -> (ref: PieceRef, new: Bool) {
+        if let ref = known(id) { return (ref, false) }
+        let count = UInt32(piece.count)
+        let ref: PieceRef
+        if dryRun {
+            ref = PieceRef(pack: [UInt8](repeating: 0, count: 16), offset: dryOffset, count: count, id: id)
+            dryOffset += UInt64(count)
+        } else {
+            let pack = try current ?? StreamedDropIn(into: vault, kind: .pack, name: BackupItems.packName)
+            current = pack
+            ref = PieceRef(pack: pack.itemID, offset: pack.length, count: count, id: id)
+            try pack.write(piece)
+            currentPieces.append((id, ref.offset, count))
+        }
+        fresh[id] = ref
+        piecesNew += 1
+        bytesNew += UInt64(count)
+        if let pack = current, pack.length >= Self.targetSize { try land() }
+        return (ref, true)
+    }
+
+    /// Lands the pack being filled, if any: content, envelope, then the cache.
+    func land() throws {
+        guard let pack = current else { return }
+        current = nil
+        try pack.land(modified: Syscall.now())
+        packsLanded += 1
+        sealedBytes += pack.sealedLength
+        if let cache {
+            try cache.record(pack: pack.itemID, pieces: currentPieces)
+            for p in currentPieces { fresh[p.id] = nil }
+        }
+        currentPieces = []
+    }
+}

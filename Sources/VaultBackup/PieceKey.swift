@@ -1,0 +1,45 @@
+import VaultCrypto
+
+/// The secret that names pieces: piece id = HMAC-SHA256(key, piece bytes)
+/// (docs/FORMAT.md, "Backups: piece ids"). Keyed, never a plain hash, so
+/// that equal content does not show as equal to whoever holds storage
+/// (packs are sealed, but a plain hash would let anyone with a guess of
+/// the content confirm it from a snapshot's references). One per host,
+/// kept in its cache and sealed inside each snapshot, so that a reader
+/// checks every piece it reads against its id.
+public final class PieceKey: Sendable {
+    public static let length = 32
+    let secret: SecretBytes
+
+    public init(secret: SecretBytes) throws {
+        guard secret.count == Self.length else { throw BackupError.invalidCache }
+        self.secret = secret
+    }
+
+    public static func random() throws -> PieceKey { try PieceKey(secret: SecretBytes.random(count: length)) }
+
+    public func id(of piece: UnsafeRawBufferPointer) throws -> PieceID {
+        PieceID(try HMACSHA256.authenticate(key: secret, data: piece))
+    }
+
+    public func id(of piece: [UInt8]) throws -> PieceID { try piece.withUnsafeBytes { try id(of: $0) } }
+
+    /// Whether `piece` is the content `id` names, compared in constant time.
+    public func verify(_ piece: UnsafeRawBufferPointer, is id: PieceID) throws -> Bool {
+        constantTimeEqual(try HMACSHA256.authenticate(key: secret, data: piece), id.bytes)
+    }
+}
+
+/// A piece's 32-byte id, hashable without allocating (four words).
+public struct PieceID: Hashable, Sendable {
+    public let a: UInt64, b: UInt64, c: UInt64, d: UInt64
+
+    public init(_ bytes: [UInt8]) {
+        func word(_ i: Int) -> UInt64 { bytes[i..<(i + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
+        (a, b, c, d) = (word(0), word(8), word(16), word(24))
+    }
+
+    public var bytes: [UInt8] {
+        [a, b, c, d].flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
+    }
+}

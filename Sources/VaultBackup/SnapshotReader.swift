@@ -1,0 +1,138 @@
+import System
+import VaultCore
+import VaultCrypto
+
+/// A snapshot opened for reading (docs/FORMAT.md, "Backups"). Everything in
+/// it was chosen by whoever dropped it, who holds every key of it: each
+/// piece is read only from a pack the snapshot lists and the vault holds,
+/// only as long as the reference says (bounded), and released only once it
+/// matches its id under the snapshot's piece key; trees are decoded to
+/// their exact shape; walks are bounded in depth and in the number of
+/// entries the snapshot says it has, so a tree reused a million times
+/// cannot make a walk run for ever.
+public final class SnapshotReader {
+    public let vault: UnlockedVault
+    public let entry: ManifestEntry
+    public let snapshot: Snapshot
+    /// The snapshot's id: the hex after "snapshot-" in its name.
+    public let id: String
+    private let listed: Set<[UInt8]>
+    private var opened: [(pack: [UInt8], content: RandomAccessContent)] = []
+    public static let maxDepth = 1024
+    /// Entries a walk may visit at most, whatever the snapshot claims.
+    public static let maxEntries: UInt64 = 100_000_000
+
+    public init(_ vault: UnlockedVault, _ entry: ManifestEntry) throws {
+        self.vault = vault
+        self.entry = entry
+        id = String(entry.name.dropFirst(BackupItems.snapshotPrefix.count))
+        var content = try vault.snapshotContent(entry)
+        defer { SecureZero.zero(&content) }
+        guard let s = Snapshot.decode(content) else {
+            throw BackupError.snapshotCorrupted(snapshot: id, detail: "its record does not parse")
+        }
+        snapshot = s
+        listed = Set(s.packs)
+    }
+
+    /// The vault's snapshots, oldest first, each opened; one that does not
+    /// open is reported through `damaged` and left out.
+    public static func all(_ vault: UnlockedVault, damaged: (String, Error) -> Void = { _, _ in }) -> [SnapshotReader] {
+        vault.snapshotEntries.compactMap { e -> SnapshotReader? in
+            do { return try SnapshotReader(vault, e) } catch {
+                damaged(String(e.name.dropFirst(BackupItems.snapshotPrefix.count)), error)
+                return nil
+            }
+        }.sorted { ($0.snapshot.end.seconds, $0.snapshot.end.nanoseconds, $0.id) < ($1.snapshot.end.seconds, $1.snapshot.end.nanoseconds, $1.id) }
+    }
+
+    /// The snapshot whose id is `text` or starts with it (at least 4 hex digits).
+    public static func find(_ vault: UnlockedVault, _ text: String) throws -> SnapshotReader {
+        let wanted = text.lowercased()
+        let matches = vault.snapshotEntries.filter {
+            wanted.count >= 4 && $0.name.dropFirst(BackupItems.snapshotPrefix.count).hasPrefix(wanted)
+        }
+        guard let first = matches.first else { throw BackupError.noSuchSnapshot(text) }
+        guard matches.count == 1 else { throw BackupError.ambiguousSnapshot(text) }
+        return try SnapshotReader(vault, first)
+    }
+
+    private func corrupted(_ detail: String) -> BackupError { .snapshotCorrupted(snapshot: id, detail: detail) }
+
+    /// A piece's bytes into `out` (which it replaces), verified against its id.
+    public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
+        guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted("a reference points outside its packs") }
+        let content = try pack(ref.pack)
+        out = [UInt8](repeating: 0, count: Int(ref.count))
+        let n = try out.withUnsafeMutableBytes { try content.read(at: ref.offset, into: $0) }
+        guard n == out.count, try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else {
+            throw corrupted("a piece in \(BackupItems.packName(ref.pack)) is corrupted or tampered")
+        }
+    }
+
+    private func pack(_ id: [UInt8]) throws -> RandomAccessContent {
+        if let i = opened.firstIndex(where: { $0.pack == id }) { return opened[i].content }
+        guard let e = vault.pack(id) else { throw corrupted("\(BackupItems.packName(id)) is not in the vault") }
+        let content = try vault.randomAccess(e)
+        if opened.count >= 4 { opened.removeFirst() }
+        opened.append((id, content))
+        return content
+    }
+
+    public func tree(_ ref: PieceRef) throws -> [TreeEntry] {
+        var bytes: [UInt8] = []
+        try read(ref, into: &bytes)
+        guard let entries = Tree.decode(bytes) else { throw corrupted("a directory's record does not parse") }
+        return entries
+    }
+
+    /// Visits every entry depth first, in name order, with its path (names
+    /// from the root); `visit` returns whether to go into a directory, and
+    /// `leave` is called after its entries.
+    public func walk(visit: ([[UInt8]], TreeEntry) throws -> Bool, leave: ([[UInt8]], TreeEntry) throws -> Void = { _, _ in }) throws {
+        let c = snapshot.counts
+        var budget = min(Self.maxEntries, c.files &+ c.directories &+ c.symlinks &+ 1)
+        func walk(_ ref: PieceRef, _ path: [[UInt8]]) throws {
+            guard path.count <= Self.maxDepth else { throw corrupted("its directories are nested too deep") }
+            for e in try tree(ref) {
+                guard budget > 0 else { throw corrupted("it has more entries than it says") }
+                budget -= 1
+                let p = path + [e.name]
+                if try visit(p, e), e.kind == .directory, let sub = e.subtree {
+                    try walk(sub, p)
+                    try leave(p, e)
+                }
+            }
+        }
+        try walk(snapshot.root, [])
+    }
+
+    /// The entry at `path` (names from the root).
+    public func entry(at path: [[UInt8]]) throws -> TreeEntry {
+        var ref = snapshot.root
+        var found: TreeEntry?
+        for (i, name) in path.enumerated() {
+            guard let e = try tree(ref).first(where: { $0.name == name }) else {
+                throw BackupError.noSuchPath(path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/"))
+            }
+            found = e
+            if i < path.count - 1 {
+                guard e.kind == .directory, let sub = e.subtree else {
+                    throw BackupError.noSuchPath(path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/"))
+                }
+                ref = sub
+            }
+        }
+        guard let found else { throw BackupError.noSuchPath("/") }
+        return found
+    }
+
+    /// A file's content, piece by piece, each verified before it goes to `sink`.
+    public func write(_ e: TreeEntry, to sink: ByteSink) throws {
+        var bytes: [UInt8] = []
+        for ref in e.pieces {
+            try read(ref, into: &bytes, limit: Chunker.maxSize)
+            try bytes.withUnsafeBytes { try sink.write($0) }
+        }
+    }
+}

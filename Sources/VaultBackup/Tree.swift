@@ -1,0 +1,137 @@
+import ByteLayout
+
+// One directory of a snapshot (docs/FORMAT.md, "Backups: trees"), stored as
+// a piece like file content, so an unchanged directory has the same id and
+// costs nothing:
+//
+//   "VAULTTR1" || entry count u32be || entry × count     (entries in strictly increasing name-byte order)
+//   entry = name length u16be || name || type u8 (1 file, 2 directory, 3 symlink) || flags u8
+//           || mode u16be || uid u32be || gid u32be
+//           || mtime seconds i64be || mtime nanoseconds u32be || ctime seconds i64be || ctime nanoseconds u32be
+//           || size u64be || by type:
+//        file:      hard-link group u32be (0: none) || piece count u32be || piece reference × count
+//        directory: its tree's piece reference
+//        symlink:   target length u16be || target
+//
+// flags: bit 0, the file changed while it was read. Names are 1...255 bytes
+// without '/' or NUL, never "." or "..". A tree is at most maxLength bytes.
+
+public struct TreeEntry: Sendable, Equatable {
+    public enum Kind: UInt8, Sendable { case file = 1, directory = 2, symlink = 3 }
+    public static let changedWhileRead: UInt8 = 1
+
+    public var name: [UInt8]
+    public var kind: Kind
+    public var flags: UInt8 = 0
+    public var mode: UInt16
+    public var user: UInt32, group: UInt32
+    public var modified: Int64, modifiedNanoseconds: UInt32
+    public var changed: Int64, changedNanoseconds: UInt32
+    public var size: UInt64
+    public var linkGroup: UInt32 = 0
+    public var pieces: [PieceRef] = []
+    public var subtree: PieceRef?
+    public var target: [UInt8] = []
+
+    public init(name: [UInt8], kind: Kind, mode: UInt16, user: UInt32, group: UInt32, modified: Int64,
+                modifiedNanoseconds: UInt32, changed: Int64, changedNanoseconds: UInt32, size: UInt64) {
+        (self.name, self.kind, self.mode, self.user, self.group) = (name, kind, mode, user, group)
+        (self.modified, self.modifiedNanoseconds, self.changed, self.changedNanoseconds, self.size) =
+            (modified, modifiedNanoseconds, changed, changedNanoseconds, size)
+    }
+
+    /// A name restore can create in a directory: not empty, no '/' or NUL, not "." or "..".
+    public static func isSafeName(_ name: [UInt8]) -> Bool {
+        !name.isEmpty && name.count <= 255 && name != [0x2e] && name != [0x2e, 0x2e] && !name.contains(0x2f) && !name.contains(0)
+    }
+}
+
+public enum Tree {
+    public static let magic = Array("VAULTTR1".utf8)
+    /// 64 MiB: about 600,000 entries of a directory, or one file of 1,000,000 pieces.
+    public static let maxLength = 64 << 20
+    /// The fixed part of an entry, without its name and type-specific tail.
+    static let entryFixedLength = 2 + 1 + 1 + 2 + 4 + 4 + 8 + 4 + 8 + 4 + 8
+
+    public static func encode(_ entries: [TreeEntry]) -> [UInt8] {
+        var w = ByteWriter(magic)
+        w.u32(UInt32(entries.count))
+        for e in entries {
+            w.u16(UInt16(e.name.count))
+            w.bytes(e.name)
+            w.u8(e.kind.rawValue)
+            w.u8(e.flags)
+            w.u16(e.mode)
+            w.u32(e.user)
+            w.u32(e.group)
+            w.i64(e.modified)
+            w.u32(e.modifiedNanoseconds)
+            w.i64(e.changed)
+            w.u32(e.changedNanoseconds)
+            w.u64(e.size)
+            switch e.kind {
+            case .file:
+                w.u32(e.linkGroup)
+                w.u32(UInt32(e.pieces.count))
+                for p in e.pieces { p.encode(into: &w) }
+            case .directory:
+                e.subtree?.encode(into: &w)
+            case .symlink:
+                w.u16(UInt16(e.target.count))
+                w.bytes(e.target)
+            }
+        }
+        return w.bytes
+    }
+
+    /// Exact shape or `ByteLayoutError`/`nil`: counts are checked against
+    /// the bytes left before anything is allocated for them.
+    public static func decode(_ bytes: [UInt8]) -> [TreeEntry]? {
+        guard bytes.count <= maxLength else { return nil }
+        var r = ByteReader(bytes)
+        do {
+            try r.expect(magic)
+            let count = Int(try r.u32())
+            guard count <= r.remaining / (entryFixedLength + 1) else { return nil }
+            var entries: [TreeEntry] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                let name = try r.bytes(Int(try r.u16()))
+                guard TreeEntry.isSafeName(name), let kind = TreeEntry.Kind(rawValue: try r.u8()) else { return nil }
+                if let last = entries.last, !last.name.lexicographicallyPrecedes(name) { return nil }
+                let flags = try r.u8()
+                let mode = try r.u16()
+                let user = try r.u32(), group = try r.u32()
+                let mtime = try r.i64(), mtimeNs = try r.u32(), ctime = try r.i64(), ctimeNs = try r.u32()
+                guard mode <= 0o7777, mtimeNs < 1_000_000_000, ctimeNs < 1_000_000_000 else { return nil }
+                var e = TreeEntry(name: name, kind: kind, mode: mode, user: user, group: group, modified: mtime,
+                                  modifiedNanoseconds: mtimeNs, changed: ctime, changedNanoseconds: ctimeNs, size: try r.u64())
+                e.flags = flags
+                switch kind {
+                case .file:
+                    e.linkGroup = try r.u32()
+                    let n = Int(try r.u32())
+                    guard n <= r.remaining / PieceRef.length else { return nil }
+                    e.pieces = try (0..<n).map { _ throws(ByteLayoutError) in try PieceRef.decode(&r) }
+                    var total: UInt64 = 0
+                    for p in e.pieces {
+                        let (sum, overflow) = total.addingReportingOverflow(UInt64(p.count))
+                        guard !overflow else { return nil }
+                        total = sum
+                    }
+                    guard total == e.size else { return nil }
+                case .directory:
+                    e.subtree = try PieceRef.decode(&r)
+                case .symlink:
+                    e.target = try r.bytes(Int(try r.u16()))
+                    guard !e.target.isEmpty, !e.target.contains(0) else { return nil }
+                }
+                entries.append(e)
+            }
+            try r.finish()
+            return entries
+        } catch {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import ByteLayout
+import System
+
+// What the vault itself knows of `vault backup`'s items (the formats are
+// VaultBackup's; docs/FORMAT.md, "Backups"): a pack is named
+// "pack-<pack id hex>" and a snapshot "snapshot-<snapshot id hex>", each id
+// the item id it was dropped in under, so a name is unique and, kept
+// through rekey (which gives items new ids), names the same content for
+// ever. A snapshot's content opens with the packs it needs:
+//
+//   "VAULTSN1" || pack count u32be || pack id (16) × count || the rest (VaultBackup)
+//
+// so that absorbing can refuse a snapshot whose packs are not all in the
+// vault, without understanding trees.
+
+extension ItemKind {
+    /// A backup's pack or snapshot: storage, not an item of the user's.
+    public var isBackupStorage: Bool { self == .pack || self == .snapshot }
+}
+
+public enum BackupItems {
+    public static let packPrefix = "pack-"
+    public static let snapshotPrefix = "snapshot-"
+    public static let snapshotMagic = Array("VAULTSN1".utf8)
+    /// Packs one snapshot may name: 2^20 packs of 16 MiB or more is 16 TiB.
+    public static let maxPacks = 1 << 20
+    /// A snapshot item's content, at most (its pack list and root reference
+    /// are a few MiB at worst).
+    public static let maxSnapshotLength = 12 + 16 * maxPacks + (1 << 20)
+
+    public static func packName(_ id: [UInt8]) -> String { packPrefix + Hex.encode(id) }
+    public static func snapshotName(_ id: [UInt8]) -> String { snapshotPrefix + Hex.encode(id) }
+
+    /// The pack ids a snapshot's content lists first (exact prefix, bounded).
+    public static func packIDs(inSnapshot content: [UInt8]) throws -> [[UInt8]] {
+        var r = ByteReader(content)
+        do {
+            try r.expect(snapshotMagic)
+            let count = Int(try r.u32())
+            guard count <= maxPacks else { throw VaultError.corruptedOrTampered }
+            return try (0..<count).map { _ in try r.bytes(16) }
+        } catch { throw VaultError.corruptedOrTampered }
+    }
+
+    /// A dropped-in pack or snapshot must carry the name its item id gives
+    /// it, and that name must be new: they are never versioned or replaced.
+    static func checkDropped(_ e: ManifestEntry, in manifest: Manifest) -> Bool {
+        switch e.kind {
+        case .file, .folder: return true
+        case .pack: return e.name == packName(e.itemID) && !manifest.contains(name: e.name)
+        case .snapshot: return e.name == snapshotName(e.itemID) && !manifest.contains(name: e.name)
+        }
+    }
+}
+
+extension UnlockedVault {
+    /// The backup packs in the vault, by pack id (hex).
+    public func pack(_ id: [UInt8]) -> ManifestEntry? {
+        guard let e = manifest.entry(named: BackupItems.packName(id)), e.kind == .pack else { return nil }
+        return e
+    }
+
+    /// The snapshots in the vault.
+    public var snapshotEntries: [ManifestEntry] { manifest.entries.filter { $0.kind == .snapshot } }
+
+    /// A snapshot item's whole content, authenticated, from `path` (its
+    /// drop-in in the inbox, or its place in items/).
+    func snapshotContent(_ entry: ManifestEntry, at path: String) throws -> [UInt8] {
+        let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1)
+        try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
+        guard r.contentLength <= UInt64(BackupItems.maxSnapshotLength) else { throw VaultError.corruptedOrTampered }
+        let sink = MemoryBytes()
+        try r.readAll(to: sink, batchChunks: 1)
+        guard UInt64(sink.bytes.count) == entry.size else { throw VaultError.corruptedOrTampered }
+        return sink.bytes
+    }
+
+    /// A stored snapshot's content (`vault snapshots`).
+    public func snapshotContent(_ entry: ManifestEntry) throws -> [UInt8] {
+        guard entry.kind == .snapshot else { throw VaultError.invalidArgument("'\(entry.name)' is not a snapshot") }
+        do { return try snapshotContent(entry, at: paths.item(entry.blobName)) } catch let e as SystemError where e.errno == .noSuchFile {
+            throw VaultError.itemCorrupted(name: entry.name)
+        } catch VaultError.corruptedOrTampered {
+            throw VaultError.itemCorrupted(name: entry.name)
+        }
+    }
+
+    /// Whether a waiting pack authenticates chunk by chunk, all of it: a
+    /// snapshot is taken in only over whole packs, so damage is found at
+    /// absorb, not at the restore that needed the piece.
+    func packIsWhole(_ entry: ManifestEntry) -> Bool {
+        let inInbox = paths.dropInContent(entry.blobName)
+        let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
+        guard let r = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1),
+              (try? ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)) != nil else { return false }
+        return (try? r.readAll(to: DiscardingSink())) != nil
+    }
+
+    /// Why a waiting snapshot may not be absorbed (nil: it may): it does not
+    /// open, or a pack it lists is not in the manifest (missing, or refused
+    /// because it was damaged). Absorb takes packs in before snapshots.
+    func snapshotRefusal(_ entry: ManifestEntry) -> String? {
+        let inInbox = paths.dropInContent(entry.blobName)
+        let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
+        guard let content = try? snapshotContent(entry, at: path),
+              let ids = try? BackupItems.packIDs(inSnapshot: content) else {
+            return "it does not open (corrupted or tampered)"
+        }
+        var missing = ids.filter { pack($0) == nil }.map(BackupItems.packName)
+        guard !missing.isEmpty else { return nil }
+        let count = missing.count
+        missing = Array(missing.prefix(3))
+        return "\(count == 1 ? "a pack it needs is" : "\(count) packs it needs are") missing or damaged (\(missing.joined(separator: ", "))\(count > 3 ? ", ..." : ""))"
+    }
+}

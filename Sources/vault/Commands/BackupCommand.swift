@@ -1,0 +1,193 @@
+import Foundation
+import System
+import VaultBackup
+import VaultCore
+
+/// `vault backup`: a snapshot of folders without the password, sealed to
+/// the vault's public key as `add` seals a drop-in; only what changed since
+/// this host's last snapshot of the same paths is read and stored.
+struct BackupCommand: Command {
+    static let name = "backup"
+    static let abstract = "snapshot folders without the password, storing only what changed"
+    static let excludeOption = ValueOption<String>.repeated("--exclude", as: "PATTERN")
+    static let excludeFileOption = ValueOption<String>.repeated("--exclude-file", as: "FILE")
+    static let excludeCachesFlag = FlagOption("--exclude-caches")
+    static let largerThanOption = ValueOption<String>.text("--exclude-larger-than", as: "SIZE")
+    static let oneFileSystemFlag = FlagOption("--one-file-system")
+    static let tagOption = ValueOption<String>.repeated("--tag", as: "TAG")
+    static let hostOption = ValueOption<String>.text("--host", as: "HOST")
+    static let dryRunFlag = FlagOption("--dry-run")
+    static let jsonFlag = FlagOption("--json")
+    static let options = [excludeOption.spec, excludeFileOption.spec, excludeCachesFlag.spec, largerThanOption.spec,
+                          oneFileSystemFlag.spec, tagOption.spec, hostOption.spec, dryRunFlag.spec, jsonFlag.spec]
+    static let help = """
+        Usage: vault backup PATH... [--exclude PATTERN]... [--exclude-file FILE]...
+                            [--exclude-caches] [--exclude-larger-than SIZE]
+                            [--one-file-system] [--tag TAG]... [--host HOST]
+                            [--dry-run] [--json]
+
+        Takes a snapshot of each PATH (folders or files) into the vault without
+        the password, as 'vault add' does: it reads only the vault's public
+        key. File contents are cut into pieces of about 1 MiB where the
+        content itself says (so an insertion moves only nearby cuts), and a
+        piece this machine stored before is referenced, not stored again; a
+        file whose size, times and inode are those of this machine's last
+        snapshot of the same paths is not even read. New pieces go into packs
+        of about 32 MiB in the inbox; the snapshot itself is written last, so
+        a backup stopped at any point leaves no snapshot, and the next one
+        reuses what it had stored. The next command that unlocks the vault
+        takes packs and snapshots in ('vault snapshots' lists them). A prune
+        or a rekey of the vault waits for running backups to end, and a
+        backup started during one waits for it.
+
+        Use 'backup' for folders you save again and again (a home directory
+        every night); use 'vault add FOLDER' for one folder kept as a named
+        item, with versions.
+
+        This machine keeps a cache in $XDG_CACHE_HOME/vault (else
+        ~/.cache/vault): the key that names pieces and what it stored. It
+        opens what this machine backed up: keep it as private as the files.
+        Without it a backup is slower, never wrong.
+
+        Files that cannot be read are named and left out, and vault exits
+        with status 3; so are files that changed while they were read (they
+        are kept as read, and flagged).
+
+        Options:
+          --exclude PATTERN       leave out what matches: a shell pattern on each
+                                  name, or on the whole path if it has a '/'
+          --exclude-file FILE     patterns from FILE, one a line ('#' comments)
+          --exclude-caches        leave out folders holding a CACHEDIR.TAG
+          --exclude-larger-than SIZE
+                                  leave out files larger than SIZE (bytes, or with
+                                  K, M, G or T: powers of 1024)
+          --one-file-system       stay on each PATH's file system
+          --tag TAG               a tag on the snapshot (repeatable)
+          --host HOST             the host name recorded (default: this machine's)
+          --dry-run               read and count, store nothing
+          --json                  one JSON summary on standard output
+
+        Examples:
+          vault backup ~/Documents ~/Pictures
+          vault backup ~ --exclude-caches --exclude '*.iso' --tag nightly
+          vault backup /srv/data --one-file-system --json
+        """
+
+    let paths: [String]
+    let patterns: [String]
+    let excludeFiles: [String]
+    let excludeCaches: Bool
+    let largerThan: UInt64?
+    let oneFileSystem: Bool
+    let tags: [String]
+    let host: String?
+    let dryRun: Bool
+    let json: Bool
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        paths = try arguments.oneOrMore("PATH")
+        patterns = arguments.values(Self.excludeOption)
+        excludeFiles = arguments.values(Self.excludeFileOption)
+        excludeCaches = arguments.isSet(Self.excludeCachesFlag)
+        largerThan = try arguments.value(Self.largerThanOption).map { text throws(CLIError) in
+            guard let n = Self.size(text) else { throw arguments.usageError("'\(text)' is not a size (such as 500M or 2G)") }
+            return n
+        }
+        oneFileSystem = arguments.isSet(Self.oneFileSystemFlag)
+        tags = arguments.values(Self.tagOption)
+        host = try arguments.value(Self.hostOption)
+        dryRun = arguments.isSet(Self.dryRunFlag)
+        json = arguments.isSet(Self.jsonFlag)
+        for t in tags + [host].compactMap({ $0 }) where t.utf8.count > Snapshot.maxText || t.contains(where: \.isNewline) {
+            throw arguments.usageError("'\(t)' is not a usable tag or host name")
+        }
+        if paths.contains("-") { throw arguments.usageError("backup reads folders and files, not standard input") }
+    }
+
+    /// "123", "500K", "2G": bytes, or powers of 1024.
+    static func size(_ text: String) -> UInt64? {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = text.uppercased()
+        var unit: UInt64 = 1
+        if let last = digits.last, let u = units[last] { unit = u; digits.removeLast() }
+        guard let n = UInt64(digits) else { return nil }
+        let (v, overflow) = n.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : v
+    }
+
+    /// The cache's base directory: $XDG_CACHE_HOME/vault, else ~/.cache/vault.
+    static func cacheBase(_ environment: [String: String]) -> String? {
+        if let c = environment.nonEmpty("XDG_CACHE_HOME"), c.hasPrefix("/") { return c + "/vault" }
+        return environment.nonEmpty("HOME").map { $0 + "/.cache/vault" }
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        let vault = try Vault(at: context.vaultDirectory)
+        // Held until the snapshot has landed: a prune (which takes it
+        // exclusively) never deletes a pack this backup is about to reference.
+        let hold = try vault.holdDropLock { context.terminal.note("waiting for a prune or rekey of the vault to finish") }
+        defer { withExtendedLifetime(hold) {} }
+        var options = BackupOptions(paths: try absolutePaths(), host: host ?? Syscall.hostName())
+        options.tags = tags
+        options.dryRun = dryRun
+        options.filter.patterns = patterns.map { Array($0.utf8) }
+        for file in excludeFiles {
+            options.filter.patterns += BackupFilter.patterns(inExcludeFile: try FileHandleFD.regularFile(file, what: "exclude file").readAll(limit: 1 << 20))
+        }
+        options.filter.excludeCaches = excludeCaches
+        options.filter.largerThan = largerThan
+        options.filter.oneFileSystem = oneFileSystem
+        // A cache that cannot be made or read makes the backup slower (every
+        // file read, every piece stored), never wrong.
+        var cache: BackupCache?
+        if let base = Self.cacheBase(context.environment) {
+            do { cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault.paths) } catch {
+                context.terminal.warning("no backup cache (\(ErrorReport.cliError(for: error, vaultDirectory: nil).message)): every file is read")
+            }
+        }
+        let progress = ProgressLine.start(context.terminal, dryRun ? "reading" : "backing up", total: nil)
+        defer { progress?.finish() }
+        let started = Date()
+        let summary = try BackupRun(vault: vault, cache: cache, options: options) { progress?.update($0.counts.bytes, counting: Format.count($0.counts.files, "file")) }.run()
+        progress?.finish()
+        let seconds = Date().timeIntervalSince(started)
+        for p in summary.unreadable { context.terminal.warning("could not read '\(Terminal.printable(p))'; left out") }
+        for p in summary.changedWhileRead { context.terminal.warning("'\(Terminal.printable(p))' changed while it was read; kept as read") }
+        for p in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': not a regular file, folder or symlink") }
+        if json {
+            try context.terminal.printLine(try JSONOutput.encode(JSONOutput.Backup(summary, host: options.host, seconds: seconds, dryRun: dryRun)))
+        } else {
+            let c = summary.counts
+            let what = "\(Format.count(c.files, "file")), \(Format.count(c.directories, "folder")), \(Format.size(c.bytes))"
+            let stored = "\(Format.count(summary.piecesNew, "new piece")) (\(Format.size(summary.bytesNew))), \(summary.filesUnchanged) unchanged"
+            if let id = summary.snapshot {
+                context.terminal.note("snapshot \(id.prefix(8)) of \(what): \(stored), \(Format.size(summary.bytesStored)) added to the inbox")
+            } else {
+                context.terminal.note("dry run of \(what): would store \(stored)")
+            }
+        }
+        let incomplete = !summary.unreadable.isEmpty || !summary.changedWhileRead.isEmpty || !summary.skipped.isEmpty
+        return incomplete ? .partial : .ok
+    }
+
+    /// Each PATH made absolute (not resolving links), with distinct last names.
+    private func absolutePaths() throws -> [[UInt8]] {
+        let cwd = FileManager.default.currentDirectoryPath
+        var seen = Set<[UInt8]>()
+        return try paths.map { p in
+            var full = p.hasPrefix("/") ? p : cwd + "/" + p
+            while full.count > 1 && full.hasSuffix("/") { full.removeLast() }
+            let parts = full.split(separator: "/").filter { $0 != "." }
+            var stack: [Substring] = []
+            for part in parts { if part == ".." { _ = stack.popLast() } else { stack.append(part) } }
+            guard let last = stack.last else {
+                throw CLIError(message: "cannot back up '/' as one path", hints: ["name the folders under it: vault backup /etc /home ..."], code: .usage)
+            }
+            guard seen.insert(Array(last.utf8)).inserted else {
+                throw CLIError(message: "two paths end in the name '\(Terminal.printable(String(last)))'",
+                               hints: ["a snapshot keeps each path under its last name; back them up separately"], code: .usage)
+            }
+            return Array(("/" + stack.joined(separator: "/")).utf8)
+        }
+    }
+}

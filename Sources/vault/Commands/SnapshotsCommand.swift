@@ -1,0 +1,386 @@
+import System
+import VaultBackup
+import VaultCore
+
+/// `vault snapshots [list]|ls|restore|dump`: what `vault backup` stored,
+/// with the password. A subcommand family of its own, so `restore` and
+/// `ls` keep meaning items at the top level.
+struct SnapshotsCommand: Command {
+    static let name = "snapshots"
+    static let abstract = "list, browse and restore backup snapshots"
+    static let hostOption = ValueOption<String>.text("--host", as: "HOST")
+    static let tagOption = ValueOption<String>.repeated("--tag", as: "TAG")
+    static let jsonFlag = FlagOption("--json")
+    static let toOption = ValueOption<String>.text("--to", as: "DIR")
+    static let includeOption = ValueOption<String>.repeated("--include", as: "PATTERN")
+    static let excludeOption = ValueOption<String>.repeated("--exclude", as: "PATTERN")
+    static let keepOptions = ["last", "hourly", "daily", "weekly", "monthly", "yearly"].map {
+        ValueOption<UInt32>.number("--keep-\($0)", as: "N")
+    }
+    static let keepWithinOption = ValueOption<String>.text("--keep-within", as: "DURATION")
+    static let pruneFlag = FlagOption("--prune")
+    static let dryRunFlag = FlagOption("--dry-run")
+    static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
+        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec]
+    static let help = """
+        Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
+               vault snapshots ls SNAPSHOT [PATH]
+               vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
+               vault snapshots dump SNAPSHOT PATH [-o FILE]
+               vault snapshots find PATTERN [--host HOST] [--tag TAG]...
+               vault snapshots diff SNAPSHOT SNAPSHOT
+               vault snapshots stats [--json]
+               vault snapshots forget SNAPSHOT... [--prune] [--dry-run]
+               vault snapshots forget [--keep-last N] [--keep-hourly N] [--keep-daily N]
+                                      [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
+                                      [--keep-within DURATION] [--host HOST] [--tag TAG]...
+                                      [--prune] [--dry-run]
+               vault snapshots prune [--dry-run]
+
+        The snapshots 'vault backup' made (it needs no password; these do).
+        Waiting snapshots are taken in first; one whose packs are missing or
+        damaged is refused by name and waits. SNAPSHOT is an id as 'list'
+        shows it, or its first 4 or more hex digits, or 'latest'.
+
+        list shows one snapshot a line, oldest first: id, end time (local),
+        host, files, size, tags and paths. --host and --tag keep those with
+        that host, or with every given tag.
+
+        ls lists every entry of a snapshot, or those under PATH, one a line:
+        type and mode, owner, size, modification time and path. Paths start
+        with the last name of a backed-up path ('Documents/taxes/2025.pdf').
+
+        restore writes the snapshot under DIR (default: the current
+        directory; created if missing), each backed-up path as its last name:
+        modes, times to the nanosecond, symbolic links, hard links, and owners
+        when run as root. Nothing existing is overwritten (those are skipped
+        and named, exit 3), and nothing is written outside DIR. With
+        --include, only what matches (and everything under it); --exclude
+        leaves out what matches. A pattern without '/' matches each name, one
+        with '/' the path from the snapshot's root ('/Documents/*.pdf').
+
+        dump writes one file of the snapshot to standard output (to a
+        terminal only if it is text, unless '-o -'), or to a new FILE with -o.
+
+        find lists, in every snapshot (or those of --host, --tag), the
+        entries that match PATTERN, one a line: snapshot id, time and path.
+
+        diff lists what changed from the first snapshot to the second, one
+        path a line: '+' added, '-' removed, 'M' changed (content, type,
+        mode, owner or time). Directories that did not change are not read.
+
+        stats shows how many snapshots and packs there are, the bytes the
+        snapshots hold, and the bytes the packs store (what deduplication
+        saved).
+
+        Every piece is checked against its id as it is read: a damaged or
+        tampered one stops the read (exit 14), never writes wrong bytes.
+
+        forget drops the snapshots named, or those the rules given do not keep, within each
+        group of snapshots of one host and one set of paths, keeping what any
+        rule names and always a group's newest; --host and --tag choose
+        which snapshots it looks at. Hours, days, weeks (Monday to Sunday),
+        months and years are UTC, by each snapshot's end time. prune (or
+        forget --prune) then deletes every pack no snapshot needs, in the
+        vault or waiting in its inbox; it waits for running backups to
+        finish, and packs that are partly used are kept whole.
+
+        Options:
+          --host HOST         list: only snapshots of HOST
+          --tag TAG           list: only snapshots with TAG (repeatable)
+          --json              list: one JSON document on standard output
+          -o, --output FILE   dump: write to FILE, never over an existing one
+                              ('-': standard output, even a terminal)
+          --to DIR            restore: where to write (default: the current directory)
+          --include PATTERN   restore: only what matches (repeatable)
+          --exclude PATTERN   restore: leave out what matches (repeatable)
+          --keep-last N       forget: keep the N newest of each group
+          --keep-hourly N     forget: the newest of each of the last N hours that have one
+          --keep-daily N      forget: ... days, --keep-weekly weeks, --keep-monthly
+          --keep-weekly N       months, --keep-yearly years
+          --keep-monthly N
+          --keep-yearly N
+          --keep-within DURATION
+                              forget: every snapshot within DURATION of the group's
+                              newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
+          --prune             forget: then delete the packs no snapshot needs
+          --dry-run           forget, prune: only say what would go
+
+        Examples:
+          vault snapshots
+          vault snapshots ls 3fa2c1d0 Documents/taxes
+          vault snapshots restore latest --to ~/restored --include '*.pdf'
+          vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
+          vault snapshots find '*.pdf' --host laptop
+          vault snapshots diff 3fa2 latest
+          vault snapshots forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune
+        """
+
+    enum Action {
+        case list(host: String?, tags: [String], json: Bool)
+        case ls(snapshot: String, path: String?)
+        case restore(snapshot: String, to: String, includes: [String], excludes: [String])
+        case dump(snapshot: String, path: String, output: String?)
+        case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
+        case prune(dryRun: Bool)
+        case diff(String, String)
+        case find(pattern: String, host: String?, tags: [String])
+        case stats(json: Bool)
+    }
+
+    let action: Action
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        let words = arguments.positionals.isEmpty ? ["list"] : arguments.positionals
+        let host = try arguments.value(Self.hostOption), tags = arguments.values(Self.tagOption)
+        let json = arguments.isSet(Self.jsonFlag), to = try arguments.value(Self.toOption)
+        let includes = arguments.values(Self.includeOption), excludes = arguments.values(Self.excludeOption)
+        var policy = SnapshotPolicy()
+        let keeps = try Self.keepOptions.map { option throws(CLIError) in try arguments.value(option).map(Int.init) }
+        (policy.last, policy.hourly, policy.daily) = (keeps[0] ?? 0, keeps[1] ?? 0, keeps[2] ?? 0)
+        (policy.weekly, policy.monthly, policy.yearly) = (keeps[3] ?? 0, keeps[4] ?? 0, keeps[5] ?? 0)
+        policy.within = try arguments.value(Self.keepWithinOption).map { text throws(CLIError) in
+            guard let s = Self.duration(text) else { throw arguments.usageError("'\(text)' is not a duration (such as 36h, 30d or 1y)") }
+            return s
+        }
+        let prune = arguments.isSet(Self.pruneFlag), dryRun = arguments.isSet(Self.dryRunFlag)
+        let output = try arguments.value(Self.outputOption)
+        if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
+        let forgetOptions = !policy.isEmpty || prune || dryRun
+        let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
+        let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
+        if forgetOptions && words[0] != "forget" && !(words[0] == "prune" && !prune && policy.isEmpty) {
+            throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--dry-run also with 'prune')")
+        }
+        func only(_ allowed: Bool, _ message: String) throws(CLIError) {
+            if !allowed { throw arguments.usageError(message) }
+        }
+        switch words[0] {
+        case "list":
+            try only(words.count == 1, "snapshots list takes no arguments")
+            try only(!restoreOptions, "--to, --include and --exclude go with 'snapshots restore'")
+            action = .list(host: host, tags: tags, json: json)
+        case "ls":
+            try only((2...3).contains(words.count), "snapshots ls takes SNAPSHOT and perhaps a PATH")
+            try only(!restoreOptions && !listOptions, "snapshots ls takes no options")
+            action = .ls(snapshot: words[1], path: words.count == 3 ? words[2] : nil)
+        case "restore":
+            try only(words.count == 2, "snapshots restore takes one SNAPSHOT")
+            try only(!listOptions, "--host, --tag and --json go with 'snapshots list'")
+            action = .restore(snapshot: words[1], to: to ?? ".", includes: includes, excludes: excludes)
+        case "dump":
+            try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
+            try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
+            action = .dump(snapshot: words[1], path: words[2], output: output)
+        case "forget":
+            let ids = Array(words.dropFirst())
+            try only(ids.isEmpty != policy.isEmpty, ids.isEmpty ? "say what to keep: --keep-last, --keep-daily, --keep-within, ..."
+                                                               : "name snapshots or give --keep-* rules, not both")
+            try only(keeps.allSatisfy { $0 != 0 }, "keep counts start at 1")
+            try only(!restoreOptions && !json, "snapshots forget takes --keep-*, --host, --tag, --prune and --dry-run")
+            action = .forget(ids: ids, policy: policy, host: host, tags: tags, prune: prune, dryRun: dryRun)
+        case "find":
+            try only(words.count == 2, "snapshots find takes one PATTERN")
+            try only(!restoreOptions && !json, "snapshots find takes --host and --tag")
+            action = .find(pattern: words[1], host: host, tags: tags)
+        case "diff":
+            try only(words.count == 3, "snapshots diff takes two SNAPSHOTs")
+            try only(!restoreOptions && !listOptions, "snapshots diff takes no options")
+            action = .diff(words[1], words[2])
+        case "stats":
+            try only(words.count == 1, "snapshots stats takes no arguments")
+            try only(!restoreOptions && host == nil && tags.isEmpty, "snapshots stats takes only --json")
+            action = .stats(json: json)
+        case "prune":
+            try only(words.count == 1, "snapshots prune takes no arguments")
+            try only(!restoreOptions && !listOptions, "snapshots prune takes only --dry-run")
+            action = .prune(dryRun: dryRun)
+        default:
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, diff, stats, forget or prune")
+        }
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        let writes: Bool
+        switch action {
+        case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun): writes = !dryRun
+        default: writes = false
+        }
+        let vault = try context.unlock(try context.passwordSource(), forWriting: writes)
+        switch action {
+        case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
+            let chosen = SnapshotReader.all(vault).filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
+            let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
+            let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
+            for r in doomed {
+                context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.time(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
+            }
+            if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
+            context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
+                                  + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
+            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
+        case .prune(let dryRun):
+            return try prune(vault, context, dryRun: dryRun, forgetting: [])
+        case .find(let pattern, let host, let tags):
+            let patterns = [Array(pattern.utf8)]
+            var found = 0
+            try context.terminal.printBuffered { emit in
+                for r in SnapshotReader.all(vault) where (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) {
+                    try r.walk(visit: { path, e in
+                        let text = path.reduce([UInt8]()) { $0 + [0x2f] + $1 }
+                        if BackupFilter.matches(patterns, name: e.name, path: text) {
+                            found += 1
+                            try emit("\(r.id.prefix(8))  \(Format.time(r.snapshot.end.seconds))  "
+                                     + Terminal.printable(String(decoding: text.dropFirst(), as: UTF8.self)) + "\n")
+                        }
+                        return true
+                    })
+                }
+            }
+            guard found > 0 else {
+                throw CLIError(message: "nothing in the snapshots matches '\(Terminal.printable(pattern))'", code: .noSuchItem)
+            }
+            context.terminal.note(Format.count(found, "match", "matches"))
+            return .ok
+        case .diff(let first, let second):
+            let (a, b) = (try Self.find(vault, first), try Self.find(vault, second))
+            var counts: [SnapshotDiff.Change: Int] = [:]
+            try context.terminal.printBuffered { emit in
+                try SnapshotDiff.run(a, b) { path, change in
+                    counts[change, default: 0] += 1
+                    try emit(change.symbol + " " + Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self)) + "\n")
+                }
+            }
+            context.terminal.note("\(counts[.added] ?? 0) added, \(counts[.removed] ?? 0) removed, \(counts[.changed] ?? 0) changed")
+            return .ok
+        case .stats(let json):
+            let snapshots = SnapshotReader.all(vault)
+            let packs = vault.manifest.entries.filter { $0.kind == .pack }
+            let stats = JSONOutput.BackupStats(snapshots: snapshots.count, packs: packs.count,
+                                               snapshotBytes: snapshots.reduce(0) { $0 &+ $1.snapshot.counts.bytes },
+                                               storedBytes: packs.reduce(0) { $0 &+ $1.size })
+            if json { return try printLine(context, try JSONOutput.encode(stats)) }
+            try context.terminal.printLine("\(Format.count(stats.snapshots, "snapshot")) holding \(Format.size(stats.snapshotBytes)); "
+                                           + "\(Format.count(stats.packs, "pack")) storing \(Format.size(stats.storedBytes))")
+            return .ok
+        case .list(let host, let tags, let json):
+            let all = SnapshotReader.all(vault) { id, error in
+                context.terminal.warning("snapshot \(id.prefix(8)) cannot be read: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+            }
+            let chosen = all.filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
+            if json { return try printLine(context, try JSONOutput.encode(JSONOutput.Snapshots(snapshots: chosen.map(JSONOutput.SnapshotItem.init)))) }
+            let rows = chosen.map { r -> [String] in
+                let s = r.snapshot
+                return [String(r.id.prefix(8)), Format.time(s.end.seconds), Terminal.printable(s.host), String(s.counts.files),
+                        Format.size(s.counts.bytes), s.tags.map(Terminal.printable).joined(separator: ","),
+                        s.paths.map { Terminal.printable(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ")]
+            }
+            try context.terminal.printBuffered { emit in
+                for line in Format.table(header: ["ID", "TIME", "HOST", "FILES", "SIZE", "TAGS", "PATHS"], rows: rows) { try emit(line + "\n") }
+                try emit(Format.count(chosen.count, "snapshot") + "\n")
+            }
+            return .ok
+        case .ls(let id, let path):
+            let reader = try Self.find(vault, id)
+            let prefix = Self.components(path)
+            try context.terminal.printBuffered { emit in
+                try reader.walk(visit: { p, e in
+                    let under = p.count >= prefix.count && Array(p[..<prefix.count]) == prefix
+                    if under { try emit(Self.line(p, e) + "\n") }
+                    // Go down only along PATH, then everything under it.
+                    return under || (p.count < prefix.count && Array(prefix[..<p.count]) == p)
+                })
+            }
+            return .ok
+        case .restore(let id, let to, let includes, let excludes):
+            let reader = try Self.find(vault, id)
+            if let st = try Syscall.status(of: to, followLinks: true) {
+                guard st.isDirectory else { throw CLIError(message: "'\(to)' is not a directory") }
+            } else {
+                try Syscall.mkdir(to, mode: 0o700)
+                context.terminal.note("created '\(to)'")
+            }
+            var options = RestoreOptions(target: to)
+            options.includes = includes.map { Array($0.utf8) }
+            options.excludes = excludes.map { Array($0.utf8) }
+            let summary = try SnapshotRestore(reader, options: options).run()
+            for p in summary.existing { context.terminal.warning("skipped '\(Terminal.printable(p))': it exists") }
+            context.terminal.note("restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
+                                  + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))")
+            return summary.existing.isEmpty ? .ok : .partial
+        case .dump(let id, let path, let output):
+            let reader = try Self.find(vault, id)
+            let e = try reader.entry(at: Self.components(path))
+            guard e.kind == .file else { throw CLIError(message: "'\(Terminal.printable(path))' is not a file in that snapshot") }
+            if let output, output != "-" {
+                // A new file only, never half-written: the temp name is committed when whole.
+                let file = try NewPlaintextFile(at: output, partials: context.partialOutputs)
+                try reader.write(e, to: file.file)
+                try file.commit()
+                return .ok
+            }
+            // A binary file would garble the user's terminal (and can drive
+            // it): to a terminal only text passes, as for 'vault get'.
+            let stdout = StandardOutputSink(context.terminal)
+            let out: ByteSink = context.terminal.stdoutIsTerminal && output == nil ? TextOnlySink(stdout, name: path) : stdout
+            try reader.write(e, to: out)
+            try (out as? TextOnlySink)?.flush()
+            return .ok
+        }
+    }
+
+    /// Deletes the packs no snapshot needs (a dry run after a dry-run forget
+    /// cannot count the packs that forget would free: it says so).
+    private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
+        let packs = try vault.prunePacks(dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
+        let bytes = packs.reduce(UInt64(0)) { $0 + $1.size }
+        context.terminal.note("\(dryRun ? "would delete" : "deleted") \(Format.count(packs.count, "unused pack")) (\(Format.size(bytes)))"
+                              + (dryRun && !forgetting.isEmpty ? ", not counting what the snapshots above would free" : ""))
+        return .ok
+    }
+
+    /// "36h", "30d", "1y2w": seconds (s, m, h, d, w, y of 365 days).
+    static func duration(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000]
+        var total: Int64 = 0, digits = ""
+        for c in text {
+            if c.isASCII, c.isNumber { digits.append(c); continue }
+            guard let unit = units[c], let n = Int64(digits) else { return nil }
+            let (part, o1) = n.multipliedReportingOverflow(by: unit)
+            let (sum, o2) = total.addingReportingOverflow(part)
+            guard !o1, !o2 else { return nil }
+            (total, digits) = (sum, "")
+        }
+        return digits.isEmpty && total > 0 ? total : nil
+    }
+
+    private func printLine(_ context: Context, _ line: String) throws -> ExitCode {
+        try context.terminal.printLine(line)
+        return .ok
+    }
+
+    /// An id, an id's prefix, or "latest" (the newest by end time).
+    static func find(_ vault: UnlockedVault, _ text: String) throws -> SnapshotReader {
+        if text == "latest" {
+            guard let newest = SnapshotReader.all(vault).last else { throw BackupError.noSuchSnapshot(text) }
+            return newest
+        }
+        return try SnapshotReader.find(vault, text)
+    }
+
+    static func components(_ path: String?) -> [[UInt8]] {
+        (path ?? "").split(separator: "/").filter { $0 != "." }.map { Array($0.utf8) }
+    }
+
+    /// "drwxr-xr-x  1000/1000  4096  2026-11-02 10:00  Documents/taxes".
+    static func line(_ path: [[UInt8]], _ e: TreeEntry) -> String {
+        let type: Character = e.kind == .directory ? "d" : e.kind == .symlink ? "l" : "-"
+        let bits = "rwxrwxrwx"
+        var mode = String(type)
+        for (i, c) in bits.enumerated() { mode.append(e.mode & (1 << (8 - i)) != 0 ? c : "-") }
+        let name = Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self))
+        let target = e.kind == .symlink ? " -> " + Terminal.printable(String(decoding: e.target, as: UTF8.self)) : ""
+        return "\(mode)  \(e.user)/\(e.group)  \(Format.padLeft(String(e.size), 10))  \(Format.time(e.modified))  \(name)\(target)"
+    }
+}

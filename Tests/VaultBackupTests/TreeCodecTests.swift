@@ -1,0 +1,106 @@
+import ByteLayout
+import Testing
+import VaultCrypto
+@testable import VaultBackup
+
+/// Trees and snapshots decode to their exact shape, and every hostile
+/// variant a dropper could seal under its own keys is refused (nil), never
+/// a trap: names that would leave the restore directory, disorder, counts
+/// larger than the bytes, sizes that disagree with the pieces, trailing bytes.
+@Suite("Backup tree and snapshot codecs")
+struct TreeCodecTests {
+    static let ref = PieceRef(pack: Array(repeating: 7, count: 16), offset: 42, count: 5, id: PieceID(Array(repeating: 9, count: 32)))
+
+    static func file(_ name: String, size: UInt64 = 5, pieces: [PieceRef] = [ref]) -> TreeEntry {
+        var e = TreeEntry(name: Array(name.utf8), kind: .file, mode: 0o640, user: 1000, group: 100, modified: 1_700_000_000,
+                          modifiedNanoseconds: 123_456_789, changed: 1_700_000_001, changedNanoseconds: 5, size: size)
+        e.pieces = pieces
+        return e
+    }
+
+    @Test func roundTrip() throws {
+        var dir = TreeEntry(name: Array("d".utf8), kind: .directory, mode: 0o755, user: 0, group: 0, modified: -5,
+                            modifiedNanoseconds: 0, changed: 0, changedNanoseconds: 0, size: 0)
+        dir.subtree = Self.ref
+        var link = TreeEntry(name: Array("l".utf8), kind: .symlink, mode: 0o777, user: 0, group: 0, modified: 0,
+                             modifiedNanoseconds: 0, changed: 0, changedNanoseconds: 0, size: 0)
+        link.target = Array("../x".utf8)
+        var hard = Self.file("h")
+        hard.linkGroup = 3
+        let entries = [Self.file("a"), dir, hard, link, Self.file("z", size: 0, pieces: [])]
+        #expect(Tree.decode(Tree.encode(entries)) == entries)
+    }
+
+    @Test(arguments: ["/", "..", ".", "a/b", "", "a\u{0}b"])
+    func unsafeNamesAreRefused(_ name: String) {
+        #expect(Tree.decode(Tree.encode([Self.file(name)])) == nil)
+    }
+
+    @Test func disorderAndDuplicatesAreRefused() {
+        #expect(Tree.decode(Tree.encode([Self.file("b"), Self.file("a")])) == nil)
+        #expect(Tree.decode(Tree.encode([Self.file("a"), Self.file("a")])) == nil)
+    }
+
+    @Test func sizeMustBeThePieces() {
+        #expect(Tree.decode(Tree.encode([Self.file("a", size: 6)])) == nil)
+        let overflow = PieceRef(pack: Self.ref.pack, offset: 0, count: .max, id: Self.ref.id)
+        #expect(Tree.decode(Tree.encode([Self.file("a", size: 0, pieces: Array(repeating: overflow, count: 3))])) == nil)
+    }
+
+    @Test func countsLargerThanTheBytesAreRefused() {
+        var w = ByteWriter(Tree.magic)
+        w.u32(.max)
+        #expect(Tree.decode(w.bytes) == nil)
+        var bytes = Tree.encode([Self.file("a")])
+        // The piece count (after name, fixed fields, link group): 2^32 - 1.
+        let at = 8 + 4 + 2 + 1 + 1 + 1 + 2 + 4 + 4 + 8 + 4 + 8 + 4 + 8 + 4
+        bytes.replaceSubrange(at..<(at + 4), with: [0xff, 0xff, 0xff, 0xff])
+        #expect(Tree.decode(bytes) == nil)
+    }
+
+    @Test func truncatedOrTrailingIsRefused() {
+        let bytes = Tree.encode([Self.file("a")])
+        for n in [0, 8, 12, bytes.count - 1] { #expect(Tree.decode(Array(bytes.prefix(n))) == nil) }
+        #expect(Tree.decode(bytes + [0]) == nil)
+    }
+
+    @Test func snapshotRoundTripAndHostileCounts() throws {
+        var counts = BackupCounts()
+        counts.files = 3
+        let s = Snapshot(packs: [Self.ref.pack], key: try PieceKey.random(), host: "h", paths: [Array("/srv/x".utf8)],
+                         tags: ["nightly"], start: (1, 2), end: (3, 4), counts: counts, root: Self.ref)
+        let bytes = try s.encode()
+        let back = try #require(Snapshot.decode(bytes))
+        #expect(back.host == "h" && back.paths == s.paths && back.tags == ["nightly"] && back.counts == counts && back.root == Self.ref)
+        #expect(Snapshot.decode(bytes + [0]) == nil)
+        #expect(Snapshot.decode(Array(bytes.dropLast())) == nil)
+        var huge = bytes
+        huge.replaceSubrange(8..<12, with: [0xff, 0xff, 0xff, 0xff])   // pack count 2^32 - 1
+        #expect(Snapshot.decode(huge) == nil)
+    }
+
+    /// What the fuzz target (Fuzz/FuzzBackupTree) checks, on a few thousand
+    /// mutations here: no input traps, and what parses encodes back to
+    /// exactly its bytes (one shape only).
+    @Test func mutatedRecordsNeverTrapAndParseToOneShape() throws {
+        var link = Self.file("l")
+        (link.kind, link.pieces, link.size, link.target) = (.symlink, [], 0, Array("t".utf8))
+        let tree = Tree.encode([Self.file("a"), Self.file("b", size: 10, pieces: [Self.ref, Self.ref]), link])
+        let snapshot = try Snapshot(packs: [Self.ref.pack], key: try PieceKey.random(), host: "h", paths: [Array("/p".utf8)],
+                                    tags: ["t"], start: (1, 2), end: (3, 4), counts: BackupCounts(), root: Self.ref).encode()
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<3000 {
+            var bytes = i % 2 == 0 ? tree : snapshot
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+                case 1: bytes.removeSubrange(Int.random(in: 0..<bytes.count, using: &rng)...)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...bytes.count, using: &rng))
+                }
+                if bytes.isEmpty { break }
+            }
+            if let entries = Tree.decode(bytes) { #expect(Tree.encode(entries) == bytes) }
+            if let s = Snapshot.decode(bytes) { #expect(try s.encode() == bytes) }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Reads `vault backup` snapshots from docs/FORMAT.md ("Backups") alone,
+on top of vault_read.py (the vault, its manifest and items):
+
+    vault_snapshot.py list VAULTDIR PASSWORDFILE             snapshot id, host, files (tab-separated)
+    vault_snapshot.py restore VAULTDIR PASSWORDFILE ID DIR   the snapshot's entries under DIR
+
+Every piece is checked against its id (HMAC-SHA256 under the snapshot's
+piece key) before it is written; restore refuses unsafe names and never
+writes over anything.
+"""
+import hashlib
+import hmac
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vault_read  # noqa: E402
+
+SNAP_MAGIC, TREE_MAGIC = b"VAULTSN1", b"VAULTTR1"
+
+
+class Reader:
+    def __init__(self, data):
+        self.data, self.off = data, 0
+
+    def take(self, n):
+        if n < 0 or self.off + n > len(self.data):
+            raise vault_read.corrupted()
+        out = self.data[self.off:self.off + n]
+        self.off += n
+        return out
+
+    def u(self, fmt):
+        return struct.unpack(">" + fmt, self.take(struct.calcsize(">" + fmt)))[0]
+
+    def ref(self):
+        pack, offset, length, pid = self.take(16), self.u("Q"), self.u("I"), self.take(32)
+        return (pack, offset, length, pid)
+
+    def end(self):
+        if self.off != len(self.data):
+            raise vault_read.corrupted()
+
+
+def parse_snapshot(content):
+    r = Reader(content)
+    if r.take(8) != SNAP_MAGIC:
+        raise vault_read.corrupted()
+    packs = [r.take(16) for _ in range(r.u("I"))]
+    s = {"packs": set(packs), "key": r.take(32)}
+    s["host"] = r.take(r.u("H")).decode("utf-8")
+    s["paths"] = [r.take(r.u("H")) for _ in range(r.u("H"))]
+    s["tags"] = [r.take(r.u("H")).decode("utf-8") for _ in range(r.u("H"))]
+    s["start"], s["start_ns"], s["end"], s["end_ns"] = r.u("q"), r.u("I"), r.u("q"), r.u("I")
+    s["files"], s["dirs"], s["links"], s["bytes"], s["changed"], s["unreadable"] = [r.u("Q") for _ in range(6)]
+    s["root"] = r.ref()
+    r.end()
+    return s
+
+
+def parse_tree(data):
+    r = Reader(data)
+    if r.take(8) != TREE_MAGIC:
+        raise vault_read.corrupted()
+    entries, last = [], None
+    for _ in range(r.u("I")):
+        name = r.take(r.u("H"))
+        if not name or b"/" in name or b"\0" in name or name in (b".", b"..") or (last is not None and name <= last):
+            raise vault_read.corrupted()
+        last = name
+        e = {"name": name, "type": r.u("B"), "flags": r.u("B"), "mode": r.u("H"), "uid": r.u("I"), "gid": r.u("I"),
+             "mtime": r.u("q"), "mtime_ns": r.u("I"), "ctime": r.u("q"), "ctime_ns": r.u("I"), "size": r.u("Q")}
+        if e["type"] == 1:
+            e["group"] = r.u("I")
+            e["pieces"] = [r.ref() for _ in range(r.u("I"))]
+            if sum(p[2] for p in e["pieces"]) != e["size"]:
+                raise vault_read.corrupted()
+        elif e["type"] == 2:
+            e["tree"] = r.ref()
+        elif e["type"] == 3:
+            e["target"] = r.take(r.u("H"))
+        else:
+            raise vault_read.corrupted()
+        entries.append(e)
+    r.end()
+    return entries
+
+
+class Snapshot:
+    def __init__(self, v, entry):
+        self.v, self.s, self.packs = v, parse_snapshot(vault_read.read_item(v, entry)), {}
+
+    def piece(self, ref):
+        pack, offset, length, pid = ref
+        if pack not in self.s["packs"]:
+            raise vault_read.corrupted()
+        if pack not in self.packs:
+            name = "pack-" + pack.hex()
+            entry = next((e for e in self.v.entries if e.name == name and e.kind == 2), None)
+            if entry is None:
+                raise vault_read.corrupted()
+            self.packs[pack] = vault_read.read_item(self.v, entry)
+        data = self.packs[pack][offset:offset + length]
+        if len(data) != length or not hmac.compare_digest(hmac.new(self.s["key"], data, hashlib.sha256).digest(), pid):
+            raise vault_read.corrupted()
+        return data
+
+    def tree(self, ref):
+        return parse_tree(self.piece(ref))
+
+
+def snapshots(v):
+    return [e for e in v.entries if e.kind == 3]
+
+
+def cmd_list(vaultdir, pwfile, out):
+    v = vault_read.open_vault(vaultdir, vault_read.read_password(pwfile))
+    for e in sorted(snapshots(v), key=lambda e: e.name):
+        s = Snapshot(v, e).s
+        out.write("%s\t%s\t%d\n" % (e.name[len("snapshot-"):], s["host"], s["files"]))
+
+
+def restore(snap, ref, target, links):
+    for e in snap.tree(ref):
+        path = os.path.join(target, e["name"])
+        if e["type"] == 2:
+            os.mkdir(path, 0o700)
+            restore(snap, e["tree"], path, links)
+            os.chmod(path, e["mode"] & 0o1777)
+        elif e["type"] == 3:
+            os.symlink(e["target"], path)
+        elif e["group"] and e["group"] in links:
+            os.link(links[e["group"]], path)
+            continue
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                for p in e["pieces"]:
+                    f.write(snap.piece(p))
+            os.chmod(path, e["mode"] & 0o1777)
+            if e["group"]:
+                links[e["group"]] = path
+        ns = e["mtime"] * 10**9 + e["mtime_ns"]
+        os.utime(path, ns=(ns, ns), follow_symlinks=False)
+
+
+def cmd_restore(vaultdir, pwfile, snapshot_id, target):
+    v = vault_read.open_vault(vaultdir, vault_read.read_password(pwfile))
+    matches = [e for e in snapshots(v) if e.name[len("snapshot-"):].startswith(snapshot_id)]
+    if len(matches) != 1:
+        raise vault_read.VaultError("no such snapshot")
+    snap = Snapshot(v, matches[0])
+    restore(snap, snap.s["root"], os.fsencode(target), {})
+
+
+def main(argv):
+    try:
+        if len(argv) == 4 and argv[1] == "list":
+            cmd_list(argv[2], argv[3], sys.stdout)
+            return 0
+        if len(argv) == 6 and argv[1] == "restore":
+            cmd_restore(argv[2], argv[3], argv[4], argv[5])
+            return 0
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    except (vault_read.VaultError, OSError) as err:
+        print("vault_snapshot: %s" % err, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
