@@ -76,7 +76,10 @@ fuzz: deps
 # only opens the deterministic internal entry points to the harness.
 ct: deps
 	$(SWIFT) build -c release --package-path Fuzz --scratch-path .build/ct --product ct-mlkem -Xswiftc -enable-testing
-	scripts/ct.sh .build/ct/release/ct-mlkem $${CT_ROUNDS:-3}
+	@# valgrind 3.19 (Debian 12) cannot read the DWARF Swift 6.3 writes; the
+	@# check needs none of it (its client requests are in the code itself).
+	strip --strip-debug -o .build/ct/ct-mlkem.stripped .build/ct/release/ct-mlkem
+	scripts/ct.sh .build/ct/ct-mlkem.stripped $${CT_ROUNDS:-3}
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 // Content-defined chunking (docs/FORMAT.md, "Backups: chunking"): a gear
@@ -26,7 +27,8 @@ public struct Chunker: Sendable {
 
     public static let gear: [UInt64] = (0...255).map { i in
         let digest = (try? SHA256.hash(Array("vault gear v1".utf8) + [UInt8(i)])) ?? []
-        return digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+        var r = ByteReader(digest)
+        return (try? r.u64()) ?? 0
     }
 
     /// The length of the first piece of `data`. All of `data` when it is

@@ -1,3 +1,4 @@
+import ByteLayout
 import VaultCrypto
 
 /// The secret that names pieces: piece id = HMAC-SHA256(key, piece bytes)
@@ -34,9 +35,11 @@ public final class PieceKey: Sendable {
 public struct PieceID: Hashable, Sendable {
     public let a: UInt64, b: UInt64, c: UInt64, d: UInt64
 
+    /// From 32 bytes (callers pass exactly that; shorter input reads as zeros, never a trap).
     public init(_ bytes: [UInt8]) {
-        func word(_ i: Int) -> UInt64 { bytes[i..<(i + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
-        (a, b, c, d) = (word(0), word(8), word(16), word(24))
+        var r = ByteReader(bytes)
+        func word() -> UInt64 { (try? r.u64()) ?? 0 }
+        (a, b, c, d) = (word(), word(), word(), word())
     }
 
     public var bytes: [UInt8] {

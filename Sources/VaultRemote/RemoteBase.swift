@@ -1,3 +1,4 @@
+import ByteLayout
 import System
 import VaultCore
 
@@ -80,9 +81,10 @@ public enum RemoteBase {
     /// theirs (`manifest`, a manifest file) is to become the base once it
     /// is. `remote.NAME.merging` = u64be(generation) || manifest.
     static func beginMerge(theirs manifest: [UInt8], generation: UInt64, vault: String, remote name: String) throws {
-        var bytes = withUnsafeBytes(of: generation.bigEndian, Array.init)
-        bytes += manifest
-        try VaultDirectory.atomicWrite(bytes, to: mergingPath(vault, name))
+        var w = ByteWriter(capacity: 8 + manifest.count)
+        w.u64(generation)
+        w.bytes(manifest)
+        try VaultDirectory.atomicWrite(w.bytes, to: mergingPath(vault, name))
     }
 
     /// After the merged manifest is written: theirs becomes the base.
@@ -98,7 +100,8 @@ public enum RemoteBase {
         let path = mergingPath(vault, name)
         guard try Syscall.status(of: path) != nil else { return nil }
         let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
-        let merged = bytes.count >= 8 ? bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : .max
+        var prefix = ByteReader(bytes)
+        let merged = (try? prefix.u64()) ?? .max
         guard localGeneration >= merged, let theirs = try? ManifestPrefix.generation(of: Array(bytes.dropFirst(8))) else {
             try Syscall.unlink(path)
             return nil

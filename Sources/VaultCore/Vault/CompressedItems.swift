@@ -39,15 +39,20 @@ extension ItemReader {
 
 /// Content's first bytes, read once to decide how to compress it
 /// (`Compression.resolved`) and then written first, so nothing is read twice
-/// (and stdin, which cannot be re-read, works the same way).
+/// (and stdin, which cannot be re-read, works the same way). From a file, the
+/// first block (8 MiB); from a pipe, only the first 64 KiB (the probe's
+/// windows), so a slow producer is not waited on for 8 MiB before the add
+/// has even started its content file.
 struct ContentStart {
+    static let pipeSampleSize = CompressionProbe.windowSize * CompressionProbe.windowCount
+
     let bytes: [UInt8]
     let compression: Compression
 
     init(_ source: FileHandleFD, _ compression: Compression) throws {
         var sample: [UInt8] = []
         if compression == .auto {
-            sample = [UInt8](repeating: 0, count: ZstdCompressor.blockSize)
+            sample = [UInt8](repeating: 0, count: source.isRegularFile ? ZstdCompressor.blockSize : Self.pipeSampleSize)
             let n = try sample.withUnsafeMutableBytes { try source.readSequential(into: $0) }
             sample.removeSubrange(n...)
         }
