@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the main job on a throw-away vault in a temporary directory:
-# init, add without the password, list and get with it, check.
+# init, add without the password, list and get with it, check, two
+# backups and a restore, an unlock agent, a device move.
 set -euo pipefail
 bin=$(cd "$(dirname "${1:-.build/release/vault}")" && pwd)/$(basename "${1:-.build/release/vault}")
 demo=$(mktemp -d /tmp/vault-demo.XXXXXX)
@@ -36,6 +37,17 @@ if grep -rqF -e 'taxes.txt' -e 'Quarterly tax' vault/; then echo "found (unexpec
 run ls vault vault/items
 run vault --password-file password check --read-data
 
+# Backups: no password either; the second run reads only what changed and
+# stores only new pieces. The cache goes in the demo's own directory.
+export XDG_CACHE_HOME="$demo/cache"
+mkdir -p home/docs; cp taxes.txt scan.bin home/docs/; seq 1 20000 > home/docs/log.txt
+run vault backup home --tag demo
+echo "one more line" >> home/docs/log.txt
+run vault backup home --tag demo
+run vault --password-file password snapshots list
+run vault --password-file password snapshots restore latest --to restored-home
+say "diff -r home restored-home/$demo/home"; diff -r home "restored-home/$demo/home" && echo "identical"
+
 # Unlocked for a while: the password once, then an agent of yours holds the key.
 run vault --password-file password unlock --for 5m
 say "vault list                           # no password while it runs"
@@ -57,4 +69,4 @@ vault --password-file password move send --code-file code --yes
 wait $receiver
 run vault --vault moved --password-file password list
 echo
-echo "demo done: init, add without the password, list/get/check with it, unlock for a while, move to another place over TCP"
+echo "demo done: init, add without the password, list/get/check with it, incremental backups and a restore, unlock for a while, move to another place over TCP"
