@@ -44,6 +44,18 @@ import Glibc
 
     // MARK: add
 
+    @Test func twoInputsUnderOneNameAreRefusedBeforeAnythingIsAdded() throws {
+        try FileManager.default.createDirectory(atPath: v.path + "/a", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: v.path + "/b", withIntermediateDirectories: false)
+        try v.write("a/same.txt", Array("one".utf8))
+        try v.write("b/same.txt", Array("two".utf8))
+        let before = try v.filesInVault()
+        let r = try v.add(["add", "a/same.txt", "b/same.txt"])
+        #expect(r.status == 2)
+        #expect(firstLine(r.stderr) == "vault: 'a/same.txt' and 'b/same.txt' would both be named 'same.txt'; add them one at a time, each with --name")
+        #expect(try v.filesInVault() == before, "nothing was added")
+    }
+
     @Test func addSeveralFilesAtOnceThenList() throws {
         try v.write("a.txt", Array("hello\n".utf8))
         try v.write("b.bin", [0, 1, 2, 255])

@@ -24,7 +24,7 @@ struct AddCommand: Command {
         Encrypts each PATH into the vault. Needs no password and no terminal:
         items are sealed to the vault's public key and join the list at the next
         command that unlocks the vault. Each item is named after its file unless
-        --name is given. '-' reads standard input and needs --name. Adding
+        --name is given; two PATHs that would get one name are refused (exit 2). '-' reads standard input and needs --name. Adding
         under a name the vault holds makes a new version of that item (see
         'vault list --versions').
 
@@ -82,7 +82,21 @@ struct AddCommand: Command {
         if itemName == nil && paths.contains("-") {
             throw arguments.usageError("reading standard input ('-') needs --name")
         }
+        // Two inputs under one name would silently become one item's two
+        // versions: refused before anything is added.
+        var seen: [String: String] = [:]
+        for path in paths {
+            let name = Self.itemName(of: path)
+            if let first = seen[name], first != path {
+                throw arguments.usageError("'\(first)' and '\(path)' would both be named '\(name)'; "
+                                           + "add them one at a time, each with --name")
+            }
+            seen[name] = path
+        }
     }
+
+    /// The item name a PATH gets without --name: its last component.
+    static func itemName(of path: String) -> String { String(path.split(separator: "/").last ?? Substring(path)) }
 
     /// `--compression MODE`, `--no-compress` or `--compress[=LEVEL]`, at most one of them.
     private static func compression(_ arguments: ParsedArguments) throws(CLIError) -> Compression {
@@ -179,7 +193,7 @@ struct AddCommand: Command {
         guard kind.regular || kind.directory else { throw VaultError.invalidArgument("not a regular file or folder") }
         let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
         let status = try source.status()
-        let itemName = name ?? String(path.split(separator: "/").last ?? Substring(path))
+        let itemName = name ?? Self.itemName(of: path)
         if status.directory {
             return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
                                     compression: compression, announce: announce)
