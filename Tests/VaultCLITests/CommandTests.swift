@@ -333,15 +333,17 @@ import Glibc
         #expect(again.status == 3)
         #expect(firstLine(again.stderr) == "vault: 'out/one.txt' already exists")
         #expect(again.stderr.contains("vault: warning: restored 1 item; skipped 1 item: 'one.txt'\n"), "\(again.stderr)")
-        // Only skipped: the skip's own code.
-        let none = try v.run(["restore", "one.txt", "--to", "out"])
-        #expect(none.status == 15)
+        // Only skipped: partial too, one summary, the hint once.
+        let none = try v.run(["restore", "one.txt", "two.txt", "--to", "out"])
+        #expect(none.status == 3)
+        #expect(none.stderr.components(separatedBy: "hint: vault never overwrites").count == 2, "\(none.stderr)")
+        #expect(none.stderr.contains("vault: warning: restored 0 items; skipped 2 items: 'one.txt', 'two.txt'\n"), "\(none.stderr)")
         #expect(try String(contentsOfFile: v.path + "/out/one.txt", encoding: .utf8) == "mine")
         #expect(try String(contentsOfFile: v.path + "/out/two.txt", encoding: .utf8) == "22")  // the other one still done
 
         // Default: the current directory (the sandbox here).
         let here = try v.run(["restore", "two.txt"])
-        #expect(here.status == 15)
+        #expect(here.status == 3)
         #expect(firstLine(here.stderr) == "vault: './two.txt' already exists")
     }
 

@@ -55,8 +55,12 @@ struct RestoreCommand: Command {
             try Syscall.mkdir(directory, mode: 0o700)
             context.terminal.note("created '\(directory)'")
         }
-        var firstFailure: Error?
+        // Targets that exist are skipped, each named once; the hint is given
+        // once, in the summary. Other failures (damage, a full disk) are
+        // reported as they happen, each with its own code.
         var skipped: [String] = []
+        var failure: CLIError?
+        var hints: [String] = []
         for entry in entries {
             let target = directory + "/" + entry.name
             do {
@@ -77,16 +81,26 @@ struct RestoreCommand: Command {
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
-                firstFailure = firstFailure ?? error
                 skipped.append(entry.name)
-                context.terminal.report(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory))
+                let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+                if report.code == .exists {
+                    context.terminal.report(CLIError(message: report.message, code: report.code))
+                    for h in report.hints where !hints.contains(h) { hints.append(h) }
+                } else {
+                    failure = failure ?? report
+                    context.terminal.report(report)
+                }
             }
         }
-        guard let firstFailure else { return .ok }
+        guard !skipped.isEmpty else { return .ok }
         let restored = entries.count - skipped.count
-        if restored == 0 { throw ReportedError(ErrorReport.cliError(for: firstFailure, vaultDirectory: nil).code) }
+        // One item that failed for a reason of its own has said all there is.
+        if entries.count == 1, let failure { throw ReportedError(failure.code) }
         context.terminal.warning("restored \(Format.count(restored, "item")); skipped \(Format.count(skipped.count, "item")): "
-                                 + skipped.map { "'\($0)'" }.joined(separator: ", "))
+                                 + skipped.map { "'\($0)'" }.joined(separator: ", "), hints: hints)
+        // Nothing restored and a real failure: that failure's code; else
+        // partial (3), the man page's rule for anything skipped.
+        if restored == 0, let failure { throw ReportedError(failure.code) }
         return .partial
     }
 }
