@@ -17,7 +17,10 @@ import Testing
     init() throws {
         v = try VaultFixture(create: false)
         let r = try CLIHarness.run(["--vault", v.dir, "--password-file", v.passwordFile, "init",
-                                    "--kdf-memory", "64", "--kdf-passes", "3"],
+                                    // Costly enough (~0.5 s here) that a refusal without
+                                    // Argon2 is told apart from one with it by a wide
+                                    // margin, even when process start-up is slow under load.
+                                    "--kdf-memory", "256", "--kdf-passes", "3"],
                                    environment: v.sandbox.environment(), cwd: v.path)
         guard r.status == 0 else { throw Failure("init failed (\(r.status)): \(r.stderr)") }
         wrong = try v.sandbox.file("wrong", "not the password\n")
