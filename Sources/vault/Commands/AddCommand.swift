@@ -24,9 +24,9 @@ struct AddCommand: Command {
         Encrypts each PATH into the vault. Needs no password and no terminal:
         items are sealed to the vault's public key and join the list at the next
         command that unlocks the vault. Each item is named after its file unless
-        --name is given; two PATHs that would get one name are refused (exit 2). '-' reads standard input and needs --name. Adding
-        under a name the vault holds makes a new version of that item (see
-        'vault list --versions').
+        --name is given; two PATHs that would get one name are refused (exit 2).
+        '-' reads standard input and needs --name. Adding under a name the vault
+        holds makes a new version of that item (see 'vault list --versions').
 
         If some inputs cannot be read, the others are still added and vault
         exits with status 3.
