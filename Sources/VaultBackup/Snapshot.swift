@@ -36,10 +36,19 @@ public struct Snapshot: Sendable {
         (self.start, self.end, self.counts, self.root) = (start, end, counts, root)
     }
 
+    /// The content's exact length (see `encode`).
+    var encodedLength: Int {
+        BackupItems.snapshotMagic.count + 4 + 16 * packs.count + PieceKey.length + 2 + host.utf8.count
+            + 2 + paths.reduce(0) { $0 + 2 + $1.count } + 2 + tags.reduce(0) { $0 + 2 + $1.utf8.count }
+            + 2 * (8 + 4) + 6 * 8 + PieceRef.length
+    }
+
     /// The content, with the piece key in it: the caller seals it into an
-    /// item and zeroes it.
+    /// item and zeroes it. Its buffer is sized once, before the key goes in:
+    /// an array that grew after it would leave a copy of the key in the
+    /// smaller buffer it freed, where no zeroing reaches.
     public func encode() throws -> [UInt8] {
-        var w = ByteWriter(BackupItems.snapshotMagic)
+        var w = ByteWriter(BackupItems.snapshotMagic, capacity: encodedLength)
         w.u32(UInt32(packs.count))
         for p in packs { w.bytes(p) }
         key.secret.withUnsafeBytes { w.bytes($0) }

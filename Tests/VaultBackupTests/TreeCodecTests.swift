@@ -70,6 +70,7 @@ struct TreeCodecTests {
         let s = Snapshot(packs: [Self.ref.pack], key: try PieceKey.random(), host: "h", paths: [Array("/srv/x".utf8)],
                          tags: ["nightly"], start: (1, 2), end: (3, 4), counts: counts, root: Self.ref)
         let bytes = try s.encode()
+        #expect(bytes.count == s.encodedLength)
         let back = try #require(Snapshot.decode(bytes))
         #expect(back.host == "h" && back.paths == s.paths && back.tags == ["nightly"] && back.counts == counts && back.root == Self.ref)
         #expect(Snapshot.decode(bytes + [0]) == nil)
