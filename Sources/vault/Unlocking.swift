@@ -65,6 +65,7 @@ extension Context {
         }
         let prompts = password.isTerminal ? 3 : 1
         for attempt in 1...prompts {
+            if case .terminal(let tty) = password.origin { try waitOutAttemptDelay(vault, tty) }
             let secret = try password.read()
             let status = terminal.transient("unlocking…")
             do {
@@ -73,9 +74,40 @@ extension Context {
                                         rollbackGuard: rollbackGuard)
             } catch VaultError.wrongPassword where attempt < prompts {
                 terminal.note("wrong password; try again")
+            } catch VaultError.wrongPasswordDelayed where attempt < prompts {
+                terminal.note("wrong password")  // the wait is said, and held, before the next prompt
             }
         }
         throw VaultError.wrongPassword  // not reached: the last attempt throws
+    }
+
+    /// A pending attempt delay, said and waited out before the prompt rather
+    /// than after a password the user typed for nothing (cryptsetup's way:
+    /// it never asks during a lockout). Echo stays off while we wait, so a
+    /// password typed ahead does not show, and the prompt's TCSAFLUSH drops
+    /// it: nothing typed during the wait is ever tried or counted. Ctrl-C
+    /// ends the wait like any prompt. Off a terminal the unlock refuses at
+    /// once instead (exit 13): a script should not sleep for 30 minutes.
+    private func waitOutAttemptDelay(_ vault: Vault, _ tty: TTY) throws {
+        var wait = vault.passwordWait()
+        guard wait > 0 else { return }
+        // Echo off first: whatever the user types on reading the note
+        // must not show.
+        let fd = tty.fd
+        let mode = try Syscall.disableEcho(fd)
+        let cleanup = Interrupts.register { Syscall.restore(fd, mode) }
+        defer {
+            Syscall.restore(fd, mode)
+            Interrupts.unregister(cleanup)
+        }
+        terminal.note("too many wrong passwords: the next attempt is possible in \(Format.duration(UInt32(wait))) (at \(ErrorReport.clock(wait))); waiting",
+                      hint: "Ctrl-C stops; nothing typed until the prompt is used")
+        while wait > 0 {
+            let status = terminal.transient("waiting \(Format.duration(UInt32(wait)))…")
+            Syscall.sleep(1)
+            status?.finish()
+            wait = vault.passwordWait()
+        }
     }
 
     /// A key file's secret (`--key-file`, `key add --new-key-file`), with

@@ -163,4 +163,34 @@ import Testing
         #expect(try unlock(v.passwordFile).0.status == 0)
         #expect(try state().failures == 0)
     }
+    /// On a terminal, a pending wait is said before any prompt and held
+    /// until it is over (issue 29, item 8): no "password:" during the wait,
+    /// a password typed ahead neither shows nor counts, and the prompt that
+    /// follows opens with the right one.
+    @Test func aTerminalSaysTheWaitAndPromptsOnlyAfterIt() throws {
+        for _ in 1...3 { _ = try unlock(wrong) }
+        // The fast clock, the other way: two seconds of the wait are left.
+        var b = Array(try Data(contentsOf: URL(fileURLWithPath: attempts)))
+        b.replaceSubrange(16..<24, with: withUnsafeBytes(of: (now + 2).bigEndian, Array.init))
+        try Data(b).write(to: URL(fileURLWithPath: attempts))
+        let locked = try state()
+
+        let r = try PTYDriver.run(["--vault", v.dir, "list"],
+                                  steps: [.expect("waiting"), .send("typed-ahead\n"),
+                                          .expect("password: "), .send(v.password + "\n")],
+                                  environment: v.sandbox.environment(), timeout: 60)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.exit == 0, "\(r.text)")
+        let text = r.text
+        #expect(text.hasPrefix("vault: too many wrong passwords: the next attempt is possible in "), "\(text)")
+        guard let said = text.range(of: "waiting"), let prompt = text.range(of: "password: ") else { return }
+        #expect(said.lowerBound < prompt.lowerBound, "the prompt came before the wait was said")
+        #expect(text.components(separatedBy: "password: ").count == 2, "one prompt: \(text)")
+        #expect(!r.transcript.contains("typed-ahead"), "typed during the wait and echoed")
+        #expect(!text.contains("wrong password;") && !text.contains("wrong password\n"), "the typed-ahead line was tried: \(text)")
+        #expect(r.echo_after)
+        // The right password cleared the count; the typed-ahead one was never counted.
+        #expect(locked.failures == 3)
+        #expect(try state().failures == 0)
+    }
 }

@@ -57,6 +57,20 @@ struct AttemptThrottle {
         return w.bytes
     }
 
+    /// Seconds until the next attempt may run (0: now), read without the
+    /// lock and without changing anything: for saying the wait before a
+    /// prompt. `run` still decides; this only spares the user typing a
+    /// password that would be refused unread. Capped like `run` caps it.
+    func pendingWait() -> Int {
+        guard let fd = try? Syscall.open(path, [.noFollow]) else { return 0 }
+        let file = FileHandleFD(owning: fd, path: path)
+        var raw = [UInt8](repeating: 0, count: Self.length + 1)
+        guard let n = try? raw.withUnsafeMutableBytes({ try file.read(at: 0, into: $0) }),
+              let state = Self.decode(Array(raw[..<n])) else { return 0 }
+        let (wait, overflow) = state.notBefore.subtractingReportingOverflow(clock.now())
+        return overflow ? Int(Self.longestWait) : Int(max(0, min(wait, Self.longestWait)))
+    }
+
     /// Runs `attempt` unless a wait is pending (then `lockedOut`, at once,
     /// without running it). Counts `wrongPassword` failures; clears the
     /// count on success. A damaged state file counts as the longest wait

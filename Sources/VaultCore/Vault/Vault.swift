@@ -95,6 +95,14 @@ public final class Vault: Sendable {
         return unlocked
     }
 
+    /// Seconds before a password may be tried (the attempt delay after
+    /// wrong ones; 0 when none is pending). Read-only: a prompt says the
+    /// wait and holds until it is over instead of asking for a password
+    /// that would be refused unread.
+    public func passwordWait(clock: UnlockClock = SystemClock()) -> Int {
+        AttemptThrottle(path: paths.attempts, clock: clock).pendingWait()
+    }
+
     /// Unlocks with a key file: tries each key-file slot (HKDF, no Argon2id,
     /// so no attempt delay either: a key file cannot be guessed).
     public func unlock(keyFile: KeyFileSecret, forWriting: Bool, rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
