@@ -378,6 +378,32 @@ struct RemoteTests {
         }
     }
 
+    /// On a terminal, clone asks for the password before the download, not
+    /// after it: a password typed ahead would echo into the progress line
+    /// (issue 29, item 9). A mistyped one is asked again after the download.
+    @Test func cloneAsksForThePasswordBeforeTheDownload() throws {
+        let v = try VaultFixture()
+        let remote = v.path + "/remote"
+        try v.write("big.bin", randomBytes(48 << 20))
+        #expect(try v.add(["add", "--compression", "off", "big.bin"]).status == 0)
+        #expect(try v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        // rclone limited to 30 MB/s, so the download shows its progress.
+        try v.sandbox.file("slow-rclone", "#!/bin/sh\nexec '\(rcloneBinary)' --bwlimit 30M \"$@\"\n", mode: 0o755)
+        let r = try PTYDriver.run(["clone", remote, v.path + "/cloned"],
+                                  steps: [.expect("password: "), .send("not it\n"),
+                                          .expect("try again"), .expect("password: "), .send(v.password + "\n")],
+                                  environment: v.environment(["VAULT_RCLONE": v.path + "/slow-rclone"]), timeout: 120)
+        #expect(r.failed_step == nil && r.exit == 0, "\(r.text)")
+        guard let prompt = r.text.range(of: "password: "), let download = r.text.range(of: "downloading") else {
+            Issue.record("no prompt or no progress: \(r.text)")
+            return
+        }
+        #expect(prompt.lowerBound < download.lowerBound, "\(r.text)")
+        #expect(try CLIHarness.run(["--vault", v.path + "/cloned", "--password-file", v.passwordFile, "list"],
+                                   environment: v.environment(), cwd: v.path).stdoutText.contains("big.bin"))
+    }
+
     /// A password changed on another machine comes with the next pull (the
     /// header follows the manifest, both opened with this vault's master
     /// key); a rekey there is refused (clone instead).

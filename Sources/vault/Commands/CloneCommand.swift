@@ -60,6 +60,9 @@ struct CloneCommand: Command {
                            hints: ["give a new or empty directory"], code: .exists)
         }
         let source = try context.passwordSource()
+        // Asked before the download, not after it: a password typed ahead
+        // while the progress line runs would echo in clear into it.
+        var secret = try source.read()
         let rclone = try context.rclone()
         let staging = try StagingDirectory(beside: directory, purpose: "cloning")
         let stagingPath = staging.path
@@ -76,8 +79,17 @@ struct CloneCommand: Command {
         let downloaded = try VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize)
         do {
             let vault = try Vault(at: staging.path)
-            let unlocked = try vault.unlock(password: Password(secret: try source.read()), forWriting: true,
-                                            rollbackGuard: context.rollbackGuard)
+            let prompts = source.isTerminal ? 3 : 1
+            var opened: UnlockedVault?
+            for attempt in 1...prompts where opened == nil {
+                do {
+                    opened = try vault.unlock(password: Password(secret: secret), forWriting: true, rollbackGuard: context.rollbackGuard)
+                } catch VaultError.wrongPassword where attempt < prompts {
+                    context.terminal.note("wrong password; try again")
+                    secret = try source.read()
+                }
+            }
+            guard let unlocked = opened else { throw VaultError.wrongPassword }
             let report = try unlocked.check(readData: true, repair: false)
             for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
             guard report.problems.isEmpty else {
