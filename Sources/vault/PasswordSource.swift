@@ -36,6 +36,9 @@ struct PasswordSource {
     /// --key-file, or a --slot to try): then it, not the unlock agent, opens
     /// the vault.
     var explicit = false
+    /// What the terminal prompt says ("current password: " where a new one
+    /// follows, as in passwd).
+    var prompt = "password: "
 
     /// Typed at the terminal (so it can be asked for again).
     var isTerminal: Bool { if case .terminal = origin { true } else { false } }
@@ -83,8 +86,10 @@ struct PasswordSource {
                         hints: ["give \(sources), or run it on a terminal"], code: .usage)
     }
 
-    /// Reads the password; `prompt` is used only on the terminal.
-    func read(prompt: String = "password: ") throws(CLIError) -> SecretBytes {
+    /// Reads the password; `prompt` (else this source's) is used only on
+    /// the terminal.
+    func read(prompt: String? = nil) throws(CLIError) -> SecretBytes {
+        let prompt = prompt ?? self.prompt
         switch origin {
         case .file(let path): return try readFile(path)
         case .command(let command): return try readCommand(command)
@@ -232,20 +237,44 @@ struct NewPasswordSource {
     var single: PasswordSource { source }
 
     /// `what` names the secret in the two prompts ("new password").
+    /// On the terminal, a pair that does not match or a password the rule
+    /// refuses is said and asked for again (three rounds), rather than
+    /// ending the command after the user typed it twice.
     func read(what: String = "new password") throws(CLIError) -> SecretBytes {
-        let secret: SecretBytes
-        if case .terminal = source.origin {
-            let first = try source.read(prompt: "\(what): ")
-            let second = try source.read(prompt: "repeat \(what): ")
-            guard first == second else {
-                throw CLIError(message: what == "new password" ? "the passwords do not match" : "the \(what)s do not match")
-            }
-            secret = first
-        } else {
-            secret = try source.read()
+        guard case .terminal = source.origin else {
+            let secret = try source.read()
+            if let refusal = strengthRefusal(secret, what) { throw refusal }
+            warnIfWeak(secret, what)
+            return secret
         }
-        // The kit passphrase has its own rule (KitCommand); this is the vault password's.
-        if what == "new password" { try PasswordStrength.check(secret, allowWeak: allowWeak, terminal: source.terminal) }
-        return secret
+        let rounds = 3
+        for round in 1...rounds {
+            // Reading errors (end of input, Ctrl-C, an empty line) end the
+            // command as at any prompt; only the choice is asked again.
+            let first = try source.read(prompt: "\(what): ")
+            let refusal: CLIError
+            if let refused = strengthRefusal(first, what) {
+                refusal = refused
+            } else {
+                let second = try source.read(prompt: "repeat \(what): ")
+                if first == second {
+                    warnIfWeak(first, what)
+                    return first
+                }
+                refusal = CLIError(message: what == "new password" ? "the passwords do not match" : "the \(what)s do not match")
+            }
+            guard round < rounds else { throw refusal }
+            source.terminal.report(CLIError(message: refusal.message + "; try again", hints: refusal.hints))
+        }
+        throw CLIError(message: "no \(what) chosen")  // not reached: the last round throws
+    }
+
+    // The kit passphrase has its own rule (KitCommand); this is the vault password's.
+    private func strengthRefusal(_ secret: SecretBytes, _ what: String) -> CLIError? {
+        what == "new password" ? PasswordStrength.refusal(secret, allowWeak: allowWeak) : nil
+    }
+
+    private func warnIfWeak(_ secret: SecretBytes, _ what: String) {
+        if what == "new password" { PasswordStrength.warn(secret, terminal: source.terminal) }
     }
 }

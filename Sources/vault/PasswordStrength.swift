@@ -9,21 +9,26 @@ enum PasswordStrength {
     static let minimum = 8
     static let recommended = 12
 
-    static func check(_ secret: SecretBytes, allowWeak: Bool, terminal: Terminal) throws(CLIError) {
-        let (characters, common) = secret.withUnsafeBytes { bytes in
-            // UTF-8 characters: every byte that does not continue a sequence.
-            (bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }, isCommon(bytes))
-        }
-        if characters < minimum && !allowWeak {
-            throw CLIError(message: "the password must have at least \(minimum) characters",
-                           hints: ["a few unrelated words make a long password that is easy to type"])
-        }
-        if common {
+    /// Why `secret` is refused; nil when it is accepted.
+    static func refusal(_ secret: SecretBytes, allowWeak: Bool) -> CLIError? {
+        guard characters(secret) < minimum && !allowWeak else { return nil }
+        return CLIError(message: "the password must have at least \(minimum) characters",
+                        hints: ["a few unrelated words make a long password that is easy to type"])
+    }
+
+    /// The warning an accepted but weak password gets, said once it is chosen.
+    static func warn(_ secret: SecretBytes, terminal: Terminal) {
+        if secret.withUnsafeBytes(isCommon) {
             terminal.warning("that password is one of the most common ones; anyone guessing tries it first")
-        } else if characters < recommended {
+        } else if characters(secret) < recommended {
             terminal.warning("a password under \(recommended) characters can be guessed by a determined attacker",
                              hints: ["'vault passwd' changes it"])
         }
+    }
+
+    /// UTF-8 characters: every byte that does not continue a sequence.
+    private static func characters(_ secret: SecretBytes) -> Int {
+        secret.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
     }
 
     /// Whether `bytes`, lower-cased, is on the list. Compared without

@@ -278,4 +278,14 @@ struct KeySlotTests {
             .write(to: URL(fileURLWithPath: dir + "/manifest"))
         try Data(header.bytes).write(to: URL(fileURLWithPath: dir + "/vault.header"))
     }
+    /// A key file that is not there fails before the password is asked for,
+    /// with the hint to generate one (issue 29, item 10); nothing changes.
+    @Test func keyAddOfAMissingKeyFileFailsBeforeThePassword() throws {
+        let v = try VaultFixture()
+        let before = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
+        let r = try v.run(["key", "add", "laptop", "--new-key-file", v.path + "/missing.key"], password: v.path + "/no-such-password-file")
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "vault: no key file '\(v.path)/missing.key'\nhint: add --generate to write a new key file there\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header")) == before)
+    }
 }

@@ -106,10 +106,20 @@ struct KeyCommand: Command {
             let current = try context.passwordSource().refusingAgent("key add")
             let newPassword = keyFile == nil ? try context.newPasswordSource(file: passwordFile) : nil
             if let keyFile, generate, UserFiles.exists(keyFile) { throw VaultError.alreadyExists(path: keyFile) }
+            // An existing key file is read before the password is asked for:
+            // a mistyped path fails at once, not after the unlock.
+            var existing: KeyFileSecret?
+            if let keyFile, !generate {
+                guard UserFiles.exists(keyFile) else {
+                    throw CLIError(message: "no key file '\(keyFile)'",
+                                   hints: ["add --generate to write a new key file there"], code: .usage)
+                }
+                existing = try context.readKeyFile(keyFile)
+            }
             let vault = try context.unlock(current, forWriting: true, agent: false)
             let credential: SlotCredential
             if let keyFile {
-                credential = .keyFile(generate ? try KeyFileSecret.generate(to: keyFile) : try context.readKeyFile(keyFile))
+                credential = .keyFile(try existing ?? KeyFileSecret.generate(to: keyFile))
             } else if let newPassword {
                 let secret = try newPassword.read(what: "password for slot '\(name)'")
                 credential = .password(Password(secret: secret), try cost(context))

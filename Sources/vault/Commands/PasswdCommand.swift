@@ -58,7 +58,8 @@ struct PasswdCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         // Both sources are resolved before either is read, so a missing way to
         // get the new password is reported before the user types the old one.
-        let password = try context.passwordSource().refusingAgent("passwd")
+        var password = try context.passwordSource().refusingAgent("passwd")
+        password.prompt = "current password: "
         let newPassword = try context.newPasswordSource(file: newPasswordFile)
         let vault = try context.unlock(password, forWriting: true, agent: false)
         var cost: Argon2Parameters?
