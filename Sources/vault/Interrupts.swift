@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP: run the registered cleanups, newest
-/// first, print `vault: interrupted`, exit 130.
+/// first, print `vault: interrupted`, exit 130 (unless a command that such
+/// a signal ends normally registered `stopWith`).
 ///
 /// The signals are blocked in every thread and taken by one watcher thread
 /// with sigwait(3), so cleanups are ordinary Swift code rather than signal
@@ -20,6 +21,10 @@ enum Interrupts {
     private struct Registry {
         var nextID: UInt64 = 0
         var cleanups: [(id: UInt64, run: @Sendable () -> Void)] = []
+        /// Set while a signal is the documented way to end the command
+        /// (`vault mount`): the first one runs this and the command ends
+        /// on its own, quietly; a second one interrupts as usual.
+        var stop: (id: UInt64, run: @Sendable () -> Void)?
     }
 
     private static let registry = Mutex(Registry())
@@ -31,12 +36,30 @@ enum Interrupts {
         guard !signals.isEmpty else { return }
         Syscall.blockSignals(signals)
         Thread.detachNewThread {
-            _ = Syscall.waitForSignal(signals)
-            registry.withLock { registry in
-                for cleanup in registry.cleanups.reversed() { cleanup.run() }
-                Terminal.writeStderr(["\(Terminal.program): interrupted"])
-                Syscall.exitImmediately(ExitCode.interrupted.rawValue)
+            while true {
+                _ = Syscall.waitForSignal(signals)
+                registry.withLock { registry in
+                    if let stop = registry.stop {
+                        registry.stop = nil
+                        stop.run()
+                        return
+                    }
+                    for cleanup in registry.cleanups.reversed() { cleanup.run() }
+                    Terminal.writeStderr(["\(Terminal.program): interrupted"])
+                    Syscall.exitImmediately(ExitCode.interrupted.rawValue)
+                }
             }
+        }
+    }
+
+    /// Makes the next Ctrl-C, SIGTERM or SIGHUP run `stop` (quick, and not
+    /// calling `Interrupts`) instead of interrupting: for a command that a
+    /// signal ends normally. Until `unregister`.
+    static func stopWith(_ stop: @escaping @Sendable () -> Void) -> Token {
+        registry.withLock { registry in
+            registry.nextID += 1
+            registry.stop = (registry.nextID, stop)
+            return Token(id: registry.nextID)
         }
     }
 
@@ -51,7 +74,10 @@ enum Interrupts {
 
     /// Drops a cleanup once what it guards is done (or cleaned up normally).
     static func unregister(_ token: Token) {
-        registry.withLock { registry in registry.cleanups.removeAll { $0.id == token.id } }
+        registry.withLock { registry in
+            registry.cleanups.removeAll { $0.id == token.id }
+            if registry.stop?.id == token.id { registry.stop = nil }
+        }
     }
 
     /// Runs `body` with `cleanup` registered for its duration only.

@@ -24,9 +24,10 @@ enum RemoteFormat {
     }
 }
 
-/// A progress line for an rclone transfer: bytes so far and the rate, from
-/// rclone's statistics (only on a terminal, as every ProgressLine). Started
-/// with the transfer, so the rate counts from its start.
+/// A progress line for an rclone transfer: bytes so far, the total, the
+/// rate and the time left, from rclone's statistics (only on a terminal, as
+/// every ProgressLine). Started with the transfer, so the rate counts from
+/// its start.
 final class TransferMeter {
     private let line: ProgressLine?
 
@@ -36,7 +37,7 @@ final class TransferMeter {
     /// without statistics and nothing polls its log).
     var update: ((UInt64, UInt64) -> Void)? {
         guard let line else { return nil }
-        return { done, _ in line.update(done) }
+        return { done, total in line.update(done, of: total) }
     }
 
     func finish() { line?.finish() }

@@ -213,17 +213,39 @@ final class ProgressLine: Sendable {
     private let total: UInt64?
     private let start = DispatchTime.now().uptimeNanoseconds
     private let state = Mutex((last: UInt64(0), width: 0))
+    /// Wipes the line if Ctrl-C comes while it is drawn, so "interrupted"
+    /// starts a clean line instead of following the progress and the "^C"
+    /// the terminal echoed.
+    private let wipeOnInterrupt = Mutex<Interrupts.Token?>(nil)
     static let firstDraw: UInt64 = 500_000_000
     /// No time left is shown before this much work has been timed.
     static let firstEstimate: UInt64 = 1_000_000_000
 
-    private init(label: String, total: UInt64?) { (self.label, self.total) = (label, total) }
+    private init(label: String, total: UInt64?) {
+        (self.label, self.total) = (label, total)
+        guardInterrupts()
+    }
 
     /// A line already drawn (`Terminal.transient`), for `finish` to wipe.
     fileprivate init(drawn width: Int) {
         (label, total) = ("", nil)
         state.withLock { $0.width = width }
+        guardInterrupts()
     }
+
+    private func guardInterrupts() {
+        let token = Interrupts.register { [weak self] in
+            guard let self else { return }
+            // Two more columns: the "^C" echoed after the line.
+            self.state.withLock { s in
+                if s.width > 0 { Syscall.writeText(2, "\r" + String(repeating: " ", count: s.width + 2) + "\r") }
+                s.width = 0
+            }
+        }
+        wipeOnInterrupt.withLock { $0 = token }
+    }
+
+    deinit { if let token = wipeOnInterrupt.withLock({ $0 }) { Interrupts.unregister(token) } }
 
     /// nil when there is nobody to show it to, or the screen is shared
     /// with one of the descriptors in `sharing` (0: input typed at the
@@ -235,8 +257,11 @@ final class ProgressLine: Sendable {
 
     func update(_ done: UInt64) { update(done, counting: nil) }
 
-    /// The same with a count before the bytes ("1,204 files, 3.1 GiB, ...": `vault backup`).
-    func update(_ done: UInt64, counting: String?) {
+    /// The same with a count before the bytes ("1,204 files, 3.1 GiB, ...":
+    /// `vault backup`), or with a total learnt as the work goes (rclone's
+    /// statistics: `of`, when the line was started without one).
+    func update(_ done: UInt64, counting: String? = nil, of total: UInt64? = nil) {
+        let total = self.total ?? total.flatMap { $0 > 0 ? $0 : nil }
         let now = DispatchTime.now().uptimeNanoseconds
         state.withLock { s in
             guard now - start >= Self.firstDraw, now - s.last >= 100_000_000 else { return }
@@ -265,6 +290,7 @@ final class ProgressLine: Sendable {
             if s.width > 0 { Syscall.writeText(2, "\r" + String(repeating: " ", count: s.width) + "\r") }
             s.width = 0
         }
+        if let token = wipeOnInterrupt.withLock({ t in defer { t = nil }; return t }) { Interrupts.unregister(token) }
     }
 }
 

@@ -117,11 +117,27 @@ struct MountTests {
         #expect(open(m + "/big.bin", O_WRONLY) < 0 && [EROFS, EACCES].contains(errno))
         #expect(!fm.createFile(atPath: m + "/new", contents: Data([1])))
 
-        // SIGTERM unmounts and ends vault.
+        // SIGTERM, like Ctrl-C, is a way out: it unmounts, and vault ends
+        // quietly with exit 0 (issue 29, item 13).
         kill(p.pid, SIGTERM)
-        #expect(p.wait(timeout: 20) == 130, "\(p.stderr)")
+        #expect(p.wait(timeout: 20) == 0, "\(p.stderr)")
+        #expect(!p.stderr.contains("interrupted"), "\(p.stderr)")
         #expect(!isMounted(m))
         #expect(try fm.contentsOfDirectory(atPath: m) == [])
+    }
+
+    /// Ctrl-C on a terminal, the documented way out, unmounts and ends
+    /// vault quietly with exit 0, not "interrupted" and 130 (issue 29, item 13).
+    @Test func controlCUnmountsQuietly() throws {
+        try add("a.txt", Array("a".utf8))
+        let dir = v.path + "/m"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let r = try PTYDriver.run(["--vault", v.dir, "--password-file", v.passwordFile, "mount", dir],
+                                  steps: [.expect("mounted the vault"), .sleep(0.3), .send("\u{3}"), .expect("unmounted")],
+                                  environment: v.environment(), timeout: 30)
+        #expect(r.failed_step == nil && r.exit == 0, "\(r.text)")
+        #expect(!r.text.contains("interrupted"), "\(r.text)")
+        #expect(!isMounted(dir))
     }
 
     /// Folder items are directories: the same tree, bytes, modes, symlinks

@@ -373,9 +373,30 @@ struct RemoteTests {
                 #expect(r.exit == 0, "\(r.transcript)")
                 #expect(r.transcript.contains("pushing: "), "\(r.transcript)")
                 #expect(r.transcript.contains("/s"))
+                // The total from rclone's statistics, as move shows it (issue 29, item 13).
+                #expect(r.transcript.contains(" of "), "\(r.transcript)")
                 #expect(!r.transcript.contains("\u{1B}"))
             }
         }
+    }
+
+    /// Ctrl-C during a push on a terminal wipes the progress line first:
+    /// the screen shows "vault: interrupted" on a line of its own, not after
+    /// the progress and the echoed "^C" (issue 29, item 13).
+    @Test func controlCDuringAPushLeavesACleanLine() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        try v.sandbox.file("slow-rclone", "#!/bin/sh\nexec '\(rcloneBinary)' --bwlimit 4M \"$@\"\n", mode: 0o755)
+        try v.write("big.bin", randomBytes(32 << 20))
+        #expect(try v.add(["add", "--compression", "off", "big.bin"]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        let r = try PTYDriver.run(["--vault", v.dir, "--password-file", v.passwordFile, "push"],
+                                  steps: [.expect("pushing: "), .sleep(0.3), .send("\u{3}"), .expect("interrupted")],
+                                  environment: v.environment(["VAULT_RCLONE": v.path + "/slow-rclone"]), timeout: 60)
+        #expect(r.failed_step == nil && r.exit == 130, "\(r.text)")
+        let lines = r.screen.split(separator: "\n")
+        #expect(lines.contains("vault: interrupted"), "\(r.screen)")
+        #expect(!lines.contains { $0.contains("pushing: ") }, "the progress line was left: \(r.screen)")
     }
 
     /// On a terminal, clone asks for the password before the download, not

@@ -11,8 +11,9 @@ struct MountCommand: Command {
         Usage: vault mount DIR
 
         Shows the vault as a read-only file system at DIR (an empty
-        directory) until Ctrl-C, SIGTERM or 'fusermount3 -u DIR'. Needs the
-        password (asked once) and FUSE 3 (/dev/fuse, fusermount3).
+        directory) until Ctrl-C, SIGTERM or 'fusermount3 -u DIR', each of
+        which unmounts it and ends vault with exit 0. Needs the password
+        (asked once) and FUSE 3 (/dev/fuse, fusermount3).
 
         Each file item is a file with its size, permissions and modification
         time; a folder item is a directory with its files, folders and
@@ -51,7 +52,10 @@ struct MountCommand: Command {
         let vault = try context.unlock(password, forWriting: false)
         vault.releaseWriterLock()   // reading only, for as long as it stays mounted
         let mount = FuseMount(vault: vault, at: target)
-        let token = Interrupts.register { mount.unmount() }
+        // Ctrl-C (or SIGTERM, SIGHUP) is the documented way out: it unmounts,
+        // and the command ends as after fusermount3 -u, exit 0. A second one
+        // while unmounting interrupts as usual.
+        let token = Interrupts.stopWith { mount.unmount() }
         defer { Interrupts.unregister(token) }
         try mount.run {
             context.terminal.note("mounted the vault read-only at '\(directory)'",
