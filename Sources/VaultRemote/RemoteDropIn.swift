@@ -20,8 +20,11 @@ public final class RemoteDropIn {
 
     /// Fetches and parses the header, and checks its fingerprint against
     /// `expected` (the --fingerprint option) or the one `pins` remembers for
-    /// this target (the first use remembers it).
-    public init(target: String, rclone: Rclone, expected: String?, pins: FingerprintPins, scratchBase: String) throws {
+    /// this target. The first use, with neither, remembers it once
+    /// `firstUse` (given the fingerprint; it throws to refuse) accepts it:
+    /// ssh's way, asking on a terminal before trusting a new host key.
+    public init(target: String, rclone: Rclone, expected: String?, pins: FingerprintPins, scratchBase: String,
+                firstUse: (String) throws -> Void = { _ in }) throws {
         self.target = target
         self.rclone = rclone
         let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
@@ -36,8 +39,10 @@ public final class RemoteDropIn {
         let found = header.fingerprint
         if let want = expected ?? pins.remembered(for: target) {
             guard FingerprintPins.normalize(want) == FingerprintPins.normalize(found) else {
-                throw RemoteError.fingerprintMismatch(expected: want, found: found)
+                throw RemoteError.fingerprintMismatch(expected: want, found: found, given: expected != nil)
             }
+        } else {
+            try firstUse(found)
         }
         try Vault.ensureDirectory(scratchBase)
         ScratchNames.removeAbandoned(in: scratchBase, prefix: "dropin-")

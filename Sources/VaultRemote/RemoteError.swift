@@ -27,8 +27,10 @@ public enum RemoteError: Error, Equatable, Sendable {
     case noRemoteVault(target: String)
     /// The remote holds another vault (another vault id).
     case otherVault(target: String)
-    /// The remote's header does not carry the pinned public key fingerprint.
-    case fingerprintMismatch(expected: String, found: String)
+    /// The remote's header does not carry the expected public key
+    /// fingerprint: the one given (`given`: --fingerprint, where a typo is
+    /// the likelier cause) or the one pinned at the first `add --to`.
+    case fingerprintMismatch(expected: String, found: String, given: Bool)
     /// No remote of that name is configured for this vault.
     case noSuchRemote(String)
     /// A remote of that name is configured already.

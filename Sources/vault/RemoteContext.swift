@@ -9,6 +9,22 @@ extension Context {
         try Rclone(program: environment.nonEmpty("VAULT_RCLONE") ?? "rclone", scratchBase: stateDirectory)
     }
 
+    /// What the first `add --to TARGET` from this machine does with the
+    /// remote's fingerprint when no --fingerprint was given: on a terminal,
+    /// show it and ask before trusting it, as ssh does for a new host key;
+    /// off a terminal (cron, scripts) trust it on first use, as before.
+    /// Either way later sends are held to it (FingerprintPins).
+    func confirmFirstSend(to target: String) -> (String) throws -> Void {
+        { fingerprint in
+            terminal.note("first send to \(Terminal.printable(target)) from here: its public key fingerprint is \(fingerprint)",
+                          hint: "compare it with 'vault info' on the owner's machine")
+            guard let yes = terminal.confirm("send to it, and expect this fingerprint from now on?") else { return }
+            guard yes else {
+                throw CLIError(message: "nothing was sent", hints: ["once checked, give it with --fingerprint FP"])
+            }
+        }
+    }
+
     /// The remote `name` (or the only one) of the vault here.
     func remote(_ name: String?) throws -> RemoteConfig.Remote {
         _ = try Vault(at: vaultDirectory)  // exit 10 when there is no vault, before anything else

@@ -34,9 +34,14 @@ extension ErrorReport {
             return CLIError(message: "no vault at remote '\(target)'", hints: ["push to it first, or check the target"], code: .noVault)
         case .otherVault(let target):
             return CLIError(message: "remote '\(target)' holds another vault", hints: ["nothing was changed; choose another target"])
-        case .fingerprintMismatch(let expected, let found):
-            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected): its header was replaced",
-                            hints: ["nothing was sent; compare with 'vault info' on the owner's machine"], code: .corrupted)
+        case .fingerprintMismatch(let expected, let found, true):
+            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected)",
+                            hints: ["nothing was sent; a typo in --fingerprint is likelier than an attack, but the remote's header may also have been replaced",
+                                    "compare with 'vault info' on the owner's machine"], code: .corrupted)
+        case .fingerprintMismatch(let expected, let found, false):
+            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected) as at the first 'add --to' here: its header was replaced",
+                            hints: ["nothing was sent; if the owner made a new vault there, check its fingerprint with 'vault info' and give it with --fingerprint"],
+                            code: .corrupted)
         case .noSuchRemote(let name) where name.isEmpty:
             return CLIError(message: "this vault has no remote", hints: ["add one with 'vault remote add NAME TARGET'"])
         case .noSuchRemote(let name):

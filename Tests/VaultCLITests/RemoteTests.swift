@@ -399,6 +399,46 @@ struct RemoteTests {
         #expect(!lines.contains { $0.contains("pushing: ") }, "the progress line was left: \(r.screen)")
     }
 
+    /// The first `add --to` on a terminal shows the fingerprint and asks
+    /// before trusting it (as ssh asks for a new host key); no sends
+    /// nothing and pins nothing. A --fingerprint that does not match names
+    /// a typo as the likelier cause (issue 29, item 14).
+    @Test func firstAddToAsksOnATerminalAndAMistypedFingerprintSaysSo() throws {
+        let v = try VaultFixture()
+        let remote = v.path + "/remote"
+        #expect(try v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let fingerprint = try v.info()["public_key_fingerprint"] as? String ?? ""
+        let sender = try Sandbox()
+        let file = try sender.file("scan.pdf", "scan\n", mode: 0o644)
+        func inbox() throws -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: remote + "/inbox")) ?? [] }
+        let before = try inbox()
+
+        let no = try PTYDriver.run(["add", "--to", remote, file],
+                                   steps: [.expect(fingerprint), .expect("[y/N] "), .send("n\n")],
+                                   environment: sender.environment(), timeout: 60)
+        #expect(no.failed_step == nil && no.exit == 1, "\(no.text)")
+        #expect(no.text.contains("vault: nothing was sent"), "\(no.text)")
+        #expect(try inbox() == before)
+        let yes = try PTYDriver.run(["add", "--to", remote, file],
+                                    steps: [.expect("[y/N] "), .send("y\n"), .expect("sent 1 drop-in")],
+                                    environment: sender.environment(), timeout: 60)
+        #expect(yes.failed_step == nil && yes.exit == 0, "\(yes.text)")
+        #expect(try inbox().count == before.count + 2)
+        // Pinned now: the next send asks nothing.
+        let again = try PTYDriver.run(["add", "--to", remote, file], steps: [.expect("sent 1 drop-in")],
+                                      environment: sender.environment(), timeout: 60)
+        #expect(again.exit == 0 && !again.text.contains("[y/N]"), "\(again.text)")
+
+        var typo = Array(fingerprint)
+        typo[0] = typo[0] == "a" ? "b" : "a"
+        let mistyped = try CLIHarness.run(["add", "--to", remote, "--fingerprint", String(typo), file],
+                                          environment: sender.environment(), cwd: sender.path, timeout: 60)
+        #expect(mistyped.status == 14, "\(mistyped.stderr)")
+        #expect(mistyped.stderr.contains("a typo in --fingerprint is likelier than an attack"), "\(mistyped.stderr)")
+        #expect(!mistyped.stderr.contains("its header was replaced"), "\(mistyped.stderr)")
+    }
+
     /// On a terminal, clone asks for the password before the download, not
     /// after it: a password typed ahead would echo into the progress line
     /// (issue 29, item 9). A mistyped one is asked again after the download.

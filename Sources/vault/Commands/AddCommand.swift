@@ -50,8 +50,8 @@ struct AddCommand: Command {
                              'vault pull' takes the items in
           --fingerprint FP   with --to: refuse unless the remote vault's public key
                              has this fingerprint ('vault info'); without it, the
-                             first use remembers the fingerprint and later uses
-                             refuse another
+                             first use shows the fingerprint and, on a terminal,
+                             asks; it is remembered and later uses refuse another
 
         Examples:
           vault add passport.pdf tax-2024.pdf
@@ -124,7 +124,8 @@ struct AddCommand: Command {
         // then upload (RemoteDropIn).
         let remote = try remoteTarget.map {
             try RemoteDropIn(target: $0, rclone: context.rclone(), expected: fingerprint,
-                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory)
+                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory,
+                             firstUse: context.confirmFirstSend(to: $0))
         }
         let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
         let result = try addAll(vault, context)
