@@ -38,8 +38,32 @@ import Glibc
         let header = try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header"))
         let r = try v.run(VaultFixture.cheapInit)
         #expect(r.status == 15)
-        #expect(firstLine(r.stderr) == "vault: '\(v.dir)' already exists")
+        #expect(r.stderr == "vault: a vault already exists at '\(v.dir)'\n"
+                + "hint: use it ('vault info' describes it), or make a new one elsewhere with --vault DIR\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: v.dir + "/vault.header")) == header)
+    }
+
+    /// The first-week texts of issue 29, item 15: init says once what a lost
+    /// password means and names the kit; info names slots by kind; remote
+    /// list aligns its columns.
+    @Test func initNamesTheKitInfoNamesSlotKindsRemoteListAligns() throws {
+        let w = try VaultFixture(create: false)
+        let made = try w.run(VaultFixture.cheapInit)
+        #expect(made.status == 0)
+        #expect(made.stderr.contains("vault: a lost password means lost data: nobody can reset it\n"
+                                     + "hint: 'vault kit export' makes a recovery kit"), "\(made.stderr)")
+        let info = try w.add(["info"]).stdoutText
+        #expect(info.contains("\nkey slots: 1 (password slot 'password')\n"), "\(info)")
+        let key = try w.write("laptop.key", randomBytes(32))
+        #expect(try w.run(["key", "add", "laptop", "--new-key-file", key]).status == 0)
+        #expect(try w.add(["info"]).stdoutText.contains("\nkey slots: 2 (password slot 'password'; key-file slot 'laptop')\n"))
+
+        #expect(try w.run(["remote", "add", "usb", w.path + "/usb"]).status == 0)
+        #expect(try w.run(["remote", "add", "offsite-copy", w.path + "/a/much/longer/target"]).status == 0)
+        let list = try w.run(["remote", "list"]).stdoutText
+        let pad = String(repeating: " ", count: "/a/much/longer/target".count - "/usb".count)
+        #expect(list == "usb           \(w.path)/usb\(pad)  (generation 0)\n"
+                + "offsite-copy  \(w.path)/a/much/longer/target  (generation 0)\n", "\(list)")
     }
 
     // MARK: add

@@ -38,6 +38,15 @@ import Testing
         // -h, and --help before the command, show the same page.
         #expect(try sandbox.run([command, "-h"]).stdoutText == page)
         #expect(try sandbox.run(["--help", command]).stdoutText == page)
+        // Every option's description starts in one column, and no option
+        // line runs past 80 columns (issue 29, item 15: `help key`).
+        let options = page.components(separatedBy: "\nOptions:\n").dropFirst().first?.components(separatedBy: "\n\n").first ?? ""
+        let columns = Set(options.split(separator: "\n").compactMap { line -> Int? in
+            guard line.hasPrefix("  -"), let gap = line.firstRange(of: /\S  +\S/) else { return nil }
+            return line.distance(from: line.startIndex, to: gap.upperBound) - 1
+        })
+        #expect(columns.count <= 1, "\(command): option descriptions start at columns \(columns.sorted())")
+        for line in options.split(separator: "\n") { #expect(line.count <= 80, "\(command): \(line)") }
     }
 
     @Test func commandPageIsExactlyThePage() throws {

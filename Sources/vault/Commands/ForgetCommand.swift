@@ -24,8 +24,10 @@ struct ForgetCommand: Command {
 
         Options:
           --keep-last N     keep the N newest versions
-          --keep-daily N    keep the newest version of each of the last N days that have one
-          --keep-weekly N   keep the newest version of each of the last N weeks that have one
+          --keep-daily N    keep the newest version of each of the last N days
+                            that have one
+          --keep-weekly N   keep the newest version of each of the last N weeks
+                            that have one
           --dry-run         only say what would be dropped
 
         Examples:

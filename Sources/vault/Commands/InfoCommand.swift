@@ -52,7 +52,7 @@ struct InfoCommand: Command {
                 lines.append("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), "
                              + Format.count(kdf.lanes, "lane"))
             }
-            lines += ["key slots: \(h.slots.count) (" + h.slots.map { "\($0.name): \($0.kind.name)" }.joined(separator: ", ") + ")",
+            lines += ["key slots: \(h.slots.count) (" + Self.slotKinds(h.slots) + ")",
                       "drop-in key: \(h.publicKey.kemName)"
                         + (h.publicKey.isHybrid ? "" : "; 'vault upgrade' moves it to X-Wing (ML-KEM-768 + X25519)"),
                       "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
@@ -67,5 +67,20 @@ struct InfoCommand: Command {
             }
         }
         return .ok
+    }
+
+    /// "password slot 'password'", "password slots 'a', 'b'; key-file slot
+    /// 'laptop'": each kind once, its slots' names after it, in header order
+    /// (not "password: password", where a slot named for its kind read as a
+    /// typo).
+    static func slotKinds(_ slots: [KeySlot]) -> String {
+        var kinds: [(kind: String, names: [String])] = []
+        for slot in slots {
+            let kind = slot.kind.name == "key file" ? "key-file" : slot.kind.name
+            if let i = kinds.firstIndex(where: { $0.kind == kind }) { kinds[i].names.append(slot.name) } else { kinds.append((kind, [slot.name])) }
+        }
+        return kinds.map { k in
+            "\(k.kind) slot\(k.names.count == 1 ? "" : "s") " + k.names.map { "'\(Terminal.printable($0))'" }.joined(separator: ", ")
+        }.joined(separator: "; ")
     }
 }

@@ -56,7 +56,10 @@ struct InitCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.firstPasswordSource()
         let paths = VaultPaths(root: context.vaultDirectory)
-        if (try? Vault(at: paths.root)) != nil { throw VaultError.alreadyExists(path: paths.root) }
+        if (try? Vault(at: paths.root)) != nil {
+            throw CLIError(message: "a vault already exists at '\(paths.root)'",
+                           hints: ["use it ('vault info' describes it), or make a new one elsewhere with --vault DIR"], code: .exists)
+        }
         let secret = try password.read()
         var kdf: Argon2Parameters
         var seconds: Double? = nil
@@ -74,6 +77,9 @@ struct InitCommand: Command {
         context.terminal.note("created a vault at '\(paths.root)'")
         context.terminal.note("argon2id: \(kdf.memoryKiB / 1024) MiB, \(Format.count(kdf.passes, "pass", "passes")), \(Format.count(kdf.lanes, "lane"))\(time)")
         context.terminal.note("public key fingerprint: \(vault.header.fingerprint)")
+        // Said once, here: nothing else will (issue 29, item 15).
+        context.terminal.note("a lost password means lost data: nobody can reset it",
+                              hint: "'vault kit export' makes a recovery kit to print and keep apart from this machine")
         if shared {
             try vault.setShared(true)
             context.terminal.note("shared: other users of this machine can add items, and nothing else")

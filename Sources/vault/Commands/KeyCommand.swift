@@ -27,11 +27,12 @@ struct KeyCommand: Command {
         --key-file FILE unlocks through a key-file slot.
 
         list (no password) shows a table, one slot a line: its name, kind,
-        cost and when it was added (local time). add and remove need the vault opened (password or --key-file);
-        the new header is verified before it replaces the old one, and a
-        vault of format version 1 is upgraded on the way. remove never takes
-        the last slot, and asks for confirmation on a terminal unless --yes.
-        A removed password still opens old copies of the header (backups).
+        cost and when it was added (local time). add and remove need the
+        vault opened (password or --key-file); the new header is verified
+        before it replaces the old one, and a vault of format version 1 is
+        upgraded on the way. remove never takes the last slot, and asks for
+        confirmation on a terminal unless --yes. A removed password still
+        opens old copies of the header (backups).
 
         Options:
           --json                     list: one JSON document on standard output
@@ -41,7 +42,7 @@ struct KeyCommand: Command {
           --generate                 add: write FILE first (64 random bytes, mode 0600,
                                      never over an existing file)
           --yes                      remove: do not ask for confirmation
-        \(KDFOptions.help(lanes: false, prefix: "add: ", column: 25))
+        \(KDFOptions.help(lanes: false, prefix: "add: ", column: 27))
 
         A new password slot's cost is calibrated on this machine unless
         --kdf-memory and --kdf-passes are both given.

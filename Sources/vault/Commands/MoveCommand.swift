@@ -44,8 +44,10 @@ struct MoveCommand: Command {
         that did not hold the code.
 
         Options:
-          --into DIR           receive: where the vault goes (default: the vault location)
-          --listen ADDR:PORT   receive: where to listen (default: every address, a free port)
+          --into DIR           receive: where the vault goes (default: the vault
+                               location)
+          --listen ADDR:PORT   receive: where to listen (default: every address,
+                               a free port)
           --code-file FILE     receive: also write the code to FILE (0600);
                                send: read the code from FILE
           --no-verify          receive: do not unlock and check the received vault

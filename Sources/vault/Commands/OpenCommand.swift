@@ -71,6 +71,13 @@ struct OpenCommand: Command {
         let copy = scratch.path + "/" + entry.name
         if folder { try vault.restoreFolder(entry, to: copy) } else { try vault.export(entry, to: copy) }
         let before = try TreeFingerprint.of(copy)
+        // A bare shell prompt says nothing of where it is: say it once
+        // (issue 29, item 15).
+        if with == nil && folder {
+            context.terminal.note("a shell in a private copy of '\(Terminal.printable(entry.name))': "
+                                  + "'exit' saves what you changed into the vault and erases the copy",
+                                  hint: "a non-zero exit ('exit 1') asks whether to keep the changes")
+        }
 
         var changed = false
         while true {

@@ -31,7 +31,7 @@ struct PasswdCommand: Command {
           --slot NAME                (global) the password slot to unlock and change
           --new-password-file FILE   read the new password from FILE
           --recalibrate              a new cost, calibrated on this machine
-        \(KDFOptions.help(lanes: false, column: 25))
+        \(KDFOptions.help(lanes: false, column: 27))
 
         Examples:
           vault passwd

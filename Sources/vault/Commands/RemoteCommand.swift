@@ -69,8 +69,13 @@ struct RemoteCommand: Command {
             if json {
                 try context.terminal.printLine(JSONOutput.encode(config.remotes.map(JSONOutput.Remote.init)))
             } else {
-                for r in config.remotes {
-                    try context.terminal.printLine(Terminal.printable("\(r.name)  \(r.target)  (generation \(r.known))"))
+                // Columns aligned (names and targets vary in length).
+                let rows = config.remotes.map { (Terminal.printable($0.name), Terminal.printable($0.target), $0.known) }
+                let nameWidth = rows.map(\.0.count).max() ?? 0, targetWidth = rows.map(\.1.count).max() ?? 0
+                for (name, target, known) in rows {
+                    try context.terminal.printLine(name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+                                                   + target.padding(toLength: targetWidth, withPad: " ", startingAt: 0)
+                                                   + "  (generation \(known))")
                 }
             }
         case .remove(let name):

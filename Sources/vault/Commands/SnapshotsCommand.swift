@@ -96,11 +96,12 @@ struct SnapshotsCommand: Command {
           --include PATTERN   restore: only what matches (repeatable)
           --exclude PATTERN   restore: leave out what matches (repeatable)
           --keep-last N       forget: keep the N newest of each group
-          --keep-hourly N     forget: the newest of each of the last N hours that have one
-          --keep-daily N      forget: ... days, --keep-weekly weeks, --keep-monthly
-          --keep-weekly N       months, --keep-yearly years
-          --keep-monthly N
-          --keep-yearly N
+          --keep-hourly N     forget: the newest of each of the last N hours
+                              that have one
+          --keep-daily N      forget: the same for days
+          --keep-weekly N     forget: the same for weeks
+          --keep-monthly N    forget: the same for months
+          --keep-yearly N     forget: the same for years
           --keep-within DURATION
                               forget: every snapshot within DURATION of the group's
                               newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
