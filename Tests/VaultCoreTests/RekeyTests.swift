@@ -74,6 +74,24 @@ struct RekeyTests {
         #expect(t.files("items").count == 3 && t.files("quarantine").count == 3)
     }
 
+    /// The rekey gives each entry its new key in place (one manifest in
+    /// memory, issue 28); a failure before the switch puts the manifest on
+    /// disk back in memory, so the vault goes on with its old keys.
+    @Test func aRekeyThatFailsBeforeTheSwitchLeavesTheVaultAsItWas() throws {
+        let (t, contents) = try populated()
+        let v = try t.unlock()
+        let before = v.manifest.entries.map(\.itemID)
+        let header = try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header"))
+        // The last item's blob gone: its copy fails after the others were made.
+        try FileManager.default.removeItem(atPath: t.root + "/items/" + v.manifest.entry(named: "item2")!.blobName)
+        #expect(throws: (any Error).self) { try v.rekey(password: TempVault.password("correct horse")) }
+        #expect(v.manifest.entries.map(\.itemID) == before, "the manifest in memory kept the new ids")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: t.root + "/vault.header")) == header)
+        #expect(!FileManager.default.fileExists(atPath: t.root + "/rekey.pending"))
+        for name in ["item0", "item1"] { #expect(try t.read(v, name) == contents[name]) }
+        for name in ["item0", "item1"] { #expect(try t.read(t.unlock(forWriting: false), name) == contents[name]) }
+    }
+
     @Test func dropInsSealedToTheOldKeyDuringARekeyAreKept() throws {
         let (t, _) = try populated()
         let v = try t.unlock()
