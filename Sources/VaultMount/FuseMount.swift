@@ -24,12 +24,14 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
 /// code that calls libfuse. The loop is libfuse's multi-threaded one (at
-/// most 10 callbacks at once), so one slow read (a compressed item
-/// decompressed from its start, a folder being indexed) does not stall the
+/// most 10 callbacks at once), so one slow read (a compressed item's
+/// frames walked or decoded, a folder being indexed) does not stall the
 /// others: the open-file table is behind a lock, each open file serves one
 /// read at a time (its own lock), and the tree locks itself. Reads decrypt
-/// only the chunks they touch (RandomAccessContent), one cached chunk per
-/// open file and the next one opened ahead; nothing is written anywhere. A
+/// only the chunks they touch (RandomAccessContent), the last few kept per
+/// item for all its open files and the next two opened ahead of a forward
+/// reader; a snapshot's file reads its pieces (SnapshotFileContent), each
+/// verified whole; nothing is written anywhere. A
 /// chunk that fails to authenticate is EIO to the reader, never other bytes.
 /// Everything an open file holds goes when its table entry does, on release.
 ///

@@ -26,8 +26,9 @@ struct MountCommand: Command {
         vault has snapshots an item named 'snapshots' is only under
         .versions/snapshots/. The mount shows the vault as it was when
         mounted. Reads decrypt only the
-        chunks they touch, and the next one when reading forward (a
-        compressed item is decompressed from its start); nothing is written
+        chunks they touch, and the next two when reading forward (a
+        compressed item is decompressed forward, and resumes at the zstd
+        frame before a read that goes back); nothing is written
         to disk. A damaged chunk is an I/O error
         to the program reading it, never other bytes.
 
