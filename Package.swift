@@ -62,7 +62,7 @@ let package = Package(
         // cache, restore; above the vault whose drop-ins and items it uses.
         .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
-        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs"]),
+        .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs", "VaultBackup"]),
         // The unlock agent: a per-user process holding one vault's master key,
         // serving this user's commands over a Unix socket.
         .target(name: "VaultAgent", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),

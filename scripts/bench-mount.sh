@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Part of `make bench` (called by bench.sh with its work directory):
-# `cat` of an item through `vault mount` against `vault get` of the same item
-# to /dev/null (goal: >= 0.7x its throughput), and random 4 KiB reads a
-# second through the mount. Each run mounts afresh, so the kernel's page
-# cache holds nothing of the item (a mount lets the kernel keep what it read:
-# the content never changes while mounted). Best of 3.
+# the first `cat` of an item through `vault mount` against `vault get` of the
+# same item to /dev/null (issue 28's goal: >= 0.8x its throughput), random
+# 4 KiB reads a second through the mount, and `cp -r` of a folder item out
+# of the mount against `vault restore` of it (goal: >= 0.7x its speed).
+# Each run mounts afresh, so the kernel's page cache holds nothing of the
+# item (a mount lets the kernel keep what it read: the content never
+# changes while mounted). Median of 3, the order of the two alternated.
 #
 #   scripts/bench-mount.sh WORK_DIR
 #   BENCH_MOUNT_MIB=256   size of the item (small by default; 1024 for the issue's figure)
@@ -33,7 +35,8 @@ pw=$work/pw; printf 'bench password\n' > "$pw"; chmod 600 "$pw"
 v() { "$VAULT" --vault "$work/v" --password-file "$pw" --quiet "$@"; }
 now() { date +%s.%N; }
 ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
-min() { echo "if ($1 < $2) $1 else $2" | bc -l; }
+elapsed() { echo "$2 - $1" | bc -l; }
+median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
 v init --kdf-memory 8 --kdf-passes 1 >/dev/null 2>&1
 head -c "${SIZE_MIB}M" /dev/urandom > "$work/item.bin"
@@ -51,15 +54,18 @@ mount_fresh() {
     echo "bench-mount: not mounted" >&2; return 1
 }
 
-best_get=999999 best_cat=999999
-for _ in 1 2 3; do
-    t0=$(now); v get item.bin > /dev/null; t1=$(now)
-    best_get=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_get")
+gets=() cats=()
+run_get() { local t0; t0=$(now); v get item.bin > /dev/null; gets+=("$(elapsed "$t0" "$(now)")"); }
+run_cat() {
+    local t0
     mount_fresh
-    t0=$(now); cat "$work/mnt/item.bin" > /dev/null; t1=$(now)
-    best_cat=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_cat")
+    t0=$(now); cat "$work/mnt/item.bin" > /dev/null; cats+=("$(elapsed "$t0" "$(now)")")
     unmount
+}
+for i in 1 2 3; do
+    if [ $((i % 2)) = 1 ]; then run_get; run_cat; else run_cat; run_get; fi
 done
+med_get=$(median "${gets[@]}") med_cat=$(median "${cats[@]}")
 mount_fresh
 reads=$(python3 - "$work/mnt/item.bin" <<'EOF'
 import os, random, sys, time
@@ -82,21 +88,27 @@ for i in $(seq 1 300); do head -c 400000 /dev/urandom > "$work/photos/p$i.jpg"; 
 v add "$work/photos" --no-compress >/dev/null
 rm -rf "$work/photos"
 v list >/dev/null
-best_restore=999999 best_cp=999999
-for i in 1 2 3; do
-    t0=$(now); v restore photos --to "$work/r$i" >/dev/null; t1=$(now)
-    best_restore=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_restore")
-    rm -rf "$work/r$i"
+restores=() cps=()
+run_restore() {
+    local t0; t0=$(now); v restore photos --to "$work/r$1" >/dev/null; restores+=("$(elapsed "$t0" "$(now)")")
+    rm -rf "$work/r$1"
+}
+run_cp() {
+    local t0
     mount_fresh
-    t0=$(now); cp -r "$work/mnt/photos" "$work/c$i"; t1=$(now)
-    best_cp=$(min "$(echo "$t1 - $t0" | bc -l)" "$best_cp")
+    t0=$(now); cp -r "$work/mnt/photos" "$work/c$1"; cps+=("$(elapsed "$t0" "$(now)")")
     unmount
-    rm -rf "$work/c$i"
+    rm -rf "$work/c$1"
+}
+for i in 1 2 3; do
+    if [ $((i % 2)) = 1 ]; then run_restore "$i"; run_cp "$i"; else run_cp "$i"; run_restore "$i"; fi
 done
+med_restore=$(median "${restores[@]}") med_cp=$(median "${cps[@]}")
 
 echo
-echo "vault mount ($SIZE_MIB MiB item; throughput as a fraction of 'vault get' to /dev/null, higher is better; goal >= 0.7x):"
-printf '  cat through the mount %.3f s, vault get %.3f s = %sx\n' "$best_cat" "$best_get" "$(ratio "$best_get" "$best_cat")"
+echo "vault mount (speed as a fraction of the reference's, higher is better; median of 3, order alternated):"
+printf '  first cat of a %d MiB item through the mount %.3f s, vault get %.3f s = %sx (goal >= 0.8x)\n' \
+    "$SIZE_MIB" "$med_cat" "$med_get" "$(ratio "$med_get" "$med_cat")"
 printf '  random 4 KiB reads through the mount: %s a second (each may decrypt a 1 MiB chunk)\n' "$reads"
 printf '  cp -r of a folder item (300 files, 115 MiB) out of the mount %.3f s, vault restore %.3f s = %sx (goal >= 0.7x)\n' \
-    "$best_cp" "$best_restore" "$(ratio "$best_restore" "$best_cp")"
+    "$med_cp" "$med_restore" "$(ratio "$med_restore" "$med_cp")"

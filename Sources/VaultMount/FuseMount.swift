@@ -6,6 +6,14 @@ import VaultCore
 /// A negative errno for a callback's return.
 struct Errno32: Error { let code: Int32; init(_ code: Int32) { self.code = code } }
 
+/// What an open file reads from: an item's content, or a snapshot's file.
+protocol MountContent: AnyObject, Sendable {
+    /// Fills `buffer` from `offset`; fewer bytes only at the content's end.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension RandomAccessContent: MountContent {}
+
 /// The `struct fuse` pointer, to hand to the thread that may unmount.
 /// @unchecked: a C pointer is never Sendable. This one lives in `handle`
 /// only from `fuse_mount` until `run` takes it out again (before
@@ -16,12 +24,14 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A vault mounted read-only over FUSE 3 (libfuse, high-level API). The only
 /// code that calls libfuse. The loop is libfuse's multi-threaded one (at
-/// most 10 callbacks at once), so one slow read (a compressed item
-/// decompressed from its start, a folder being indexed) does not stall the
+/// most 10 callbacks at once), so one slow read (a compressed item's
+/// frames walked or decoded, a folder being indexed) does not stall the
 /// others: the open-file table is behind a lock, each open file serves one
 /// read at a time (its own lock), and the tree locks itself. Reads decrypt
-/// only the chunks they touch (RandomAccessContent), one cached chunk per
-/// open file and the next one opened ahead; nothing is written anywhere. A
+/// only the chunks they touch (RandomAccessContent), the last few kept per
+/// item for all its open files and the next two opened ahead of a forward
+/// reader; a snapshot's file reads its pieces (SnapshotFileContent), each
+/// verified whole; nothing is written anywhere. A
 /// chunk that fails to authenticate is EIO to the reader, never other bytes.
 /// Everything an open file holds goes when its table entry does, on release.
 ///
@@ -31,13 +41,15 @@ public final class FuseMount: Sendable {
     public let mountpoint: String
     let tree: MountTree
     let vault: MountedVault
+    let snapshots: MountedSnapshots?
     let uid = getuid(), gid = getgid()
     /// An open file: `size` bytes from `base` of an item's content (a file
-    /// item's own content, or a file's place in a folder item's archive).
+    /// item's own content, or a file's place in a folder item's archive), or
+    /// of a snapshot's file.
     final class OpenFile: Sendable {
-        let content: Mutex<RandomAccessContent>
+        let content: Mutex<any MountContent>
         let base: UInt64, size: UInt64
-        init(_ content: RandomAccessContent, base: UInt64, size: UInt64) {
+        init(_ content: any MountContent, base: UInt64, size: UInt64) {
             self.content = Mutex(content)
             (self.base, self.size) = (base, size)
         }
@@ -58,7 +70,8 @@ public final class FuseMount: Sendable {
         let mounted = MountedVault(vault)
         self.vault = mounted
         self.mountpoint = mountpoint
-        tree = MountTree(manifest: vault.manifest) { try mounted.index(folder: $0) }
+        snapshots = vault.snapshotEntries.isEmpty ? nil : MountedSnapshots(vault)
+        tree = MountTree(manifest: vault.manifest, snapshots: snapshots) { try mounted.index(folder: $0) }
     }
 
     /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).
@@ -148,17 +161,36 @@ public final class FuseMount: Sendable {
         // Permission bits as stored, never setuid/setgid/sticky or writable;
         // directories always readable by their owner.
         switch tree.node(node) {
-        case .directory(let names, _, let modified, let permissions):
+        case .directory(let names, _, let modified, let ns, let permissions):
             vault_fuse_stat(st, Self.directoryType | permissions | 0o500, UInt(2 + names.count), 0, modified, modified, uid, gid)
+            Self.nanoseconds(st, ns)
+        case .snapshots(let modified), .unreadable(let modified):
+            vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, modified, modified, uid, gid)
+        case .snapshotRoot(let s):
+            vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, s.start.seconds, s.start.seconds, uid, gid)
+            Self.nanoseconds(st, s.start.nanoseconds)
+        case .snapshotDirectory(_, _, let modified, let ns, let permissions):
+            vault_fuse_stat(st, Self.directoryType | permissions | 0o500, 2, 0, modified, modified, uid, gid)
+            Self.nanoseconds(st, ns)
+        case .snapshotFile(_, _, _, let size, let modified, let ns, let permissions):
+            vault_fuse_stat(st, Self.regularType | permissions, 1, Int64(clamping: size), modified, modified, uid, gid)
+            Self.nanoseconds(st, ns)
         case .folder(let e), .broken(let e):
             vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, e.modified, e.added, uid, gid)
         case .file(let e):
             vault_fuse_stat(st, Self.regularType | UInt32(e.mode & 0o555), 1, Int64(clamping: e.size), e.modified, e.added, uid, gid)
         case .archived(let item, _, let size, let permissions, let modified):
             vault_fuse_stat(st, Self.regularType | permissions, 1, Int64(clamping: size), modified, item.added, uid, gid)
-        case .symlink(let target, let modified):
+        case .symlink(let target, let modified, let ns):
             vault_fuse_stat(st, Self.symlinkType | 0o777, 1, Int64(target.count), modified, modified, uid, gid)
+            Self.nanoseconds(st, ns)
         }
+    }
+
+    /// A snapshot's nanoseconds, on the modification and access times.
+    private static func nanoseconds(_ st: UnsafeMutablePointer<stat>, _ ns: UInt32) {
+        st.pointee.st_mtim.tv_nsec = Int(ns)
+        st.pointee.st_atim.tv_nsec = Int(ns)
     }
 
     private static func operations() -> fuse_operations {
@@ -188,7 +220,7 @@ public final class FuseMount: Sendable {
         ops.readlink = { path, buffer, size in
             let me = FuseMount.current()
             guard let buffer, size > 0, case .success(let node) = me.node(path) else { return -ENOENT }
-            guard case .symlink(let target, _) = me.tree.node(node) else { return -EINVAL }
+            guard case .symlink(let target, _, _) = me.tree.node(node) else { return -EINVAL }
             let n = min(target.count, size - 1)
             target.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: n) }
             buffer[n] = 0
@@ -203,7 +235,7 @@ public final class FuseMount: Sendable {
             case .success(let n): node = n
             }
             guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
+            guard case .directory(let names, _, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
             for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
             for name in names {
                 let full = name + [0]
@@ -223,16 +255,20 @@ public final class FuseMount: Sendable {
             case .failure(let e): return e.code
             case .success(let n): node = n
             }
-            let item: ManifestEntry, base: UInt64, size: UInt64
-            switch me.tree.node(node) {
-            case .file(let e): (item, base, size) = (e, 0, e.size)
-            case .archived(let e, let offset, let length, _, _): (item, base, size) = (e, offset, length)
-            default: return -EISDIR
-            }
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
-                let content = try me.opened(item).randomAccess(readingAheadUntil: base + size)
-                let file = OpenFile(content, base: base, size: size)
+                let file: OpenFile
+                switch me.tree.node(node) {
+                case .file(let e):
+                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: e.size), base: 0, size: e.size)
+                case .archived(let e, let offset, let length, _, _):
+                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: offset + length), base: offset, size: length)
+                case .snapshotFile(let snapshot, let tree, let name, let size, _, _, _):
+                    guard let snapshots = me.snapshots, let e = try snapshots.entry(snapshot, tree: tree, named: name),
+                          e.kind == .file, e.size == size else { return -EIO }
+                    file = OpenFile(SnapshotFileContent(snapshots, snapshot, e), base: 0, size: size)
+                default: return -EISDIR
+                }
                 fi.pointee.fh = me.open.withLock { table in
                     defer { table.next += 1 }
                     table.files[table.next] = file

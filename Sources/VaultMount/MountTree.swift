@@ -1,4 +1,5 @@
 import Synchronization
+import VaultBackup
 import VaultCodecs
 import VaultCore
 
@@ -7,32 +8,50 @@ import VaultCore
 ///
 ///     /NAME                      each item's current version
 ///     /.versions/NAME/N          version N of item NAME
+///     /snapshots/HOST/TIME/PATH  what `vault backup` stored (only if the vault holds snapshots)
+///     /snapshots/HOST/latest     a link to the host's newest TIME
 ///
 /// File items are files. A folder item is a directory whose tree comes from
 /// its archive, indexed (read through once: FolderIndex) the first time
 /// something looks inside it; an archive that fails to index makes the
 /// directory an I/O error inside. The `.versions` directory takes precedence
-/// over an item of that name, still reachable as `.versions/.versions/N`.
+/// over an item of that name, still reachable as `.versions/.versions/N`;
+/// so does `snapshots` when the vault holds snapshots (`.versions/snapshots/N`).
+/// A snapshot's TIME directory holds its absolute paths (PATH: each
+/// backed-up path's directories, then the path itself from the snapshot's
+/// root tree); its trees are read when a directory is first looked into
+/// (MountedSnapshots), never all at once.
 /// Names are kept as bytes: FORMAT.md compares them byte for byte, and a
 /// String key would merge canonically equivalent ones.
 ///
 /// Callbacks of the multi-threaded FUSE loop use it at once: the nodes are
 /// behind one lock, held while a folder is indexed (so each is indexed once;
 /// other lookups wait meanwhile), and handed out as values.
-public final class MountTree: Sendable {
+final class MountTree: Sendable {
     public static let versionsDirectory = Array(".versions".utf8)
 
     public enum Node: Sendable {
         /// Children by name; `names` in byte order for listings.
-        case directory(names: [[UInt8]], children: [[UInt8]: Int], modified: Int64, permissions: UInt32)
+        case directory(names: [[UInt8]], children: [[UInt8]: Int], modified: Int64, nanoseconds: UInt32 = 0, permissions: UInt32)
         case file(ManifestEntry)
         /// A file inside a folder item: `size` bytes at `offset` of the item's archive.
         case archived(item: ManifestEntry, offset: UInt64, size: UInt64, permissions: UInt32, modified: Int64)
-        case symlink(target: [UInt8], modified: Int64)
+        case symlink(target: [UInt8], modified: Int64, nanoseconds: UInt32 = 0)
         /// A folder item not indexed yet.
         case folder(ManifestEntry)
         /// A folder item whose archive did not index: EIO inside.
         case broken(ManifestEntry)
+        /// `snapshots/`, before the snapshot records are read.
+        case snapshots(modified: Int64)
+        /// A snapshot's TIME directory, before its root tree is read.
+        case snapshotRoot(MountedSnapshots.Listed)
+        /// A snapshot's directory, before its tree is read.
+        case snapshotDirectory(snapshot: Int, tree: PieceRef, modified: Int64, nanoseconds: UInt32, permissions: UInt32)
+        /// A snapshot's file; its pieces are in `tree`, read again when it is opened.
+        case snapshotFile(snapshot: Int, tree: PieceRef, name: [UInt8], size: UInt64, modified: Int64,
+                          nanoseconds: UInt32, permissions: UInt32)
+        /// A snapshot's directory whose tree did not read: EIO inside.
+        case unreadable(modified: Int64)
     }
 
     public enum Lookup: Equatable, Sendable { case node(Int), missing, failed }
@@ -40,9 +59,13 @@ public final class MountTree: Sendable {
     private let nodes: Mutex<[Node]>
     /// Called only under `nodes`' lock, so one folder is indexed at a time.
     private let indexer: @Sendable (ManifestEntry) throws -> FolderIndex
+    /// The vault's snapshots, if it holds any.
+    private let snapshots: MountedSnapshots?
+    public static let snapshotsDirectory = Array("snapshots".utf8)
 
-    public init(manifest: Manifest, indexer: @escaping @Sendable (ManifestEntry) throws -> FolderIndex) {
+    init(manifest: Manifest, snapshots: MountedSnapshots?, indexer: @escaping @Sendable (ManifestEntry) throws -> FolderIndex) {
         self.indexer = indexer
+        self.snapshots = snapshots
         var nodes: [Node] = []
         func add(_ node: Node) -> Int { Self.add(node, to: &nodes) }
         var root: [[UInt8]: Int] = [:]
@@ -59,16 +82,17 @@ public final class MountTree: Sendable {
                 itemNewest = max(itemNewest, e.added)
                 byNumber[Array(String(e.version).utf8)] = add(e.kind == .file ? .file(e) : .folder(e))
             }
-            if name != Self.versionsDirectory { root[name] = byNumber[Array(String(item.current.version).utf8)] }
+            if name != Self.versionsDirectory, snapshots == nil || name != Self.snapshotsDirectory { root[name] = byNumber[Array(String(item.current.version).utf8)] }
             versions[name] = add(Self.directory(byNumber, modified: itemNewest))
         }
         root[Self.versionsDirectory] = 1
+        if snapshots != nil { root[Self.snapshotsDirectory] = add(.snapshots(modified: newest)) }
         nodes[1] = Self.directory(versions, modified: newest)
         nodes[0] = Self.directory(root, modified: newest)
         self.nodes = Mutex(nodes)
     }
 
-    private static func add(_ node: Node, to nodes: inout [Node]) -> Int {
+    static func add(_ node: Node, to nodes: inout [Node]) -> Int {
         nodes.append(node)
         return nodes.count - 1
     }
@@ -76,9 +100,9 @@ public final class MountTree: Sendable {
     /// Node `i` as it is now (a folder's node changes once, when it is indexed).
     public func node(_ i: Int) -> Node { nodes.withLock { $0[i] } }
 
-    private static func directory(_ children: [[UInt8]: Int], modified: Int64, permissions: UInt32 = 0o555) -> Node {
+    static func directory(_ children: [[UInt8]: Int], modified: Int64, nanoseconds: UInt32 = 0, permissions: UInt32 = 0o555) -> Node {
         .directory(names: children.keys.sorted { $0.lexicographicallyPrecedes($1) }, children: children,
-                   modified: modified, permissions: permissions)
+                   modified: modified, nanoseconds: nanoseconds, permissions: permissions)
     }
 
     /// The node at an absolute path ("/", "/a", "/.versions/a/2/dir/f").
@@ -87,7 +111,7 @@ public final class MountTree: Sendable {
             var node = 0
             for part in path.split(separator: UInt8(ascii: "/")) {
                 guard expanded(node, &nodes) else { return .failed }
-                guard case .directory(_, let children, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
+                guard case .directory(_, let children, _, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
                 node = next
             }
             return .node(node)
@@ -101,7 +125,23 @@ public final class MountTree: Sendable {
     private func expanded(_ node: Int, _ nodes: inout [Node]) -> Bool {
         switch nodes[node] {
         case .folder(let item): return expand(node, item, &nodes)
-        case .broken: return false
+        case .broken, .unreadable: return false
+        case .snapshots(let modified):
+            guard let snapshots else { return false }
+            expandSnapshots(node, snapshots.list(), modified: modified, &nodes)
+            return true
+        case .snapshotRoot(let listed):
+            guard let snapshots else { return false }
+            return expandSnapshotRoot(node, listed, snapshots, &nodes)
+        case .snapshotDirectory(let snapshot, let tree, let modified, let ns, let permissions):
+            guard let snapshots, let entries = try? snapshots.tree(snapshot, tree) else {
+                nodes[node] = .unreadable(modified: modified)
+                return false
+            }
+            var children: [[UInt8]: Int] = [:]
+            for e in entries { children[e.name] = Self.add(Self.node(of: e, in: tree, snapshot), to: &nodes) }
+            nodes[node] = Self.directory(children, modified: modified, nanoseconds: ns, permissions: permissions)
+            return true
         default: return true
         }
     }

@@ -204,26 +204,56 @@ public final class ItemReader: @unchecked Sendable {
 
     /// The content as a sequential pull stream (one chunk at a time, each
     /// authenticated before any of its bytes are handed out), for consumers
-    /// that pull: the xz decoder, the archive extractor.
-    public func contentStream() -> ByteStream { ContentStream(self) }
+    /// that pull: the xz and zstd decoders, the archive extractor, a mounted
+    /// folder's index. The next chunk is opened on another thread while
+    /// this one is consumed; two buffers in all, reused to the end. From
+    /// `start` on (a zstd frame a mounted item resumes at).
+    public func contentStream(from start: UInt64 = 0) -> ByteStream { ContentStream(self, from: start) }
 
     private final class ContentStream: ByteStream {
         let reader: ItemReader
-        var next: UInt64 = 0
-        var chunk: [UInt8] = []
+        /// The next chunk to hand out.
+        var next: UInt64
+        var page: PageBuffer?
+        var count = 0
         var offset = 0
-        init(_ reader: ItemReader) { self.reader = reader }
+        /// Chunk `next` being opened ahead, and the buffer the one after will use.
+        var ahead: ChunkPrefetch?
+        var spare: PageBuffer?
+        /// Where in the first chunk handed out to start.
+        var skip: Int
+        init(_ reader: ItemReader, from start: UInt64) {
+            self.reader = reader
+            next = start / UInt64(ItemCipher.chunkSize)
+            skip = Int(start % UInt64(ItemCipher.chunkSize))
+        }
+
+        /// A chunk's buffer: a small item's one chunk needs only its own size.
+        func buffer() throws -> PageBuffer {
+            try spare.take() ?? PageBuffer(count: reader.chunkCount == 1 ? reader.plaintextSize(0) + ItemCipher.tagLength
+                                                                         : ItemCipher.sealedChunkSize)
+        }
 
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             guard !buffer.isEmpty else { return 0 }
-            while offset == chunk.count {
+            while offset == count {
                 guard next < reader.chunkCount else { return 0 }
-                chunk = try reader.readChunk(next)
-                offset = 0
+                if let prefetch = ahead {
+                    ahead = nil
+                    let result = prefetch.wait()
+                    (spare, page) = (page, prefetch.buffer)
+                    count = try result.get()
+                } else {
+                    let p = try page ?? self.buffer()
+                    page = p
+                    count = try reader.readChunk(next, into: p.raw)
+                }
+                (offset, skip) = (min(skip, count), 0)
                 next += 1
+                if next < reader.chunkCount { ahead = ChunkPrefetch(index: next, into: try self.buffer(), reader: reader) }
             }
-            let n = min(buffer.count, chunk.count - offset)
-            chunk.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+            let n = min(buffer.count, count - offset)
+            buffer.baseAddress!.copyMemory(from: page!.raw.baseAddress! + offset, byteCount: n)
             offset += n
             return n
         }

@@ -1,36 +1,39 @@
 import Dispatch
+import Synchronization
 import System
 import VaultCodecs
 
 /// Reads a file item's content at any offset, as a file system does
 /// (`vault mount`): only the chunks a read touches are read and
 /// authenticated (docs/FORMAT.md, "Reading": any chunk opens on its own once
-/// the final chunk has), and the last one is kept for the next read. When
-/// reads go forward, the next chunk is opened meanwhile on another thread
-/// (into a second buffer), so memory stays at two chunks whatever the
-/// item's size; its failure only counts if that chunk is then read. A compressed item
-/// has no random access: it is decompressed from its start, forward, and
-/// from the start again when a read goes backwards.
+/// the final chunk has), from the item's `SharedChunks`, which keeps the
+/// last few for every reader of the item. When reads go forward, the next
+/// `readAhead` chunks are opened meanwhile on another thread, no further
+/// than `readingAheadUntil`; a failure there only counts if that chunk is
+/// then read. A compressed item is decompressed forward; a read behind
+/// that, or far ahead, resumes at the nearest zstd frame before it, from a
+/// table of the item's frames its readers share (`ZstdFrameTable`, built on
+/// the first such read by walking frame and block headers, no
+/// decompression); an xz item, or a zstd one without a table, is decoded
+/// from its start again.
 ///
 /// For a file item exactly its `size` bytes are released: a chunk that
 /// fails to authenticate, or decompressed content longer or shorter than the
 /// entry, is `itemCorrupted` for that read. For a folder item the content is
 /// its tar archive (whose files `FolderIndex` locates), as long as it is.
 ///
-/// The chunk opened ahead is a `ChunkPrefetch` that owns its buffer and
-/// holds the reader, never this object: so this object goes as soon as its
-/// last user lets go (a FUSE release), on that user's thread, without
-/// waiting; a prefetch still running finishes on its own and frees its
-/// buffer and, if it was the last user, the reader and its descriptor.
-/// (When the prefetch held this object, its end could be the last release,
-/// and a deinit waiting for the prefetch then waited, on the prefetch's own
-/// thread, for itself: one thread, one descriptor and two chunk buffers
-/// lost per file closed while its next chunk was being opened, until the
-/// pool had no thread left for a prefetch the FUSE loop waited for.)
+/// A chunk opened ahead holds its slot and the item's reader, never this
+/// object: so this object goes as soon as its last user lets go (a FUSE
+/// release), on that user's thread, without waiting; an opening still
+/// running finishes on its own. (When the prefetch held this object, its
+/// end could be the last release, and a deinit waiting for the prefetch
+/// then waited, on the prefetch's own thread, for itself: one thread, one
+/// descriptor and two chunk buffers lost per file closed while its next
+/// chunk was being opened, until the pool had no thread left for a prefetch
+/// the FUSE loop waited for.)
 public final class RandomAccessContent: @unchecked Sendable {
-    // @unchecked: used from one thread at a time (the FUSE loop, or one
-    // request at a time for this open file); the prefetch thread touches
-    // only its `ChunkPrefetch`, read here only after `wait()`.
+    // @unchecked: used from one thread at a time (one request at a time
+    // for this open file); the chunks it reads are `SharedChunks`' to lock.
     public let entry: ManifestEntry
     private let reader: ItemReader
     private let compressed: Bool
@@ -38,14 +41,12 @@ public final class RandomAccessContent: @unchecked Sendable {
     private let length: UInt64
     /// Whether the content must end at `length` exactly (file items).
     private let exact: Bool
-    private var cachedChunk: UInt64?
-    /// The last chunk read, in place (one buffer for the item's lifetime).
-    private var chunk: PageBuffer?
-    private var cachedCount = 0
-    /// The chunk being opened ahead, if any; and a buffer for the next one
-    /// (the one the last prefetch's chunk replaced), so two buffers at most.
-    private var ahead: ChunkPrefetch?
-    private var spare: PageBuffer?
+    private let chunks: SharedChunks
+    /// The chunk the last read ended in.
+    private var current: SharedChunks.Slot?
+    /// Chunks opened ahead of a forward reader: a FUSE read is 128 KiB to
+    /// 1 MiB, so two keep the other core busy while this one copies.
+    static let readAhead: UInt64 = 2
     /// Where the last read ended: a read starting there is reading forward.
     private var lastEnd: UInt64 = 0
     /// No chunk from here on is opened ahead (the end of a folder's file in
@@ -54,10 +55,16 @@ public final class RandomAccessContent: @unchecked Sendable {
     /// Compressed items: the decompressed stream and how far into it we are.
     private var stream: ByteStream?
     private var position: UInt64 = 0
+    private let frames: SharedFrameTable
+    /// A read this far ahead of the stream resumes at a frame rather than decoding up to it (one frame).
+    static let decodeAhead = UInt64(ZstdCompressor.blockSize)
 
-    init(entry: ManifestEntry, reader: ItemReader, readingAheadUntil end: UInt64? = nil) {
+    init(entry: ManifestEntry, reader: ItemReader, chunks: SharedChunks, frames: SharedFrameTable,
+         readingAheadUntil end: UInt64? = nil) {
         self.entry = entry
         self.reader = reader
+        self.chunks = chunks
+        self.frames = frames
         compressed = reader.header.flags.isCompressed
         exact = entry.kind != .folder
         length = exact ? entry.size : compressed ? .max : reader.contentLength
@@ -82,51 +89,44 @@ public final class RandomAccessContent: @unchecked Sendable {
         while done < buffer.count {
             let at = offset + UInt64(done)
             let index = at / size
-            if cachedChunk != index { try load(index) }
-            guard let page = chunk else { throw VaultError.corruptedOrTampered }
+            if current?.index != index {
+                current = nil
+                current = try chunks.chunk(index)
+            }
+            guard let slot = current else { throw VaultError.corruptedOrTampered }
+            let count = try slot.wait()
             let start = Int(at - index * size)
-            guard start < cachedCount else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
-            let n = min(buffer.count - done, cachedCount - start)
-            buffer.baseAddress!.advanced(by: done).copyMemory(from: page.raw.baseAddress! + start, byteCount: n)
+            guard start < count else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
+            let n = min(buffer.count - done, count - start)
+            buffer.baseAddress!.advanced(by: done).copyMemory(from: slot.buffer.raw.baseAddress! + start, byteCount: n)
             done += n
         }
         // Only for reads going forward (a random reader would wait for chunks it never reads).
-        if offset == lastEnd, let last = cachedChunk, last + 1 < reader.chunkCount,
-           (last + 1) * size < aheadEnd, ahead == nil { prefetch(last + 1) }
+        if offset == lastEnd, let last = current?.index {
+            for k in 1...Self.readAhead where (last + k) * size < aheadEnd { chunks.readAhead(last + k) }
+        }
         lastEnd = offset + UInt64(done)
         return done
     }
 
-    /// Makes chunk `index` the cached one: the prefetched one if it is that
-    /// chunk, else read here (after the prefetch in flight, if any, ends:
-    /// its buffer is reused, and one file never has two in flight).
-    private func load(_ index: UInt64) throws {
-        cachedChunk = nil
-        if let prefetch = ahead {
-            ahead = nil
-            let result = prefetch.wait()
-            if prefetch.index == index {
-                (spare, chunk) = (chunk, prefetch.buffer)
-                cachedCount = try result.get()
-                cachedChunk = index
-                return
-            }
-            spare = spare ?? prefetch.buffer
+    /// The zstd frame to resume at for `offset`, if the item has a table
+    /// (a file's must add up to its size).
+    private func frame(before offset: UInt64) -> ZstdFrameTable.Entry? {
+        guard reader.header.flags.contains(.zstd) else { return nil }
+        let table = frames.table {
+            try ZstdFrameTable.scan(storedLength: reader.contentLength) { try readChunks(at: $0, into: $1) }
         }
-        let page = try chunk ?? spare.take() ?? PageBuffer(count: ItemCipher.sealedChunkSize)
-        chunk = page
-        cachedCount = try reader.readChunk(index, into: page.raw)
-        cachedChunk = index
-    }
-
-    /// Starts opening chunk `index` on another thread.
-    private func prefetch(_ index: UInt64) {
-        guard let buffer = try? spare.take() ?? PageBuffer(count: ItemCipher.sealedChunkSize) else { return }
-        ahead = ChunkPrefetch(index: index, into: buffer, reader: reader)
+        guard let table, !exact || table.contentLength == entry.size else { return nil }
+        return table.entry(before: offset)
     }
 
     private func readDecompressed(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if stream == nil || offset < position {
+        let behind = stream == nil || offset < position
+        if behind ? offset > 0 : offset - position > Self.decodeAhead, let frame = frame(before: offset),
+           behind || frame.content > position {
+            stream = try ZstdDecompressor(upstream: reader.contentStream(from: frame.stored))
+            position = frame.content
+        } else if behind {
             stream = try reader.decodedStream()
             position = 0
         }
@@ -166,13 +166,18 @@ public final class RandomAccessContent: @unchecked Sendable {
 public final class OpenedItem: Sendable {
     public let entry: ManifestEntry
     let reader: ItemReader
+    let chunks: SharedChunks
+    let frames = SharedFrameTable()
 
-    init(entry: ManifestEntry, reader: ItemReader) { (self.entry, self.reader) = (entry, reader) }
+    init(entry: ManifestEntry, reader: ItemReader) {
+        (self.entry, self.reader) = (entry, reader)
+        chunks = SharedChunks(reader: reader)
+    }
 
     /// Reads at any offset, opening chunks ahead no further than `end` (a
     /// folder's file: where it ends in the archive).
     public func randomAccess(readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
-        RandomAccessContent(entry: entry, reader: reader, readingAheadUntil: end)
+        RandomAccessContent(entry: entry, reader: reader, chunks: chunks, frames: frames, readingAheadUntil: end)
     }
 }
 
@@ -210,30 +215,19 @@ extension UnlockedVault {
     }
 }
 
-/// One chunk being opened ahead, on a shared concurrent queue, into a buffer
-/// it owns. The work holds this object and the reader only (never the
-/// `RandomAccessContent` that started it) and never waits for anything, so
-/// it always ends, and ends by itself when nobody wants its chunk any more.
-final class ChunkPrefetch: @unchecked Sendable {
-    // @unchecked: `result` is written once on the queue before `done`
-    // leaves, and read only after `wait()`; the buffer likewise.
-    let index: UInt64
-    let buffer: PageBuffer
-    private var result: Result<Int, Error>?
-    private let done = DispatchGroup()
-    private static let queue = DispatchQueue(label: "vault.random-access.prefetch", attributes: .concurrent)
+/// A compressed item's frame table, built once for all its readers (the
+/// first that needs it walks the headers; the others wait for it).
+final class SharedFrameTable: Sendable {
+    /// Whether a build was tried, and what it found (nil: no table; decode from the start).
+    private let state = Mutex<(tried: Bool, table: ZstdFrameTable?)>((false, nil))
 
-    init(index: UInt64, into buffer: PageBuffer, reader: ItemReader) {
-        self.index = index
-        self.buffer = buffer
-        Self.queue.async(group: done) { [self] in
-            result = Result { try reader.readChunk(index, into: buffer.raw) }
+    func table(_ build: () throws -> ZstdFrameTable?) -> ZstdFrameTable? {
+        state.withLock { s in
+            if !s.tried {
+                s.tried = true
+                s.table = try? build()   // a chunk that fails here fails again for the read that needs it
+            }
+            return s.table
         }
-    }
-
-    /// How the chunk opened (its content bytes in `buffer`), once it has.
-    func wait() -> Result<Int, Error> {
-        done.wait()
-        return result!
     }
 }

@@ -19,10 +19,17 @@ struct MountCommand: Command {
         time; a folder item is a directory with its files, folders and
         symbolic links (the first look inside reads its whole archive once,
         to index it); every version of an item is under the hidden
-        directory .versions/NAME/, one entry per version number. The mount
-        shows the vault as it was when mounted. Reads decrypt only the
-        chunks they touch, and the next one when reading forward (a
-        compressed item is decompressed from its start); nothing is written
+        directory .versions/NAME/, one entry per version number. What
+        'vault backup' stored is under snapshots/HOST/TIME/ (TIME the
+        snapshot's start in UTC, as 2026-12-01T16-05-00Z, with -2, -3 for
+        more in one second; HOST/latest links to the newest), each snapshot
+        holding its absolute paths, read when first looked into; when the
+        vault has snapshots an item named 'snapshots' is only under
+        .versions/snapshots/. The mount shows the vault as it was when
+        mounted. Reads decrypt only the
+        chunks they touch, and the next two when reading forward (a
+        compressed item is decompressed forward, and resumes at the zstd
+        frame before a read that goes back); nothing is written
         to disk. A damaged chunk is an I/O error
         to the program reading it, never other bytes.
 
@@ -30,6 +37,7 @@ struct MountCommand: Command {
           vault mount ~/vault-view
           cp ~/vault-view/passport.pdf /tmp/
           ls ~/vault-view/.versions/notes.txt/
+          ls ~/vault-view/snapshots/$(hostname)/latest/home/
         """
 
     let directory: String
