@@ -236,6 +236,25 @@ public struct MoveCode: Equatable, Sendable {
         return groups.count == 1 ? groups.first : nil
     }
 
+    /// `text` with its group `group` (1-based, groups of four) replaced by
+    /// `replacement`. The groups are the ones the user typed between dashes
+    /// or spaces when that gives a valid code (a dropped or added character
+    /// stays inside its group); else the code's characters are cut in fours.
+    public static func replacingGroup(_ group: Int, in text: String, with replacement: String) -> String {
+        let fresh = replacement.filter { !" -".contains($0) && !$0.isNewline }
+        var typed = text.split(whereSeparator: { " -".contains($0) || $0.isNewline }).map(String.init)
+        if group >= 1, group <= typed.count {
+            typed[group - 1] = fresh
+            let joined = typed.joined(separator: "-")
+            if (try? MoveCode(text: joined)) != nil { return joined }
+        }
+        var chars = Array(text.filter { !" -".contains($0) && !$0.isNewline })
+        let start = (group - 1) * groupLength
+        guard group >= 1, start <= chars.count else { return text }
+        chars.replaceSubrange(start..<min(start + groupLength, chars.count), with: Array(fresh))
+        return String(chars)
+    }
+
     /// The text form as a QR code for a terminal (VaultCodecs.QRCode): the
     /// text is upper-case base32 and '-', which QR encodes compactly.
     public func qrText() throws -> String { try QRCode(encoding: text).renderText() }

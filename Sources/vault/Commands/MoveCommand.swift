@@ -33,7 +33,8 @@ struct MoveCommand: Command {
         security code; on a terminal the sender asks whether the receiver
         shows it too, and sends only on "y" (--yes skips the question; with
         no terminal it is not asked). A mistyped code names the group of
-        four to check. On the receiver, a mistyped password is asked again.
+        four to check; on a terminal that group alone is asked again. On
+        the receiver, a mistyped password is asked again.
 
         The receiver writes into a staging directory, checks every file's
         hash, opens the vault with its password and checks it (skip with
@@ -284,7 +285,12 @@ extension MoveCommand {
         }
         let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
         defer { progress?.finish() }
-        let summary = try sender.send(over: move, keep: keep, progress: progress?.update)
+        // The receiver may take long to check every byte; say so rather
+        // than leave a progress line at "0 s left".
+        let summary = try sender.send(over: move, keep: keep, progress: progress?.update, allSent: {
+            progress?.finish()
+            terminal.note("sent everything; waiting for the receiver to check the vault")
+        })
         progress?.finish()
         terminal.note("moved \(summary.files) files, \(Format.size(summary.bytes)) in \(Self.seconds(summary.seconds)) (\(Self.rate(summary)))")
         if keep {
@@ -315,15 +321,26 @@ extension MoveCommand {
     }
 
     /// The move code, from FILE or the terminal; never from the command line.
+    /// On a terminal, a typo that one group explains is fixed by typing that
+    /// group again (up to 3 times), not the whole code.
     static func readCode(_ file: String?, terminal: Terminal) throws -> MoveCode {
-        let text: String
         if let file {
-            text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
-        } else if let line = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) {
-            text = line
-        } else {
+            let text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
+            return try parseCode(text)
+        }
+        guard var text = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) else {
             throw CLIError(message: "no move code: no terminal to ask on", hints: ["give --code-file FILE"], code: .usage)
         }
+        for _ in 1...3 {
+            guard (try? MoveCode(text: text)) == nil, let group = MoveCode.likelyTypo(in: text) else { break }
+            terminal.note("group \(group) looks mistyped: type that group again (counting from the left, groups of four)")
+            guard let again = try terminal.askLine("group \(group): ", limit: 64) else { break }
+            text = MoveCode.replacingGroup(group, in: text, with: again)
+        }
+        return try parseCode(text)
+    }
+
+    private static func parseCode(_ text: String) throws -> MoveCode {
         do { return try MoveCode(text: text) } catch {
             if let group = MoveCode.likelyTypo(in: text) {
                 throw CLIError(message: "that is not a valid move code: group \(group) looks mistyped",
