@@ -39,6 +39,9 @@ public enum MoveHandshake: UInt8, Sendable {
     case classic = 1
     /// Version 2: the receiver's ephemeral X-Wing (ML-KEM-768 + X25519) key.
     case hybrid = 2
+    /// Version 3: a short code (MoveShortCode): CPace over its words, then
+    /// X-Wing inside. Never the version byte of a long code.
+    case shortCode = 3
 }
 
 /// The code's 32-byte receiver key field.
@@ -144,7 +147,7 @@ public struct MoveCode: Equatable, Sendable {
         let handshake: MoveHandshake, port: UInt16, field: [UInt8], token: [UInt8]
         var addresses: [MoveAddress] = []
         do {
-            guard let h = MoveHandshake(rawValue: try r.u8()) else { throw bad }
+            guard let h = MoveHandshake(rawValue: try r.u8()), h != .shortCode else { throw bad }
             handshake = h
             let n = Int(try r.u8())
             guard (1...Self.maxAddresses).contains(n) else { throw bad }
