@@ -50,9 +50,9 @@ _vault_opts_for() {
             esac ;;
         move)
             case $2 in
-                receive) echo "--into --listen --code-file --no-verify" ;;
+                receive) echo "--into --listen --code-file --no-verify --words" ;;
                 send)    echo "--code-file --keep -y --yes" ;;
-                *)       echo "--into --listen --code-file --no-verify --keep -y --yes" ;;
+                *)       echo "--into --listen --code-file --no-verify --words --keep -y --yes" ;;
             esac ;;
     esac
 }

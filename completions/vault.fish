@@ -255,6 +255,7 @@ complete -c vault -n '__vault_move ""' -a send -d 'Send the vault, from the old 
 complete -c vault -n '__vault_move receive; or __vault_move ""' -l into -x -a '(__vault_dirs)' -d 'Where the vault goes'
 complete -c vault -n '__vault_move receive; or __vault_move ""' -l listen -x -d 'Where to listen (ADDR:PORT)'
 complete -c vault -n '__vault_move receive; or __vault_move ""' -l no-verify -d 'Do not unlock and check the received vault'
+complete -c vault -n '__vault_move receive; or __vault_move ""' -l words -d 'Show a short code to type (one attempt)'
 complete -c vault -n '__vault_using move' -l code-file -r -F -d 'The move code: written to FILE (receive), read from it (send)'
 complete -c vault -n '__vault_move send; or __vault_move ""' -l keep -d 'Keep the vault here after the move'
 complete -c vault -n '__vault_move send; or __vault_move ""' -s y -l yes -d 'Do not ask to compare the security code'
