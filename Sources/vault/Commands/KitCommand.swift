@@ -31,7 +31,9 @@ struct KitCommand: Command {
 
         KITFILE '-' reads the kit from standard input; on a terminal, type its
         numbered lines (the BEGIN and END lines are optional), then an empty
-        line. A mistyped line is named with the group to check.
+        line. A mistyped line is named with the group to check, and that
+        line alone is asked again. A passphrase made by --generate may be
+        typed in any case, with or without its dashes.
         recover asks for the kit passphrase and a new vault password (twice,
         or --new-password-file), and makes the vault open with that password.
         KITFILE '-' reads a kit typed back in by hand; a mistyped line is
@@ -160,12 +162,29 @@ struct KitCommand: Command {
         return text
     }
 
+    /// A typed kit with a line that is wrong (a checksum, a length, a
+    /// character, missing or typed twice): that line alone is asked again,
+    /// up to 5 times, not the whole kit.
+    static func fixTypedKit(_ typed: [UInt8], terminal: Terminal) throws -> [UInt8] {
+        var text = String(decoding: typed, as: UTF8.self)
+        for _ in 1...5 {
+            do { _ = try KitArmor.decode(text); break } catch VaultError.kitLine(let n, let problem) where problem != .noSuchLine {
+                terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
+                let number = n < 10 ? "0\(n)" : "\(n)"
+                terminal.note("type line \(number) again")
+                guard let again = try terminal.askLine("line \(number): ", limit: 256) else { break }
+                text = KitArmor.replacingLine(n, in: text, with: again)
+            }
+        }
+        return Array(text.utf8)
+    }
+
     private func recover(_ context: Context, kit path: String,
                            passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         let text: [UInt8]
         if path == "-" && Syscall.isTerminal(0) {
-            text = try Self.readTypedKit(context.terminal)
+            text = try Self.fixTypedKit(Self.readTypedKit(context.terminal), terminal: context.terminal)
         } else if path == "-" {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {
