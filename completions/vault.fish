@@ -243,6 +243,7 @@ complete -c vault -n '__vault_kit ""' -a export -d 'Export a recovery kit'
 complete -c vault -n '__vault_kit ""' -a recover -d 'Recover the vault with a kit'
 complete -c vault -n '__vault_kit_wants_file' -F
 complete -c vault -n '__vault_kit export; or __vault_kit ""' -s o -l output -r -F -d 'Where to write the kit'
+complete -c vault -n '__vault_kit export; or __vault_kit ""' -l html -r -F -d 'Write the kit as a printable HTML page'
 complete -c vault -n '__vault_kit export; or __vault_kit ""' -l generate -d 'Make a random kit passphrase'
 complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-memory -x -d 'Argon2id memory for the kit'
 complete -c vault -n '__vault_kit export; or __vault_kit ""' -l kdf-passes -x -d 'Argon2id passes for the kit'
