@@ -8,9 +8,9 @@
 // list: the sender says so before it connects, instead of spending the
 // code's one attempt on it. MoveWordsTests checks both properties.
 //
-// The order is part of the format only through the index each word stands
-// for inside this process; the wire carries no index (the code's text is the
-// CPace password), so the list can be re-sorted without a format change.
+// No index of a word ever leaves this process (the code's text itself is the
+// CPace password), so the order of the list is not part of the format; the
+// set is: a sender refuses a word that its own list does not hold.
 
 enum MoveWords {
     static let all: [String] = """
