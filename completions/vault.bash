@@ -44,15 +44,15 @@ _vault_opts_for() {
             esac ;;
         kit)
             case $2 in
-                export)  echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes" ;;
+                export)  echo "-o --output --html --passphrase-file --generate --kdf-memory --kdf-passes" ;;
                 recover) echo "--passphrase-file --new-password-file" ;;
-                *)       echo "-o --output --passphrase-file --generate --kdf-memory --kdf-passes --new-password-file" ;;
+                *)       echo "-o --output --html --passphrase-file --generate --kdf-memory --kdf-passes --new-password-file" ;;
             esac ;;
         move)
             case $2 in
-                receive) echo "--into --listen --code-file --no-verify" ;;
+                receive) echo "--into --listen --code-file --no-verify --words" ;;
                 send)    echo "--code-file --keep -y --yes" ;;
-                *)       echo "--into --listen --code-file --no-verify --keep -y --yes" ;;
+                *)       echo "--into --listen --code-file --no-verify --words --keep -y --yes" ;;
             esac ;;
     esac
 }
@@ -62,7 +62,7 @@ _vault_opts_for() {
 _vault_value_kind() {
     case $1 in
         --vault | --to | --into) echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output | --code-file | --key-file | --new-key-file) echo files ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote | --slot) echo none ;;
         --sort) echo sort ;;
         --versions | --at | --keep-last | --keep-daily | --keep-weekly) echo none ;;

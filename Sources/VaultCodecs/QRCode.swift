@@ -125,4 +125,25 @@ public struct QRCode: Sendable {
         }
         return out
     }
+
+    /// The symbol as an SVG element for inline use in HTML: one path of
+    /// unit squares for the dark modules on a white square that includes
+    /// the quiet zone, so it scans dark on light whatever the page's colours.
+    /// `side` is the rendered width and height (a CSS length such as "60mm").
+    public func renderSVG(side: String) -> String {
+        let q = Self.quietZone, n = size + 2 * q
+        var path = ""
+        for y in 0..<size {
+            var x = 0
+            while x < size {
+                guard isDark(x: x, y: y) else { x += 1; continue }
+                var run = 1
+                while isDark(x: x + run, y: y) { run += 1 }
+                path += "M\(x + q) \(y + q)h\(run)v1h-\(run)z"
+                x += run
+            }
+        }
+        return "<svg viewBox=\"0 0 \(n) \(n)\" width=\"\(side)\" height=\"\(side)\" shape-rendering=\"crispEdges\" role=\"img\">"
+            + "<rect width=\"\(n)\" height=\"\(n)\" fill=\"#fff\"/><path fill=\"#000\" d=\"\(path)\"/></svg>"
+    }
 }

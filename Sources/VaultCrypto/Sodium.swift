@@ -1,5 +1,6 @@
 // The only file that imports libsodium: random bytes, guarded memory,
-// constant-time comparison, X25519 and Argon2id through crypto_pwhash.
+// constant-time comparison, X25519, Argon2id through crypto_pwhash, and the
+// ristretto255 group and SHA-512 that CPace is built from.
 internal import CSodium
 
 enum Sodium {
@@ -93,5 +94,67 @@ enum Sodium {
                           UInt64(passes), Int(memoryKiB) * 1024, crypto_pwhash_ALG_ARGON2ID13)
         }
         if rc != 0 { throw CryptoError.library(library: "libsodium", function: "crypto_pwhash", code: Int(rc)) }
+    }
+
+    // MARK: ristretto255 (CPace)
+
+    static let ristrettoBytes = Int(crypto_core_ristretto255_BYTES)
+    static let ristrettoHashBytes = Int(crypto_core_ristretto255_HASHBYTES)
+
+    /// The element a 64-byte uniform hash maps to (RFC 9496 section 4.3.4).
+    static func ristrettoFromHash(_ hash: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        guard hash.count == ristrettoHashBytes, out.count == ristrettoBytes, let h = hash.baseAddress, let o = out.baseAddress else {
+            throw CryptoError.invalidParameter("ristretto255 from_hash takes 64 bytes")
+        }
+        let rc = crypto_core_ristretto255_from_hash(o.assumingMemoryBound(to: UInt8.self), h.assumingMemoryBound(to: UInt8.self))
+        if rc != 0 { throw CryptoError.library(library: "libsodium", function: "crypto_core_ristretto255_from_hash", code: Int(rc)) }
+    }
+
+    /// A uniformly random non-zero scalar mod the group order.
+    static func ristrettoRandomScalar(into out: UnsafeMutableRawBufferPointer) {
+        _ = ready
+        precondition(out.count == ristrettoBytes)
+        crypto_core_ristretto255_scalar_random(out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// scalar · point. libsodium returns -1 for an encoding that is not a
+    /// canonical ristretto255 element and for the identity as the result:
+    /// both are `weakSharedSecret` (CPace's scalar_mult_vfy abort).
+    static func ristrettoScalarMult(scalar: UnsafeRawBufferPointer, point: UnsafeRawBufferPointer,
+                                    into out: UnsafeMutableRawBufferPointer) throws {
+        _ = ready
+        guard scalar.count == ristrettoBytes, point.count == ristrettoBytes, out.count == ristrettoBytes,
+              let s = scalar.baseAddress, let p = point.baseAddress, let o = out.baseAddress else {
+            throw CryptoError.weakSharedSecret
+        }
+        let rc = crypto_scalarmult_ristretto255(o.assumingMemoryBound(to: UInt8.self), s.assumingMemoryBound(to: UInt8.self),
+                                                p.assumingMemoryBound(to: UInt8.self))
+        if rc != 0 { throw CryptoError.weakSharedSecret }
+    }
+
+    /// Incremental SHA-512 (CPace's H); the state is zeroed when finished
+    /// or dropped, since what it hashed may be secret.
+    final class SHA512 {
+        static let length = Int(crypto_hash_sha512_BYTES)
+        private var state = crypto_hash_sha512_state()
+
+        init() {
+            _ = ready
+            crypto_hash_sha512_init(&state)
+        }
+
+        deinit { withUnsafeMutableBytes(of: &state) { Sodium.zero($0) } }
+
+        func update(_ data: UnsafeRawBufferPointer) {
+            guard let base = data.baseAddress, data.count > 0 else { return }
+            crypto_hash_sha512_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(data.count))
+        }
+
+        func finish(into out: UnsafeMutableRawBufferPointer) {
+            precondition(out.count == Self.length)
+            crypto_hash_sha512_final(&state, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            withUnsafeMutableBytes(of: &state) { Sodium.zero($0) }
+        }
     }
 }

@@ -18,6 +18,14 @@ import System
 //   sender -> receiver:  frame 0 = sender's key confirmation
 //   receiver -> sender:  frame 0 = receiver's key confirmation
 //
+// Version 3 (short code, `vault move receive --words`; MoveShortKeyExchange):
+//
+//   sender -> receiver:  sender share   = 0x31 || sid (16) || Ya (32)
+//   receiver -> sender:  receiver share = 0x32 || Yb (32) || X-Wing public key (1216)
+//   sender -> receiver:  sender key     = 0x33 || X-Wing ciphertext (1120)
+//   sender -> receiver:  frame 0 = sender's key confirmation
+//   receiver -> sender:  frame 0 = receiver's key confirmation
+//
 // Each side checks the peer's confirmation before it sends anything else.
 // After that, every frame's plaintext is one `MoveMessage`. Each side reads
 // the handshake under a receive timeout (30 s), so a peer that sends a
@@ -66,6 +74,37 @@ public final class MoveChannel {
             channel = try MoveChannel(connection: connection, session: session)
             try channel.sendClear(MoveKeyExchange.senderKey(ciphertext))
         }
+        return try finishConnect(channel)
+    }
+
+    /// The sender's side of a short code (version 3): CPace over the code's
+    /// password, then X-Wing to the key the receiver sent with its share. A
+    /// receiver whose share or key is malformed is
+    /// `MoveError.receiverKeyMismatch`; one that does not answer with its
+    /// confirmation (a wrong code: it gives up) is `MoveError.codeMismatch`.
+    public static func connect(_ connection: TCPConnection, shortCode: MoveShortCode,
+                               timeout: Int = handshakeTimeout) throws -> MoveChannel {
+        connection.setReceiveTimeout(timeout)
+        let sid = SecureRandom.bytes(MoveShortKeyExchange.sidLength)
+        let cpace = try CPace(password: shortCode.password(), channel: MoveShortKeyExchange.channel, sid: sid)
+        try sendClear(MoveShortKeyExchange.senderShare(sid: sid, share: cpace.share), on: connection, more: false)
+        var message = [UInt8](repeating: 0, count: MoveShortKeyExchange.receiverShareLength)
+        let got = try message.withUnsafeMutableBytes { try connection.receive(into: $0) }
+        guard got == message.count else { throw MoveError.codeMismatch }
+        let (peerShare, receiverKey) = try MoveShortKeyExchange.parseReceiverShare(message)
+        let isk: SecretBytes
+        do { isk = try cpace.intermediateSessionKey(peerShare: peerShare, ownData: [], peerData: [], initiator: true) } catch {
+            throw MoveError.receiverKeyMismatch  // not a ristretto255 element, or the identity
+        }
+        let (session, ciphertext) = try MoveSession.shortCodeSender(isk: isk, shares: sid + cpace.share + peerShare,
+                                                                    receiverKey: receiverKey)
+        let channel = try MoveChannel(connection: connection, session: session)
+        try sendClear(MoveShortKeyExchange.senderKey(ciphertext), on: connection)
+        return try finishConnect(channel)
+    }
+
+    /// Every version, sender: our confirmation, then the receiver's.
+    private static func finishConnect(_ channel: MoveChannel) throws -> MoveChannel {
         try channel.sendRaw(channel.session.ownConfirmation())
         do {
             let (mac, final) = try channel.receiveRaw()
@@ -74,7 +113,7 @@ public final class MoveChannel {
         } catch VaultError.corruptedOrTampered, MoveError.connectionLost {
             throw MoveError.codeMismatch
         }
-        connection.setReceiveTimeout(0)
+        channel.connection.setReceiveTimeout(0)
         return channel
     }
 
@@ -115,7 +154,43 @@ public final class MoveChannel {
         return try finishAccept(connection, session: session)
     }
 
-    /// Both versions, receiver: the sender's confirmation, then ours.
+    /// The receiver's side of a short code (version 3). Anything wrong up to
+    /// the sender's ciphertext is `corruptedOrTampered` (no guess of the code
+    /// was tested: the peer holds no confirmation from us, and gave none).
+    /// From the ciphertext on, any failure is `MoveError.wrongShortCode`:
+    /// the peer's key confirmation tested one guess, and the caller stops.
+    public static func accept(_ connection: TCPConnection, shortCode: MoveShortCode, ownKey: XWing.PrivateKey,
+                              timeout: Int = handshakeTimeout) throws -> MoveChannel {
+        connection.setReceiveTimeout(timeout)
+        var first = [UInt8](repeating: 0, count: MoveShortKeyExchange.senderShareLength)
+        guard try first.withUnsafeMutableBytes({ try connection.receive(into: $0) }) == first.count else {
+            throw VaultError.corruptedOrTampered
+        }
+        let (sid, peerShare) = try MoveShortKeyExchange.parseSenderShare(first)
+        let cpace = try CPace(password: shortCode.password(), channel: MoveShortKeyExchange.channel, sid: sid)
+        let isk: SecretBytes
+        do { isk = try cpace.intermediateSessionKey(peerShare: peerShare, ownData: [], peerData: [], initiator: false) } catch {
+            throw VaultError.corruptedOrTampered
+        }
+        do {
+            try sendClear(MoveShortKeyExchange.receiverShare(share: cpace.share, key: ownKey.publicKey), on: connection, more: false)
+        } catch MoveError.connectionLost {
+            throw VaultError.corruptedOrTampered
+        }
+        var message = [UInt8](repeating: 0, count: MoveShortKeyExchange.senderKeyLength)
+        guard try message.withUnsafeMutableBytes({ try connection.receive(into: $0) }) == message.count else {
+            throw VaultError.corruptedOrTampered
+        }
+        let ciphertext = try MoveShortKeyExchange.parseSenderKey(message)
+        do {
+            let session = try MoveSession(shortCodeKey: ownKey, isk: isk, shares: sid + peerShare + cpace.share, ciphertext: ciphertext)
+            return try finishAccept(connection, session: session)
+        } catch VaultError.corruptedOrTampered, MoveError.connectionLost {
+            throw MoveError.wrongShortCode
+        }
+    }
+
+    /// Every version, receiver: the sender's confirmation, then ours.
     private static func finishAccept(_ connection: TCPConnection, session: MoveSession) throws -> MoveChannel {
         let channel = try MoveChannel(connection: connection, session: session)
         do {
@@ -131,9 +206,13 @@ public final class MoveChannel {
     }
 
     /// Handshake bytes before the first frame (which follows at once).
-    private func sendClear(_ bytes: [UInt8]) throws {
+    private func sendClear(_ bytes: [UInt8]) throws { try Self.sendClear(bytes, on: connection) }
+
+    /// `more`: a frame follows at once (so both go in one segment); a
+    /// message we then wait on must not be held back.
+    private static func sendClear(_ bytes: [UInt8], on connection: TCPConnection, more: Bool = true) throws {
         do {
-            try bytes.withUnsafeBytes { try connection.send($0, more: true) }
+            try bytes.withUnsafeBytes { try connection.send($0, more: more) }
         } catch let error as SystemError where [.connectionReset, .brokenPipe, .timedOut].contains(error.errno) {
             throw MoveError.connectionLost
         }

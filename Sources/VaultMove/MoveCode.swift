@@ -39,6 +39,9 @@ public enum MoveHandshake: UInt8, Sendable {
     case classic = 1
     /// Version 2: the receiver's ephemeral X-Wing (ML-KEM-768 + X25519) key.
     case hybrid = 2
+    /// Version 3: a short code (MoveShortCode): CPace over its words, then
+    /// X-Wing inside. Never the version byte of a long code.
+    case shortCode = 3
 }
 
 /// The code's 32-byte receiver key field.
@@ -144,7 +147,7 @@ public struct MoveCode: Equatable, Sendable {
         let handshake: MoveHandshake, port: UInt16, field: [UInt8], token: [UInt8]
         var addresses: [MoveAddress] = []
         do {
-            guard let h = MoveHandshake(rawValue: try r.u8()) else { throw bad }
+            guard let h = MoveHandshake(rawValue: try r.u8()), h != .shortCode else { throw bad }
             handshake = h
             let n = Int(try r.u8())
             guard (1...Self.maxAddresses).contains(n) else { throw bad }
@@ -234,6 +237,25 @@ public struct MoveCode: Equatable, Sendable {
         }
         let groups = Set(fixes.values)
         return groups.count == 1 ? groups.first : nil
+    }
+
+    /// `text` with its group `group` (1-based, groups of four) replaced by
+    /// `replacement`. The groups are the ones the user typed between dashes
+    /// or spaces when that gives a valid code (a dropped or added character
+    /// stays inside its group); else the code's characters are cut in fours.
+    public static func replacingGroup(_ group: Int, in text: String, with replacement: String) -> String {
+        let fresh = replacement.filter { !" -".contains($0) && !$0.isNewline }
+        var typed = text.split(whereSeparator: { " -".contains($0) || $0.isNewline }).map(String.init)
+        if group >= 1, group <= typed.count {
+            typed[group - 1] = fresh
+            let joined = typed.joined(separator: "-")
+            if (try? MoveCode(text: joined)) != nil { return joined }
+        }
+        var chars = Array(text.filter { !" -".contains($0) && !$0.isNewline })
+        let start = (group - 1) * groupLength
+        guard group >= 1, start <= chars.count else { return text }
+        chars.replaceSubrange(start..<min(start + groupLength, chars.count), with: Array(fresh))
+        return String(chars)
     }
 
     /// The text form as a QR code for a terminal (VaultCodecs.QRCode): the

@@ -8,6 +8,9 @@ public enum MoveError: Error, Equatable, Sendable {
     /// public key whose hash is the one in the code (cut short, altered,
     /// or another key: corrupted or tampered).
     case receiverKeyMismatch
+    /// Short code, receiver: a sender got as far as its key confirmation
+    /// and it failed. That tested one guess of the code, which is now spent.
+    case wrongShortCode
     /// The connection ended before the move was confirmed.
     case connectionLost
     /// The receiver refused what it was sent.

@@ -60,8 +60,10 @@ public final class MoveSender {
 
     /// Sends every file, waits for the receiver's receipt, and only when it
     /// matches erases the vault here (unless `keep`) and tells the receiver.
-    /// Anything else leaves the vault untouched and throws.
-    public func send(over channel: MoveChannel, keep: Bool, progress: ((UInt64) -> Void)? = nil) throws -> MoveSummary {
+    /// Anything else leaves the vault untouched and throws. `allSent` runs once
+    /// the last byte is out, before the wait for the receipt.
+    public func send(over channel: MoveChannel, keep: Bool, progress: ((UInt64) -> Void)? = nil,
+                     allSent: (() -> Void)? = nil) throws -> MoveSummary {
         let started = Syscall.monotonicSeconds()
         try channel.send(.offer(files: files.count, bytes: totalBytes))
         var sent: [(path: String, size: UInt64, sha256: [UInt8])] = []
@@ -89,6 +91,7 @@ public final class MoveSender {
             sent.append((f.path, f.size, digest))
         }
         try channel.send(.end)
+        allSent?()
         let expected = try MoveLayout.receipt(sent)
         // The receiver may check the vault before it answers: no timeout
         // here, only TCP keepalive for a peer that vanished.

@@ -30,7 +30,24 @@ import VaultCrypto
 //   confirm key  = HKDF-Expand(prk, info("vault v2 move confirmation key"), 32)
 //   sas bytes    = HKDF-Expand(prk, info("vault v2 move sas"), 8)
 //
-// Both versions:
+// Version 3 (short code, MoveShortCode). CPace (initiator: the sender) over
+// the code's password gives ISK (64 bytes); the receiver's ephemeral X-Wing
+// key, sent after its CPace share, gives ss; the keys need both:
+//
+//   ISK          = CPace ISK (VaultCrypto.CPace, MoveShortKeyExchange)
+//   pk hash      = SHA3-256("vault v2 move receiver key" || pk (1216))
+//   (ct, ss)     = X-Wing.Encapsulate(pk)   (sender);   ss = X-Wing.Decapsulate(ct, sk)   (receiver)
+//   prk          = HKDF-Extract(salt = ISK (64), ikm = ss (32))
+//   info(label)  = label || sid (16) || Ya (32) || Yb (32) || pk hash (32) || ct (1120)
+//   labels       = "vault v3 move sender to receiver key", "vault v3 move receiver to
+//                  sender key", "vault v3 move confirmation key", "vault v3 move sas"
+//
+// Without the code's password no one has ISK, so the confirmations below
+// authenticate the channel (and an X-Wing key swapped in transit changes
+// the info); without ss a recording is safe even from someone who later
+// solves discrete logarithms and so recovers ISK by trying every code.
+//
+// Every version:
 //
 //   SAS          = u64be(sas bytes) mod 10^6, as 6 decimal digits (leading zeros kept)
 //   confirmation = HMAC-SHA256(confirm key, "vault v1 move key confirmation" || role)
@@ -67,7 +84,7 @@ public final class MoveSession: Sendable {
             confirmKey = Array("vault \(version) move confirmation key".utf8)
             sas = Array("vault \(version) move sas".utf8)
         }
-        static let classic = Labels("v1"), hybrid = Labels("v2")
+        static let classic = Labels("v1"), hybrid = Labels("v2"), shortCode = Labels("v3")
     }
     static let confirmationLabel = Array("vault v1 move key confirmation".utf8)
     public static let keyLength = 32
@@ -82,13 +99,17 @@ public final class MoveSession: Sendable {
     /// The short authentication string both ends print: 6 decimal digits.
     public let sas: String
 
-    /// The common schedule: `transcript` follows each label in the info.
-    private init(role: MoveRole, handshake: MoveHandshake, shared: SecretBytes, token: [UInt8], transcript: [UInt8]) throws {
-        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+    /// The common schedule: `salt` is the code's token (versions 1 and 2)
+    /// or the CPace ISK (version 3); `transcript` follows each label in the info.
+    private init(role: MoveRole, handshake: MoveHandshake, shared: SecretBytes, salt: some ContiguousBytes, transcript: [UInt8]) throws {
         self.role = role
         self.handshake = handshake
-        let labels = handshake == .classic ? Labels.classic : Labels.hybrid
-        let prk = try HKDF.extract(salt: token, ikm: shared)
+        let labels = switch handshake {
+        case .classic: Labels.classic
+        case .hybrid: Labels.hybrid
+        case .shortCode: Labels.shortCode
+        }
+        let prk = try HKDF.extract(salt: salt, ikm: shared)
         senderToReceiverKey = try HKDF.expand(prk: prk, info: labels.s2r + transcript, length: Self.keyLength)
         receiverToSenderKey = try HKDF.expand(prk: prk, info: labels.r2s + transcript, length: Self.keyLength)
         confirmKey = try HKDF.expand(prk: prk, info: labels.confirmKey + transcript, length: Self.keyLength)
@@ -107,7 +128,7 @@ public final class MoveSession: Sendable {
         let (receiver, sender) = role == .receiver ? (ownKey.publicKey, peerPublicKey) : (peerPublicKey, ownKey.publicKey)
         let shared: SecretBytes
         do { shared = try ownKey.sharedSecret(with: peerPublicKey) } catch { throw VaultError.corruptedOrTampered }
-        try self.init(role: role, handshake: .classic, shared: shared, token: token, transcript: receiver.bytes + sender.bytes)
+        try self.init(role: role, handshake: .classic, shared: shared, salt: token, transcript: receiver.bytes + sender.bytes)
     }
 
     /// Version 2 (hybrid), the sender's side: encapsulates to the receiver's
@@ -122,9 +143,10 @@ public final class MoveSession: Sendable {
     static func hybridSender(receiverKey: XWing.PublicKey, token: [UInt8],
                              encapsulation: (XWing.PublicKey) throws -> (ciphertext: [UInt8], sharedSecret: SecretBytes)) throws
         -> (session: MoveSession, ciphertext: [UInt8]) {
+        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
         let (ct, ss) = try encapsulation(receiverKey)
         let transcript = try MoveCode.receiverKeyHash(receiverKey) + ct
-        return (try MoveSession(role: .sender, handshake: .hybrid, shared: ss, token: token, transcript: transcript), ct)
+        return (try MoveSession(role: .sender, handshake: .hybrid, shared: ss, salt: token, transcript: transcript), ct)
     }
 
     /// Version 2 (hybrid), the receiver's side: decapsulates the sender's
@@ -132,10 +154,38 @@ public final class MoveSession: Sendable {
     /// ciphertext gives unrelated keys, so the confirmation fails); another
     /// length is `corruptedOrTampered`.
     public convenience init(receiverKey: XWing.PrivateKey, ciphertext: [UInt8], token: [UInt8]) throws {
+        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
         guard ciphertext.count == XWing.ciphertextLength else { throw VaultError.corruptedOrTampered }
         let ss = try XWing.decapsulate(ciphertext, with: receiverKey)
         let transcript = try MoveCode.receiverKeyHash(receiverKey.publicKey) + ciphertext
-        try self.init(role: .receiver, handshake: .hybrid, shared: ss, token: token, transcript: transcript)
+        try self.init(role: .receiver, handshake: .hybrid, shared: ss, salt: token, transcript: transcript)
+    }
+
+    /// Version 3 (short code), the sender's side: `isk` from CPace, `shares`
+    /// = sid || Ya || Yb as sent. Encapsulates to the receiver's X-Wing key
+    /// and returns the session with the ciphertext to send.
+    public static func shortCodeSender(isk: SecretBytes, shares: [UInt8], receiverKey: XWing.PublicKey) throws
+        -> (session: MoveSession, ciphertext: [UInt8]) {
+        try shortCodeSender(isk: isk, shares: shares, receiverKey: receiverKey, encapsulation: { try XWing.encapsulate(to: $0) })
+    }
+
+    /// The same with the encapsulation given, so the vectors can fix its randomness.
+    static func shortCodeSender(isk: SecretBytes, shares: [UInt8], receiverKey: XWing.PublicKey,
+                                encapsulation: (XWing.PublicKey) throws -> (ciphertext: [UInt8], sharedSecret: SecretBytes)) throws
+        -> (session: MoveSession, ciphertext: [UInt8]) {
+        let (ct, ss) = try encapsulation(receiverKey)
+        let transcript = try shares + MoveCode.receiverKeyHash(receiverKey) + ct
+        return (try MoveSession(role: .sender, handshake: .shortCode, shared: ss, salt: isk, transcript: transcript), ct)
+    }
+
+    /// Version 3 (short code), the receiver's side: decapsulates the
+    /// sender's 1120-byte ciphertext (any 1120 bytes do; a forged one gives
+    /// keys whose confirmation fails).
+    public convenience init(shortCodeKey receiverKey: XWing.PrivateKey, isk: SecretBytes, shares: [UInt8], ciphertext: [UInt8]) throws {
+        guard ciphertext.count == XWing.ciphertextLength else { throw VaultError.corruptedOrTampered }
+        let ss = try XWing.decapsulate(ciphertext, with: receiverKey)
+        let transcript = try shares + MoveCode.receiverKeyHash(receiverKey.publicKey) + ciphertext
+        try self.init(role: .receiver, handshake: .shortCode, shared: ss, salt: isk, transcript: transcript)
     }
 
     static func sasString(_ v: UInt64) -> String {

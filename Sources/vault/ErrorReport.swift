@@ -158,6 +158,9 @@ enum ErrorReport {
         case .receiverKeyMismatch:
             return CLIError(message: "the receiver's key is corrupted or tampered with: it does not match the move code",
                             hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+        case .wrongShortCode:
+            return CLIError(message: "a sender tried a wrong short code, so this code is spent; stopped listening",
+                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .corrupted)
         case .connectionLost:
             return CLIError(message: "the connection ended before the move was confirmed",
                             hints: ["the old vault was not erased; run the move again"])

@@ -353,6 +353,25 @@ import Glibc
         #expect(ok.status == 0, "\(ok.stderr)")
     }
 
+    /// On a terminal a line with a typo is asked again alone; the other
+    /// lines stay as typed.
+    @Test func aMistypedKitLineIsAskedAgainOnATerminal() throws {
+        let (lines, _) = try exportKit()
+        var typo = Array(lines[3])
+        typo[13] = typo[13] == "A" ? "B" : "A"
+        let steps: [PTYDriver.Step] = [.expect("type the kit's numbered lines (01 to 10), then an empty line:")]
+            + lines.enumerated().map { .send(($0.offset == 3 ? String(typo) : $0.element) + "\n") }
+            + [.send("\n"), .expect("vault: recovery kit line 04: checksum does not match"), .expect("type line 04 again"),
+               .expect("line 04: "), .send(String(lines[3].dropFirst(3)).lowercased() + "\n"),
+               .expect("kit passphrase: "), .send("kit passphrase 42\n"),
+               .expect("new password: "), .send("another new password\n"),
+               .expect("repeat new password: "), .send("another new password\n"), .expect("recovered")]
+        let r = try PTYDriver.run(["--vault", v.dir, "kit", "recover", "-"], steps: steps, environment: v.environment(), timeout: 40)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.exit == 0)
+        #expect(!r.text.contains("line 05: "), "only the bad line is asked again")
+    }
+
     @Test func kitRecoverPromptsOnATerminal() throws {
         let (lines, _) = try exportKit()
         let steps: [PTYDriver.Step] = [.expect("type the kit's numbered lines (01 to 10), then an empty line:")]

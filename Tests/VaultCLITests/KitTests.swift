@@ -122,6 +122,39 @@ import Glibc
         #expect(try v.run(["kit", "export", "-o", kit, "--generate"] + cheapKit).status == 15)   // never overwrites
     }
 
+    /// A generated passphrase opens its kit typed in lower case, with
+    /// spaces for dashes or none at all, as the lines do; the kit says so.
+    /// A chosen passphrase is used as typed: another case is wrong (exit
+    /// 12), and one that merely looks like a generated passphrase (26
+    /// letters, lower case) still opens the kit made with it.
+    @Test func aGeneratedPassphraseIsReadAsTheLinesAre() throws {
+        let v = try VaultFixture()
+        let kit = v.path + "/kit.txt"
+        let r = try v.run(["kit", "export", "-o", kit, "--generate"] + cheapKit)
+        #expect(r.status == 0)
+        #expect(try String(contentsOfFile: kit, encoding: .utf8).contains("Case, spaces and dashes\ndo not matter, in the lines nor in a passphrase that 'vault kit\nexport --generate' made."))
+        let line = r.stdoutText.components(separatedBy: "\n").first { $0.hasPrefix("kit passphrase (shown once") }!
+        let passphrase = String(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+        for (i, typed) in [passphrase.lowercased(), passphrase.lowercased().replacingOccurrences(of: "-", with: " "),
+                           passphrase.replacingOccurrences(of: "-", with: "")].enumerated() {
+            let kp = try v.write("kp\(i)", Array((typed + "\n").utf8), mode: 0o600)
+            let fresh = try v.write("fresh\(i)", Array("new password \(i)\n".utf8), mode: 0o600)
+            let recovered = try v.add(["kit", "recover", kit, "--passphrase-file", kp, "--new-password-file", fresh])
+            #expect(recovered.status == 0, "\(typed): \(recovered.stderr)")
+        }
+
+        let w = try VaultFixture()  // the recoveries above changed v's password
+        let chosen = try w.write("chosen", Array("abcdefghijklmnopqrstuvwxyz\n".utf8), mode: 0o600)
+        let kit2 = w.path + "/kit2.txt"
+        #expect(try w.run(["kit", "export", "-o", kit2, "--passphrase-file", chosen] + cheapKit).status == 0)
+        let fresh = try w.write("fresh", Array("yet another password\n".utf8), mode: 0o600)
+        let upper = try w.write("upper", Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ\n".utf8), mode: 0o600)
+        let wrong = try w.add(["kit", "recover", kit2, "--passphrase-file", upper, "--new-password-file", fresh])
+        #expect(wrong.status == 12 && wrong.stderr.hasPrefix("vault: wrong kit passphrase\n"), "\(wrong.stderr)")
+        let right = try w.add(["kit", "recover", kit2, "--passphrase-file", chosen, "--new-password-file", fresh])
+        #expect(right.status == 0, "\(right.stderr)")
+    }
+
     @Test func shortPassphraseIsRefused() throws {
         let v = try VaultFixture()
         let kp = try v.write("kp", Array("short\n".utf8), mode: 0o600)

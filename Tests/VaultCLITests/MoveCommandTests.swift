@@ -180,6 +180,36 @@ struct MoveCommandTests {
         #expect(firstLine(try v.run(["move", "send", "--code-file", dropped]).stderr) == "vault: that is not a valid move code: group 3 looks mistyped")
     }
 
+    /// On a terminal a typo that one group explains is fixed by typing that
+    /// group again, not the whole code; after the last byte the sender says
+    /// it waits for the receiver's check (not a progress line frozen at
+    /// "0 s left").
+    @Test func aMistypedGroupIsAskedAgainOnATerminal() throws {
+        let v = try Self.populated()
+        let target = v.path + "/new"
+        let (receiver, code, _) = try Self.receiver(v, into: target)
+        defer { receiver.killGroup() }
+        var groups = code.text.split(separator: "-").map(String.init)
+        let seventh = groups[6]
+        var wrong = Array(seventh)
+        wrong[1] = wrong[1] == "Q" ? "R" : "Q"
+        groups[6] = String(wrong)
+        let r = try PTYDriver.run(["--vault", v.dir, "move", "send"],
+                                  steps: [.expect("move code (from 'vault move receive'): "),
+                                          .send(groups.joined(separator: "-") + "\n"),
+                                          .expect("group 7 looks mistyped: type that group again"),
+                                          .expect("group 7: "), .send(seventh.lowercased() + "\n"),
+                                          .expect("password: "), .send(v.password + "\n"),
+                                          .expect("? [y/N] "), .send("y\n"),
+                                          .expect("sent everything; waiting for the receiver to check the vault"),
+                                          .expect("erased the vault")],
+                                  environment: v.environment(), timeout: 60)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.exit == 0, "\(r.text)")
+        #expect(!r.screen.contains("s left"), "\(r.screen)")
+        #expect(receiver.wait(timeout: 30) == 0, "receive: \(receiver.stderr)")
+    }
+
     @Test func missingParentsAreCreatedAndATrailingSlashIsFine() throws {
         let v = try Self.populated()
         let target = v.path + "/home/.local/share/vault/"

@@ -59,6 +59,27 @@ private enum QRSamples {
         #expect(String(decoding: output, as: UTF8.self) == text + "\n")
     }
 
+    /// The SVG's path covers exactly the dark modules, offset by the quiet
+    /// zone, on a white square of the whole symbol.
+    @Test(arguments: QRSamples.all)
+    func svgRenderingIsExactlyTheMatrix(text: String) throws {
+        let code = try QRCode(encoding: text)
+        let n = code.size + 8
+        let svg = code.renderSVG(side: "50mm")
+        #expect(svg.hasPrefix("<svg viewBox=\"0 0 \(n) \(n)\" width=\"50mm\" height=\"50mm\""))
+        #expect(svg.contains("<rect width=\"\(n)\" height=\"\(n)\" fill=\"#fff\"/>"))
+        let d = try #require(svg.firstMatch(of: /d="([^"]*)"/)).output.1
+        var dark = Set<Int>()
+        for run in d.matches(of: /M(\d+) (\d+)h(\d+)v1h-\3z/) {
+            let (x, y, w) = (Int(run.output.1)!, Int(run.output.2)!, Int(run.output.3)!)
+            for i in 0..<w { #expect(dark.insert((y - 4) * code.size + x - 4 + i).inserted) }
+        }
+        #expect(d.replacing(/M\d+ \d+h\d+v1h-\d+z/, with: "").isEmpty)
+        for y in 0..<code.size {
+            for x in 0..<code.size { #expect(dark.contains(y * code.size + x) == code.isDark(x: x, y: y)) }
+        }
+    }
+
     @Test(arguments: QRSamples.all)
     func textRenderingHasTheDocumentedShape(text: String) throws {
         let code = try QRCode(encoding: text)

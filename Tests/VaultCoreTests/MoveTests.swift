@@ -91,6 +91,25 @@ struct MoveTests {
         #expect(throws: VaultError.corruptedOrTampered) { try MoveCode(text: code.text.replacingOccurrences(of: "-", with: "\u{0}")) }
     }
 
+    /// The group typed again replaces the typed group (a dropped or added
+    /// character stays inside its group), or, typed with no dashes, the
+    /// code's characters cut in fours.
+    @Test func aGroupTypedAgainReplacesIt() throws {
+        let code = try Self.sampleCode()
+        var groups = code.text.split(separator: "-").map(String.init)
+        let third = groups[2]
+        groups[2] = String(third.dropLast())
+        let dropped = groups.joined(separator: "-")
+        #expect(MoveCode.likelyTypo(in: dropped) == 3)
+        #expect(try MoveCode(text: MoveCode.replacingGroup(3, in: dropped, with: third.lowercased() + "\n")) == code)
+        groups[2] = third + "Q"
+        #expect(try MoveCode(text: MoveCode.replacingGroup(3, in: groups.joined(separator: " "), with: third)) == code)
+        var chars = Array(code.text.replacingOccurrences(of: "-", with: ""))
+        chars[9] = chars[9] == "A" ? "B" : "A"
+        #expect(try MoveCode(text: MoveCode.replacingGroup(3, in: String(chars), with: third)) == code)
+        #expect(MoveCode.replacingGroup(99, in: "AB", with: "CD") == "AB")
+    }
+
     /// Published in docs/FORMAT.md ("Device move: test vectors").
     @Test func codeVector() throws {
         let code = try MoveCode(addresses: [MoveAddress("127.0.0.1")!, MoveAddress("::1")!], port: 45123,

@@ -11,7 +11,8 @@ usage: vault_move.py send   VAULTDIR CODEFILE
        vault_move.py code   CODEFILE          prints the decoded code as JSON
        vault_move.py encode < JSON            prints the text form of a code
                                                (the JSON shape `code` prints)
-       vault_move.py check-vector             checks the spec's vectors
+       vault_move.py check-vector             checks the spec's vectors (the short-code
+                                               one too: CPace on libsodium's ristretto255)
 
 `send` connects to the code's addresses in order (the first that accepts
 wins), prints "vault_move: security code: NNNNNN" on stderr once the receiver's
@@ -621,16 +622,21 @@ def check_vector():
         r.update(receipt_part(path, len(content), hashlib.sha256(content).digest()))
     eq("receipt", r.digest(), h("d69f0cf493ee434aa4a20d12516e514586dd44fc316ff7316c819d50f6056861"))
     diffs += check_hybrid_vector()
+    diffs += check_short_code_vector()
     return diffs
 
 
 def published_hybrid_vector():
-    """The blocks of FORMAT.md's "Test vector: hybrid handshake": a line
-    `name`: followed by indented lines, joined."""
+    return published_vector("### Test vector: hybrid handshake")
+
+
+def published_vector(heading):
+    """The blocks of one FORMAT.md vector section: a line `name`: followed
+    by indented lines, joined."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "FORMAT.md")
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    start = text.find("### Test vector: hybrid handshake")
+    start = text.find(heading)
     if start < 0:
         return {}
     out, current = {}, None
@@ -688,6 +694,105 @@ def check_hybrid_vector():
     c = parse_code(base32_decode_canonical(got["move code text"]))
     if c.version != 2 or c.key_field != receiver_key_hash(pk) or c.token != token:
         diffs.append("hybrid code does not read back")
+    return diffs
+
+
+# Short code (version 3): CPace from FORMAT.md's "Short code (version 3)",
+# on libsodium's ristretto255 through ctypes (the `cryptography` package has
+# no ristretto255) and hashlib's SHA-512. Only the published vector is
+# rebuilt: this reference does not send over a short code.
+
+def _sodium():
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("sodium")
+    if not name:
+        raise MoveError("libsodium not found (for the short-code vector)")
+    lib = ctypes.CDLL(name)
+    if lib.sodium_init() < 0:
+        raise MoveError("sodium_init failed")
+    return lib, ctypes
+
+
+def ristretto_from_hash(h64):
+    lib, ctypes = _sodium()
+    out = ctypes.create_string_buffer(32)
+    if lib.crypto_core_ristretto255_from_hash(out, h64) != 0:
+        raise corrupted()
+    return out.raw
+
+
+def ristretto_scalarmult(scalar, point):
+    """scalar_mult_vfy: libsodium refuses a non-canonical point and an identity result."""
+    lib, ctypes = _sodium()
+    out = ctypes.create_string_buffer(32)
+    if lib.crypto_scalarmult_ristretto255(out, scalar, point) != 0:
+        raise corrupted()
+    return out.raw
+
+
+def leb128(n):
+    out = b""
+    while True:
+        out += bytes([(n & 0x7f) | (0x80 if n >= 0x80 else 0)])
+        n >>= 7
+        if n == 0:
+            return out
+
+
+def lv_cat(*parts):
+    return b"".join(leb128(len(p)) + p for p in parts)
+
+
+CPACE_DSI = b"CPaceRistretto255"
+SHORT_CODE_CI = b"vault v3 move short code"
+
+
+def cpace_share(password, sid, scalar):
+    zpad = max(0, 128 - 1 - len(leb128(len(password)) + password) - len(leb128(len(CPACE_DSI)) + CPACE_DSI))
+    g = ristretto_from_hash(hashlib.sha512(lv_cat(CPACE_DSI, password, bytes(zpad), SHORT_CODE_CI, sid)).digest())
+    return ristretto_scalarmult(scalar, g)
+
+
+def cpace_isk(scalar, sid, peer_share, ya, yb):
+    k = ristretto_scalarmult(scalar, peer_share)
+    return hashlib.sha512(lv_cat(CPACE_DSI + b"_ISK", sid, k) + lv_cat(ya, b"") + lv_cat(yb, b"")).digest()
+
+
+def check_short_code_vector():
+    """Rebuilds FORMAT.md's "Test vector: short-code handshake": password
+    41237-guitar-orbit-velvet, sid 80..8f, the draft's ya and yb, and the
+    hybrid vector's X-Wing seed and eseed."""
+    diffs = []
+    want = published_vector("### Test vector: short-code handshake")
+    password, sid = b"41237-guitar-orbit-velvet", _seq(0x80, 0x8f)
+    ya = bytes.fromhex("da3d23700a9e5699258aef94dc060dfda5ebb61f02a5ea77fad53f4ff0976d08")
+    yb = bytes.fromhex("d2316b454718c35362d83d69df6320f38578ed5984651435e2949762d900b80d")
+    share_a, share_b = cpace_share(password, sid, ya), cpace_share(password, sid, yb)
+    isk = cpace_isk(ya, sid, share_b, share_a, share_b)
+    if cpace_isk(yb, sid, share_a, share_a, share_b) != isk:
+        diffs.append("short code: the two sides' ISK differ")
+    _, _, pk = vault_hybrid.xwing_expand(_seq(0x00, 0x1f))
+    ct, ss = vault_hybrid.xwing_encapsulate(pk, _seq(0x60, 0x9f))
+    prk = hkdf_extract(isk, ss)
+    s = Session.__new__(Session)
+    s._derive(b"v3", prk, sid + share_a + share_b + receiver_key_hash(pk) + ct)
+    got = {
+        "sender share message": (b"\x31" + sid + share_a).hex(),
+        "receiver share message, first 33 bytes": (b"\x32" + share_b).hex(),
+        "ISK": isk.hex(),
+        "s2r key": s.s2r_key.hex(),
+        "r2s key": s.r2s_key.hex(),
+        "confirm key": s.confirm_key.hex(),
+        "sender confirmation": s.confirmation(0x01).hex(),
+        "receiver confirmation": s.confirmation(0x02).hex(),
+        "SAS": s.sas,
+    }
+    if sorted(want) != sorted(got):
+        diffs.append("short-code vector names: FORMAT.md has %s" % sorted(want))
+    for k in got:
+        if want.get(k) != got[k]:
+            diffs.append("short code %s: got %s, want %s" % (k, got[k], want.get(k)))
     return diffs
 
 

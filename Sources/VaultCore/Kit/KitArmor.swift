@@ -94,6 +94,22 @@ public enum KitArmor {
         return payload
     }
 
+    /// `text` with every line numbered `n` dropped and `line` (typed again,
+    /// with or without its number) put in its place, before the END line if
+    /// there is one: what `kit recover -` does with a line typed again.
+    public static func replacingLine(_ n: Int, in text: String, with line: String) -> String {
+        let number = Array((n < 10 ? "0\(n)" : "\(n)").utf8)
+        let separators: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "-")]
+        func squeezedLine(_ l: Substring) -> [UInt8] { Array(l.utf8.filter { !separators.contains($0) }) }
+        var lines = text.split(whereSeparator: \.isNewline).filter { !squeezedLine($0).starts(with: number) || squeezedLine($0).count < 3 }
+        let typed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let numbered = squeezedLine(Substring(typed)).starts(with: number) ? typed : String(decoding: number, as: UTF8.self) + " " + typed
+        let endLine = squeezed(end)
+        let at = lines.firstIndex { squeezedLine($0) == endLine } ?? lines.count
+        lines.insert(Substring(numbered), at: at)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The characters a line `n` of a whole kit carries.
     static func expectedLength(line n: Int) -> Int {
         let total = (RecoveryKit.length * 8 + 4) / 5
@@ -157,6 +173,35 @@ public enum KitArmor {
         let h = (try? SHA256.hash(checksumLabel + [n] + chars)) ?? [0, 0]
         let bits = Int(h[0]) << 2 | Int(h[1]) >> 6
         return [alphabet[bits >> 5], alphabet[bits & 31]]
+    }
+
+    /// The passphrase `--generate` would have printed, if `typed` is one
+    /// typed loosely: ignoring ASCII case, spaces, tabs and dashes (and
+    /// reading 0/1/8 as O/I/B, as the lines are read), 26 base32 characters
+    /// in canonical form "ABCD-EFGH-…-YZ". nil if `typed` is not of that
+    /// shape or is already canonical. A generated passphrase is the only
+    /// kind a kit ever showed, and its canonical form is itself, so this
+    /// changes nothing for any passphrase that opened an older kit; a chosen
+    /// passphrase that merely looks like one is still tried as typed.
+    public static func canonicalPassphrase(_ typed: SecretBytes) throws -> SecretBytes? {
+        let length = 26, groupLength = 4
+        let canonicalLength = length + (length - 1) / groupLength
+        guard typed.count <= 4 * canonicalLength else { return nil }
+        let out = try SecretBytes(count: canonicalLength)
+        let ok = typed.withUnsafeBytes { t in out.withUnsafeMutableBytes { o -> Bool in
+            var n = 0, differs = t.count != canonicalLength
+            for c in t where c != UInt8(ascii: " ") && c != UInt8(ascii: "\t") && c != UInt8(ascii: "-") {
+                guard n < length, let up = Base32.normalise([c]).first, alphabet.contains(up) else { return false }
+                let at = n + n / groupLength
+                if at > 0 && n % groupLength == 0 { o[at - 1] = UInt8(ascii: "-") }
+                o[at] = up
+                n += 1
+            }
+            if n != length { return false }
+            for i in 0..<canonicalLength where !differs && t[i] != o[i] { differs = true }
+            return differs
+        } }
+        return ok ? out : nil
     }
 
     /// A random passphrase of 26 base32 characters (130 bits) in groups of

@@ -33,7 +33,9 @@ public enum KitDocument {
                 vault --vault DIR kit recover -
             It asks for the kit passphrase and a new vault password. Each line
             starts with its number and ends with a checksum, so a typo is found
-            by line. This kit stops working after 'vault rekey'.
+            by line, and only that line is typed again. Case, spaces and dashes
+            do not matter, in the lines nor in a passphrase that 'vault kit
+            export --generate' made. This kit stops working after 'vault rekey'.
 
             \(armored)
 

@@ -91,7 +91,15 @@ extension Vault {
     public func unlock(kit: RecoveryKit, passphrase: Password, clock: UnlockClock = SystemClock(),
                        rollbackGuard: RollbackGuard? = nil) throws -> UnlockedVault {
         guard kit.vaultID == header.vaultID else { throw VaultError.kitForAnotherVault }
-        let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run { try kit.open(passphrase: passphrase) }
+        // A generated passphrase typed loosely (lower case, no dashes) is
+        // tried in its canonical form first, then as typed: one attempt.
+        let candidates = (try KitArmor.canonicalPassphrase(passphrase.secret).map { [Password(secret: $0)] } ?? []) + [passphrase]
+        let masterKey = try AttemptThrottle(path: paths.attempts, clock: clock).run { () throws -> MasterKey in
+            for candidate in candidates.dropLast() {
+                do { return try kit.open(passphrase: candidate) } catch VaultError.wrongPassword { continue }
+            }
+            return try kit.open(passphrase: passphrase)
+        }
         do { try header.verify(masterKey: masterKey) } catch VaultError.corruptedOrTampered { throw VaultError.kitStale }
         return try unlock(masterKey: masterKey, forWriting: true, rollbackGuard: rollbackGuard)
     }

@@ -8,13 +8,14 @@ struct KitCommand: Command {
     static let name = "kit"
     static let abstract = "export a recovery kit, or recover the vault with one"
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let htmlOption = ValueOption<String>.text("--html", as: "FILE")
     static let passphraseFileOption = ValueOption<String>.text("--passphrase-file", as: "FILE")
     static let newPasswordFileOption = ValueOption<String>.text("--new-password-file", as: "FILE")
     static let generateFlag = FlagOption("--generate")
-    static let options = [outputOption.spec, passphraseFileOption.spec, generateFlag.spec, newPasswordFileOption.spec]
+    static let options = [outputOption.spec, htmlOption.spec, passphraseFileOption.spec, generateFlag.spec, newPasswordFileOption.spec]
         + KDFOptions.specs(lanes: false)
     static let help = """
-        Usage: vault kit export [-o FILE] [--passphrase-file FILE | --generate]
+        Usage: vault kit export [-o FILE | --html FILE] [--passphrase-file FILE | --generate]
                vault kit recover KITFILE [--passphrase-file FILE] [--new-password-file FILE]
 
         A recovery kit is a printable text file holding the vault's master key
@@ -24,14 +25,18 @@ struct KitCommand: Command {
         working after 'vault passwd'; after 'vault rekey' export a new one.
 
         export (needs the password) writes the kit to FILE (never over an
-        existing file, mode 0600) or to standard output. The kit passphrase
+        existing file, mode 0600) or to standard output; --html FILE writes it
+        as one printable page instead (A4 or Letter: the lines, the QR code,
+        what to do with it; nothing loaded from elsewhere). The kit passphrase
         (at least 8 characters) is asked twice on the terminal, read from
         --passphrase-file, or made up with --generate (130 random bits, printed
         once on standard output: write it down).
 
         KITFILE '-' reads the kit from standard input; on a terminal, type its
         numbered lines (the BEGIN and END lines are optional), then an empty
-        line. A mistyped line is named with the group to check.
+        line. A mistyped line is named with the group to check, and that
+        line alone is asked again. A passphrase made by --generate may be
+        typed in any case, with or without its dashes.
         recover asks for the kit passphrase and a new vault password (twice,
         or --new-password-file), and makes the vault open with that password.
         KITFILE '-' reads a kit typed back in by hand; a mistyped line is
@@ -39,6 +44,7 @@ struct KitCommand: Command {
 
         Options:
           -o, --output FILE          export: where to write the kit
+          --html FILE                export: write the kit as a printable HTML page
           --passphrase-file FILE     the kit passphrase, from FILE
           --generate                 export: make a random kit passphrase
           --new-password-file FILE   recover: the new vault password, from FILE
@@ -49,10 +55,11 @@ struct KitCommand: Command {
         Examples:
           vault kit export -o ~/vault-recovery-kit.txt
           vault kit export --generate -o /media/usb/kit.txt
+          vault kit export --html ~/vault-kit.html
           vault --vault /mnt/copy/vault kit recover kit.txt
         """
 
-    enum Action { case export(output: String?), recover(kit: String) }
+    enum Action { case export(output: String?, html: Bool), recover(kit: String) }
 
     let action: Action
     let passphraseFile: String?
@@ -73,11 +80,13 @@ struct KitCommand: Command {
             if generate && passphraseFile != nil {
                 throw arguments.usageError("--generate and --passphrase-file contradict each other")
             }
-            action = .export(output: try arguments.value(Self.outputOption))
+            let output = try arguments.value(Self.outputOption), html = try arguments.value(Self.htmlOption)
+            if output != nil && html != nil { throw arguments.usageError("-o and --html each name the file: give one") }
+            action = .export(output: html ?? output, html: html != nil)
         case "recover":
             guard words.count == 2 else { throw arguments.usageError("kit recover needs exactly one KITFILE") }
-            guard !generate, try arguments.value(Self.outputOption) == nil, kdf.isEmpty else {
-                throw arguments.usageError("--generate, --output and --kdf-* are for kit export")
+            guard !generate, try arguments.value(Self.outputOption) == nil, try arguments.value(Self.htmlOption) == nil, kdf.isEmpty else {
+                throw arguments.usageError("--generate, --output, --html and --kdf-* are for kit export")
             }
             action = .recover(kit: words[1])
         default:
@@ -91,11 +100,11 @@ struct KitCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         switch action {
-        case .export(let output):
+        case .export(let output, let html):
             // The vault's password source first: with only the agent, its refusal is the error.
             let password = try context.passwordSource().refusingAgent("kit export")
             let passphrase: NewPasswordSource? = generate ? nil : try context.newPasswordSource(file: passphraseFile)
-            return try export(context, password: password, passphrase: passphrase, output: output)
+            return try export(context, password: password, passphrase: passphrase, output: output, html: html)
         case .recover(let kit):
             let passphrase = try context.newPasswordSource(file: passphraseFile).single
             let new = try context.newPasswordSource(file: newPasswordFile)
@@ -104,7 +113,7 @@ struct KitCommand: Command {
     }
 
     private func export(_ context: Context, password: PasswordSource,
-                          passphrase: NewPasswordSource?, output: String?) throws -> ExitCode {
+                          passphrase: NewPasswordSource?, output: String?, html: Bool) throws -> ExitCode {
         if let output, UserFiles.exists(output) { throw VaultError.alreadyExists(path: output) }
         let vault = try context.unlock(password, forWriting: false, agent: false)
         var generated: [UInt8] = []
@@ -129,7 +138,9 @@ struct KitCommand: Command {
             kdf = try self.kdf.parameters(calibrated: KDFCalibration.calibrate().0)
         }
         let kit = try vault.exportKit(passphrase: Password(secret: secret), kdf: kdf)
-        let document = try KitDocument.text(kit: kit, fingerprint: vault.vault.header.fingerprint, created: Date())
+        let fingerprint = vault.vault.header.fingerprint
+        let document = try html ? KitPage.html(kit: kit, fingerprint: fingerprint, created: Date())
+                                : KitDocument.text(kit: kit, fingerprint: fingerprint, created: Date())
         if let output {
             try UserFiles.writeNew(Array(document.utf8), to: output)
             context.terminal.note("wrote the recovery kit to '\(output)' (keep it offline; whoever has it and its passphrase can open the vault)")
@@ -160,12 +171,29 @@ struct KitCommand: Command {
         return text
     }
 
+    /// A typed kit with a line that is wrong (a checksum, a length, a
+    /// character, missing or typed twice): that line alone is asked again,
+    /// up to 5 times, not the whole kit.
+    static func fixTypedKit(_ typed: [UInt8], terminal: Terminal) throws -> [UInt8] {
+        var text = String(decoding: typed, as: UTF8.self)
+        for _ in 1...5 {
+            do { _ = try KitArmor.decode(text); break } catch VaultError.kitLine(let n, let problem) where problem != .noSuchLine {
+                terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
+                let number = n < 10 ? "0\(n)" : "\(n)"
+                terminal.note("type line \(number) again")
+                guard let again = try terminal.askLine("line \(number): ", limit: 256) else { break }
+                text = KitArmor.replacingLine(n, in: text, with: again)
+            }
+        }
+        return Array(text.utf8)
+    }
+
     private func recover(_ context: Context, kit path: String,
                            passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         let text: [UInt8]
         if path == "-" && Syscall.isTerminal(0) {
-            text = try Self.readTypedKit(context.terminal)
+            text = try Self.fixTypedKit(Self.readTypedKit(context.terminal), terminal: context.terminal)
         } else if path == "-" {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {

@@ -14,9 +14,11 @@ struct MoveCommand: Command {
     static let listenOption = ValueOption<String>.text("--listen", as: "ADDR:PORT")
     static let codeFileOption = ValueOption<String>.text("--code-file", as: "FILE")
     static let noVerifyFlag = FlagOption("--no-verify"), keepFlag = FlagOption("--keep"), yesFlag = FlagOption("--yes", "-y")
-    static let options = [intoOption.spec, listenOption.spec, codeFileOption.spec, noVerifyFlag.spec, keepFlag.spec, yesFlag.spec]
+    static let wordsFlag = FlagOption("--words")
+    static let options = [intoOption.spec, listenOption.spec, codeFileOption.spec, noVerifyFlag.spec, keepFlag.spec, yesFlag.spec,
+                          wordsFlag.spec]
     static let help = """
-        Usage: vault move receive [--into DIR] [--listen ADDR:PORT] [--code-file FILE] [--no-verify]
+        Usage: vault move receive [--into DIR] [--listen ADDR:PORT] [--code-file FILE] [--words] [--no-verify]
                vault move send [--code-file FILE] [--keep] [--yes]
 
         Moves the whole vault (every item, waiting drop-ins included) to
@@ -26,14 +28,20 @@ struct MoveCommand: Command {
         On the new machine, 'receive' listens and shows a move code (text and
         a QR code). The code holds the addresses to reach it, the hash of a
         one-time key (hybrid: X-Wing, ML-KEM-768 + X25519) and a token:
-        treat it as a secret. On the old machine, 'send' asks for
+        treat it as a secret. With --words the code is short, for typing:
+        the address, a number and three words ('192.168.1.20
+        41237-guitar-orbit-velvet', 33 bits), checked by a password-
+        authenticated exchange (CPace) with the X-Wing exchange inside it.
+        It allows one attempt: after a sender with a wrong code, the
+        receiver stops and a new code is needed. On the old machine, 'send' asks for
         the code (or reads --code-file), the vault password (or --key-file;
         never the unlock agent's key, since the vault is erased here), checks
         every byte of the vault, and connects. Both ends show the same 6-digit
         security code; on a terminal the sender asks whether the receiver
         shows it too, and sends only on "y" (--yes skips the question; with
         no terminal it is not asked). A mistyped code names the group of
-        four to check. On the receiver, a mistyped password is asked again.
+        four to check; on a terminal that group alone is asked again. On
+        the receiver, a mistyped password is asked again.
 
         The receiver writes into a staging directory, checks every file's
         hash, opens the vault with its password and checks it (skip with
@@ -50,6 +58,8 @@ struct MoveCommand: Command {
                                a free port)
           --code-file FILE     receive: also write the code to FILE (0600);
                                send: read the code from FILE
+          --words              receive: show a short code to type (one attempt) instead
+                               of the long code and QR code
           --no-verify          receive: do not unlock and check the received vault
           --keep               send: keep the vault here after the move
           -y, --yes            send: do not ask to compare the security code
@@ -57,6 +67,7 @@ struct MoveCommand: Command {
         Examples:
           vault move receive
           vault move receive --into ~/vault --listen 192.168.1.20:7450
+          vault move receive --words
           vault move send
           vault move send --code-file code.txt --keep
         """
@@ -71,6 +82,8 @@ struct MoveCommand: Command {
     let keep: Bool
     /// send: do not ask to compare the security code.
     let yes: Bool
+    /// receive: a short code (MoveShortCode) instead of the long one.
+    let shortCode: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.exactly("receive|send")
@@ -79,6 +92,7 @@ struct MoveCommand: Command {
         verify = !arguments.isSet(Self.noVerifyFlag)
         keep = arguments.isSet(Self.keepFlag)
         yes = arguments.isSet(Self.yesFlag)
+        shortCode = arguments.isSet(Self.wordsFlag)
         switch words[0] {
         case "receive":
             guard !keep, !yes else { throw arguments.usageError("--keep and --yes are for move send") }
@@ -90,8 +104,8 @@ struct MoveCommand: Command {
                 return parsed
             }
         case "send":
-            guard into == nil, try arguments.value(Self.listenOption) == nil, verify else {
-                throw arguments.usageError("--into, --listen and --no-verify are for move receive")
+            guard into == nil, try arguments.value(Self.listenOption) == nil, verify, !shortCode else {
+                throw arguments.usageError("--into, --listen, --words and --no-verify are for move receive")
             }
             action = .send
             listen = nil
@@ -164,18 +178,34 @@ extension MoveCommand {
         if addresses.isEmpty { addresses = [MoveAddress("127.0.0.1")!, MoveAddress("::1")!] }
         let code = try MoveCode(addresses: Array(addresses.prefix(MoveCode.maxAddresses)), port: port,
                                 receiverKey: ownKey.publicKey, token: token)
-        if let file = codeFile { try UserFiles.writeNew(Array((code.text + "\n").utf8), to: file) }
-        try terminal.printLine("move code: \(code.text)")
-        if terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
+        // A short code names one address; the others are said beside it.
+        let short = shortCode ? MoveShortCode(address: addresses[0], port: port) : nil
+        let text = short?.text ?? code.text
+        if let file = codeFile { try UserFiles.writeNew(Array((text + "\n").utf8), to: file) }
+        try terminal.printLine("move code: \(text)")
+        if short == nil, terminal.stdoutIsTerminal { try terminal.printLine(code.qrText()) }
         terminal.note("waiting on port \(port) (\(code.addresses.map(\.description).joined(separator: ", "))) for 'vault move send' on the old machine")
-        terminal.note("the code is a secret: show it only to the machine that sends")
+        if let short, addresses.count > 1 {
+            terminal.note("if the old machine cannot reach \(short.address), type another address of this machine in its place")
+        }
+        terminal.note(short == nil ? "the code is a secret: show it only to the machine that sends"
+                                   : "the code is a secret, good for one attempt: a wrong code typed on the old machine ends this receive")
 
         var failures = 0
         var channel: MoveChannel?
         while channel == nil {
             let connection = try listener!.accept()
             do {
-                channel = try MoveChannel.accept(connection, ownKey: ownKey, token: token)
+                if let short {
+                    channel = try MoveChannel.accept(connection, shortCode: short, ownKey: ownKey)
+                } else {
+                    channel = try MoveChannel.accept(connection, ownKey: ownKey, token: token)
+                }
+            } catch MoveError.wrongShortCode {
+                // CPace allows one guess per connection; one is all this code gives.
+                throw CLIError(message: "\(connection.peer) tried a wrong short code, so this code is spent; stopped listening",
+                               hints: ["nothing was received; start 'vault move receive --words' again for a new code"],
+                               code: .corrupted)
             } catch let error as VaultError {
                 guard case .corruptedOrTampered = error else { throw error }
                 failures += 1
@@ -256,8 +286,8 @@ extension MoveCommand {
 
     private func send(_ context: Context, password: PasswordSource) throws -> ExitCode {
         let terminal = context.terminal
-        let code = try Self.readCode(codeFile, terminal: terminal)
-        if code.handshake == .classic {
+        let typed = try Self.readCode(codeFile, terminal: terminal)
+        if case .long(let code) = typed, code.handshake == .classic {
             // A version-1 code comes from an older `vault move receive`; it still works.
             terminal.warning("the receiver runs an older vault: this move uses the classic X25519-only handshake, not the hybrid (post-quantum) one")
         }
@@ -270,11 +300,25 @@ extension MoveCommand {
         let sender = try MoveSender(vault: unlocked)
 
         let connection: TCPConnection
-        do { connection = try TCPConnection.connect(to: code.addresses, port: code.port) } catch let error as SystemError {
+        let (addresses, port) = switch typed {
+        case .long(let code): (code.addresses, code.port)
+        case .short(let code): ([code.address], code.port)
+        }
+        do { connection = try TCPConnection.connect(to: addresses, port: port) } catch let error as SystemError {
             throw CLIError(message: "cannot connect to \(error.path ?? "the receiver"): \(error.reason)",
                            hints: ["is 'vault move receive' still running there, and reachable from here? nothing was sent"])
         }
-        let move = try MoveChannel.connect(connection, code: code)
+        let move: MoveChannel
+        switch typed {
+        case .long(let code):
+            move = try MoveChannel.connect(connection, code: code)
+        case .short(let code):
+            do { move = try MoveChannel.connect(connection, shortCode: code) } catch MoveError.codeMismatch {
+                throw CLIError(message: "the receiver did not accept this short code (a wrong word or number, or someone in between); it has stopped, so the code is spent",
+                               hints: ["nothing was sent; start 'vault move receive --words' again and type its new code"],
+                               code: .corrupted)
+            }
+        }
         terminal.note("connected to \(connection.peer)")
         terminal.note("security code: \(move.sas) (the receiver shows the same)")
         // The code already authenticates the receiver; comparing the
@@ -286,7 +330,12 @@ extension MoveCommand {
         }
         let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
         defer { progress?.finish() }
-        let summary = try sender.send(over: move, keep: keep, progress: progress?.update)
+        // The receiver may take long to check every byte; say so rather
+        // than leave a progress line at "0 s left".
+        let summary = try sender.send(over: move, keep: keep, progress: progress?.update, allSent: {
+            progress?.finish()
+            terminal.note("sent everything; waiting for the receiver to check the vault")
+        })
         progress?.finish()
         terminal.note("moved \(summary.files) files, \(Format.size(summary.bytes)) in \(Self.seconds(summary.seconds)) (\(Self.rate(summary)))")
         if keep {
@@ -316,17 +365,59 @@ extension MoveCommand {
         return Format.items(report.itemsChecked, versions: report.versionsChecked)
     }
 
+    /// A code as typed: the long one (text or QR) or a short one (--words).
+    enum TypedCode {
+        case long(MoveCode)
+        case short(MoveShortCode)
+    }
+
     /// The move code, from FILE or the terminal; never from the command line.
-    static func readCode(_ file: String?, terminal: Terminal) throws -> MoveCode {
-        let text: String
+    /// On a terminal, a long code's typo that one group explains is fixed by
+    /// typing that group again, and a short code's word that is not on the
+    /// list by typing that word again (up to 3 times each), not the whole code.
+    static func readCode(_ file: String?, terminal: Terminal) throws -> TypedCode {
         if let file {
-            text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
-        } else if let line = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) {
-            text = line
-        } else {
+            let text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
+            return try parseCode(text)
+        }
+        guard var text = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) else {
             throw CLIError(message: "no move code: no terminal to ask on", hints: ["give --code-file FILE"], code: .usage)
         }
-        do { return try MoveCode(text: text) } catch {
+        for _ in 1...3 {
+            if MoveShortCode.looksLikeShortCode(text) {
+                guard case .unknownWord(let n, let word)? = Self.shortCodeError(text) else { break }
+                terminal.note("word \(n) ('\(word)') is not in the word list: type that word again")
+                guard let again = try terminal.askLine("word \(n): ", limit: 64) else { break }
+                text = MoveShortCode.replacingWord(n, in: text, with: again)
+            } else {
+                guard (try? MoveCode(text: text)) == nil, let group = MoveCode.likelyTypo(in: text) else { break }
+                terminal.note("group \(group) looks mistyped: type that group again (counting from the left, groups of four)")
+                guard let again = try terminal.askLine("group \(group): ", limit: 64) else { break }
+                text = MoveCode.replacingGroup(group, in: text, with: again)
+            }
+        }
+        return try parseCode(text)
+    }
+
+    private static func shortCodeError(_ text: String) -> MoveShortCode.ParseError? {
+        do { _ = try MoveShortCode(text: text); return nil } catch { return error }
+    }
+
+    private static func parseCode(_ text: String) throws -> TypedCode {
+        if MoveShortCode.looksLikeShortCode(text) {
+            do { return .short(try MoveShortCode(text: text)) } catch {
+                let why = switch error {
+                case .noAddress: "a short code starts with the receiver's address"
+                case .badNumber: "no number (1 to 65535) after the address"
+                case .wordCount(let n): "a short code has \(MoveShortCode.wordCount) words after the number, not \(n)"
+                case .unknownWord(let n, let word): "word \(n) ('\(word)') is not in the word list"
+                }
+                throw CLIError(message: "that is not a valid move code: \(why)",
+                               hints: ["type it as 'vault move receive --words' shows it: address, then number-word-word-word"],
+                               code: .corrupted)
+            }
+        }
+        do { return .long(try MoveCode(text: text)) } catch {
             if let group = MoveCode.likelyTypo(in: text) {
                 throw CLIError(message: "that is not a valid move code: group \(group) looks mistyped",
                                hints: ["compare group \(group) (counting from the left, groups of four) with the receiving machine's screen"],
