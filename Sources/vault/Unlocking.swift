@@ -24,6 +24,9 @@ extension Context {
             terminal.warning("drop-ins were not taken in: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
                              hints: ["they wait in the inbox and are taken in by the next command that can write"])
         }
+        for (asked, kept, by) in report.keptApart {
+            terminal.warning("\(by.display), another user, dropped in '\(asked)'; it was kept as '\(kept)' and your '\(asked)' is unchanged")
+        }
         for (name, reason) in report.refusedSnapshots {
             terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
                              hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])

@@ -99,6 +99,63 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
     }
 
+    /// Absorb records who dropped each item in; another user's drop-in never
+    /// becomes the current version of the owner's item, and every read of
+    /// one says whose it is.
+    @Test func anotherUsersDropInsAreMarkedAndKeptApart() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        #expect(try v.run(VaultFixture.cheapInit + ["--shared"]).status == 0)
+        let mine = try v.write("mine.txt", Array("mine\n".utf8))
+        #expect(try v.add(["add", "--name", "notes.txt", mine]).status == 0)
+        #expect(try v.run(["list"]).status == 0)   // the owner's notes.txt is stored
+        // The other user drops under the owner's name, and twice under a new one.
+        #expect(try asOther(["add", "--name", "notes.txt", "note.txt"]).status == 0)
+        #expect(try asOther(["add", "--name", "theirs.txt", "note.txt"]).status == 0)
+        #expect(try asOther(["add", "--name", "theirs.txt", "note.txt"]).status == 0)
+
+        let listed = try v.run(["list"])
+        #expect(listed.status == 0)
+        #expect(listed.stderr == "vault: warning: \(user), another user, dropped in 'notes.txt'; it was kept as "
+                + "'notes.txt (from \(user))' and your 'notes.txt' is unchanged\n")
+        let lines = listed.stdoutText.split(separator: "\n").map(String.init)
+        // The ORIGIN column is as wide as "dropped in by USER".
+        let gap = String(repeating: " ", count: user.count + 4)
+        #expect(lines.first?.contains("ORIGIN\(gap)      VERSIONS  NAME") == true, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped-in\(gap)         1  notes.txt") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped in by \(user)         1  notes.txt (from \(user))") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped in by \(user)         2  theirs.txt") }, "\(lines)")
+        let versions = try v.run(["list", "--versions", "theirs.txt"]).stdoutText.split(separator: "\n")
+        #expect(versions.filter { $0.hasSuffix("dropped in by \(user)  theirs.txt") }.count == 2, "\(versions)")
+
+        // The owner's own reads as before, silently; the other user's says whose.
+        let own = try v.get("notes.txt")
+        #expect(own.stdoutText == "mine\n" && own.stderr == "")
+        let theirs = try v.get("notes.txt (from \(user))")
+        #expect(theirs.stdoutText == "dropped by another user\n")
+        #expect(theirs.stderr == "vault: warning: 'notes.txt (from \(user))' (version 1) was dropped in by \(user), another user of this machine\n")
+        let out = v.path + "/restored"
+        let restored = try v.run(["restore", "theirs.txt", "--to", out])
+        #expect(restored.status == 0 && restored.stderr.contains("'theirs.txt' (version 2) was dropped in by \(user)"), "\(restored.stderr)")
+
+        // JSON: uid and name, absent for the owner's own.
+        let uid = try #require(UInt32(try CLIHarness.run(["id", "-u", user], environment: v.environment(),
+                                                           executable: "/usr/bin/env").stdoutText.dropLast()))
+        let json = try JSONSerialization.jsonObject(with: Data(try v.run(["list", "--json"]).stdout)) as? [String: Any]
+        let items = (json?["items"] as? [[String: Any]]) ?? []
+        let by = Dictionary(uniqueKeysWithValues: items.map { ($0["name"] as? String ?? "", $0["dropped_by"] as? [String: Any]) })
+        #expect(by["notes.txt"]! == nil)
+        #expect(by["theirs.txt"]??["uid"] as? UInt32 == uid && by["theirs.txt"]??["name"] as? String == user)
+
+        // The reference reader reads the version 4 manifest the same way.
+        let reference = try CLIHarness.run(["python3", ReferenceReaderTests.reader, "list", v.dir, v.passwordFile],
+                                           environment: v.environment(ReferenceReaderTests.noBytecode), timeout: 60,
+                                           executable: "/usr/bin/env")
+        #expect(reference.status == 0, "\(reference.stderr)")
+        #expect(reference.stdoutText.contains("theirs.txt\t24\tfile\tdropped in by \(user)\n"), "\(reference.stdoutText)")
+        #expect(reference.stdoutText.contains("notes.txt\t5\tfile\tdropped-in\n"))
+    }
+
     @Test func initSharedMakesASharedVault() throws {
         defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
         guard ready else { return }

@@ -50,6 +50,7 @@ struct GetCommand: Command {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
         let entry = try choice.entry(itemName, in: vault)
+        if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
         let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size,
                                           sharing: outputFile == nil ? [1] : [])
         defer { progress?.finish() }

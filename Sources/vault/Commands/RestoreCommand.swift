@@ -63,6 +63,7 @@ struct RestoreCommand: Command {
         var hints: [String] = []
         for entry in entries {
             let target = directory + "/" + entry.name
+            if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
             do {
                 if entry.kind == .folder {
                     // Ctrl-C mid-extraction must not leave plaintext behind.
