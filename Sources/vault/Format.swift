@@ -54,6 +54,15 @@ enum Format {
         e.droppedBy.map { "dropped in by " + $0.display } ?? origin(e.origin)
     }
 
+    /// `s` as one shell word: as is when it holds only safe characters,
+    /// else in single quotes (a quote inside as '\'').
+    static func shellWord(_ s: String) -> String {
+        let safe = !s.isEmpty && s.unicodeScalars.allSatisfy { c in
+            c.isASCII && (c.properties.isAlphabetic || ("0"..."9").contains(c) || "/._-+:@%=,".unicodeScalars.contains(c))
+        }
+        return safe ? s : "'" + s.replacing("'", with: "'\\''") + "'"
+    }
+
     /// The one stderr line `get`, `open` and `restore` give when the
     /// version they read is another user's drop-in; nil for the owner's own.
     static func droppedWarning(_ e: ManifestEntry) -> String? {

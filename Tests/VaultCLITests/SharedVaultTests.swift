@@ -156,6 +156,59 @@ import Glibc
         #expect(reference.stdoutText.contains("notes.txt\t5\tfile\tdropped-in\n"))
     }
 
+    /// `share` checks every directory above the vault: one that keeps other
+    /// users out is named, with the fix; once they can reach it, the command
+    /// it prints is the one that works for them. As that other user, `info`
+    /// and `list` say what the vault is to them, and ask for no password.
+    @Test func shareSaysWhetherOthersCanReachTheVault() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        let home = v.path + "/home-owner"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        let dir = home + "/vault"
+        func owner(_ args: [String], at vault: String? = nil) throws -> CLIHarness.Result {
+            try CLIHarness.run(["--vault", vault ?? dir, "--password-file", v.passwordFile] + args,
+                               environment: v.environment(), cwd: v.path)
+        }
+        #expect(try owner(VaultFixture.cheapInit).status == 0)
+        let blocked = try owner(["share"])
+        #expect(blocked.status == 1)
+        #expect(blocked.stderr == "vault: '\(home)' is 0700: other users cannot reach the vault\n"
+                + "hint: run 'chmod o+x \(home)' or move the vault; its own modes are set for sharing\n")
+        #expect(try mode(dir) == 0o711 && mode(dir + "/inbox") == 0o1733)
+        // init --shared makes the vault, and warns the same way.
+        let second = try owner(VaultFixture.cheapInit + ["--shared"], at: home + "/second")
+        #expect(second.status == 0 && second.stderr.contains("vault: warning: '\(home)' is 0700: other users cannot reach the vault\n"),
+                "\(second.stderr)")
+
+        #expect(chmod(home, 0o711) == 0)
+        let shared = try owner(["share"])
+        #expect(shared.status == 0)
+        #expect(shared.stderr == "vault: shared: other users of this machine can add items, and nothing else\n"
+                + "hint: they run: vault --vault \(dir) add FILE\n")
+        // Exactly that command, as the other user.
+        let added = try asOtherShell("cd \(v.path) && HOME=\(v.path)/home-other ./vault-bin --vault \(dir) add note.txt")
+        #expect(added.status == 0, "\(added.stderr)")
+
+        func other(_ args: [String]) throws -> CLIHarness.Result {
+            try CLIHarness.run(["runuser", "-u", user, "--", "env", "HOME=\(v.path)/home-other", v.path + "/vault-bin",
+                                "--vault", dir] + args, environment: v.environment(), cwd: v.path, executable: "/usr/bin/env")
+        }
+        let refusal = "vault: this vault is shared with you for adding only\n"
+            + "hint: add files with 'vault --vault \(dir) add FILE'; only root can list, read or change it\n"
+        for args in [["list"], ["--password-file", "/dev/null", "list"], ["get", "note.txt"], ["info", "--json"]] {
+            let r = try other(args)
+            #expect(r.status == 1 && r.stderr == refusal && r.stdout.isEmpty, "\(args): \(r.stderr)")
+        }
+        let info = try other(["info"])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdoutText.contains("shared: this vault is shared with you for adding only\n"))
+        #expect(info.stdoutText.contains("public key fingerprint: "))
+        // The owner took nothing in meanwhile, and now does.
+        #expect(try owner(["list"]).stdoutText.contains("note.txt"))
+    }
+
     @Test func initSharedMakesASharedVault() throws {
         defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
         guard ready else { return }
