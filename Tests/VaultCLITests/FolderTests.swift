@@ -177,6 +177,12 @@ import Glibc
         let again = try v.run(["restore", "Documents/a/top.txt", "--to", to])
         #expect(again.status == 3 && again.stderr.contains("'\(to)/top.txt' already exists"), "\(again.stderr)")
         #expect(try Self.snapshot(to) == before)
+
+        // --version picks the folder's version the file comes from.
+        try v.write("Documents/a/top.txt", Array("top, edited\n".utf8))
+        #expect(try v.add(["add", source]).status == 0)
+        #expect(try v.run(["get", "Documents/a/top.txt"]).stdoutText == "top, edited\n")
+        #expect(try v.run(["get", "Documents/a/top.txt", "--version", "1"]).stdoutText == "top\n")
     }
 
     @Test func restoredRootKeepsItsModeAndMTime() throws {
