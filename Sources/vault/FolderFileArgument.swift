@@ -17,12 +17,23 @@ enum FolderFileArgument {
     /// The file at `path` in the version of folder item `item` that `choice` picks.
     static func file(_ item: String, _ path: String, _ choice: VersionChoice, in vault: UnlockedVault,
                      terminal: Terminal) throws -> FolderFile {
+        try vault.file(at: path, in: folder(item, path, choice, in: vault, terminal: terminal))
+    }
+
+    /// The file or directory at `path` (restore).
+    static func target(_ item: String, _ path: String, _ choice: VersionChoice, in vault: UnlockedVault,
+                       terminal: Terminal) throws -> FolderPathTarget {
+        try vault.target(at: path, in: folder(item, path, choice, in: vault, terminal: terminal))
+    }
+
+    private static func folder(_ item: String, _ path: String, _ choice: VersionChoice, in vault: UnlockedVault,
+                               terminal: Terminal) throws -> ManifestEntry {
         let folder = try choice.entry(item, in: vault)
         guard folder.kind == .folder else {
             throw CLIError(message: "'\(item)' is a file item, not a folder: there is no '\(path)' inside it",
                            hints: ["'vault get \(item)' writes it"], code: .noSuchItem)
         }
         if let warning = Format.droppedWarning(folder) { terminal.warning(warning) }
-        return try vault.file(at: path, in: folder)
+        return folder
     }
 }

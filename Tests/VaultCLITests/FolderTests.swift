@@ -177,6 +177,11 @@ import Glibc
         let again = try v.run(["restore", "Documents/a/top.txt", "--to", to])
         #expect(again.status == 3 && again.stderr.contains("'\(to)/top.txt' already exists"), "\(again.stderr)")
         #expect(try Self.snapshot(to) == before)
+        // A directory inside: that subtree alone, as it was in the source.
+        let subtree = try v.run(["restore", "Documents/a", "--to", to])
+        #expect(subtree.status == 0, "\(subtree.stderr)")
+        #expect(try Self.snapshot(to + "/a") == Self.snapshot(source + "/a"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: to).sorted() == ["a", "notes.txt", "top.txt"])
 
         // --version picks the folder's version the file comes from.
         try v.write("Documents/a/top.txt", Array("top, edited\n".utf8))

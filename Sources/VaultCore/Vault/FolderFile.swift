@@ -31,22 +31,52 @@ public struct FolderFile: Sendable {
     }
 }
 
+/// A directory inside a folder item, for `restore FOLDER/PATH`.
+public struct FolderDirectory: Sendable {
+    public let folder: ManifestEntry
+    public let path: String
+    public let permissions: UInt32
+    public let modified: Int64
+}
+
+/// What FOLDER/PATH names: a file to write, or a directory to restore.
+public enum FolderPathTarget: Sendable {
+    case file(FolderFile)
+    case directory(FolderDirectory)
+}
+
 extension UnlockedVault {
-    /// The regular file at `path` in folder item `folder` (any version).
-    /// A path that names nothing, a directory or a symbolic link there is
-    /// `noSuchFileInFolder`; a damaged archive is the item's damage.
-    public func file(at path: String, in folder: ManifestEntry) throws -> FolderFile {
+    /// The file or directory at `path` in folder item `folder` (any
+    /// version), found with its index. A path that names nothing there is
+    /// `noSuchFileInFolder`, a symbolic link an error that says so; a
+    /// damaged archive is the item's damage.
+    public func target(at path: String, in folder: ManifestEntry) throws -> FolderPathTarget {
         guard folder.kind == .folder else { throw VaultError.noSuchFileInFolder(folder: folder.name, path: path) }
         let parts = path.split(separator: "/").map { Array($0.utf8) }
-        let index = try self.index(folder: folder)
-        guard let e = index.entries.first(where: { $0.path.split(separator: UInt8(ascii: "/")).map(Array.init) == parts }) else {
+        guard let e = try index(folder: folder).entries.first(where: { $0.path.split(separator: UInt8(ascii: "/")).map(Array.init) == parts }) else {
             throw VaultError.noSuchFileInFolder(folder: folder.name, path: path)
         }
-        guard e.kind == .file else {
-            throw VaultError.invalidArgument("'\(folder.name)/\(path)' is a \(e.kind == .directory ? "directory" : "symbolic link") "
-                                             + "in folder item '\(folder.name)': only a file can be taken out of a folder item")
+        switch e.kind {
+        case .file:
+            return .file(FolderFile(folder: folder, path: path, size: e.size, permissions: e.permissions, modified: e.mtime,
+                                    offset: e.dataOffset))
+        case .directory:
+            return .directory(FolderDirectory(folder: folder, path: path, permissions: e.permissions, modified: e.mtime))
+        case .symlink:
+            throw VaultError.invalidArgument("'\(folder.name)/\(path)' is a symbolic link in folder item '\(folder.name)': "
+                                             + "only a file or a directory can be taken out of a folder item")
         }
-        return FolderFile(folder: folder, path: path, size: e.size, permissions: e.permissions, modified: e.mtime, offset: e.dataOffset)
+    }
+
+    /// The regular file at `path` in folder item `folder` (`target`; a
+    /// directory is an error that says to restore it).
+    public func file(at path: String, in folder: ManifestEntry) throws -> FolderFile {
+        switch try target(at: path, in: folder) {
+        case .file(let file): return file
+        case .directory:
+            throw VaultError.invalidArgument("'\(folder.name)/\(path)' is a directory in folder item '\(folder.name)': "
+                                             + "'vault restore \(folder.name)/\(path)' writes it")
+        }
     }
 
     /// Writes the file's bytes to `sink`: exactly `size` of them, each from

@@ -18,9 +18,10 @@ struct RestoreCommand: Command {
         and the exit code is 3. A restored file gets the item's permissions
         and modification time back; a folder item is restored as a directory.
 
-        FOLDER/PATH restores one file from inside the folder item FOLDER to
-        DIR/its file name (as 'vault get FOLDER/PATH' finds it). An exact
-        item name always wins; item names never hold '/'.
+        FOLDER/PATH restores one file or directory from inside the folder
+        item FOLDER to DIR/its own name (found as 'vault get FOLDER/PATH'
+        finds a file). An exact item name always wins; item names never
+        hold '/'.
 
         Options:
           --to DIR      where to write the items (default: the current directory)
@@ -58,7 +59,7 @@ struct RestoreCommand: Command {
         // A path inside a folder item ("Documents/notes/a.txt") is one file of it.
         let inFolders = itemNames.compactMap { FolderFileArgument.split($0, in: vault) }
         let words = itemNames.filter { FolderFileArgument.split($0, in: vault) == nil }
-        let files = try inFolders.map { try FolderFileArgument.file($0.item, $0.path, choice, in: vault, terminal: context.terminal) }
+        let files = try inFolders.map { try FolderFileArgument.target($0.item, $0.path, choice, in: vault, terminal: context.terminal) }
         let entries = try (words.isEmpty ? [] : vault.entries(selectedBy: words)).map { try choice.entry($0.name, in: vault) }
         if status == nil {
             try Syscall.mkdir(directory, mode: 0o700)
@@ -81,15 +82,30 @@ struct RestoreCommand: Command {
                 context.terminal.report(report)
             }
         }
-        for file in files {
-            let name = file.folder.name + "/" + file.path
-            let target = directory + "/" + (file.path.split(separator: "/").last.map(String.init) ?? file.path)
+        for inFolder in files {
+            let (folder, path): (ManifestEntry, String)
+            switch inFolder {
+            case .file(let f): (folder, path) = (f.folder, f.path)
+            case .directory(let d): (folder, path) = (d.folder, d.path)
+            }
+            let name = folder.name + "/" + path
+            let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
             do {
                 var token: Interrupts.Token?
                 defer { token.map(Interrupts.unregister) }
-                try vault.exportFile(file, to: target, partials: context.partialOutputs, partial: { temp in
-                    token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
-                })
+                switch inFolder {
+                case .file(let file):
+                    try vault.exportFile(file, to: target, partials: context.partialOutputs, partial: { temp in
+                        token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
+                    })
+                case .directory(let subtree):
+                    try vault.restoreFolder(folder, subtree: subtree, to: target, partials: context.partialOutputs) { partial, stop in
+                        token = Interrupts.register {
+                            stop.stopAndWait(seconds: 5)
+                            UserFiles.erase(partial)
+                        }
+                    }
+                }
                 context.terminal.note("restored '\(name)' to '\(target)'")
             } catch {
                 failed(name, error)
