@@ -34,6 +34,19 @@ extension Syscall {
     public static var processID: Int32 { getpid() }
     public static var userID: UInt32 { getuid() }
 
+    /// The login name of user `uid` (getpwuid_r); nil if it has none.
+    public static func userName(of uid: UInt32) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = buffer.count
+        return buffer.withUnsafeMutableBufferPointer { b -> String? in
+            guard let base = b.baseAddress, getpwuid_r(uid_t(uid), &entry, base, count, &found) == 0, found != nil,
+                  let name = entry.pw_name else { return nil }
+            return String(validatingCString: name)
+        }
+    }
+
     /// Unix seconds, now.
     public static func now() -> Int64 { Int64(time(nil)) }
 

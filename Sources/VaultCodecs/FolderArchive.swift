@@ -123,7 +123,13 @@ public enum FolderArchive {
     /// a handler first stops the extraction (checked before each entry and
     /// data block) and waits until this has erased what it wrote. `verify`
     /// sees the summary before the rename; if it throws, nothing is left behind.
+    ///
+    /// With `subtree` (a directory's path components in the archive), only
+    /// what lies under that directory is extracted, as if it were the
+    /// archive's root; everything else is read past (a hard link from
+    /// inside to outside it is refused as one outside the archive).
     public static func extract(from stream: ByteStream, into destination: some FilePathRepresentable,
+                               subtree: [[UInt8]] = [],
                                announce: ((FilePath) -> Void)? = nil, stop: StopRequest? = nil,
                                verify: ((ArchiveSummary) throws -> Void)? = nil) throws -> ArchiveSummary {
         defer { stop?.finished() }
@@ -138,7 +144,7 @@ public enum FolderArchive {
         announce?(partial)
         try Syscall.mkdir(partial, mode: 0o700)
         do {
-            let summary = try extractEntries(from: stream, under: try Syscall.realPath(partial).bytes, stop: stop)
+            let summary = try extractEntries(from: stream, under: try Syscall.realPath(partial).bytes, subtree: subtree, stop: stop)
             try verify?(summary)
             do { try Syscall.renameNoReplace(partial, FilePath(bytes: dest)) } catch let error as SystemError where error.errno == .fileExists {
                 throw ArchiveError.destinationExists(path: destination.description)
@@ -240,13 +246,24 @@ extension FolderArchive {
     /// Extracts every entry under `root` (absolute, symlink-free, new and
     /// private), after `ExtractionPlan.admit` has checked it. Both libarchive
     /// handles are freed when this returns, before any cleanup.
-    private static func extractEntries(from stream: ByteStream, under root: [UInt8], stop: StopRequest?) throws -> ArchiveSummary {
+    private static func extractEntries(from stream: ByteStream, under root: [UInt8], subtree: [[UInt8]],
+                                       stop: StopRequest?) throws -> ArchiveSummary {
         let reader = try TarReader(stream: stream)
         let disk = try DiskWriter(root: String(decoding: root, as: UTF8.self))
         var plan = ExtractionPlan(root: root)
         var summary = ArchiveSummary()
-        while let entry = try reader.next() {
+        while var entry = try reader.next() {
             try stop?.checkpoint()
+            if !subtree.isEmpty {
+                guard let inside = within(subtree, entry.path) else { continue }
+                entry.path = inside
+                if entry.kind == .hardlink {
+                    guard let target = within(subtree, entry.linkTarget) else {
+                        throw ArchiveError.refused(entry: entry.displayPath, reason: .hardLinkOutside)
+                    }
+                    entry.linkTarget = target
+                }
+            }
             guard let target = try plan.admit(entry) else { continue }
             try disk.writeHeader(target, name: entry.displayPath)
             if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk, stop: stop) }
@@ -257,6 +274,16 @@ extension FolderArchive {
         try reader.drainInput()
         return summary
     }
+}
+
+/// `path` relative to the directory `subtree` when it lies strictly inside
+/// it ("a/b/c" in ["a"] is "b/c"); nil otherwise. Empty and "." components
+/// are ignored here; `..` never matches a directory name, and stays for
+/// `ExtractionPlan.admit` to refuse.
+private func within(_ subtree: [[UInt8]], _ path: [UInt8]) -> [UInt8]? {
+    let parts = path.split(separator: slash).map(Array.init).filter { $0 != [UInt8(ascii: ".")] }
+    guard parts.count > subtree.count, parts.starts(with: subtree) else { return nil }
+    return Array(parts.dropFirst(subtree.count).joined(separator: [slash]))
 }
 
 /// What extraction has created so far, and the rules each new entry must

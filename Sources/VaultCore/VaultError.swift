@@ -51,6 +51,8 @@ public enum VaultError: Error, Equatable, Sendable {
     case alreadyExists(path: String)
     /// No item of that name.
     case noSuchItem(name: String)
+    /// The folder item exists but holds no file at that path ("get FOLDER/PATH").
+    case noSuchFileInFolder(folder: String, path: String)
     /// The item exists but has no such version (or none at that time).
     case noSuchVersion(name: String, version: String)
     /// The item has as many versions as a manifest may hold

@@ -3,7 +3,7 @@ import VaultCore
 
 /// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
 /// `"VAULTMAN" || version || 00 00 00 || generation u64be` for versions 2
-/// and 3 (3 adds versions of items inside the sealed part);
+/// to 4 (3 adds versions of items inside the sealed part, 4 who dropped them in);
 /// version 1 has no generation (it counts as 0). Read from a remote without
 /// any key, so it is hostile: the exact magic, a known version, the zero
 /// bytes. Nothing is trusted beyond deciding whether to refuse a push (a
@@ -24,7 +24,7 @@ public enum ManifestPrefix {
         }
         switch version {
         case 1: return 0
-        case 2, 3:
+        case 2, 3, 4:
             do { return try r.u64() } catch { throw RemoteError.malformedRemote("the remote's manifest is too short") }
         default:
             throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(version)")

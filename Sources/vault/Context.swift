@@ -29,6 +29,8 @@ struct Context {
             return try PasswordSource.resolve(globals: globals, environment: environment, terminal: terminal)
         } catch {
             guard let vault = try? Vault(at: vaultDirectory) else { throw error }
+            // No password here either way: say why it would not help.
+            if vault.isSharedWithUs { throw Self.sharedForAddingOnly(vault) }
             let running: Bool
             do { running = try AgentClient.status(vaultID: vault.header.vaultID, environment: environment) != nil } catch let problem {
                 terminal.warning("the unlock agent was not used: \(ErrorReport.cliError(for: problem, vaultDirectory: nil).message)")

@@ -89,6 +89,9 @@ enum ErrorReport {
                             code: .exists)
         case .noSuchItem(let name):
             return CLIError(message: "no item named '\(name)'", hints: ["see 'vault list'"], code: .noSuchItem)
+        case .noSuchFileInFolder(let folder, let path):
+            return CLIError(message: "no file \(folder)/\(path) in folder item \(folder)",
+                            hints: ["'vault restore \(folder)' writes the whole folder"], code: .noSuchItem)
         case .noSuchVersion(let name, let version):
             return CLIError(message: "item '\(name)' has no version \(version)", hints: ["see 'vault list --versions \(name)'"],
                             code: .noSuchItem)

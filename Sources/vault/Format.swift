@@ -48,6 +48,32 @@ enum Format {
     /// written by a command that had the vault unlocked.
     static func origin(_ o: ItemOrigin) -> String { o == .droppedIn ? "dropped-in" : "unlocked" }
 
+    /// The ORIGIN cell: `origin`, or "dropped in by USER" for another
+    /// user's drop-in (a shared inbox); nothing more for the owner's own.
+    static func origin(_ e: ManifestEntry) -> String {
+        e.droppedBy.map { "dropped in by " + $0.display } ?? origin(e.origin)
+    }
+
+    /// `s` as one shell word: as is when it holds only safe characters,
+    /// else in single quotes (a quote inside as '\'').
+    static func shellWord(_ s: String) -> String {
+        let safe = !s.isEmpty && s.unicodeScalars.allSatisfy { c in
+            c.isASCII && (c.properties.isAlphabetic || ("0"..."9").contains(c) || "/._-+:@%=,".unicodeScalars.contains(c))
+        }
+        return safe ? s : "'" + s.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// The one stderr line `get`, `open` and `restore` give when the
+    /// version they read is another user's drop-in; nil for the owner's own.
+    static func droppedWarning(_ e: ManifestEntry) -> String? {
+        e.droppedBy.map { "'\(e.name)' (version \(e.version)) was dropped in by \($0.display), another user of this machine" }
+    }
+
+    /// The ORIGIN column's width for these entries: 10, or the longest "dropped in by USER".
+    static func originWidth(_ entries: some Sequence<ManifestEntry>) -> Int {
+        entries.reduce(10) { max($0, origin($1).count) }
+    }
+
     /// "1 item", "3 items"; `plural` where adding "s" is wrong.
     static func count(_ n: some BinaryInteger, _ singular: String, _ plural: String? = nil) -> String {
         "\(n) " + (n == 1 ? singular : plural ?? singular + "s")
@@ -65,25 +91,29 @@ enum Format {
     }
 
     /// The column heads over `listLine`'s columns.
-    static let listHeader = "     SIZE     STORED  ADDED             KIND                ORIGIN      VERSIONS  NAME"
+    static func listHeader(originWidth: Int = 10) -> String {
+        "     SIZE     STORED  ADDED             KIND                \(pad("ORIGIN", originWidth))  VERSIONS  NAME"
+    }
 
     /// `SIZE  STORED  ADDED  KIND  ORIGIN  VERSIONS  NAME`: name last, since
     /// it may hold spaces. A folder's kind shows its file count ("folder, 12
     /// files"), its size the total; STORED is what its sealed blob takes on
     /// disk (compressed, padded; "-" if the blob is missing); VERSIONS is how
     /// many the item has.
-    static func listLine(_ e: ManifestEntry, stored: UInt64?, versions: Int) -> String {
+    static func listLine(_ e: ManifestEntry, stored: UInt64?, versions: Int, originWidth: Int = 10) -> String {
         Terminal.printable("\(padLeft(size(e.size), 9))  \(padLeft(stored.map(size) ?? "-", 9))  \(date(e.added))  "
-                           + "\(pad(kind(e), 18))  \(pad(origin(e.origin), 10))  \(padLeft(String(versions), 8))  \(e.name)")
+                           + "\(pad(kind(e), 18))  \(pad(origin(e), originWidth))  \(padLeft(String(versions), 8))  \(e.name)")
     }
 
     /// The column heads over `versionLine`'s columns (`list --versions`).
-    static let versionHeader = "VERSION       SIZE     STORED  ADDED             KIND                ORIGIN      NAME"
+    static func versionHeader(originWidth: Int = 10) -> String {
+        "VERSION       SIZE     STORED  ADDED             KIND                \(pad("ORIGIN", originWidth))  NAME"
+    }
 
     /// `VERSION  SIZE  ADDED  KIND  ORIGIN  NAME`, for `list --versions`.
-    static func versionLine(_ e: ManifestEntry, stored: UInt64?) -> String {
+    static func versionLine(_ e: ManifestEntry, stored: UInt64?, originWidth: Int = 10) -> String {
         Terminal.printable("\(padLeft(String(e.version), 7))  \(padLeft(size(e.size), 9))  \(padLeft(stored.map(size) ?? "-", 9))  \(date(e.added))  "
-                           + "\(pad(kind(e), 18))  \(pad(origin(e.origin), 10))  \(e.name)")
+                           + "\(pad(kind(e), 18))  \(pad(origin(e), originWidth))  \(e.name)")
     }
 
     static func kind(_ e: ManifestEntry) -> String { e.kind == .folder ? "folder, " + count(e.fileCount, "file") : "file" }

@@ -15,6 +15,13 @@ enum JSONOutput {
         let kind: String
         let files: UInt64
         let origin: String
+        /// Another user's drop-in (a shared inbox): their uid and login name
+        /// ("" if none); absent for the owner's own.
+        let droppedBy: DroppedBy?
+        struct DroppedBy: Encodable {
+            let uid: UInt32
+            let name: String
+        }
         let added: String
         let modified: String
         let mode: Int
@@ -22,10 +29,15 @@ enum JSONOutput {
         let version: UInt32
         let versions: Int
 
+        enum CodingKeys: String, CodingKey {
+            case name, size, stored, kind, files, origin, droppedBy = "dropped_by", added, modified, mode, version, versions
+        }
+
         init(_ e: ManifestEntry, stored: UInt64?, versions: Int) {
             (version, self.versions, self.stored) = (e.version, versions, stored)
             (name, size, kind, files) = (e.name, e.size, e.kind == .folder ? "folder" : "file", e.fileCount)
             (origin, mode) = (e.origin == .droppedIn ? "dropped-in" : "unlocked", Int(e.mode))
+            droppedBy = e.droppedBy.map { DroppedBy(uid: $0.uid, name: $0.name) }
             (added, modified) = (iso8601(e.added), iso8601(e.modified))
         }
     }

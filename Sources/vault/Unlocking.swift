@@ -24,6 +24,9 @@ extension Context {
             terminal.warning("drop-ins were not taken in: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
                              hints: ["they wait in the inbox and are taken in by the next command that can write"])
         }
+        for (asked, kept, by) in report.keptApart {
+            terminal.warning("\(by.display), another user, dropped in '\(asked)'; it was kept as '\(kept)' and your '\(asked)' is unchanged")
+        }
         for (name, reason) in report.refusedSnapshots {
             terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
                              hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])
@@ -46,6 +49,13 @@ extension Context {
         return unlocked
     }
 
+    /// What another user's shared vault lets us do, instead of a password
+    /// prompt that could only end in "permission denied".
+    static func sharedForAddingOnly(_ vault: Vault) -> CLIError {
+        CLIError(message: "this vault is shared with you for adding only",
+                 hints: ["add files with '\(ShareCommand.addCommand(vault))'; only \(vault.ownerName) can list, read or change it"])
+    }
+
     /// Reads the password and unlocks. On a terminal a mistyped password is
     /// asked for again, up to three prompts in one run; each wrong one
     /// counts for the delay (AttemptThrottle), whose message ends the
@@ -54,6 +64,8 @@ extension Context {
     /// First, unless the password source was given on the command line or
     /// `agent` is false, the unlock agent's key, if one runs for this vault.
     func open(_ vault: Vault, _ password: PasswordSource, forWriting: Bool, agent: Bool = true) throws -> UnlockedVault {
+        // Another user's shared vault: no password of ours could open it.
+        if vault.isSharedWithUs { throw Self.sharedForAddingOnly(vault) }
         if agent && !password.explicit, let unlocked = try openWithAgent(vault, forWriting: forWriting) {
             return unlocked
         }

@@ -128,6 +128,68 @@ import Glibc
     /// The folder's own permission bits and mtime are in the manifest entry
     /// (`list --json` shows them); restore should give them back to the
     /// root, as it does for every directory inside.
+    /// `get FOLDER/PATH` and `restore FOLDER/PATH`: one file out of a folder
+    /// item, stored compressed (the default) or raw; a path that is not a
+    /// file there, a file item, and a name that is nothing at all each say so.
+    @Test func oneFileComesOutOfAFolderItem() throws {
+        let source = try makeTree("Documents")
+        #expect(try v.add(["add", source]).status == 0)
+        #expect(try v.add(["add", source, "--name", "raw", "--compression", "off"]).status == 0)
+        let notes = try v.write("notes.txt", Array("notes\n".utf8))
+        #expect(try v.add(["add", notes]).status == 0)
+        #expect(try v.listed().map(\.name) == ["Documents", "notes.txt", "raw"])
+        for item in ["Documents", "raw"] {
+            let deep = try v.run(["get", item + "/a/b/c/deep.txt"])
+            #expect(deep.status == 0 && deep.stdoutText == "deep\n" && deep.stderr == "", "\(item): \(deep.stderr)")
+            let out = v.path + "/big-\(item).bin"
+            #expect(try v.run(["get", item + "/big.bin", "-o", out]).status == 0)
+            #expect(try sha256(file: out) == sha256(file: source + "/big.bin"))
+        }
+
+        // A missing path, a directory and a link inside: nothing is written.
+        let missing = try v.run(["get", "Documents/a/x.txt"])
+        #expect(missing.status == 16)
+        #expect(missing.stderr == "vault: no file Documents/a/x.txt in folder item Documents\n"
+                + "hint: 'vault restore Documents' writes the whole folder\n")
+        let directory = try v.run(["get", "Documents/a/b"])
+        #expect(directory.status != 0 && directory.stdout.isEmpty)
+        #expect(directory.stderr.hasPrefix("vault: 'Documents/a/b' is a directory in folder item 'Documents'"), "\(directory.stderr)")
+        #expect(try v.run(["get", "Documents/inside-link"]).stderr.contains("is a symbolic link in folder item 'Documents'"))
+        // A file item has nothing inside; item names never hold '/', so no
+        // item can be named like a path, and a word naming no item is named whole.
+        let inFile = try v.run(["get", "notes.txt/x"])
+        #expect(inFile.status == 16 && inFile.stderr.hasPrefix("vault: 'notes.txt' is a file item, not a folder: there is no 'x' inside it\n"))
+        #expect(try v.add(["add", notes, "--name", "Documents/a/top.txt"]).status != 0)
+        let nothing = try v.run(["get", "nothing/a.txt"])
+        #expect(nothing.status == 16 && nothing.stderr.hasPrefix("vault: no item named 'nothing/a.txt'\n"))
+
+        // restore: the file under DIR by its own name, with its mode and time.
+        let to = v.path + "/restored"
+        let restored = try v.run(["restore", "Documents/a/top.txt", "notes.txt", "--to", to])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try String(contentsOfFile: to + "/top.txt", encoding: .utf8) == "top\n")
+        let attributes = try FileManager.default.attributesOfItem(atPath: to + "/top.txt")
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 == 1_600_000_000)
+        #expect(try String(contentsOfFile: to + "/notes.txt", encoding: .utf8) == "notes\n")
+        // Never over an existing file: skipped, exit 3, the file unchanged.
+        let before = try Self.snapshot(to)
+        let again = try v.run(["restore", "Documents/a/top.txt", "--to", to])
+        #expect(again.status == 3 && again.stderr.contains("'\(to)/top.txt' already exists"), "\(again.stderr)")
+        #expect(try Self.snapshot(to) == before)
+        // A directory inside: that subtree alone, as it was in the source.
+        let subtree = try v.run(["restore", "Documents/a", "--to", to])
+        #expect(subtree.status == 0, "\(subtree.stderr)")
+        #expect(try Self.snapshot(to + "/a") == Self.snapshot(source + "/a"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: to).sorted() == ["a", "notes.txt", "top.txt"])
+
+        // --version picks the folder's version the file comes from.
+        try v.write("Documents/a/top.txt", Array("top, edited\n".utf8))
+        #expect(try v.add(["add", source]).status == 0)
+        #expect(try v.run(["get", "Documents/a/top.txt"]).stdoutText == "top, edited\n")
+        #expect(try v.run(["get", "Documents/a/top.txt", "--version", "1"]).stdoutText == "top\n")
+    }
+
     @Test func restoredRootKeepsItsModeAndMTime() throws {
         let source = try makeTree("rooted")
         #expect(chmod(source, 0o751) == 0)

@@ -53,11 +53,18 @@ import Testing
         let r = try sandbox.run(["get", "--help"])
         #expect(r.stdoutText == """
             Usage: vault get NAME [-o FILE] [--version N | --at DATE]
+                   vault get FOLDER/PATH [-o FILE] [--version N | --at DATE]
 
             Decrypts the item NAME to FILE, or to standard output: its current
             version, or an older one. Needs the password. FILE must not exist
             yet: vault never overwrites a file. An item that is not text is not
-            written to a terminal unless asked.
+            written to a terminal unless asked. A folder item is written as
+            one pax (tar) archive of its files.
+
+            FOLDER/PATH is one file inside the folder item FOLDER (its version
+            chosen as above): found through the folder's index (one pass
+            through its archive, writing nothing), then only its own bytes are
+            written. An exact item name always wins; item names never hold '/'.
 
             Options:
               -o, --output FILE   write to FILE; '-' is standard output (the default;
@@ -72,6 +79,8 @@ import Testing
               vault get notes.txt | less
               vault get notes.txt --version 2 -o notes-v2.txt
               vault get notes.txt --at 2026-11-01
+              vault get Documents -o documents.tar
+              vault get Documents/notes/big-log.txt -o big-log.txt
 
             Global options, environment and exit codes: see 'vault --help'.
 

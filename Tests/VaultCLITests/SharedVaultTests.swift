@@ -99,6 +99,116 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
     }
 
+    /// Absorb records who dropped each item in; another user's drop-in never
+    /// becomes the current version of the owner's item, and every read of
+    /// one says whose it is.
+    @Test func anotherUsersDropInsAreMarkedAndKeptApart() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        #expect(try v.run(VaultFixture.cheapInit + ["--shared"]).status == 0)
+        let mine = try v.write("mine.txt", Array("mine\n".utf8))
+        #expect(try v.add(["add", "--name", "notes.txt", mine]).status == 0)
+        #expect(try v.run(["list"]).status == 0)   // the owner's notes.txt is stored
+        // The other user drops under the owner's name, and twice under a new one.
+        #expect(try asOther(["add", "--name", "notes.txt", "note.txt"]).status == 0)
+        #expect(try asOther(["add", "--name", "theirs.txt", "note.txt"]).status == 0)
+        #expect(try asOther(["add", "--name", "theirs.txt", "note.txt"]).status == 0)
+
+        let listed = try v.run(["list"])
+        #expect(listed.status == 0)
+        #expect(listed.stderr == "vault: warning: \(user), another user, dropped in 'notes.txt'; it was kept as "
+                + "'notes.txt (from \(user))' and your 'notes.txt' is unchanged\n")
+        let lines = listed.stdoutText.split(separator: "\n").map(String.init)
+        // The ORIGIN column is as wide as "dropped in by USER".
+        let gap = String(repeating: " ", count: user.count + 4)
+        #expect(lines.first?.contains("ORIGIN\(gap)      VERSIONS  NAME") == true, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped-in\(gap)         1  notes.txt") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped in by \(user)         1  notes.txt (from \(user))") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("  dropped in by \(user)         2  theirs.txt") }, "\(lines)")
+        let versions = try v.run(["list", "--versions", "theirs.txt"]).stdoutText.split(separator: "\n")
+        #expect(versions.filter { $0.hasSuffix("dropped in by \(user)  theirs.txt") }.count == 2, "\(versions)")
+
+        // The owner's own reads as before, silently; the other user's says whose.
+        let own = try v.get("notes.txt")
+        #expect(own.stdoutText == "mine\n" && own.stderr == "")
+        let theirs = try v.get("notes.txt (from \(user))")
+        #expect(theirs.stdoutText == "dropped by another user\n")
+        #expect(theirs.stderr == "vault: warning: 'notes.txt (from \(user))' (version 1) was dropped in by \(user), another user of this machine\n")
+        let out = v.path + "/restored"
+        let restored = try v.run(["restore", "theirs.txt", "--to", out])
+        #expect(restored.status == 0 && restored.stderr.contains("'theirs.txt' (version 2) was dropped in by \(user)"), "\(restored.stderr)")
+
+        // JSON: uid and name, absent for the owner's own.
+        let uid = try #require(UInt32(try CLIHarness.run(["id", "-u", user], environment: v.environment(),
+                                                           executable: "/usr/bin/env").stdoutText.dropLast()))
+        let json = try JSONSerialization.jsonObject(with: Data(try v.run(["list", "--json"]).stdout)) as? [String: Any]
+        let items = (json?["items"] as? [[String: Any]]) ?? []
+        let by = Dictionary(uniqueKeysWithValues: items.map { ($0["name"] as? String ?? "", $0["dropped_by"] as? [String: Any]) })
+        #expect(by["notes.txt"]! == nil)
+        #expect(by["theirs.txt"]??["uid"] as? UInt32 == uid && by["theirs.txt"]??["name"] as? String == user)
+
+        // The reference reader reads the version 4 manifest the same way.
+        let reference = try CLIHarness.run(["python3", ReferenceReaderTests.reader, "list", v.dir, v.passwordFile],
+                                           environment: v.environment(ReferenceReaderTests.noBytecode), timeout: 60,
+                                           executable: "/usr/bin/env")
+        #expect(reference.status == 0, "\(reference.stderr)")
+        #expect(reference.stdoutText.contains("theirs.txt\t24\tfile\tdropped in by \(user)\n"), "\(reference.stdoutText)")
+        #expect(reference.stdoutText.contains("notes.txt\t5\tfile\tdropped-in\n"))
+    }
+
+    /// `share` checks every directory above the vault: one that keeps other
+    /// users out is named, with the fix; once they can reach it, the command
+    /// it prints is the one that works for them. As that other user, `info`
+    /// and `list` say what the vault is to them, and ask for no password.
+    @Test func shareSaysWhetherOthersCanReachTheVault() throws {
+        defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
+        guard ready else { return }
+        let home = v.path + "/home-owner"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        let dir = home + "/vault"
+        func owner(_ args: [String], at vault: String? = nil) throws -> CLIHarness.Result {
+            try CLIHarness.run(["--vault", vault ?? dir, "--password-file", v.passwordFile] + args,
+                               environment: v.environment(), cwd: v.path)
+        }
+        #expect(try owner(VaultFixture.cheapInit).status == 0)
+        let blocked = try owner(["share"])
+        #expect(blocked.status == 1)
+        #expect(blocked.stderr == "vault: '\(home)' is 0700: other users cannot reach the vault\n"
+                + "hint: run 'chmod o+x \(home)' or move the vault; its own modes are set for sharing\n")
+        #expect(try mode(dir) == 0o711 && mode(dir + "/inbox") == 0o1733)
+        // init --shared makes the vault, and warns the same way.
+        let second = try owner(VaultFixture.cheapInit + ["--shared"], at: home + "/second")
+        #expect(second.status == 0 && second.stderr.contains("vault: warning: '\(home)' is 0700: other users cannot reach the vault\n"),
+                "\(second.stderr)")
+
+        #expect(chmod(home, 0o711) == 0)
+        let shared = try owner(["share"])
+        #expect(shared.status == 0)
+        #expect(shared.stderr == "vault: shared: other users of this machine can add items, and nothing else\n"
+                + "hint: they run: vault --vault \(dir) add FILE\n")
+        // Exactly that command, as the other user.
+        let added = try asOtherShell("cd \(v.path) && HOME=\(v.path)/home-other ./vault-bin --vault \(dir) add note.txt")
+        #expect(added.status == 0, "\(added.stderr)")
+
+        func other(_ args: [String]) throws -> CLIHarness.Result {
+            try CLIHarness.run(["runuser", "-u", user, "--", "env", "HOME=\(v.path)/home-other", v.path + "/vault-bin",
+                                "--vault", dir] + args, environment: v.environment(), cwd: v.path, executable: "/usr/bin/env")
+        }
+        let refusal = "vault: this vault is shared with you for adding only\n"
+            + "hint: add files with 'vault --vault \(dir) add FILE'; only root can list, read or change it\n"
+        for args in [["list"], ["--password-file", "/dev/null", "list"], ["get", "note.txt"], ["info", "--json"]] {
+            let r = try other(args)
+            #expect(r.status == 1 && r.stderr == refusal && r.stdout.isEmpty, "\(args): \(r.stderr)")
+        }
+        let info = try other(["info"])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdoutText.contains("shared: this vault is shared with you for adding only\n"))
+        #expect(info.stdoutText.contains("public key fingerprint: "))
+        // The owner took nothing in meanwhile, and now does.
+        #expect(try owner(["list"]).stdoutText.contains("note.txt"))
+    }
+
     @Test func initSharedMakesASharedVault() throws {
         defer { _ = try? CLIHarness.run(["userdel", user], environment: v.environment(), executable: "/usr/bin/env") }
         guard ready else { return }

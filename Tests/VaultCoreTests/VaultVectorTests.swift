@@ -37,6 +37,17 @@ struct VaultVectorTests {
         return m
     }
 
+    /// The same two versions in format version 4, version 1 dropped in by
+    /// uid 1001 ("ncshare") through a shared inbox; generation 3.
+    static func droppedManifest() throws -> Manifest {
+        var m = try versionedManifest()
+        var entries = m.entries
+        entries[0].droppedBy = Dropper(uid: 1001, name: "ncshare")
+        m = try Manifest(entries: entries)
+        m.generation = 3
+        return m
+    }
+
     static let expected: [String: String] = [
         "kek": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
         "header mac key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
@@ -57,6 +68,12 @@ struct VaultVectorTests {
             "947612349cb25ff529f6a8e476e66e91ba9b48ae94f50d2f7b41c5ceb7b50cb3d88c5ca4ae1886162ef0e73385f12bc8" +
             "c191ec929b01d5a5875a3372a472cec8600b6fc2ec64c70dc77339d101f0a5744c45366d9f371a6641bd4df10b220d26" +
             "4e4e27542a9a575a50fe",
+        "manifest v4": "5641554c544d414e040000000000000000000003909192939495969798999a9bc38c27290a79623b9d72b51d80915c1f" +
+            "ebcc36fb21c597011939de67fdbe7c0d06eda4cfe22300560cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317" +
+            "ef63dbf614b16cd2f8bdde5f60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d" +
+            "6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6bc0e90043cfee9c176045e3e" +
+            "3669156860fd2d5b785a33732472cfc8600b6fabbe6e470dc77339b857fa25744544040b7358341239a053f7f1e38d13" +
+            "ded82616f4872562b4c6066e62032c1bbe56955d26578839",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
             "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
@@ -86,7 +103,9 @@ struct VaultVectorTests {
         got["manifest"] = Hex.encode(try manifest.sealed(key: manifestKey, vaultID: Self.vaultID, nonce: Self.manifestNonce,
                                                          formatVersion: 2))
         got["manifest v3"] = Hex.encode(try Self.versionedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
-                                                                           nonce: Self.manifestNonce))
+                                                                           nonce: Self.manifestNonce, formatVersion: 3))
+        got["manifest v4"] = Hex.encode(try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
+                                                                         nonce: Self.manifestNonce))
         // The envelope, with the ephemeral key fixed (only a test may do that).
         var payload = [UInt8]()
         try Self.entry().encode(into: &payload)
@@ -116,6 +135,11 @@ struct VaultVectorTests {
         let v3 = try Manifest.open(Hex.decode(got["manifest v3"]!)!, key: manifestKey, vaultID: Self.vaultID)
         #expect(v3.versions(named: "hello.txt").map(\.version) == [1, 2] && v3.generation == 2)
         #expect(v3.entry(named: "hello.txt")?.itemID == Self.seq(0xd0, 16))
+        #expect(v3.entries.allSatisfy { $0.droppedBy == nil })
+        let v4 = try Manifest.open(Hex.decode(got["manifest v4"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        #expect(v4.versions(named: "hello.txt").map(\.droppedBy) == [Dropper(uid: 1001, name: "ncshare"), nil] && v4.generation == 3)
+        // A dropper cannot be written in the older formats.
+        #expect(throws: VaultError.self) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
                 let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),
                                                            vaultID: Self.vaultID)
         #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)

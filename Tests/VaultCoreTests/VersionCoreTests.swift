@@ -93,7 +93,7 @@ struct VersionCoreTests {
         let extra = try Self.entry("many", version: UInt32(Manifest.maxVersions) + 1)
         for e in m.entries + [extra] { plain += withUnsafeBytes(of: e.version.bigEndian, Array.init); e.encode(into: &plain) }
         plain = withUnsafeBytes(of: UInt32(m.entries.count + 1).bigEndian, Array.init) + plain
-        #expect(throws: VaultError.corruptedOrTampered) { try plain.withUnsafeBytes { try Manifest.parse(plaintext: $0) } }
+        #expect(throws: VaultError.corruptedOrTampered) { try plain.withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: 3) } }
         // The highest number there is cannot be followed.
         var top = try Manifest()
         try top.add(Self.entry("top", version: .max))
@@ -108,8 +108,8 @@ struct VersionCoreTests {
             return Array(p.dropLast(truncate))
         }
         let a = try Self.entry("a"), b = try Self.entry("a"), c = try Self.entry("c")
-        func parses(_ p: [UInt8], records: Bool = true) -> Bool {
-            (try? p.withUnsafeBytes { try Manifest.parse(plaintext: $0, records: records) }) != nil
+        func parses(_ p: [UInt8], formatVersion: UInt8 = 3) -> Bool {
+            (try? p.withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: formatVersion) }) != nil
         }
         #expect(parses(plaintext([(1, a), (2, b), (1, c)])))
         #expect(!parses(plaintext([(0, a)])))                 // numbers start at 1
@@ -120,10 +120,33 @@ struct VersionCoreTests {
         // A version 2 plaintext (no numbers) may not name an item twice.
         var v2 = withUnsafeBytes(of: UInt32(2).bigEndian, Array.init)
         a.encode(into: &v2); b.encode(into: &v2)
-        #expect(!parses(v2, records: false))
+        #expect(!parses(v2, formatVersion: 2))
         // Out of order on disk, in order in memory.
-        let m = try plaintext([(5, a), (2, b)]).withUnsafeBytes { try Manifest.parse(plaintext: $0) }
+        let m = try plaintext([(5, a), (2, b)]).withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: 3) }
         #expect(m.versions(named: "a").map(\.version) == [2, 5] && m.entry(named: "a")?.itemID == a.itemID)
+    }
+
+    /// Version 4 records: the dropper's byte, uid and name have one shape each.
+    @Test func malformedDroppersAreRefused() throws {
+        let a = try Self.entry("a")
+        func record(_ dropper: [UInt8]) -> [UInt8] {
+            var p = withUnsafeBytes(of: UInt32(1).bigEndian, Array.init) + withUnsafeBytes(of: UInt32(1).bigEndian, Array.init)
+            p += dropper
+            a.encode(into: &p)
+            return p
+        }
+        func parsed(_ dropper: [UInt8]) -> Dropper?? {
+            (try? record(dropper).withUnsafeBytes { try Manifest.parse(plaintext: $0) }).map { $0.entries[0].droppedBy }
+        }
+        #expect(parsed([0]) == .some(nil))
+        #expect(parsed([1, 0, 0, 0x03, 0xe9, 7] + Array("ncshare".utf8)) == .some(Dropper(uid: 1001, name: "ncshare")))
+        #expect(parsed([1, 0, 0, 0x03, 0xe9, 0]) == .some(Dropper(uid: 1001, name: nil)))
+        #expect(parsed([2]) == nil)                                                  // no such kind
+        #expect(parsed([1, 0, 0, 0x03, 0xe9, 33] + Array(repeating: 0x61, count: 33)) == nil)   // name too long
+        #expect(parsed([1, 0, 0, 0x03, 0xe9, 2] + [0x1b, 0x5b]) == nil)              // not a login name
+        #expect(parsed([1, 0, 0, 0x03]) == nil)                                      // cut short
+        // A name that is not a plain login name is kept as the uid alone.
+        #expect(Dropper(uid: 5, name: "evil\u{1b}[2J").name == "" && Dropper(uid: 5, name: "a$").name == "a$")
     }
 
     @Test func version2ManifestsOpenAndBecomeVersion3() throws {
@@ -142,7 +165,7 @@ struct VersionCoreTests {
         try t.add("a.txt", [2])
         let w = try t.unlock()
         #expect(try w.absorbInbox().absorbed == ["a.txt"])
-        #expect(try VaultDirectory.readFile(w.paths.manifest, limit: 1 << 20)[8] == 3)
+        #expect(try VaultDirectory.readFile(w.paths.manifest, limit: 1 << 20)[8] == Manifest.version)
         #expect(w.manifest.versions(named: "a.txt").map(\.version) == [1, 2])
         #expect(try t.read(w, "a.txt") == [2])
         // Version 2 cannot say "version 2": the writer refuses.

@@ -202,7 +202,8 @@ class Entry:
         self.raw, self.item_id, self.file_key = raw, item_id, file_key
         self.kind, self.origin, self.mode = kind, origin, mode
         self.size, self.count, self.added, self.modified, self.name = size, count, added, modified, name
-        self.version = 1  # a version 3 manifest gives the number; versions 1 and 2 have one version per name
+        self.version = 1  # a version 3 or 4 manifest gives the number; versions 1 and 2 have one version per name
+        self.dropper = None  # a version 4 record's (uid, login name) of another user's drop-in
 
 
 def parse_entry(buf, off):
@@ -239,21 +240,45 @@ MAX_ENTRIES = 1000000
 MAX_VERSIONS = 10000
 
 
+DROPPER_NAME_MAX = 32
+DROPPER_NAME_BYTES = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def parse_dropper(buf, off):
+    """0x00 (the owner's own) or 0x01 || uid u32be || u8(k) || login name (k <= 32,
+    A-Z a-z 0-9 . _ - and a final $)."""
+    if len(buf) - off < 1:
+        raise corrupted()
+    if buf[off] == 0:
+        return None, off + 1
+    if buf[off] != 1 or len(buf) - off < 6:
+        raise corrupted()
+    (uid,) = struct.unpack(">I", buf[off + 1:off + 5])
+    k = buf[off + 5]
+    name = bytes(buf[off + 6:off + 6 + k])
+    if k > DROPPER_NAME_MAX or len(name) != k:
+        raise corrupted()
+    if any(c not in DROPPER_NAME_BYTES and not (c == ord("$") and i == k - 1) for i, c in enumerate(name)):
+        raise corrupted()
+    return (uid, name.decode("ascii")), off + 6 + k
+
+
 def open_manifest(v, data):
-    """Version 3: magic, 0x03, 3 zero bytes, generation u64be, nonce (12),
+    """Version 4: magic, 0x04, 3 zero bytes, generation u64be, nonce (12),
     sealed; the aad is vault id || bytes 0..<32; the plaintext is u32be(n)
-    then n records, each u32be(version) || entry. Version 2: the same prefix,
+    then n records, each u32be(version) || dropper || entry. Version 3: the
+    same, records without the dropper. Version 2: the same prefix,
     plaintext u32be(n) || entries. Version 1 (no generation): nonce at
     12..<24, aad vault id || bytes 0..<24."""
     if len(data) > MANIFEST_MAX or len(data) < 9 or data[:8] != MANIFEST_MAGIC:
         raise corrupted()
-    if data[8] in (0x02, 0x03):
+    if data[8] in (0x02, 0x03, 0x04):
         prefix = 32
     elif data[8] == 0x01:
         prefix = 24
     else:
         raise VaultError("unsupported version")
-    records = data[8] == 0x03
+    records, droppers = data[8] >= 0x03, data[8] == 0x04
     if len(data) < prefix + 16 + 4 or data[9:12] != b"\x00\x00\x00":
         raise corrupted()
     v.manifest_generation = struct.unpack(">Q", data[12:20])[0] if prefix == 32 else 0
@@ -274,8 +299,12 @@ def open_manifest(v, data):
             off += 4
             if version < 1:
                 raise corrupted()
+        dropper = None
+        if droppers:
+            dropper, off = parse_dropper(pt, off)
         e, off = parse_entry(pt, off)
         e.version = version
+        e.dropper = dropper
         entries.append(e)
     if off != len(pt):
         raise corrupted()
@@ -473,6 +502,8 @@ def all_items(v):
 def origin_text(e):
     if getattr(e, "waiting", False):
         return "dropped-in (waiting)"
+    if e.dropper is not None:
+        return "dropped in by " + (e.dropper[1] or "uid %d" % e.dropper[0])
     return "dropped-in" if e.origin == 1 else "written"
 
 
@@ -563,6 +594,17 @@ VEC_MANIFEST_V3 = _h("""
 947612349cb25ff529f6a8e476e66e91ba9b48ae94f50d2f7b41c5ceb7b50cb3d88c5ca4
 ae1886162ef0e73385f12bc8c191ec929b01d5a5875a3372a472cec8600b6fc2ec64c70d
 c77339d101f0a5744c45366d9f371a6641bd4df10b220d264e4e27542a9a575a50fe
+""")
+# Version 4: the same two versions, version 1 dropped in by uid 1001 "ncshare"; generation 3.
+VEC_MANIFEST_V4 = _h("""
+5641554c544d414e040000000000000000000003909192939495969798999a9bc38c2729
+0a79623b9d72b51d80915c1febcc36fb21c597011939de67fdbe7c0d06eda4cfe2230056
+0cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317ef63dbf614b16cd2f8bdde5f
+60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d
+6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6
+bc0e90043cfee9c176045e3e3669156860fd2d5b785a33732472cfc8600b6fabbe6e470d
+c77339b857fa25744544040b7358341239a053f7f1e38d13ded82616f4872562b4c6066e
+62032c1bbe56955d26578839
 """)
 VEC_V2_ITEM_ID = _seq(0xd0, 0xdf)
 VEC_V2_FILE_KEY = _seq(0xe0, 0xff)
@@ -677,6 +719,18 @@ def check_vector():
                        AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V3[0:32]))
             except VaultError as err:
                 diffs.append("manifest v3: %s" % err)
+            # 5. the version 4 manifest vector: the same, version 1 another user's drop-in
+            try:
+                v4 = open_manifest(v, VEC_MANIFEST_V4)
+                eq("v4 generation", v.manifest_generation, 3)
+                eq("v4 droppers", [e.dropper for e in v4], [(1001, "ncshare"), None])
+                eq("v4 entries = v3 entries", [e.raw for e in v4], [e.raw for e in v3])
+                pt = struct.pack(">I", 2) + struct.pack(">I", 1) + b"\x01" + struct.pack(">I", 1001) + b"\x07ncshare" \
+                    + v4[0].raw + struct.pack(">I", 2) + b"\x00" + v4[1].raw
+                eq("manifest v4 (re-sealed from inputs)", VEC_MANIFEST_V4[32:],
+                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V4[0:32]))
+            except VaultError as err:
+                diffs.append("manifest v4: %s" % err)
         # a wrong password must be told apart
         with open(pwfile, "w", encoding="utf-8") as f:
             f.write("wrong\n")

@@ -17,6 +17,9 @@ extension UnlockedVault {
         /// Backup snapshots left waiting (also in `rejected`), each with why:
         /// a pack they need is missing or damaged (BackupItems.swift).
         public var refusedSnapshots: [(name: String, reason: String)] = []
+        /// Another user's drop-ins under a name whose current version is
+        /// not theirs, kept under a name of their own instead (`laneName`).
+        public var keptApart: [(asked: String, kept: String, by: Dropper)] = []
         public init() {}
     }
 
@@ -58,10 +61,20 @@ extension UnlockedVault {
         // Backup snapshots last, so the packs they need (dropped before
         // them) are in the manifest when they are checked.
         waiting = dropInOrder(waiting.filter { $0.entry.kind != .snapshot }) + dropInOrder(waiting.filter { $0.entry.kind == .snapshot })
-        for (blob, entry) in waiting {
+        for (blob, dropped) in waiting {
+            var entry = dropped
+            entry.droppedBy = dropper(of: entry)
+            if let by = entry.droppedBy, !entry.kind.isBackupStorage {
+                guard let lane = laneName(for: entry.name, by: by) else {
+                    report.deferred += 1
+                    continue
+                }
+                if lane != entry.name { report.keptApart.append((entry.name, lane, by)) }
+                entry.name = lane
+            }
             // A full manifest, or a name with as many versions as it may
             // hold: the drop-in waits in the inbox.
-            guard manifest.hasRoom(nameBytes: entry.name.utf8.count), manifest.canAddVersion(of: entry.name) else {
+            guard manifest.hasRoom(for: entry), manifest.canAddVersion(of: entry.name) else {
                 report.deferred += 1
                 continue
             }
@@ -90,6 +103,43 @@ extension UnlockedVault {
         try Syscall.fsyncDirectory(paths.inbox)
         return report
     }
+
+    /// The user other than us whose files hold drop-in `entry` in the
+    /// inbox: the envelope's owner, else its content's (in the inbox until
+    /// adopted). Only a shared inbox lets anyone else create files there,
+    /// and the inode's owner is the kernel's word, not the dropper's.
+    func dropper(of entry: ManifestEntry) -> Dropper? {
+        let me = Syscall.userID
+        let owners = [paths.dropInEnvelope(entry.blobName), paths.dropInContent(entry.blobName)]
+            .compactMap { ((try? Syscall.status(of: $0)) ?? nil)?.owner }
+        guard let other = owners.first(where: { $0 != me }) else { return nil }
+        return Dropper(uid: other, name: Syscall.userName(of: other))
+    }
+
+    /// Where another user's drop-in under `name` goes: `name` itself when
+    /// it is new or its current version is that user's too (their own
+    /// series of versions); else "NAME (from USER)", then "NAME (from USER,
+    /// 2)" and so on, the first such name that is new or theirs. The
+    /// owner's data (or a third user's) never becomes an older version
+    /// because someone else dropped a file under its name: it stays the
+    /// current one, and the drop-in sits beside it, named for who sent it.
+    /// nil when no such name fits (the drop-in waits).
+    func laneName(for name: String, by dropper: Dropper) -> String? {
+        func theirs(_ n: String) -> Bool { manifest.entry(named: n).map { $0.droppedBy?.uid == dropper.uid } ?? true }
+        if theirs(name) { return name }
+        for i in 1...Self.maxLanes {
+            let suffix = " (from \(dropper.display)\(i == 1 ? "" : ", \(i)"))"
+            // Cut on a character boundary so the name stays within its limit.
+            var base = name
+            while base.utf8.count + suffix.utf8.count > ManifestEntry.maxNameLength { base.removeLast() }
+            let lane = base + suffix
+            if (try? ManifestEntry.checkName(lane)) != nil, theirs(lane) { return lane }
+        }
+        return nil
+    }
+
+    /// How many "(from USER, N)" names one name may spawn for one user.
+    static let maxLanes = 100
 
     /// Moves a drop-in's content into items/ once it opens under the entry's
     /// file key and agrees with the entry (ItemRules); false, touching

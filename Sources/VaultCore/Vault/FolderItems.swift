@@ -92,7 +92,11 @@ extension UnlockedVault {
     @discardableResult
     /// `partials` records the tree while it is built, so a kill leaves
     /// nothing the next vault command does not erase.
-    public func restoreFolder(_ entry: ManifestEntry, to destination: String, partials: PartialOutputs? = nil,
+    ///
+    /// With `subtree` (a directory inside the folder: `FolderFile.directory`),
+    /// only what lies under it, which gets that directory's mode and time.
+    public func restoreFolder(_ entry: ManifestEntry, subtree: FolderDirectory? = nil, to destination: String,
+                              partials: PartialOutputs? = nil,
                               partial: ((FilePath, StopRequest) -> Void)? = nil) throws -> ArchiveSummary {
         guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
         let stream = try contentStream(reader(for: entry))
@@ -101,18 +105,21 @@ extension UnlockedVault {
                 let stop = StopRequest()
                 var record: PartialOutputs.Record?
                 defer { record?.remove() }
-                return try FolderArchive.extract(from: stream, into: FilePath(destination), announce: { path in
+                let parts = subtree?.path.split(separator: "/").map { Array($0.utf8) } ?? []
+                return try FolderArchive.extract(from: stream, into: FilePath(destination), subtree: parts, announce: { path in
                     // Best effort: a state directory that cannot be written
                     // costs only the clean-up after a SIGKILL, not the restore.
                     record = try? partials?.record(path.description)
                     partial?(path, stop)
                 }, stop: stop) {
-                    try ItemRules.checkArchive(entry, $0)
+                    // A part of the folder has its own counts; the whole was read and authenticated all the same.
+                    if subtree == nil { try ItemRules.checkArchive(entry, $0) }
                 }
             }
             // The archive holds what is inside the folder; the folder's own
-            // mode and time are in the manifest entry.
-            try Syscall.setModeAndTime(destination, mode: entry.mode, modified: entry.modified)
+            // mode and time are in the manifest entry (a directory's, in its archive).
+            try Syscall.setModeAndTime(destination, mode: subtree.map { UInt16($0.permissions & 0o7777) } ?? entry.mode,
+                                       modified: subtree?.modified ?? entry.modified)
             return summary
         } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)

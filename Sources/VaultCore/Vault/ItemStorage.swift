@@ -41,6 +41,7 @@ extension UnlockedVault {
         entry.added = now
         entry.modified = now
         entry.origin = .unlocked
+        entry.droppedBy = nil   // the owner wrote this version, whoever dropped the one it was edited from
         do { entry = try manifest.addVersion(entry) } catch {
             try? Syscall.unlink(paths.item(entry.blobName))   // no manifest names it
             throw error

@@ -3,12 +3,14 @@ import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x03 || 3 zero bytes || generation u64be
+//   magic "VAULTMAN" (8) || version 0x04 || 3 zero bytes || generation u64be
 //   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
 //   plaintext = u32be record count || records
-//   record    = u32be version number || entry (ManifestEntry.swift)
+//   record    = u32be version number || dropper (Dropper.swift) || entry (ManifestEntry.swift)
 //
-// Version 3 keeps an item's history: several entries may share a name, each
+// Version 4 adds who dropped a version in, when another user of the
+// machine did (a shared inbox). Version 3 (read; written only for the
+// published vector) has records without the dropper. Version 3 keeps an item's history: several entries may share a name, each
 // with its own version number (1, 2, …; gaps where versions were forgotten);
 // the highest is the item's current content. Version 2 (read; written only
 // for the published vector) is the same prefix with plaintext = u32be count
@@ -22,7 +24,7 @@ import VaultCrypto
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
     static let prefixLength = 32
     static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
@@ -33,8 +35,11 @@ public struct Manifest: Sendable {
     /// At most this many versions of one name: `forget` trims history; an
     /// addition past it is refused (a drop-in waits in the inbox).
     public static let maxVersions = 10_000
-    /// The record's version-number prefix in a version 3 plaintext.
+    /// The record's version-number prefix in a version 3 or 4 plaintext.
     static let versionFieldLength = 4
+    /// A version 4 record's fixed part before its entry: the version
+    /// number and the dropper's first byte.
+    static let recordPrefixLength = versionFieldLength + 1
 
     public private(set) var entries: [ManifestEntry]
     /// Indexes into `entries`, so lookups and the uniqueness checks of a
@@ -44,7 +49,7 @@ public struct Manifest: Sendable {
     /// Per name, the indexes of its versions in ascending version order.
     private var byName: [ByteKey: [Int]] = [:]
     private var byID: [ByteKey: Int] = [:]
-    /// The version 3 plaintext's size: 4 + the sum of the records' lengths.
+    /// The version 4 plaintext's size: 4 + the sum of the records' lengths.
     public private(set) var plaintextSize = 4
     /// How many times this vault's manifest has been written (0 for a
     /// version 1 manifest, which did not count). `sealed` writes it as is;
@@ -54,9 +59,9 @@ public struct Manifest: Sendable {
     /// in tests (which fill it to the brim without 256 MiB of names).
     let capacity: Int
     var plaintextCapacity: Int { capacity - Self.prefixLength - AEADAlgorithm.tagLength }
-    /// Room beyond the capacity while a version 2 manifest is parsed: its
-    /// entries cost 4 bytes more each as version 3 records, so one filled
-    /// to the brim still opens (and then takes no growth until it shrinks).
+    /// Room beyond the capacity while a version 2 or 3 manifest is parsed:
+    /// its entries cost 5 or 1 bytes more each as version 4 records, so one
+    /// filled to the brim still opens (and then takes no growth until it shrinks).
     private var parseSlack = 0
 
     public init(entries: [ManifestEntry] = []) throws { try self.init(entries: entries, capacity: Self.maxFileSize) }
@@ -99,10 +104,21 @@ public struct Manifest: Sendable {
         }
     }
 
-    /// Whether `extra` more entries with names of `nameBytes` bytes in all still fit.
+    /// Whether `extra` more entries with names (and droppers' names) of
+    /// `nameBytes` bytes in all still fit.
     func hasRoom(entries extra: Int = 1, nameBytes: Int) -> Bool {
         entries.count + extra <= Self.maxEntries
-            && plaintextSize + extra * (Self.versionFieldLength + ManifestEntry.fixedLength) + nameBytes <= plaintextCapacity + parseSlack
+            && plaintextSize + extra * (Self.recordPrefixLength + ManifestEntry.fixedLength) + nameBytes <= plaintextCapacity + parseSlack
+    }
+
+    /// Whether the record of `e` still fits.
+    func hasRoom(for e: ManifestEntry) -> Bool {
+        hasRoom(nameBytes: Self.recordLength(e) - Self.recordPrefixLength - ManifestEntry.fixedLength)
+    }
+
+    /// The length of `e`'s version 4 record.
+    static func recordLength(_ e: ManifestEntry) -> Int {
+        versionFieldLength + Dropper.encodedLength(e.droppedBy) + e.encodedLength
     }
 
     /// Adds an entry as it is: its (name, version) and item id must be new,
@@ -119,7 +135,7 @@ public struct Manifest: Sendable {
         }
         guard (existing?.count ?? 0) < Self.maxVersions else { throw VaultError.tooManyVersions(name: e.name) }
         guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
-        guard hasRoom(nameBytes: name.bytes.count) else { throw VaultError.manifestFull }
+        guard hasRoom(for: e) else { throw VaultError.manifestFull }
         let i = entries.count
         if inOrder {
             byName[name, default: []].append(i)
@@ -129,7 +145,7 @@ public struct Manifest: Sendable {
         }
         byID[id] = i
         entries.append(e)
-        plaintextSize += Self.versionFieldLength + e.encodedLength
+        plaintextSize += Self.recordLength(e)
     }
 
     /// Adds `e` as the newest version of its name (version 1 of a new name).
@@ -169,7 +185,7 @@ public struct Manifest: Sendable {
     private mutating func removeIndexes(_ doomed: Set<Int>) -> [ManifestEntry] {
         let removed = doomed.sorted().map { entries[$0] }
         entries = entries.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
-        plaintextSize -= removed.reduce(0) { $0 + Self.versionFieldLength + $1.encodedLength }
+        plaintextSize -= removed.reduce(0) { $0 + Self.recordLength($1) }
         reindex()
         return removed
     }
@@ -209,8 +225,9 @@ public struct Manifest: Sendable {
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.itemID), $0) })
     }
 
-    /// The sealed file bytes, in format version 3; `formatVersion` 2 only
-    /// for the published vector (every name once, each version 1).
+    /// The sealed file bytes, in format version 4; `formatVersion` 3 or 2
+    /// only for the published vectors (no droppers; for 2, every name once,
+    /// each version 1).
     func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
                 formatVersion: UInt8 = Self.version) throws -> [UInt8] {
         var out = [UInt8]()
@@ -218,7 +235,7 @@ public struct Manifest: Sendable {
         return out
     }
 
-    /// The size `sealed` returns (format version 3).
+    /// The size `sealed` returns (format version 4).
     var sealedSize: Int { Self.prefixLength + plaintextSize + AEADAlgorithm.tagLength }
 
     /// `sealed`, appended to `out` and sealed in place there: no second
@@ -228,15 +245,18 @@ public struct Manifest: Sendable {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
-        let records = formatVersion == Self.version
-        guard records || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 })) else {
+        let droppers = formatVersion == Self.version, records = formatVersion >= 3
+        guard droppers || (formatVersion == 3 && entries.allSatisfy({ $0.droppedBy == nil }))
+                || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 && $0.droppedBy == nil })) else {
             throw VaultError.invalidArgument("manifest format version \(formatVersion)")
         }
         var plain = [UInt8]()
+        // Smaller for the older formats' vectors: their records are shorter.
         plain.reserveCapacity(plaintextSize)
         plain += ByteWriter.bigEndian(UInt32(entries.count))
         for e in entries {
             if records { plain += ByteWriter.bigEndian(e.version) }
+            if droppers { Dropper.encode(e.droppedBy, into: &plain) }
             e.encode(into: &plain)
         }
         defer { SecureZero.zero(&plain) }
@@ -278,28 +298,31 @@ public struct Manifest: Sendable {
             plain = try AEAD(.aes256GCM, key: key).openSecret(nonce: nonce, aad: vaultID + Array(file[..<r.offset]),
                                                              sealed: r.rest())
         } catch CryptoError.authenticationFailed { throw VaultError.corruptedOrTampered }
-        let records = formatVersion == version
-        var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity, records: records) }
+        var manifest = try plain.withUnsafeBytes { try parse(plaintext: $0, capacity: capacity, formatVersion: formatVersion) }
         manifest.generation = generation
         return manifest
     }
 
     /// Parses a decrypted manifest: exact shape, unique (name, version)
-    /// pairs and ids, at most `maxVersions` per name. `records`: version 3
-    /// (a version number before each entry); else every entry is version 1.
+    /// pairs and ids, at most `maxVersions` per name. Version 4: a version
+    /// number and a dropper before each entry; 3: a version number only;
+    /// 1 and 2: every entry is version 1.
     static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
-                      records: Bool = true) throws -> Manifest {
+                      formatVersion: UInt8 = version) throws -> Manifest {
+        let records = formatVersion >= 3, droppers = formatVersion >= 4
         var r = RawByteReader(b)
         let count: Int
         do { count = try r.length(UInt32.self, max: maxEntries) } catch { throw VaultError.corruptedOrTampered }
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
-        m.parseSlack = records ? 0 : versionFieldLength * count
+        m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count
         for _ in 0..<count {
             do {
                 let version = records ? try r.u32() : 1
+                let dropper = droppers ? try Dropper.decode(&r) : nil
                 var e = try ManifestEntry.decode(&r)
                 e.version = version
+                e.droppedBy = dropper
                 try m.add(e)
             } catch { throw VaultError.corruptedOrTampered }
         }

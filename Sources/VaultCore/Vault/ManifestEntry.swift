@@ -48,6 +48,11 @@ public struct ManifestEntry: Sendable {
     /// encoding: a version 3 manifest stores it before each entry, and a
     /// drop-in's number is given when it is absorbed.
     public var version: UInt32 = 1
+    /// The other user of this machine whose drop-in this version was (a
+    /// shared inbox); nil for the owner's own. Not part of the entry
+    /// encoding either: a version 4 manifest stores it in the record, from
+    /// what absorb saw, never from the envelope.
+    public var droppedBy: Dropper?
 
     public init(itemID: [UInt8], fileKey: FileKey, kind: ItemKind, origin: ItemOrigin, mode: UInt16,
                 size: UInt64, fileCount: UInt64, added: Int64, modified: Int64, name: String) throws {

@@ -26,6 +26,41 @@ extension Vault {
         ((try? Syscall.status(of: paths.inbox)) ?? nil).map { $0.permissions & 0o002 != 0 } ?? false
     }
 
+    /// The first directory above the vault that other users cannot pass
+    /// (no o+x), with its mode: sharing sets the vault's own modes, but a
+    /// home directory at 0700 (Debian's default) still keeps them out.
+    /// Walked on the resolved path, from "/" down. nil: they can reach it.
+    public func unreachableParent() throws -> (path: String, permissions: UInt16)? {
+        let resolved = try Syscall.realPath(paths.root).description
+        var path = ""
+        for part in resolved.split(separator: "/").dropLast() {
+            path += "/" + part
+            guard let st = try Syscall.status(of: path, followLinks: true) else { continue }
+            if st.permissions & 0o001 == 0 { return (path, st.permissions & 0o7777) }
+        }
+        if let root = try Syscall.status(of: "/", followLinks: true), root.permissions & 0o001 == 0 {
+            return ("/", root.permissions & 0o7777)
+        }
+        return nil
+    }
+
+    /// The vault's directory, resolved (what other users pass to `--vault`).
+    public var resolvedRoot: String { (try? Syscall.realPath(paths.root))?.description ?? paths.root }
+
+    /// Whether this vault belongs to another user who shares it with us:
+    /// we may drop items in and nothing else (the manifest is theirs alone).
+    /// Known before any password is asked, so we say so instead of asking.
+    public var isSharedWithUs: Bool {
+        guard let root = (try? Syscall.status(of: paths.root)) ?? nil, root.owner != Syscall.userID else { return false }
+        return (try? FileHandleFD(readingFrom: paths.manifest)) == nil
+    }
+
+    /// The login name of the vault's owner, else "uid N".
+    public var ownerName: String {
+        guard let root = (try? Syscall.status(of: paths.root)) ?? nil else { return "its owner" }
+        return Syscall.userName(of: root.owner) ?? "uid \(root.owner)"
+    }
+
     /// Sets the modes above, or back to private. drop.lock is made first if
     /// missing (another user cannot create it). The inbox is opened last on
     /// sharing and closed first on unsharing, so no one ever finds it open

@@ -1,3 +1,4 @@
+import System
 import VaultCore
 
 /// `vault get`: one item to a new file or to stdout.
@@ -8,11 +9,18 @@ struct GetCommand: Command {
     static let options = [outputOption.spec] + VersionChoice.specs
     static let help = """
         Usage: vault get NAME [-o FILE] [--version N | --at DATE]
+               vault get FOLDER/PATH [-o FILE] [--version N | --at DATE]
 
         Decrypts the item NAME to FILE, or to standard output: its current
         version, or an older one. Needs the password. FILE must not exist
         yet: vault never overwrites a file. An item that is not text is not
-        written to a terminal unless asked.
+        written to a terminal unless asked. A folder item is written as
+        one pax (tar) archive of its files.
+
+        FOLDER/PATH is one file inside the folder item FOLDER (its version
+        chosen as above): found through the folder's index (one pass
+        through its archive, writing nothing), then only its own bytes are
+        written. An exact item name always wins; item names never hold '/'.
 
         Options:
           -o, --output FILE   write to FILE; '-' is standard output (the default;
@@ -27,6 +35,8 @@ struct GetCommand: Command {
           vault get notes.txt | less
           vault get notes.txt --version 2 -o notes-v2.txt
           vault get notes.txt --at 2026-11-01
+          vault get Documents -o documents.tar
+          vault get Documents/notes/big-log.txt -o big-log.txt
         """
 
     let itemName: String
@@ -49,7 +59,11 @@ struct GetCommand: Command {
         if let outputFile { try PlaintextFiles.checkTarget(outputFile) }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
+        if let (item, path) = FolderFileArgument.split(itemName, in: vault) {
+            return try getFile(FolderFileArgument.file(item, path, choice, in: vault, terminal: context.terminal), from: vault, context)
+        }
         let entry = try choice.entry(itemName, in: vault)
+        if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
         let progress = ProgressLine.start(context.terminal, "decrypting \(entry.name)", total: entry.size,
                                           sharing: outputFile == nil ? [1] : [])
         defer { progress?.finish() }
@@ -65,6 +79,27 @@ struct GetCommand: Command {
             try (out as? TextOnlySink)?.flush()
         }
         return .ok
-        }
+    }
 
+    /// One file out of a folder item, to FILE or standard output as above.
+    private func getFile(_ file: FolderFile, from vault: UnlockedVault, _ context: Context) throws -> ExitCode {
+        let name = file.folder.name + "/" + file.path
+        let progress = ProgressLine.start(context.terminal, "decrypting \(name)", total: file.size,
+                                          sharing: outputFile == nil ? [1] : [])
+        defer { progress?.finish() }
+        if let target = outputFile {
+            var token: Interrupts.Token?
+            defer { token.map(Interrupts.unregister) }
+            try vault.exportFile(file, to: target, partials: context.partialOutputs, progress: progress?.update, partial: { temp in
+                token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
+            })
+        } else {
+            let stdout = StandardOutputSink(context.terminal)
+            let out: ByteSink = context.terminal.stdoutIsTerminal && !forceStandardOutput
+                ? TextOnlySink(stdout, name: name) : stdout
+            try vault.read(file, to: progress.map { ProgressSink(out, report: $0.update) } ?? out)
+            try (out as? TextOnlySink)?.flush()
+        }
+        return .ok
+    }
 }

@@ -35,6 +35,20 @@ struct InfoCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
+        // Another user's shared vault: its inbox and items are not ours to
+        // count, but what the header says is public.
+        if vault.isSharedWithUs {
+            if json { throw Context.sharedForAddingOnly(vault) }
+            let h = vault.header
+            for line in ["path: \(vault.paths.root)", "format version: \(h.version)", "vault id: \(Hex.encode(h.vaultID))",
+                         "drop-in key: \(h.publicKey.kemName)", "shared: this vault is shared with you for adding only",
+                         "public key fingerprint: \(h.fingerprint)"] {
+                try context.terminal.printLine(Terminal.printable(line))
+            }
+            context.terminal.note("only \(vault.ownerName) can list, read or change it",
+                                  hint: "add files with '\(ShareCommand.addCommand(vault))'")
+            return .ok
+        }
         let waiting = try vault.waitingDropIns()
         let leftovers = try vault.leftoverSize()
         let blobs = try vault.storedBlobs()

@@ -82,7 +82,10 @@ struct InitCommand: Command {
                               hint: "'vault kit export' makes a recovery kit to print and keep apart from this machine")
         if shared {
             try vault.setShared(true)
-            context.terminal.note("shared: other users of this machine can add items, and nothing else")
+            // The vault is made either way; a parent that keeps others out is a warning here.
+            do { try ShareCommand.announce(vault, context) } catch let error as CLIError {
+                context.terminal.warning(error.message, hints: error.hints)
+            }
         }
         if KDFCalibration.isWeak(kdf) {
             context.terminal.warning("these Argon2id settings are weak: for tests and demos only")

@@ -22,7 +22,8 @@ struct ListCommand: Command {
         authenticated), when its current version was added, kind, origin,
         how many versions it has, and its name; then the totals. Origin is 'dropped-in' for items
         added with 'vault add' (no password) and 'unlocked' for items written
-        with the vault unlocked ('vault open'). Needs the password. Items
+        with the vault unlocked ('vault open'); 'dropped in by USER' when
+        another user of this machine added it to a shared vault. Needs the password. Items
         waiting from 'vault add' are taken into the vault first. With
         PATTERN (an exact name or a shell-style pattern such as '*.pdf'),
         only the matching items.
@@ -89,11 +90,12 @@ struct ListCommand: Command {
         }
         var bytes: UInt64 = 0, files: UInt64 = 0, stored: UInt64 = 0
         try context.terminal.printBuffered { emit in
-            try emit((versionsOf == nil ? Format.listHeader : Format.versionHeader) + "\n")
+            let width = Format.originWidth(rows.map(\.entry))
+            try emit((versionsOf == nil ? Format.listHeader(originWidth: width) : Format.versionHeader(originWidth: width)) + "\n")
             for row in rows {
                 let blob = vault.vault.storedLength(of: row.entry)
-                try emit((versionsOf == nil ? Format.listLine(row.entry, stored: blob, versions: row.versions)
-                                            : Format.versionLine(row.entry, stored: blob)) + "\n")
+                try emit((versionsOf == nil ? Format.listLine(row.entry, stored: blob, versions: row.versions, originWidth: width)
+                                            : Format.versionLine(row.entry, stored: blob, originWidth: width)) + "\n")
                 (bytes, files, stored) = (bytes &+ row.entry.size, files &+ row.entry.fileCount, stored &+ (blob ?? 0))
             }
             let what = versionsOf == nil ? Format.count(rows.count, "item") : Format.count(rows.count, "version")

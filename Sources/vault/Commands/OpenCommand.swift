@@ -59,6 +59,7 @@ struct OpenCommand: Command {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: true)
         let entry = try vault.entry(named: itemName)
+        if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
         let folder = entry.kind == .folder
         // A folder opens in a shell started inside it; a file in the editor,
         // chosen as git does.

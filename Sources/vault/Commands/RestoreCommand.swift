@@ -16,7 +16,12 @@ struct RestoreCommand: Command {
         the shell leaves it alone). Needs the password. Existing files are
         never overwritten: such an item is skipped, the others are restored,
         and the exit code is 3. A restored file gets the item's permissions
-        and modification time back.
+        and modification time back; a folder item is restored as a directory.
+
+        FOLDER/PATH restores one file or directory from inside the folder
+        item FOLDER to DIR/its own name (found as 'vault get FOLDER/PATH'
+        finds a file). An exact item name always wins; item names never
+        hold '/'.
 
         Options:
           --to DIR      where to write the items (default: the current directory)
@@ -29,6 +34,7 @@ struct RestoreCommand: Command {
           vault restore '*.pdf' --to ~/restored
           vault restore photos.tar --to /mnt/backup
           vault restore notes.txt todo.txt --at '2026-11-01 09:00' --to /tmp/old
+          vault restore Documents/notes/big-log.txt --to /tmp
         """
 
     let itemNames: [String]
@@ -50,7 +56,11 @@ struct RestoreCommand: Command {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
         // Patterns choose items; --version/--at choose which version of each.
-        let entries = try vault.entries(selectedBy: itemNames).map { try choice.entry($0.name, in: vault) }
+        // A path inside a folder item ("Documents/notes/a.txt") is one file of it.
+        let inFolders = itemNames.compactMap { FolderFileArgument.split($0, in: vault) }
+        let words = itemNames.filter { FolderFileArgument.split($0, in: vault) == nil }
+        let files = try inFolders.map { try FolderFileArgument.target($0.item, $0.path, choice, in: vault, terminal: context.terminal) }
+        let entries = try (words.isEmpty ? [] : vault.entries(selectedBy: words)).map { try choice.entry($0.name, in: vault) }
         if status == nil {
             try Syscall.mkdir(directory, mode: 0o700)
             context.terminal.note("created '\(directory)'")
@@ -61,8 +71,49 @@ struct RestoreCommand: Command {
         var skipped: [String] = []
         var failure: CLIError?
         var hints: [String] = []
+        func failed(_ name: String, _ error: Error) {
+            skipped.append(name)
+            let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+            if report.code == .exists {
+                context.terminal.report(CLIError(message: report.message, code: report.code))
+                for h in report.hints where !hints.contains(h) { hints.append(h) }
+            } else {
+                failure = failure ?? report
+                context.terminal.report(report)
+            }
+        }
+        for inFolder in files {
+            let (folder, path): (ManifestEntry, String)
+            switch inFolder {
+            case .file(let f): (folder, path) = (f.folder, f.path)
+            case .directory(let d): (folder, path) = (d.folder, d.path)
+            }
+            let name = folder.name + "/" + path
+            let target = directory + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
+            do {
+                var token: Interrupts.Token?
+                defer { token.map(Interrupts.unregister) }
+                switch inFolder {
+                case .file(let file):
+                    try vault.exportFile(file, to: target, partials: context.partialOutputs, partial: { temp in
+                        token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
+                    })
+                case .directory(let subtree):
+                    try vault.restoreFolder(folder, subtree: subtree, to: target, partials: context.partialOutputs) { partial, stop in
+                        token = Interrupts.register {
+                            stop.stopAndWait(seconds: 5)
+                            UserFiles.erase(partial)
+                        }
+                    }
+                }
+                context.terminal.note("restored '\(name)' to '\(target)'")
+            } catch {
+                failed(name, error)
+            }
+        }
         for entry in entries {
             let target = directory + "/" + entry.name
+            if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
             do {
                 if entry.kind == .folder {
                     // Ctrl-C mid-extraction must not leave plaintext behind.
@@ -81,21 +132,14 @@ struct RestoreCommand: Command {
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
-                skipped.append(entry.name)
-                let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
-                if report.code == .exists {
-                    context.terminal.report(CLIError(message: report.message, code: report.code))
-                    for h in report.hints where !hints.contains(h) { hints.append(h) }
-                } else {
-                    failure = failure ?? report
-                    context.terminal.report(report)
-                }
+                failed(entry.name, error)
             }
         }
         guard !skipped.isEmpty else { return .ok }
-        let restored = entries.count - skipped.count
+        let total = files.count + entries.count
+        let restored = total - skipped.count
         // One item that failed for a reason of its own has said all there is.
-        if entries.count == 1, let failure { throw ReportedError(failure.code) }
+        if total == 1, let failure { throw ReportedError(failure.code) }
         context.terminal.warning("restored \(Format.count(restored, "item")); skipped \(Format.count(skipped.count, "item")): "
                                  + skipped.map { "'\($0)'" }.joined(separator: ", "), hints: hints)
         // Nothing restored and a real failure: that failure's code; else

@@ -22,6 +22,13 @@ struct ShareCommand: Command {
         inbox/ 1733 (sticky, like /tmp). --off puts back 0700 and 0600; drop-ins
         already waiting are still taken in.
 
+        Then it checks that others can reach the vault: every directory
+        above it needs o+x (a home directory at 0700 keeps them out). It
+        names the one that blocks them (exit 1; the vault's own modes are
+        set), or prints the command they run: vault --vault PATH add FILE.
+        As another user, 'info' and 'list' say the vault is shared with
+        them for adding only.
+
         Options:
           --off   stop sharing: only you can add again
 
@@ -41,8 +48,28 @@ struct ShareCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
         try vault.setShared(!off)
-        context.terminal.note(off ? "not shared: only you can add items"
-                                  : "shared: other users of this machine can add items, and nothing else")
+        if off {
+            context.terminal.note("not shared: only you can add items")
+            return .ok
+        }
+        try Self.announce(vault, context)
         return .ok
     }
+
+    /// After sharing: that others can now add, and the command they run;
+    /// or which directory above the vault still keeps them out (the vault's
+    /// own modes are set either way), as an error.
+    static func announce(_ vault: Vault, _ context: Context) throws {
+        if let (path, mode) = try vault.unreachableParent() {
+            let octal = "0" + String(mode, radix: 8)
+            let group = mode & 0o010 != 0 ? " (only members of its group can)" : ""
+            throw CLIError(message: "'\(path)' is \(octal): other users cannot reach the vault\(group)",
+                           hints: ["run 'chmod o+x \(Format.shellWord(path))' or move the vault; its own modes are set for sharing"])
+        }
+        context.terminal.note("shared: other users of this machine can add items, and nothing else",
+                              hint: "they run: \(addCommand(vault))")
+    }
+
+    /// What another user runs to drop a file into `vault`.
+    static func addCommand(_ vault: Vault) -> String { "vault --vault \(Format.shellWord(vault.resolvedRoot)) add FILE" }
 }
