@@ -32,15 +32,13 @@ struct KitCommand: Command {
         --passphrase-file, or made up with --generate (130 random bits, printed
         once on standard output: write it down).
 
+        recover asks for the kit passphrase and a new vault password (twice,
+        or --new-password-file), and makes the vault open with that password.
         KITFILE '-' reads the kit from standard input; on a terminal, type its
         numbered lines (the BEGIN and END lines are optional), then an empty
         line. A mistyped line is named with the group to check, and that
         line alone is asked again. A passphrase made by --generate may be
         typed in any case, with or without its dashes.
-        recover asks for the kit passphrase and a new vault password (twice,
-        or --new-password-file), and makes the vault open with that password.
-        KITFILE '-' reads a kit typed back in by hand; a mistyped line is
-        reported by its number.
 
         Options:
           -o, --output FILE          export: where to write the kit
