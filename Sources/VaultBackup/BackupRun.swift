@@ -22,6 +22,8 @@ public struct BackupSummary: Sendable {
     public var filesRead: UInt64 = 0, bytesRead: UInt64 = 0, filesUnchanged: UInt64 = 0
     public var piecesNew = 0, piecesReused = 0
     public var bytesNew: UInt64 = 0
+    /// What the new pieces take in packs (compressed where that paid).
+    public var bytesNewCompressed: UInt64 = 0
     /// Sealed bytes written into the inbox (packs and the snapshot).
     public var bytesStored: UInt64 = 0
     public var packs = 0
@@ -57,7 +59,7 @@ public final class BackupRun {
     public init(vault: Vault, cache: BackupCache?, options: BackupOptions, progress: ((BackupSummary) -> Void)? = nil) throws {
         (self.vault, self.cache, self.options, self.progress) = (vault, cache, options, progress)
         key = try cache?.key ?? PieceKey.random()
-        packs = PackWriter(vault: vault, cache: cache, dryRun: options.dryRun)
+        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun)
         buffer = try PageBuffer(count: 2 * Chunker.maxSize)
     }
 
@@ -84,6 +86,7 @@ public final class BackupRun {
         let ended = Date()
         summary.piecesNew = packs.piecesNew
         summary.bytesNew = packs.bytesNew
+        summary.bytesNewCompressed = packs.storedNew
         summary.packs = packs.packsLanded
         guard !options.dryRun else { return summary }
         let snapshot = Snapshot(packs: usedPacks.sorted { $0.lexicographicallyPrecedes($1) }, key: key, host: options.host,

@@ -77,6 +77,27 @@ struct BackupTests {
         #expect(snaps.count == 2 && snaps.allSatisfy { $0["files"] as? Int == 20 }, "\(listed.stdoutText)")
     }
 
+    /// Pieces that compress are stored as zstd frames (trees too), random
+    /// ones raw; both restore to their bytes, and the reference reader
+    /// reads them (ReferenceSnapshotTests) from FORMAT.md alone.
+    @Test func textIsStoredCompressedAndRandomRaw() throws {
+        let f = try BackupFixture()
+        let text = Array(String((0..<60_000).map { "line \($0) of a log that repeats itself\n" }.joined()).utf8)
+        let random = BackupFixture.random(2_000_000, seed: 31)
+        try f.write("log.txt", text)
+        try f.write("noise.bin", random)
+        let s = try f.backup()
+        let new = try #require(s["bytes_new"] as? Int), compressed = try #require(s["bytes_new_compressed"] as? Int)
+        #expect(new > text.count + random.count - 1 && compressed < random.count + text.count / 4, "\(s)")
+        #expect(compressed > random.count, "random pieces stay raw: \(s)")
+        #expect((s["bytes_stored"] as? Int ?? .max) < compressed + 200_000, "\(s)")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/log.txt") == Data(text))
+        #expect(FileManager.default.contents(atPath: out + "/src/noise.bin") == Data(random))
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
+
     @Test func duplicateAndAppendedContentCostOnlyWhatIsNew() throws {
         let f = try BackupFixture()
         let content = BackupFixture.random(8 << 20, seed: 7)

@@ -159,7 +159,8 @@ struct BackupCommand: Command {
         } else {
             let c = summary.counts
             let what = "\(Format.count(c.files, "file")), \(Format.count(c.directories, "folder")), \(Format.size(c.bytes))"
-            let stored = "\(Format.count(summary.piecesNew, "new piece")) (\(Format.size(summary.bytesNew))), \(summary.filesUnchanged) unchanged"
+            let stored = "\(Format.count(summary.piecesNew, "new piece")) (\(Format.size(summary.bytesNew)), "
+                + "\(Format.size(summary.bytesNewCompressed)) compressed), \(summary.filesUnchanged) unchanged"
             if let id = summary.snapshot {
                 context.terminal.note("snapshot \(id.prefix(8)) of \(what): \(stored), \(Format.size(summary.bytesStored)) added to the inbox")
             } else {
