@@ -43,17 +43,23 @@ public final class BackupCache {
 
     /// Opens (or makes) the cache of `vaultID` under `base`; `vault`'s
     /// directory says which packs are still there.
-    public init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
-        directory = base + "/" + Hex.encode(vaultID)
-        try Vault.ensureDirectory(directory)
-        try Syscall.chmod(FilePath(directory), 0o700)
-        key = try Self.loadKey(directory + "/key")
-        let good = loadPieces(present: { pack in
+    public convenience init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
+        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { pack in
             let hex = Hex.encode(pack)
             return Syscall.exists(vault.item(hex))
                 || (Syscall.exists(vault.dropInContent(hex)) && Syscall.exists(vault.dropInEnvelope(hex)))
         })
-        if !good { try rewritePieces() }
+    }
+
+    /// Opens (or makes) the cache in `directory`; `present` says which
+    /// packs are still there (the local vault's, or a remote's listing for
+    /// `backup --to`).
+    public init(directory: String, present: ([UInt8]) -> Bool) throws {
+        self.directory = directory
+        try Vault.ensureDirectory(directory)
+        try Syscall.chmod(FilePath(directory), 0o700)
+        key = try Self.loadKey(directory + "/key")
+        if !loadPieces(present: present) { try rewritePieces() }
     }
 
     /// The cache's key, made on first use. Never replaced once there: two

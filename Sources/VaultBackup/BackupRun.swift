@@ -55,11 +55,16 @@ public final class BackupRun {
     private var links: [[UInt64]: (group: UInt32, pieces: [PieceRef])] = [:]
     private let buffer: PageBuffer
     private let progress: ((BackupSummary) -> Void)?
+    private let landed: ((String) throws -> Void)?
 
-    public init(vault: Vault, cache: BackupCache?, options: BackupOptions, progress: ((BackupSummary) -> Void)? = nil) throws {
-        (self.vault, self.cache, self.options, self.progress) = (vault, cache, options, progress)
+    /// `landed`: called with each drop-in's blob name once it is whole in
+    /// `vault`'s inbox, packs as they fill and the snapshot last (for
+    /// `backup --to`, which sends each on and removes it).
+    public init(vault: Vault, cache: BackupCache?, options: BackupOptions, landed: ((String) throws -> Void)? = nil,
+                progress: ((BackupSummary) -> Void)? = nil) throws {
+        (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
-        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun)
+        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         buffer = try PageBuffer(count: 2 * Chunker.maxSize)
     }
 
@@ -98,6 +103,7 @@ public final class BackupRun {
                                       expectedLength: UInt64(content.count))
         try content.withUnsafeBytes { try drop.write($0) }
         try drop.land(modified: Int64(ended.timeIntervalSince1970))
+        try landed?(Hex.encode(drop.itemID))
         summary.snapshot = Hex.encode(drop.itemID)
         summary.bytesStored = packs.sealedBytes + drop.sealedLength
         try list?.commit()

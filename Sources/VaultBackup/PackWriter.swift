@@ -32,8 +32,12 @@ final class PackWriter {
     /// What the new pieces take in packs (after compression).
     private(set) var storedNew: UInt64 = 0
 
-    init(vault: Vault, cache: BackupCache?, dryRun: Bool) throws {
-        (self.vault, self.cache, self.dryRun) = (vault, cache, dryRun)
+    /// Called with a pack's blob name once it has landed, before the cache
+    /// learns it (`backup --to` sends it on from there).
+    private let landed: ((String) throws -> Void)?
+
+    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?) throws {
+        (self.vault, self.cache, self.dryRun, self.landed) = (vault, cache, dryRun, landed)
         encoder = try ZstdPieceEncoder()
     }
 
@@ -70,6 +74,7 @@ final class PackWriter {
         guard let pack = current else { return }
         current = nil
         try pack.land(modified: Syscall.now())
+        try landed?(Hex.encode(pack.itemID))
         packsLanded += 1
         sealedBytes += pack.sealedLength
         if let cache {

@@ -197,6 +197,54 @@ struct BackupTests {
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(4 << 20, seed: 11)))
     }
 
+    /// `backup --to`: from a machine with no vault and no password, each
+    /// pack and then the snapshot go straight into a remote copy's inbox;
+    /// the next backup there reuses what the remote lists, and the owner's
+    /// pull takes both snapshots in, which restore.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func backupToARemoteIsAbsorbedAfterPullAndRestores() throws {
+        let f = try BackupFixture()
+        let remote = f.v.path + "/remote"
+        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
+        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try f.v.run(["push"]).status == 0)
+        let fingerprint = try f.v.info()["public_key_fingerprint"] as? String ?? ""
+
+        let sender = try Sandbox()
+        let source = sender.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        try Data(BackupFixture.random(3 << 20, seed: 51)).write(to: URL(fileURLWithPath: source + "/big"))
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
+        func send(_ extra: [String] = []) throws -> [String: Any] {
+            let r = try CLIHarness.run(["backup", source, "--to", remote, "--json"] + extra, environment: sender.environment(),
+                                       cwd: sender.path, timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (try? JSONObject.parse(r.stdout)) ?? [:]
+        }
+        let wrong = try CLIHarness.run(["backup", source, "--to", remote, "--fingerprint", String(repeating: "0", count: 32)],
+                                       environment: sender.environment(), cwd: sender.path, timeout: 60)
+        #expect(wrong.status == 14, "\(wrong.stderr)")
+        let first = try send(["--fingerprint", fingerprint])
+        #expect((first["pieces_new"] as? Int ?? 0) >= 3, "\(first)")
+        let inbox = try FileManager.default.contentsOfDirectory(atPath: remote + "/inbox")
+        #expect(inbox.filter { $0.hasSuffix(".env") }.count == 2, "a pack and a snapshot: \(inbox)")
+        #expect(!FileManager.default.fileExists(atPath: sender.path + "/.local/share/vault"), "no vault was made on the sender")
+        let scratch = (try? FileManager.default.subpathsOfDirectory(atPath: sender.path + "/.local/state")) ?? []
+        #expect(!scratch.contains { $0.hasSuffix(".item") }, "nothing left in the scratch vault: \(scratch)")
+
+        try Data("notes, edited\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
+        let second = try send()
+        #expect(second["files_unchanged"] as? Int == 1 && (second["bytes_stored"] as? Int ?? .max) < 64 << 10, "\(second)")
+
+        #expect(try f.v.run(["pull"]).status == 0)
+        let listed = try f.snapshots(["list", "--json"])
+        #expect(BackupFixture.snapshotCount(listed) == 2, "\(listed.stdoutText)\(listed.stderr)")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(3 << 20, seed: 51)))
+        #expect(FileManager.default.contents(atPath: out + "/src/notes") == Data("notes, edited\n".utf8))
+    }
+
     @Test func restoreIncludesAndExcludes() throws {
         let f = try BackupFixture()
         try f.mkdir("docs/deep")
