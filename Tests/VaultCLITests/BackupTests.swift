@@ -245,6 +245,21 @@ struct BackupTests {
         #expect(FileManager.default.contents(atPath: out + "/src/notes") == Data("notes, edited\n".utf8))
     }
 
+    /// check counts a backup's snapshots and packs apart from items: one
+    /// added file and one snapshot are "1 item", "1 snapshot", "1 pack".
+    @Test func checkCountsSnapshotsAndPacksApartFromItems() throws {
+        let f = try BackupFixture()
+        try f.write("a", Array("a file in a backup\n".utf8))
+        _ = try f.backup()
+        #expect(try f.v.add(["add", try f.v.write("added.txt", Array("an item\n".utf8))]).status == 0)
+        let plain = try f.v.run(["check"])
+        #expect(plain.status == 0 && plain.stderr.hasPrefix("vault: no problems found (1 item of 8 B, 1 snapshot, 1 pack of "), "\(plain.stderr)")
+        #expect(plain.stderr.hasSuffix(" on disk)\n"), "\(plain.stderr)")
+        let json = try JSONObject.parse(try f.v.run(["check", "--json"]).stdout)
+        #expect(json["items_checked"] as? Int == 1 && json["versions_checked"] as? Int == 1, "\(json)")
+        #expect(json["snapshots_checked"] as? Int == 1 && json["packs_checked"] as? Int == 1, "\(json)")
+    }
+
     @Test func restoreIncludesAndExcludes() throws {
         let f = try BackupFixture()
         try f.mkdir("docs/deep")
