@@ -184,9 +184,15 @@ struct BackupCommand: Command {
         let progress = ProgressLine.start(context.terminal, dryRun ? "reading" : "backing up", total: nil)
         defer { progress?.finish() }
         let started = Date()
+        // On a terminal, a walk beside the backup counts what it will read,
+        // for the time left.
+        let scan = progress.map { _ in BackupScan.start(options: options, cache: cache) }
+        defer { scan?.cancel() }
         let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0) } }
-        let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) {
-            progress?.update($0.counts.bytes, counting: Format.count($0.counts.files, "file"))
+        let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) { s in
+            let totals = scan?.totals
+            progress?.update(s.counts.bytes, counting: Format.count(s.counts.files, "file"),
+                             reading: totals.flatMap { $0.finished ? (s.bytesRead, $0.toRead) : nil })
         }.run()
         progress?.finish()
         let seconds = Date().timeIntervalSince(started)
