@@ -243,6 +243,10 @@ struct BackupTests {
         #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(3 << 20, seed: 51)))
         #expect(FileManager.default.contents(atPath: out + "/src/notes") == Data("notes, edited\n".utf8))
+        // The remote's check counts them apart from items too.
+        #expect(try f.v.run(["push"]).status == 0)
+        let check = try f.v.run(["check", "--remote", "usb"])
+        #expect(check.status == 0 && check.stderr.contains("no problems found (0 items, 2 snapshots, 2 packs)"), "\(check.stderr)")
     }
 
     /// check counts a backup's snapshots and packs apart from items: one
