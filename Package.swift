@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
         // `vault backup` and its snapshots: chunking, packs, trees, the host's
         // cache, restore; above the vault whose drop-ins and items it uses.
-        .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
+        .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
         // `vault mount`: the vault as a read-only FUSE 3 file system, the only libfuse caller.
         .target(name: "VaultMount", dependencies: ["CFuse", "VaultCore", "VaultCodecs", "VaultBackup"]),
         // The unlock agent: a per-user process holding one vault's master key,
@@ -76,7 +76,7 @@ let package = Package(
                     resources: [.copy("Vectors")]),
         .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
-        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultCore", "VaultCrypto", "ByteLayout", "System"]),
+        .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultCore", "VaultCrypto", "VaultCodecs", "ByteLayout", "System"]),
         .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System"]),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultBackup", "VaultCrypto",
                                                           "VaultCodecs", "System"]),

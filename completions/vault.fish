@@ -141,6 +141,8 @@ complete -c vault -n '__vault_using backup' -l tag -x -d 'A tag on the snapshot'
 complete -c vault -n '__vault_using backup' -l host -x -d 'The host name recorded'
 complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store nothing'
 complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
+complete -c vault -n '__vault_using backup' -l to -x -d 'Straight into the inbox of the remote vault copy at TARGET'
+complete -c vault -n '__vault_using backup' -l fingerprint -x -d 'The remote vault\'s public key fingerprint'
 
 # snapshots [list|ls|restore|dump]
 complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats forget prune'

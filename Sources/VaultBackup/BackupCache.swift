@@ -7,15 +7,17 @@ import VaultCrypto
 // files 0600; docs/FORMAT.md, "Backups: the cache"):
 //
 //   key       the piece key (32 bytes), written once, atomically
-//   pieces    "VPIECES1" || block...   block = count u32be || record × count || SHA-256(count || records)[0..<16]
-//             record = piece id (32) || pack id (16) || offset u64be || length u32be
+//   pieces    "VPIECES2" || block...   block = count u32be || record × count || SHA-256(count || records)[0..<16]
+//             record = piece id (32) || pack id (16) || offset u64be || length u32be || stored u32be
 //   files-*   the last snapshot's file list for one host and set of paths (FileList.swift)
 //
 // A block is appended (and synced) when a pack has landed in the inbox, so
 // a killed backup's packs are reused by the next one. Everything here is
 // only a hint: a block that does not check, or a pack that is no longer in
 // the vault directory (in items/, or whole in the inbox), is dropped, and
-// what it named is read and stored again. Slower, never wrong.
+// what it named is read and stored again. Slower, never wrong. So is a log
+// of another shape ("VPIECES1", before pieces were compressed): it is
+// started anew, never read as this one.
 
 public final class BackupCache {
     public let directory: String
@@ -24,29 +26,40 @@ public final class BackupCache {
     private var pieces: [PieceID: Location] = [:]
     private var packs: [[UInt8]] = []
     private var packIndex: [[UInt8]: UInt32] = [:]
-    static let magic = Array("VPIECES1".utf8)
-    static let recordLength = 60
+    static let magic = Array("VPIECES2".utf8)
+    static let recordLength = 64
     /// 2^24 pieces (16 TiB of 1 MiB pieces): a longer file is not a cache of ours.
     static let maxLength = magic.count + (1 << 24) * (recordLength + 20)
 
-    struct Location { let pack: UInt32, offset: UInt64, count: UInt32 }
+    struct Location { let pack: UInt32, offset: UInt64, count: UInt32, stored: UInt32 }
+
+    /// One piece of a pack, as the log records it.
+    public struct Record {
+        public let id: PieceID, offset: UInt64, count: UInt32, stored: UInt32
+    }
 
     public var pieceCount: Int { pieces.count }
     var piecesPath: String { directory + "/pieces" }
 
     /// Opens (or makes) the cache of `vaultID` under `base`; `vault`'s
     /// directory says which packs are still there.
-    public init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
-        directory = base + "/" + Hex.encode(vaultID)
-        try Vault.ensureDirectory(directory)
-        try Syscall.chmod(FilePath(directory), 0o700)
-        key = try Self.loadKey(directory + "/key")
-        let good = loadPieces(present: { pack in
+    public convenience init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
+        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { pack in
             let hex = Hex.encode(pack)
             return Syscall.exists(vault.item(hex))
                 || (Syscall.exists(vault.dropInContent(hex)) && Syscall.exists(vault.dropInEnvelope(hex)))
         })
-        if !good { try rewritePieces() }
+    }
+
+    /// Opens (or makes) the cache in `directory`; `present` says which
+    /// packs are still there (the local vault's, or a remote's listing for
+    /// `backup --to`).
+    public init(directory: String, present: ([UInt8]) -> Bool) throws {
+        self.directory = directory
+        try Vault.ensureDirectory(directory)
+        try Syscall.chmod(FilePath(directory), 0o700)
+        key = try Self.loadKey(directory + "/key")
+        if !loadPieces(present: present) { try rewritePieces() }
     }
 
     /// The cache's key, made on first use. Never replaced once there: two
@@ -83,7 +96,7 @@ public final class BackupCache {
         var clean = true
         while !r.isAtEnd {
             guard let block = try? readBlock(&r) else { clean = false; break }
-            for (id, pack, offset, count) in block { add(id, pack: pack, offset: offset, count: count) }
+            for (pack, record) in block { add(record, pack: pack) }
         }
         var keep = [Bool](repeating: true, count: packs.count)
         for (i, p) in packs.enumerated() where !present(p) { keep[i] = false; clean = false }
@@ -91,14 +104,16 @@ public final class BackupCache {
         return clean
     }
 
-    private func readBlock(_ r: inout ByteReader) throws -> [(PieceID, [UInt8], UInt64, UInt32)] {
+    private func readBlock(_ r: inout ByteReader) throws -> [([UInt8], Record)] {
         let start = r
         let count = Int(try r.u32())
         guard count <= r.remaining / Self.recordLength else { throw BackupError.invalidCache }
-        var records: [(PieceID, [UInt8], UInt64, UInt32)] = []
+        var records: [([UInt8], Record)] = []
         for _ in 0..<count {
             let id = PieceID(try r.bytes(32)), pack = try r.bytes(16)
-            records.append((id, pack, try r.u64(), try r.u32()))
+            let record = Record(id: id, offset: try r.u64(), count: try r.u32(), stored: try r.u32())
+            guard record.stored <= record.count else { throw BackupError.invalidCache }
+            records.append((pack, record))
         }
         var body = start
         let covered = try body.bytes(4 + count * Self.recordLength)
@@ -106,21 +121,21 @@ public final class BackupCache {
         return records
     }
 
-    private func add(_ id: PieceID, pack: [UInt8], offset: UInt64, count: UInt32) {
+    private func add(_ record: Record, pack: [UInt8]) {
         let index: UInt32
         if let i = packIndex[pack] { index = i } else {
             index = UInt32(packs.count)
             packs.append(pack)
             packIndex[pack] = index
         }
-        pieces[id] = Location(pack: index, offset: offset, count: count)
+        pieces[record.id] = Location(pack: index, offset: record.offset, count: record.count, stored: record.stored)
     }
 
-    private static func block(_ records: [(PieceID, [UInt8], UInt64, UInt32)]) throws -> [UInt8] {
+    private static func block(_ records: [([UInt8], Record)]) throws -> [UInt8] {
         var w = ByteWriter(capacity: 4 + records.count * recordLength + 16)
         w.u32(UInt32(records.count))
-        for (id, pack, offset, count) in records {
-            w.bytes(id.bytes); w.bytes(pack); w.u64(offset); w.u32(count)
+        for (pack, r) in records {
+            w.bytes(r.id.bytes); w.bytes(pack); w.u64(r.offset); w.u32(r.count); w.u32(r.stored)
         }
         let sum = try SHA256.hash(w.bytes).prefix(16)
         w.bytes(sum)
@@ -130,7 +145,7 @@ public final class BackupCache {
     /// The whole log anew (atomic replace), from what is in memory.
     private func rewritePieces() throws {
         var out = Self.magic
-        let records = pieces.map { ($0.key, packs[Int($0.value.pack)], $0.value.offset, $0.value.count) }
+        let records = pieces.map { (packs[Int($0.value.pack)], Record(id: $0.key, offset: $0.value.offset, count: $0.value.count, stored: $0.value.stored)) }
         for start in stride(from: 0, to: records.count, by: 65536) {
             out += try Self.block(Array(records[start..<min(records.count, start + 65536)]))
         }
@@ -139,21 +154,21 @@ public final class BackupCache {
 
     /// Where a piece this host stored is, if it is still there.
     public func reference(_ id: PieceID) -> PieceRef? {
-        pieces[id].map { PieceRef(pack: packs[Int($0.pack)], offset: $0.offset, count: $0.count, id: id) }
+        pieces[id].map { PieceRef(pack: packs[Int($0.pack)], offset: $0.offset, count: $0.count, stored: $0.stored, id: id) }
     }
 
     /// Whether `ref` is a piece this host stored, exactly there.
     public func knows(_ ref: PieceRef) -> Bool {
         guard let l = pieces[ref.id], let p = packIndex[ref.pack] else { return false }
-        return l.pack == p && l.offset == ref.offset && l.count == ref.count
+        return l.pack == p && l.offset == ref.offset && l.count == ref.count && l.stored == ref.stored
     }
 
     /// Records the pieces of a pack that has landed in the inbox: one block
     /// appended to the log and synced.
-    public func record(pack: [UInt8], pieces new: [(id: PieceID, offset: UInt64, count: UInt32)]) throws {
+    public func record(pack: [UInt8], pieces new: [Record]) throws {
         guard !new.isEmpty else { return }
-        let records = new.map { ($0.id, pack, $0.offset, $0.count) }
-        for r in records { add(r.0, pack: r.1, offset: r.2, count: r.3) }
+        let records = new.map { (pack, $0) }
+        for r in new { add(r, pack: pack) }
         if !Syscall.exists(piecesPath) { return try rewritePieces() }
         let fd = try Syscall.open(FilePath(piecesPath), [.writeOnly, .noFollow, .append])
         defer { Syscall.close(fd) }

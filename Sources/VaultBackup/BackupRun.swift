@@ -22,6 +22,8 @@ public struct BackupSummary: Sendable {
     public var filesRead: UInt64 = 0, bytesRead: UInt64 = 0, filesUnchanged: UInt64 = 0
     public var piecesNew = 0, piecesReused = 0
     public var bytesNew: UInt64 = 0
+    /// What the new pieces take in packs (compressed where that paid).
+    public var bytesNewCompressed: UInt64 = 0
     /// Sealed bytes written into the inbox (packs and the snapshot).
     public var bytesStored: UInt64 = 0
     public var packs = 0
@@ -53,11 +55,16 @@ public final class BackupRun {
     private var links: [[UInt64]: (group: UInt32, pieces: [PieceRef])] = [:]
     private let buffer: PageBuffer
     private let progress: ((BackupSummary) -> Void)?
+    private let landed: ((String) throws -> Void)?
 
-    public init(vault: Vault, cache: BackupCache?, options: BackupOptions, progress: ((BackupSummary) -> Void)? = nil) throws {
-        (self.vault, self.cache, self.options, self.progress) = (vault, cache, options, progress)
+    /// `landed`: called with each drop-in's blob name once it is whole in
+    /// `vault`'s inbox, packs as they fill and the snapshot last (for
+    /// `backup --to`, which sends each on and removes it).
+    public init(vault: Vault, cache: BackupCache?, options: BackupOptions, landed: ((String) throws -> Void)? = nil,
+                progress: ((BackupSummary) -> Void)? = nil) throws {
+        (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
-        packs = PackWriter(vault: vault, cache: cache, dryRun: options.dryRun)
+        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         buffer = try PageBuffer(count: 2 * Chunker.maxSize)
     }
 
@@ -84,6 +91,7 @@ public final class BackupRun {
         let ended = Date()
         summary.piecesNew = packs.piecesNew
         summary.bytesNew = packs.bytesNew
+        summary.bytesNewCompressed = packs.storedNew
         summary.packs = packs.packsLanded
         guard !options.dryRun else { return summary }
         let snapshot = Snapshot(packs: usedPacks.sorted { $0.lexicographicallyPrecedes($1) }, key: key, host: options.host,
@@ -95,6 +103,7 @@ public final class BackupRun {
                                       expectedLength: UInt64(content.count))
         try content.withUnsafeBytes { try drop.write($0) }
         try drop.land(modified: Int64(ended.timeIntervalSince1970))
+        try landed?(Hex.encode(drop.itemID))
         summary.snapshot = Hex.encode(drop.itemID)
         summary.bytesStored = packs.sealedBytes + drop.sealedLength
         try list?.commit()

@@ -6,13 +6,16 @@ import VaultCrypto
 // The last snapshot's regular files, in the cache (docs/FORMAT.md,
 // "Backups: the cache"), so that an unchanged file is not read again:
 //
-//   "VFILES01" || key check (32) || record... || "VEND" || SHA-256 of every byte before "VEND"
+//   "VFILES02" || key check (32) || record... || "VEND" || SHA-256 of every byte before "VEND"
 //   key check = HMAC-SHA256(piece key, "vault file list"): a list made under
 //   another key (a cache whose key was replaced) is no list, since its
 //   references name pieces by that key
 //   record = path length u32be || path || device u64be || inode u64be || size u64be
 //            || mtime s i64be || mtime ns u32be || ctime s i64be || ctime ns u32be
-//            || piece count u32be || piece reference × count
+//            || piece count u32be || piece reference (64) × count
+//
+// "VFILES01" lists (60-byte references) are no list of this shape: the next
+// backup reads every file once, as after a lost cache.
 //
 // A path is the file's names from the snapshot's root tree down, joined by
 // NUL bytes. The walk visits directories depth first, each in name-byte
@@ -34,7 +37,7 @@ struct FileRecord {
 }
 
 enum FileList {
-    static let magic = Array("VFILES01".utf8)
+    static let magic = Array("VFILES02".utf8)
     static let end = Array("VEND".utf8)
     static let maxPath = 1 << 16
     static let keyCheckLabel = Array("vault file list".utf8)

@@ -1,9 +1,12 @@
 import System
+import VaultCodecs
 import VaultCore
 
 /// Fills pack items with pieces (docs/FORMAT.md, "Backups: packs"): a
-/// pack's content is its pieces back to back, nothing else (where each is
-/// lives in the references to it), sealed as an ordinary item of kind
+/// pack's content is its pieces' stored bytes back to back, nothing else
+/// (where each is lives in the references to it): one zstd frame for a
+/// piece that compresses, the piece itself for one the probe or the result
+/// says does not (ZstdPieceEncoder). Sealed as an ordinary item of kind
 /// pack and dropped into the inbox with its own envelope. A pack lands
 /// when it reaches `targetSize`, and at the end of the backup; only then
 /// does the cache learn its pieces. A dry run counts what it would store.
@@ -16,7 +19,8 @@ final class PackWriter {
     private let cache: BackupCache?
     private let dryRun: Bool
     private var current: StreamedDropIn?
-    private var currentPieces: [(id: PieceID, offset: UInt64, count: UInt32)] = []
+    private let encoder: ZstdPieceEncoder
+    private var currentPieces: [BackupCache.Record] = []
     /// Pieces stored by this run, not yet in the cache (the current pack's,
     /// or all of them when there is no cache).
     private var fresh: [PieceID: PieceRef] = [:]
@@ -25,9 +29,16 @@ final class PackWriter {
     private(set) var sealedBytes: UInt64 = 0
     private(set) var piecesNew = 0
     private(set) var bytesNew: UInt64 = 0
+    /// What the new pieces take in packs (after compression).
+    private(set) var storedNew: UInt64 = 0
 
-    init(vault: Vault, cache: BackupCache?, dryRun: Bool) {
-        (self.vault, self.cache, self.dryRun) = (vault, cache, dryRun)
+    /// Called with a pack's blob name once it has landed, before the cache
+    /// learns it (`backup --to` sends it on from there).
+    private let landed: ((String) throws -> Void)?
+
+    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?) throws {
+        (self.vault, self.cache, self.dryRun, self.landed) = (vault, cache, dryRun, landed)
+        encoder = try ZstdPieceEncoder()
     }
 
     /// A piece stored earlier (by this host, or by this run).
@@ -37,20 +48,23 @@ final class PackWriter {
     func store(_ piece: UnsafeRawBufferPointer, id: PieceID) throws -> (ref: PieceRef, new: Bool) {
         if let ref = known(id) { return (ref, false) }
         let count = UInt32(piece.count)
+        let frame = try encoder.encode(piece)
+        let stored = frame ?? piece
         let ref: PieceRef
         if dryRun {
-            ref = PieceRef(pack: [UInt8](repeating: 0, count: 16), offset: dryOffset, count: count, id: id)
-            dryOffset += UInt64(count)
+            ref = PieceRef(pack: [UInt8](repeating: 0, count: 16), offset: dryOffset, count: count, stored: UInt32(stored.count), id: id)
+            dryOffset += UInt64(stored.count)
         } else {
             let pack = try current ?? StreamedDropIn(into: vault, kind: .pack, name: BackupItems.packName)
             current = pack
-            ref = PieceRef(pack: pack.itemID, offset: pack.length, count: count, id: id)
-            try pack.write(piece)
-            currentPieces.append((id, ref.offset, count))
+            ref = PieceRef(pack: pack.itemID, offset: pack.length, count: count, stored: UInt32(stored.count), id: id)
+            try pack.write(stored)
+            currentPieces.append(BackupCache.Record(id: id, offset: ref.offset, count: count, stored: ref.stored))
         }
         fresh[id] = ref
         piecesNew += 1
         bytesNew += UInt64(count)
+        storedNew += UInt64(stored.count)
         if let pack = current, pack.length >= Self.targetSize { try land() }
         return (ref, true)
     }
@@ -60,6 +74,7 @@ final class PackWriter {
         guard let pack = current else { return }
         current = nil
         try pack.land(modified: Syscall.now())
+        try landed?(Hex.encode(pack.itemID))
         packsLanded += 1
         sealedBytes += pack.sealedLength
         if let cache {

@@ -4,15 +4,17 @@ import VaultCrypto
 
 // A snapshot item's content (docs/FORMAT.md, "Backups: snapshots"):
 //
-//   "VAULTSN1" || pack count u32be || pack id (16) × count      (BackupItems: what absorb checks)
+//   "VAULTSN2" || pack count u32be || pack id (16) × count      (BackupItems: what absorb checks)
 //   || piece key (32) || host (u16be length || UTF-8)
 //   || path count u16be || (u16be length || absolute path bytes) × count
 //   || tag count u16be || (u16be length || UTF-8) × count
 //   || start seconds i64be || start nanoseconds u32be || end seconds i64be || end nanoseconds u32be
 //   || files u64be || directories u64be || symlinks u64be || bytes u64be
 //   || changed while read u64be || unreadable u64be
-//   || root tree reference (60)
+//   || root tree reference (64)
 //
+// Format 1 ("VAULTSN1") ends in a 60-byte reference (PieceRef); it is read,
+// never written.
 // The pack list names every pack any reference of the snapshot points
 // into, its own and those of earlier snapshots it reuses; the root tree
 // holds one entry per backed-up path, named by the path's last component.
@@ -88,7 +90,7 @@ public struct Snapshot: Sendable {
             guard start.1 < 1_000_000_000, end.1 < 1_000_000_000 else { return nil }
             let counts = BackupCounts(files: try r.u64(), directories: try r.u64(), symlinks: try r.u64(), bytes: try r.u64(),
                                       changedWhileRead: try r.u64(), unreadable: try r.u64())
-            let root = try PieceRef.decode(&r)
+            let root = try PieceRef.decode(&r, legacy: content.starts(with: BackupItems.legacySnapshotMagic))
             try r.finish()
             return Snapshot(packs: packs, key: key, host: host, paths: paths, tags: tags, start: start, end: end,
                             counts: counts, root: root)

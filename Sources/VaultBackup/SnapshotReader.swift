@@ -1,4 +1,5 @@
 import System
+import VaultCodecs
 import VaultCore
 import VaultCrypto
 
@@ -18,6 +19,9 @@ public final class SnapshotReader {
     public let id: String
     private let listed: Set<[UInt8]>
     private var opened: [(pack: [UInt8], content: RandomAccessContent)] = []
+    /// A compressed piece's stored bytes, and the decoder, kept between reads.
+    private var frame: [UInt8] = []
+    private var decoder: ZstdPieceDecoder?
     public static let maxDepth = 1024
     /// Entries a walk may visit at most, whatever the snapshot claims.
     public static let maxEntries: UInt64 = 100_000_000
@@ -59,15 +63,29 @@ public final class SnapshotReader {
 
     private func corrupted(_ detail: String) -> BackupError { .snapshotCorrupted(snapshot: id, detail: detail) }
 
-    /// A piece's bytes into `out` (which it replaces), verified against its id.
+    /// A piece's bytes into `out` (which it replaces), verified against its
+    /// id. A compressed piece's frame must make exactly its length.
     public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
         guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted("a reference points outside its packs") }
         let content = try pack(ref.pack)
+        let tampered = corrupted("a piece in \(BackupItems.packName(ref.pack)) is corrupted or tampered")
         out = [UInt8](repeating: 0, count: Int(ref.count))
-        let n = try out.withUnsafeMutableBytes { try content.read(at: ref.offset, into: $0) }
-        guard n == out.count, try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else {
-            throw corrupted("a piece in \(BackupItems.packName(ref.pack)) is corrupted or tampered")
+        if ref.isCompressed {
+            if frame.count < Int(ref.stored) { frame = [UInt8](repeating: 0, count: Int(ref.stored)) }
+            let n = try frame.withUnsafeMutableBytes { try content.read(at: ref.offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(ref.stored)])) }
+            guard n == Int(ref.stored) else { throw tampered }
+            let decoder = try self.decoder ?? ZstdPieceDecoder()
+            self.decoder = decoder
+            do {
+                try frame.withUnsafeBytes { f in
+                    try out.withUnsafeMutableBytes { try decoder.decode(UnsafeRawBufferPointer(rebasing: f[..<n]), into: $0) }
+                }
+            } catch is ZstdError { throw tampered }
+        } else {
+            let n = try out.withUnsafeMutableBytes { try content.read(at: ref.offset, into: $0) }
+            guard n == out.count else { throw tampered }
         }
+        guard try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else { throw tampered }
     }
 
     private func pack(_ id: [UInt8]) throws -> RandomAccessContent {

@@ -4,7 +4,7 @@ import ByteLayout
 // a piece like file content, so an unchanged directory has the same id and
 // costs nothing:
 //
-//   "VAULTTR1" || entry count u32be || entry × count     (entries in strictly increasing name-byte order)
+//   "VAULTTR2" || entry count u32be || entry × count     (entries in strictly increasing name-byte order)
 //   entry = name length u16be || name || type u8 (1 file, 2 directory, 3 symlink) || flags u8
 //           || mode u16be || uid u32be || gid u32be
 //           || mtime seconds i64be || mtime nanoseconds u32be || ctime seconds i64be || ctime nanoseconds u32be
@@ -15,6 +15,8 @@ import ByteLayout
 //
 // flags: bit 0, the file changed while it was read. Names are 1...255 bytes
 // without '/' or NUL, never "." or "..". A tree is at most maxLength bytes.
+// Trees of format 1 ("VAULTTR1", from before pieces were compressed) are
+// the same with 60-byte references (PieceRef); they are read, never written.
 
 public struct TreeEntry: Sendable, Equatable {
     public enum Kind: UInt8, Sendable { case file = 1, directory = 2, symlink = 3 }
@@ -47,7 +49,8 @@ public struct TreeEntry: Sendable, Equatable {
 }
 
 public enum Tree {
-    public static let magic = Array("VAULTTR1".utf8)
+    public static let magic = Array("VAULTTR2".utf8)
+    public static let legacyMagic = Array("VAULTTR1".utf8)
     /// 64 MiB: about 600,000 entries of a directory, or one file of 1,000,000 pieces.
     public static let maxLength = 64 << 20
     /// The fixed part of an entry, without its name and type-specific tail.
@@ -90,7 +93,9 @@ public enum Tree {
         guard bytes.count <= maxLength else { return nil }
         var r = ByteReader(bytes)
         do {
-            try r.expect(magic)
+            let legacy = bytes.starts(with: legacyMagic)
+            try r.expect(legacy ? legacyMagic : magic)
+            let refLength = legacy ? PieceRef.legacyLength : PieceRef.length
             let count = Int(try r.u32())
             guard count <= r.remaining / (entryFixedLength + 1) else { return nil }
             var entries: [TreeEntry] = []
@@ -111,8 +116,8 @@ public enum Tree {
                 case .file:
                     e.linkGroup = try r.u32()
                     let n = Int(try r.u32())
-                    guard n <= r.remaining / PieceRef.length else { return nil }
-                    e.pieces = try (0..<n).map { _ throws(ByteLayoutError) in try PieceRef.decode(&r) }
+                    guard n <= r.remaining / refLength else { return nil }
+                    e.pieces = try (0..<n).map { _ throws(ByteLayoutError) in try PieceRef.decode(&r, legacy: legacy) }
                     var total: UInt64 = 0
                     for p in e.pieces {
                         let (sum, overflow) = total.addingReportingOverflow(UInt64(p.count))
@@ -121,7 +126,7 @@ public enum Tree {
                     }
                     guard total == e.size else { return nil }
                 case .directory:
-                    e.subtree = try PieceRef.decode(&r)
+                    e.subtree = try PieceRef.decode(&r, legacy: legacy)
                 case .symlink:
                     e.target = try r.bytes(Int(try r.u16()))
                     guard !e.target.isEmpty, !e.target.contains(0) else { return nil }

@@ -74,6 +74,12 @@ final class ZstdDecompressionContext {
 
     deinit { ZSTD_freeDCtx(dctx) }
 
+    /// Forgets any frame in progress (after an error, or before a frame
+    /// that must be decoded on its own), keeping the window limit.
+    func reset() throws {
+        try Zstd.check(ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only), "ZSTD_DCtx_reset")
+    }
+
     /// One ZSTD_decompressStream call: how much of `input` was consumed, how
     /// much of `output` filled, and whether a frame ended exactly here with
     /// everything flushed (libzstd's return value 0).

@@ -16,7 +16,7 @@ public final class RemoteDropIn {
     /// `Vault.dropIn` writes into; erased on deinit.
     public let scratch: Vault
     let scratchPath: String
-    let rclone: Rclone
+    public let rclone: Rclone
 
     /// Fetches and parses the header, and checks its fingerprint against
     /// `expected` (the --fingerprint option) or the one `pins` remembers for
@@ -24,7 +24,7 @@ public final class RemoteDropIn {
     /// `firstUse` (given the fingerprint; it throws to refuse) accepts it:
     /// ssh's way, asking on a terminal before trusting a new host key.
     public init(target: String, rclone: Rclone, expected: String?, pins: FingerprintPins, scratchBase: String,
-                firstUse: (String) throws -> Void = { _ in }) throws {
+                firstUse: (String) throws -> Void) throws {
         self.target = target
         self.rclone = rclone
         let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
@@ -56,6 +56,16 @@ public final class RemoteDropIn {
     }
 
     deinit { _ = Eraser.erase(scratchPath) }
+
+    /// Uploads one drop-in of the scratch vault (content, then envelope)
+    /// and removes it there: `backup --to` sends each pack as it fills, so
+    /// the scratch vault never holds more than one.
+    public func upload(blob: String) throws {
+        let inbox = RemoteNames.join(target, "inbox")
+        try rclone.upload([blob + ".item"], from: scratchPath + "/inbox", to: inbox)
+        try rclone.upload([blob + ".env"], from: scratchPath + "/inbox", to: inbox)
+        for suffix in [".item", ".env"] { try Syscall.unlink(scratchPath + "/inbox/" + blob + suffix) }
+    }
 
     /// Uploads what was dropped into the scratch vault: every content file,
     /// then every envelope. Returns how many drop-ins went up.

@@ -11,6 +11,8 @@ extension JSONOutput {
         let files: UInt64, directories: UInt64, symlinks: UInt64, bytes: UInt64
         let filesRead: UInt64, bytesRead: UInt64, filesUnchanged: UInt64
         let piecesNew: Int, piecesReused: Int, bytesNew: UInt64, bytesStored: UInt64, packs: Int
+        /// What the new pieces take in packs, compressed.
+        let bytesNewCompressed: UInt64
         let parentUsed: Bool
         let unreadable: [String], changedWhileRead: [String], skipped: [String]
         let seconds: Double
@@ -20,6 +22,7 @@ extension JSONOutput {
             (files, directories, symlinks, bytes) = (s.counts.files, s.counts.directories, s.counts.symlinks, s.counts.bytes)
             (filesRead, bytesRead, filesUnchanged) = (s.filesRead, s.bytesRead, s.filesUnchanged)
             (piecesNew, piecesReused, bytesNew, bytesStored, packs) = (s.piecesNew, s.piecesReused, s.bytesNew, s.bytesStored, s.packs)
+            bytesNewCompressed = s.bytesNewCompressed
             (parentUsed, unreadable, changedWhileRead, skipped) = (s.parentUsed, s.unreadable, s.changedWhileRead, s.skipped)
         }
 
@@ -27,6 +30,7 @@ extension JSONOutput {
             case snapshot, host, dryRun = "dry_run", files, directories, symlinks, bytes, filesRead = "files_read"
             case bytesRead = "bytes_read", filesUnchanged = "files_unchanged", piecesNew = "pieces_new"
             case piecesReused = "pieces_reused", bytesNew = "bytes_new", bytesStored = "bytes_stored", packs
+            case bytesNewCompressed = "bytes_new_compressed"
             case parentUsed = "parent_used", unreadable, changedWhileRead = "changed_while_read", skipped, seconds
         }
     }

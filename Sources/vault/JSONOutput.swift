@@ -132,6 +132,7 @@ enum JSONOutput {
         let versionsChecked: Int
         let readData: Bool
         let bytesChecked: UInt64
+        let snapshotsChecked: Int, packsChecked: Int
         let problems: [Problem]
         let leftovers: [String]
         let orphans: [String]
@@ -142,6 +143,7 @@ enum JSONOutput {
         enum CodingKeys: String, CodingKey {
             case ok, itemsChecked = "items_checked", versionsChecked = "versions_checked", readData = "read_data"
             case bytesChecked = "bytes_checked", problems
+            case snapshotsChecked = "snapshots_checked", packsChecked = "packs_checked"
             case leftovers, orphans, rejectedDropIns = "rejected_drop_ins", quarantined
             case movedToQuarantine = "moved_to_quarantine", removed
         }
@@ -149,6 +151,7 @@ enum JSONOutput {
         init(_ r: CheckReport, readData: Bool) {
             (ok, itemsChecked, versionsChecked) = (r.problems.isEmpty, r.itemsChecked, r.versionsChecked)
             (self.readData, bytesChecked) = (readData, r.bytesChecked)
+            (snapshotsChecked, packsChecked) = (r.snapshotsChecked, r.packsChecked)
             problems = r.problems.map { Problem(item: $0.item, message: $0.message, version: $0.version) }
             (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
             (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)

@@ -260,7 +260,11 @@ final class ProgressLine: Sendable {
     /// The same with a count before the bytes ("1,204 files, 3.1 GiB, ...":
     /// `vault backup`), or with a total learnt as the work goes (rclone's
     /// statistics: `of`, when the line was started without one).
-    func update(_ done: UInt64, counting: String? = nil, of total: UInt64? = nil) {
+    /// `reading`: bytes read so far of those there are to read, when that
+    /// differs from `done` (a backup covers unchanged files without reading
+    /// them): the time left is then what is left to read at the rate read.
+    func update(_ done: UInt64, counting: String? = nil, of total: UInt64? = nil,
+                reading: (done: UInt64, total: UInt64)? = nil) {
         let total = self.total ?? total.flatMap { $0 > 0 ? $0 : nil }
         let now = DispatchTime.now().uptimeNanoseconds
         state.withLock { s in
@@ -275,8 +279,10 @@ final class ProgressLine: Sendable {
             text += String(format: ", %@/s", Format.size(UInt64(min(rate, 1e18))))
             // The total may be a drop-in's claim (up to 2^64 - 1): no integer
             // conversion of a quotient that could pass Int.max.
-            if let total, rate > 0, total > shown, now - start >= Self.firstEstimate, shown > 0 {
-                let left = Double(total - shown) / rate
+            // (done, total) the time left is measured on.
+            let measured = reading.map { (min($0.done, $0.total), $0.total) } ?? total.map { (shown, $0) }
+            if let (read, toRead) = measured, toRead > read, read > 0, now - start >= Self.firstEstimate {
+                let left = Double(toRead - read) / (Double(read) / seconds)
                 text += left < 1e7 ? ", \(Int(left)) s left" : ", more than 100 days left"
             }
             let padded = text.padding(toLength: max(text.count, s.width), withPad: " ", startingAt: 0)

@@ -9,7 +9,7 @@ import VaultCrypto
 /// larger than the bytes, sizes that disagree with the pieces, trailing bytes.
 @Suite("Backup tree and snapshot codecs")
 struct TreeCodecTests {
-    static let ref = PieceRef(pack: Array(repeating: 7, count: 16), offset: 42, count: 5, id: PieceID(Array(repeating: 9, count: 32)))
+    static let ref = PieceRef(pack: Array(repeating: 7, count: 16), offset: 42, count: 5, stored: 3, id: PieceID(Array(repeating: 9, count: 32)))
 
     static func file(_ name: String, size: UInt64 = 5, pieces: [PieceRef] = [ref]) -> TreeEntry {
         var e = TreeEntry(name: Array(name.utf8), kind: .file, mode: 0o640, user: 1000, group: 100, modified: 1_700_000_000,
@@ -43,7 +43,7 @@ struct TreeCodecTests {
 
     @Test func sizeMustBeThePieces() {
         #expect(Tree.decode(Tree.encode([Self.file("a", size: 6)])) == nil)
-        let overflow = PieceRef(pack: Self.ref.pack, offset: 0, count: .max, id: Self.ref.id)
+        let overflow = PieceRef(pack: Self.ref.pack, offset: 0, count: .max, stored: .max, id: Self.ref.id)
         #expect(Tree.decode(Tree.encode([Self.file("a", size: 0, pieces: Array(repeating: overflow, count: 3))])) == nil)
     }
 
@@ -62,6 +62,47 @@ struct TreeCodecTests {
         let bytes = Tree.encode([Self.file("a")])
         for n in [0, 8, 12, bytes.count - 1] { #expect(Tree.decode(Array(bytes.prefix(n))) == nil) }
         #expect(Tree.decode(bytes + [0]) == nil)
+    }
+
+    /// A reference stores at most the piece's length, and some bytes for
+    /// any piece that has bytes.
+    @Test func storedLengthsAboveTheLengthOrNoneAreRefused() {
+        for (count, stored) in [(5, 6), (5, 0), (0, 1)] as [(UInt32, UInt32)] {
+            var e = Self.file("a", size: UInt64(count),
+                              pieces: [PieceRef(pack: Self.ref.pack, offset: 0, count: count, stored: stored, id: Self.ref.id)])
+            if count == 0 { e.pieces = [e.pieces[0]] }
+            #expect(Tree.decode(Tree.encode([e])) == nil, "count \(count) stored \(stored)")
+        }
+        let empty = PieceRef(pack: Self.ref.pack, offset: 0, count: 0, stored: 0, id: Self.ref.id)
+        #expect(Tree.decode(Tree.encode([Self.file("a", size: 0, pieces: [empty])])) != nil)
+    }
+
+    /// Format 1 (before pieces were compressed): "VAULTTR1" trees and
+    /// "VAULTSN1" snapshots with 60-byte references still read, as raw
+    /// pieces; what is written is format 2.
+    @Test func formatOneRecordsStillRead() throws {
+        let raw = PieceRef(pack: Self.ref.pack, offset: 42, count: 5, stored: 5, id: Self.ref.id)
+        var dir = TreeEntry(name: Array("d".utf8), kind: .directory, mode: 0o755, user: 0, group: 0, modified: 0,
+                            modifiedNanoseconds: 0, changed: 0, changedNanoseconds: 0, size: 0)
+        dir.subtree = raw
+        let entries = [Self.file("a", pieces: [raw]), dir]
+        func legacy(_ bytes: [UInt8], magic: [UInt8]) -> [UInt8] {
+            // Format 2 with each reference's stored field (after pack, offset, length) cut out.
+            var out = magic + bytes.dropFirst(8)
+            var at = out.count
+            while let found = out[..<at].lastIndexOfReference(raw) { out.removeSubrange((found + 28)..<(found + 32)); at = found }
+            return out
+        }
+        let v1 = legacy(Tree.encode(entries), magic: Tree.legacyMagic)
+        #expect(v1.count == Tree.encode(entries).count - 8)
+        #expect(Tree.decode(v1) == entries)
+        #expect(Tree.encode(entries).starts(with: Array("VAULTTR2".utf8)))
+        let s = Snapshot(packs: [raw.pack], key: try PieceKey.random(), host: "h", paths: [Array("/x".utf8)], tags: [],
+                         start: (1, 2), end: (3, 4), counts: BackupCounts(), root: raw)
+        let sn1 = legacy(try s.encode(), magic: Array("VAULTSN1".utf8))
+        let back = try #require(Snapshot.decode(sn1))
+        #expect(back.root == raw && back.packs == [raw.pack])
+        #expect(try s.encode().starts(with: Array("VAULTSN2".utf8)))
     }
 
     @Test func snapshotRoundTripAndHostileCounts() throws {
@@ -103,5 +144,16 @@ struct TreeCodecTests {
             if let entries = Tree.decode(bytes) { #expect(Tree.encode(entries) == bytes) }
             if let s = Snapshot.decode(bytes) { #expect(try s.encode() == bytes) }
         }
+    }
+}
+
+private extension ArraySlice where Element == UInt8 {
+    /// Where the last encoding of `ref` starts.
+    func lastIndexOfReference(_ ref: PieceRef) -> Int? {
+        var w = ByteWriter()
+        ref.encode(into: &w)
+        let needle = w.bytes
+        guard count >= needle.count else { return nil }
+        return stride(from: endIndex - needle.count, through: startIndex, by: -1).first { self[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultBackup
+import VaultCodecs
 @testable import VaultCore
 
 /// Snapshots sealed under a dropper's own keys (it holds every key of what
@@ -21,7 +22,13 @@ struct BackupHostileTests {
 
         func piece(_ bytes: [UInt8]) throws -> PieceRef {
             defer { content += bytes }
-            return PieceRef(pack: pack.itemID, offset: UInt64(content.count), count: UInt32(bytes.count), id: try key.id(of: bytes))
+            return PieceRef(pack: pack.itemID, offset: UInt64(content.count), count: UInt32(bytes.count), stored: UInt32(bytes.count), id: try key.id(of: bytes))
+        }
+
+        /// `stored` in the pack, claimed to be a compressed piece of `count` bytes named `id`.
+        func stored(_ stored: [UInt8], count: UInt32, id: PieceID) -> PieceRef {
+            defer { content += stored }
+            return PieceRef(pack: pack.itemID, offset: UInt64(content.count), count: count, stored: UInt32(stored.count), id: id)
         }
 
         func tree(_ entries: [TreeEntry]) throws -> PieceRef { try piece(Tree.encode(entries)) }
@@ -85,7 +92,7 @@ struct BackupHostileTests {
         let honest = try f.piece(Array("good".utf8))
         var file = Forger.entry("x", .file, size: 4)
         // The same place, another id: the bytes there do not hash to it.
-        file.pieces = [PieceRef(pack: honest.pack, offset: honest.offset, count: honest.count, id: try f.key.id(of: Array("evil".utf8)))]
+        file.pieces = [PieceRef(pack: honest.pack, offset: honest.offset, count: honest.count, stored: honest.stored, id: try f.key.id(of: Array("evil".utf8)))]
         let id = try f.drop(into: v.dir, root: try f.tree([file]), counts: Self.counts(1))
         let r = try v.run(["snapshots", "dump", id, "x"])
         #expect(r.status == 14 && r.stdout.isEmpty && r.stderr.contains("is corrupted or tampered"), "\(r.stderr)")
@@ -96,12 +103,41 @@ struct BackupHostileTests {
         #expect(check.status == 14 && check.stderr.contains("item 'snapshot-\(id)': a piece in pack-"), "\(check.stderr)")
     }
 
+    /// Compressed pieces whose frame makes one byte more or less than the
+    /// reference says, or has a byte after it: refused by name, nothing
+    /// written; the honest frame beside them reads.
+    @Test func aFrameThatIsNotExactlyItsPieceIsRefused() throws {
+        let v = try VaultFixture()
+        let f = try Forger()
+        let text = Array(String(repeating: "a line that compresses well\n", count: 400).utf8)
+        let encoder = try ZstdPieceEncoder()
+        let frame = try #require(try text.withUnsafeBytes { try encoder.encode($0).map(Array.init) })
+        let id = try f.key.id(of: text), shorter = try f.key.id(of: Array(text.dropLast()))
+        var entries: [TreeEntry] = []
+        for (name, ref) in [("good", f.stored(frame, count: UInt32(text.count), id: id)),
+                            ("long", f.stored(frame, count: UInt32(text.count - 1), id: shorter)),
+                            ("short", f.stored(frame, count: UInt32(text.count + 1), id: id)),
+                            ("trailing", f.stored(frame + [0], count: UInt32(text.count), id: id))] {
+            var e = Forger.entry(name, .file, size: UInt64(ref.count))
+            e.pieces = [ref]
+            entries.append(e)
+        }
+        let snap = try f.drop(into: v.dir, root: try f.tree(entries.sorted { $0.name.lexicographicallyPrecedes($1.name) }),
+                              counts: Self.counts(4))
+        let good = try v.run(["snapshots", "dump", snap, "good"])
+        #expect(good.status == 0 && good.stdout == text, "\(good.stderr)")
+        for name in ["long", "short", "trailing"] {
+            let r = try v.run(["snapshots", "dump", snap, name])
+            #expect(r.status == 14 && r.stdout.isEmpty && r.stderr.contains("is corrupted or tampered"), "\(name): \(r.stderr)")
+        }
+    }
+
     @Test func aReferenceOutsideTheListedPacksIsRefused() throws {
         let v = try VaultFixture()
         let f = try Forger()
         var file = Forger.entry("x", .file, size: 4)
         let inside = try f.piece(Array("data".utf8))
-        file.pieces = [PieceRef(pack: Array(repeating: 0xee, count: 16), offset: 0, count: 4, id: inside.id)]
+        file.pieces = [PieceRef(pack: Array(repeating: 0xee, count: 16), offset: 0, count: 4, stored: 4, id: inside.id)]
         let id = try f.drop(into: v.dir, root: try f.tree([file]), counts: Self.counts(1))
         let r = try v.run(["snapshots", "dump", id, "x"])
         #expect(r.status == 14 && r.stderr.contains("a reference points outside its packs"), "\(r.stderr)")

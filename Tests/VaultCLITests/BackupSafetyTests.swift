@@ -81,6 +81,27 @@ struct BackupSafetyTests {
         #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
     }
 
+    /// A pieces log of format 1 ("VPIECES1", 60-byte records) is started
+    /// anew, never read as records of the new shape: every piece is stored
+    /// again, and the log is of the new shape after.
+    @Test func anOldShapeCacheIsRebuiltNotMisread() throws {
+        let f = try BackupFixture()
+        try f.write("a", BackupFixture.random(600_000, seed: 41))
+        let first = try f.backup()
+        let base = f.v.path + "/cache/vault"
+        let pieces = base + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: base).first)) + "/pieces"
+        var log = try #require(FileManager.default.contents(atPath: pieces))
+        #expect(log.prefix(8) == Data("VPIECES2".utf8))
+        log.replaceSubrange(0..<8, with: Data("VPIECES1".utf8))
+        try log.write(to: URL(fileURLWithPath: pieces))
+        try f.write("a", BackupFixture.random(600_000, seed: 41))   // a new ctime: read again
+        let s = try f.backup()
+        #expect(s["pieces_new"] as? Int == first["pieces_new"] as? Int, "\(s)")
+        #expect(FileManager.default.contents(atPath: pieces)?.prefix(8) == Data("VPIECES2".utf8))
+        #expect(try f.snapshots(["restore", "latest", "--to", f.v.path + "/out"]).status == 0)
+        #expect(FileManager.default.contents(atPath: f.v.path + "/out/src/a") == Data(BackupFixture.random(600_000, seed: 41)))
+    }
+
     /// Whatever happens to the cache, a backup is right: a damaged file
     /// list or pieces log is read past, a new key starts over.
     @Test(arguments: ["files", "pieces", "key", "all"])

@@ -77,6 +77,27 @@ struct BackupTests {
         #expect(snaps.count == 2 && snaps.allSatisfy { $0["files"] as? Int == 20 }, "\(listed.stdoutText)")
     }
 
+    /// Pieces that compress are stored as zstd frames (trees too), random
+    /// ones raw; both restore to their bytes, and the reference reader
+    /// reads them (ReferenceSnapshotTests) from FORMAT.md alone.
+    @Test func textIsStoredCompressedAndRandomRaw() throws {
+        let f = try BackupFixture()
+        let text = Array(String((0..<60_000).map { "line \($0) of a log that repeats itself\n" }.joined()).utf8)
+        let random = BackupFixture.random(2_000_000, seed: 31)
+        try f.write("log.txt", text)
+        try f.write("noise.bin", random)
+        let s = try f.backup()
+        let new = try #require(s["bytes_new"] as? Int), compressed = try #require(s["bytes_new_compressed"] as? Int)
+        #expect(new > text.count + random.count - 1 && compressed < random.count + text.count / 4, "\(s)")
+        #expect(compressed > random.count, "random pieces stay raw: \(s)")
+        #expect((s["bytes_stored"] as? Int ?? .max) < compressed + 200_000, "\(s)")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/log.txt") == Data(text))
+        #expect(FileManager.default.contents(atPath: out + "/src/noise.bin") == Data(random))
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
+
     @Test func duplicateAndAppendedContentCostOnlyWhatIsNew() throws {
         let f = try BackupFixture()
         let content = BackupFixture.random(8 << 20, seed: 7)
@@ -174,6 +195,73 @@ struct BackupTests {
                                    environment: f.v.environment(), cwd: f.v.path)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(4 << 20, seed: 11)))
+    }
+
+    /// `backup --to`: from a machine with no vault and no password, each
+    /// pack and then the snapshot go straight into a remote copy's inbox;
+    /// the next backup there reuses what the remote lists, and the owner's
+    /// pull takes both snapshots in, which restore.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func backupToARemoteIsAbsorbedAfterPullAndRestores() throws {
+        let f = try BackupFixture()
+        let remote = f.v.path + "/remote"
+        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
+        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try f.v.run(["push"]).status == 0)
+        let fingerprint = try f.v.info()["public_key_fingerprint"] as? String ?? ""
+
+        let sender = try Sandbox()
+        let source = sender.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        try Data(BackupFixture.random(3 << 20, seed: 51)).write(to: URL(fileURLWithPath: source + "/big"))
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
+        func send(_ extra: [String] = []) throws -> [String: Any] {
+            let r = try CLIHarness.run(["backup", source, "--to", remote, "--json"] + extra, environment: sender.environment(),
+                                       cwd: sender.path, timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (try? JSONObject.parse(r.stdout)) ?? [:]
+        }
+        let wrong = try CLIHarness.run(["backup", source, "--to", remote, "--fingerprint", String(repeating: "0", count: 32)],
+                                       environment: sender.environment(), cwd: sender.path, timeout: 60)
+        #expect(wrong.status == 14, "\(wrong.stderr)")
+        let first = try send(["--fingerprint", fingerprint])
+        #expect((first["pieces_new"] as? Int ?? 0) >= 3, "\(first)")
+        let inbox = try FileManager.default.contentsOfDirectory(atPath: remote + "/inbox")
+        #expect(inbox.filter { $0.hasSuffix(".env") }.count == 2, "a pack and a snapshot: \(inbox)")
+        #expect(!FileManager.default.fileExists(atPath: sender.path + "/.local/share/vault"), "no vault was made on the sender")
+        let scratch = (try? FileManager.default.subpathsOfDirectory(atPath: sender.path + "/.local/state")) ?? []
+        #expect(!scratch.contains { $0.hasSuffix(".item") }, "nothing left in the scratch vault: \(scratch)")
+
+        try Data("notes, edited\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
+        let second = try send()
+        #expect(second["files_unchanged"] as? Int == 1 && (second["bytes_stored"] as? Int ?? .max) < 64 << 10, "\(second)")
+
+        #expect(try f.v.run(["pull"]).status == 0)
+        let listed = try f.snapshots(["list", "--json"])
+        #expect(BackupFixture.snapshotCount(listed) == 2, "\(listed.stdoutText)\(listed.stderr)")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(3 << 20, seed: 51)))
+        #expect(FileManager.default.contents(atPath: out + "/src/notes") == Data("notes, edited\n".utf8))
+        // The remote's check counts them apart from items too.
+        #expect(try f.v.run(["push"]).status == 0)
+        let check = try f.v.run(["check", "--remote", "usb"])
+        #expect(check.status == 0 && check.stderr.contains("no problems found (0 items, 2 snapshots, 2 packs)"), "\(check.stderr)")
+    }
+
+    /// check counts a backup's snapshots and packs apart from items: one
+    /// added file and one snapshot are "1 item", "1 snapshot", "1 pack".
+    @Test func checkCountsSnapshotsAndPacksApartFromItems() throws {
+        let f = try BackupFixture()
+        try f.write("a", Array("a file in a backup\n".utf8))
+        _ = try f.backup()
+        #expect(try f.v.add(["add", try f.v.write("added.txt", Array("an item\n".utf8))]).status == 0)
+        let plain = try f.v.run(["check"])
+        #expect(plain.status == 0 && plain.stderr.hasPrefix("vault: no problems found (1 item of 8 B, 1 snapshot, 1 pack of "), "\(plain.stderr)")
+        #expect(plain.stderr.hasSuffix(" on disk)\n"), "\(plain.stderr)")
+        let json = try JSONObject.parse(try f.v.run(["check", "--json"]).stdout)
+        #expect(json["items_checked"] as? Int == 1 && json["versions_checked"] as? Int == 1, "\(json)")
+        #expect(json["snapshots_checked"] as? Int == 1 && json["packs_checked"] as? Int == 1, "\(json)")
     }
 
     @Test func restoreIncludesAndExcludes() throws {

@@ -30,6 +30,8 @@ struct ReferenceSnapshotTests {
         try f.mkdir("d/e", mode: 0o750)
         try f.write("d/e/data", BackupFixture.random(5 << 20 + 17, seed: 5), mode: 0o640)
         try f.write("empty", [])
+        // Text: stored as zstd frames, which the reader decodes from the spec.
+        try f.write("notes.txt", Array(String(repeating: "a note that compresses\n", count: 100_000).utf8))
         symlink("d/e/data", f.source + "/link")
         link(f.source + "/d/e/data", f.source + "/hard")
         BackupFixture.setTime(f.source + "/d/e/data", seconds: 1_600_000_000, nanoseconds: 999_999_999)

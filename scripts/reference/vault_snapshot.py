@@ -15,15 +15,20 @@ import os
 import struct
 import sys
 
+import zstandard
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vault_read  # noqa: E402
 
-SNAP_MAGIC, TREE_MAGIC = b"VAULTSN1", b"VAULTTR1"
+# Format 2; format 1 (60-byte references, every piece raw) is still read.
+SNAP_MAGICS, TREE_MAGICS = {b"VAULTSN2": 64, b"VAULTSN1": 60}, {b"VAULTTR2": 64, b"VAULTTR1": 60}
+# Windows above 8 MiB are refused (vault writes at most 2 MiB).
+DCTX = zstandard.ZstdDecompressor(max_window_size=1 << 23)
 
 
 class Reader:
-    def __init__(self, data):
-        self.data, self.off = data, 0
+    def __init__(self, data, ref_length=64):
+        self.data, self.off, self.ref_length = data, 0, ref_length
 
     def take(self, n):
         if n < 0 or self.off + n > len(self.data):
@@ -36,8 +41,11 @@ class Reader:
         return struct.unpack(">" + fmt, self.take(struct.calcsize(">" + fmt)))[0]
 
     def ref(self):
-        pack, offset, length, pid = self.take(16), self.u("Q"), self.u("I"), self.take(32)
-        return (pack, offset, length, pid)
+        pack, offset, length = self.take(16), self.u("Q"), self.u("I")
+        stored = self.u("I") if self.ref_length == 64 else length
+        if stored > length or (stored == 0 and length > 0):
+            raise vault_read.corrupted()
+        return (pack, offset, length, stored, self.take(32))
 
     def end(self):
         if self.off != len(self.data):
@@ -45,9 +53,10 @@ class Reader:
 
 
 def parse_snapshot(content):
-    r = Reader(content)
-    if r.take(8) != SNAP_MAGIC:
+    r = Reader(content, SNAP_MAGICS.get(content[:8], 0))
+    if not r.ref_length:
         raise vault_read.corrupted()
+    r.take(8)
     packs = [r.take(16) for _ in range(r.u("I"))]
     s = {"packs": set(packs), "key": r.take(32)}
     s["host"] = r.take(r.u("H")).decode("utf-8")
@@ -61,9 +70,10 @@ def parse_snapshot(content):
 
 
 def parse_tree(data):
-    r = Reader(data)
-    if r.take(8) != TREE_MAGIC:
+    r = Reader(data, TREE_MAGICS.get(data[:8], 0))
+    if not r.ref_length:
         raise vault_read.corrupted()
+    r.take(8)
     entries, last = [], None
     for _ in range(r.u("I")):
         name = r.take(r.u("H"))
@@ -88,12 +98,26 @@ def parse_tree(data):
     return entries
 
 
+def unpack(frame, length):
+    """A compressed piece: exactly one zstd frame making exactly `length` bytes."""
+    try:
+        declared = zstandard.get_frame_parameters(frame).content_size
+        if declared not in (length, zstandard.CONTENTSIZE_UNKNOWN):
+            raise vault_read.corrupted()
+        data = DCTX.decompress(frame, max_output_size=length, read_across_frames=False, allow_extra_data=False)
+    except zstandard.ZstdError:
+        raise vault_read.corrupted()
+    if len(data) != length:
+        raise vault_read.corrupted()
+    return data
+
+
 class Snapshot:
     def __init__(self, v, entry):
         self.v, self.s, self.packs = v, parse_snapshot(vault_read.read_item(v, entry)), {}
 
     def piece(self, ref):
-        pack, offset, length, pid = ref
+        pack, offset, length, stored, pid = ref
         if pack not in self.s["packs"]:
             raise vault_read.corrupted()
         if pack not in self.packs:
@@ -102,8 +126,12 @@ class Snapshot:
             if entry is None:
                 raise vault_read.corrupted()
             self.packs[pack] = vault_read.read_item(self.v, entry)
-        data = self.packs[pack][offset:offset + length]
-        if len(data) != length or not hmac.compare_digest(hmac.new(self.s["key"], data, hashlib.sha256).digest(), pid):
+        data = self.packs[pack][offset:offset + stored]
+        if len(data) != stored:
+            raise vault_read.corrupted()
+        if stored < length:
+            data = unpack(data, length)
+        if not hmac.compare_digest(hmac.new(self.s["key"], data, hashlib.sha256).digest(), pid):
             raise vault_read.corrupted()
         return data
 

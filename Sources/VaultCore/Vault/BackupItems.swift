@@ -8,8 +8,9 @@ import System
 // through rekey (which gives items new ids), names the same content for
 // ever. A snapshot's content opens with the packs it needs:
 //
-//   "VAULTSN1" || pack count u32be || pack id (16) × count || the rest (VaultBackup)
+//   "VAULTSN2" || pack count u32be || pack id (16) × count || the rest (VaultBackup)
 //
+// (or "VAULTSN1", format 1, the same prefix: still read, no longer written)
 // so that absorbing can refuse a snapshot whose packs are not all in the
 // vault, without understanding trees.
 
@@ -21,7 +22,8 @@ extension ItemKind {
 public enum BackupItems {
     public static let packPrefix = "pack-"
     public static let snapshotPrefix = "snapshot-"
-    public static let snapshotMagic = Array("VAULTSN1".utf8)
+    public static let snapshotMagic = Array("VAULTSN2".utf8)
+    public static let legacySnapshotMagic = Array("VAULTSN1".utf8)
     /// Packs one snapshot may name: 2^20 packs of 16 MiB or more is 16 TiB.
     public static let maxPacks = 1 << 20
     /// A snapshot item's content, at most (its pack list and root reference
@@ -35,7 +37,7 @@ public enum BackupItems {
     public static func packIDs(inSnapshot content: [UInt8]) throws -> [[UInt8]] {
         var r = ByteReader(content)
         do {
-            try r.expect(snapshotMagic)
+            try r.expect(content.starts(with: legacySnapshotMagic) ? legacySnapshotMagic : snapshotMagic)
             let count = Int(try r.u32())
             guard count <= maxPacks else { throw VaultError.corruptedOrTampered }
             return try (0..<count).map { _ in try r.bytes(16) }

@@ -31,9 +31,14 @@ public struct CheckReport: Sendable {
     public var movedToQuarantine: [String] = []
     public var removed: [String] = []
     /// Items (names) and versions checked: an item with history has
-    /// several versions, each its own blob.
+    /// several versions, each its own blob. Not a backup's packs and
+    /// snapshots, counted apart (with their content's bytes).
     public var itemsChecked = 0
     public var versionsChecked = 0
+    public var itemBytes: UInt64 = 0
+    public var snapshotsChecked = 0
+    public var packsChecked = 0
+    public var packBytes: UInt64 = 0
     public var bytesChecked: UInt64 = 0
 }
 
@@ -46,9 +51,13 @@ extension UnlockedVault {
                       progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
         var report = CheckReport()
         report.rejectedDropIns = try absorbInbox().rejected
-        report.itemsChecked = manifest.itemCount
+        report.itemsChecked = manifest.items.count
         for entry in manifest.entries {
-            report.versionsChecked += 1
+            switch entry.kind {
+            case .pack: report.packsChecked += 1; report.packBytes &+= entry.size
+            case .snapshot: report.snapshotsChecked += 1
+            case .file, .folder: report.versionsChecked += 1; report.itemBytes &+= entry.size
+            }
             let version = manifest.versions(named: entry.name).count > 1 ? entry.version : nil
             do {
                 // The same checks every reader makes (ItemRules): the blob's

@@ -2,6 +2,8 @@ import Foundation
 import System
 import VaultBackup
 import VaultCore
+import VaultCrypto
+import VaultRemote
 
 /// `vault backup`: a snapshot of folders without the password, sealed to
 /// the vault's public key as `add` seals a drop-in; only what changed since
@@ -18,13 +20,16 @@ struct BackupCommand: Command {
     static let hostOption = ValueOption<String>.text("--host", as: "HOST")
     static let dryRunFlag = FlagOption("--dry-run")
     static let jsonFlag = FlagOption("--json")
+    static let toOption = AddCommand.toOption
+    static let fingerprintOption = AddCommand.fingerprintOption
     static let options = [excludeOption.spec, excludeFileOption.spec, excludeCachesFlag.spec, largerThanOption.spec,
-                          oneFileSystemFlag.spec, tagOption.spec, hostOption.spec, dryRunFlag.spec, jsonFlag.spec]
+                          oneFileSystemFlag.spec, tagOption.spec, hostOption.spec, dryRunFlag.spec, jsonFlag.spec,
+                          toOption.spec, fingerprintOption.spec]
     static let help = """
         Usage: vault backup PATH... [--exclude PATTERN]... [--exclude-file FILE]...
                             [--exclude-caches] [--exclude-larger-than SIZE]
                             [--one-file-system] [--tag TAG]... [--host HOST]
-                            [--dry-run] [--json]
+                            [--dry-run] [--json] [--to TARGET [--fingerprint FP]]
 
         Takes a snapshot of each PATH (folders or files) into the vault without
         the password, as 'vault add' does: it reads only the vault's public
@@ -66,11 +71,21 @@ struct BackupCommand: Command {
           --host HOST             the host name recorded (default: this machine's)
           --dry-run               read and count, store nothing
           --json                  one JSON summary on standard output
+          --to TARGET             straight into the inbox of the vault copy at
+                                  TARGET (an rclone path), as 'vault add --to':
+                                  only its header is read, each pack is sent as
+                                  it fills, the snapshot last; the owner's
+                                  'vault pull' takes them in. The remote must be
+                                  listable, or every file is read and stored
+          --fingerprint FP        with --to: refuse unless the remote vault's
+                                  public key has this fingerprint (else the
+                                  first use remembers it, as 'add --to' does)
 
         Examples:
           vault backup ~/Documents ~/Pictures
           vault backup ~ --exclude-caches --exclude '*.iso' --tag nightly
           vault backup /srv/data --one-file-system --json
+          vault backup ~/Documents --to s3:my-bucket/vault --fingerprint 3f2a-...
         """
 
     let paths: [String]
@@ -83,6 +98,9 @@ struct BackupCommand: Command {
     let host: String?
     let dryRun: Bool
     let json: Bool
+    /// --to: a remote vault copy's inbox instead of the local vault.
+    let remoteTarget: String?
+    let fingerprint: String?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         paths = try arguments.oneOrMore("PATH")
@@ -98,6 +116,12 @@ struct BackupCommand: Command {
         host = try arguments.value(Self.hostOption)
         dryRun = arguments.isSet(Self.dryRunFlag)
         json = arguments.isSet(Self.jsonFlag)
+        remoteTarget = try arguments.value(Self.toOption).map { text throws(CLIError) in
+            guard let t = RemoteNames.normalizedTarget(text) else { throw arguments.usageError("'\(text)' cannot be a remote target") }
+            return t
+        }
+        fingerprint = try arguments.value(Self.fingerprintOption)
+        if fingerprint != nil && remoteTarget == nil { throw arguments.usageError("--fingerprint goes with --to") }
         for t in tags + [host].compactMap({ $0 }) where t.utf8.count > Snapshot.maxText || t.contains(where: \.isNewline) {
             throw arguments.usageError("'\(t)' is not a usable tag or host name")
         }
@@ -122,10 +146,17 @@ struct BackupCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        let vault = try Vault(at: context.vaultDirectory)
+        // --to: seal into a scratch vault holding only the remote's header,
+        // sending each drop-in on as it lands (RemoteDropIn).
+        let remote = try remoteTarget.map {
+            try RemoteDropIn(target: $0, rclone: context.rclone(), expected: fingerprint,
+                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory,
+                             firstUse: context.confirmFirstSend(to: $0))
+        }
+        let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
         // Held until the snapshot has landed: a prune (which takes it
         // exclusively) never deletes a pack this backup is about to reference.
-        let hold = try vault.holdDropLock { context.terminal.note("waiting for a prune or rekey of the vault to finish") }
+        let hold = try remote == nil ? vault.holdDropLock { context.terminal.note("waiting for a prune or rekey of the vault to finish") } : nil
         defer { withExtendedLifetime(hold) {} }
         var options = BackupOptions(paths: try absolutePaths(), host: host ?? Syscall.hostName())
         options.tags = tags
@@ -141,14 +172,29 @@ struct BackupCommand: Command {
         // file read, every piece stored), never wrong.
         var cache: BackupCache?
         if let base = Self.cacheBase(context.environment) {
-            do { cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault.paths) } catch {
+            do {
+                if let remote {
+                    cache = try Self.remoteCache(base: base, remote, context)
+                } else {
+                    cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault.paths)
+                }
+            } catch {
                 context.terminal.warning("no backup cache (\(ErrorReport.cliError(for: error, vaultDirectory: nil).message)): every file is read")
             }
         }
         let progress = ProgressLine.start(context.terminal, dryRun ? "reading" : "backing up", total: nil)
         defer { progress?.finish() }
         let started = Date()
-        let summary = try BackupRun(vault: vault, cache: cache, options: options) { progress?.update($0.counts.bytes, counting: Format.count($0.counts.files, "file")) }.run()
+        // On a terminal, a walk beside the backup counts what it will read,
+        // for the time left.
+        let scan = progress.map { _ in BackupScan.start(options: options, cache: cache) }
+        defer { scan?.cancel() }
+        let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0) } }
+        let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) { s in
+            let totals = scan?.totals
+            progress?.update(s.counts.bytes, counting: Format.count(s.counts.files, "file"),
+                             reading: totals.flatMap { $0.finished ? (s.bytesRead, $0.toRead) : nil })
+        }.run()
         progress?.finish()
         let seconds = Date().timeIntervalSince(started)
         for p in summary.unreadable { context.terminal.warning("could not read '\(Terminal.printable(p))'; left out") }
@@ -159,15 +205,38 @@ struct BackupCommand: Command {
         } else {
             let c = summary.counts
             let what = "\(Format.count(c.files, "file")), \(Format.count(c.directories, "folder")), \(Format.size(c.bytes))"
-            let stored = "\(Format.count(summary.piecesNew, "new piece")) (\(Format.size(summary.bytesNew))), \(summary.filesUnchanged) unchanged"
+            let stored = "\(Format.count(summary.piecesNew, "new piece")) (\(Format.size(summary.bytesNew)), "
+                + "\(Format.size(summary.bytesNewCompressed)) compressed), \(summary.filesUnchanged) unchanged"
             if let id = summary.snapshot {
-                context.terminal.note("snapshot \(id.prefix(8)) of \(what): \(stored), \(Format.size(summary.bytesStored)) added to the inbox")
+                let inbox = remote.map { "sent to the inbox at \(Terminal.printable($0.target)) (fingerprint \($0.header.fingerprint))" } ?? "added to the inbox"
+                context.terminal.note("snapshot \(id.prefix(8)) of \(what): \(stored), \(Format.size(summary.bytesStored)) \(inbox)")
             } else {
                 context.terminal.note("dry run of \(what): would store \(stored)")
             }
         }
         let incomplete = !summary.unreadable.isEmpty || !summary.changedWhileRead.isEmpty || !summary.skipped.isEmpty
         return incomplete ? .partial : .ok
+    }
+
+    /// The cache for `--to TARGET`: its own directory, `<vault id>-to-<h>`
+    /// (h: 16 hex digits of SHA-256 of the canonical target), since which
+    /// packs are still there is the remote's listing, not a local vault's.
+    /// A remote that cannot be listed (write-only credentials) gives no
+    /// cache: every file is read and stored, never a reference to a pack
+    /// the remote may no longer hold.
+    static func remoteCache(base: String, _ remote: RemoteDropIn, _ context: Context) throws -> BackupCache? {
+        let layout: RemoteLayout
+        do { layout = RemoteLayout(try remote.rclone.list(remote.target)) } catch {
+            context.terminal.warning("cannot list \(Terminal.printable(remote.target)) (\(ErrorReport.cliError(for: error, vaultDirectory: nil).message)): every file is read and stored")
+            return nil
+        }
+        let dropIns = Set(layout.dropIns)
+        let name = Hex.encode(remote.header.vaultID) + "-to-"
+            + Hex.encode(Array(try SHA256.hash(Array(RemoteNames.canonicalTarget(remote.target).utf8)).prefix(8)))
+        return try BackupCache(directory: base + "/" + name) { pack in
+            let hex = Hex.encode(pack)
+            return layout.items[hex] != nil || dropIns.contains(hex)
+        }
     }
 
     /// Each PATH made absolute (not resolving links), with distinct last names.

@@ -89,7 +89,10 @@ struct CheckCommand: Command {
             }
             let items = Format.items(report.itemsChecked, versions: report.versionsChecked)
             let stored = vault.manifest.entries.reduce(UInt64(0)) { $0 &+ (vault.vault.storedLength(of: $1) ?? 0) }
-            let what = "\(items) of \(Format.size(vault.manifest.totalSize)), \(Format.size(stored)) on disk"
+            // A backup's packs and snapshots apart from the items they are not.
+            let backups = report.snapshotsChecked + report.packsChecked == 0 ? ""
+                : ", \(Format.count(report.snapshotsChecked, "snapshot")), \(Format.count(report.packsChecked, "pack")) of \(Format.size(report.packBytes))"
+            let what = "\(items) of \(Format.size(report.itemBytes))\(backups), \(Format.size(stored)) on disk"
                 + (readData ? ", \(Format.size(report.bytesChecked)) read" : "")
             context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
                                   : "\(Format.count(report.problems.count, "damaged item")) (\(what))")

@@ -49,7 +49,11 @@ extension CheckCommand {
         }
         progress?.finish()
         for p in problems { context.terminal.report(CLIError(message: "remote item '\(p.item)': \(p.message)", code: .corrupted)) }
-        let items = Format.items(opened.manifest.itemCount, versions: opened.manifest.entries.count)
+        // A backup's snapshots and packs apart from items, as in a local check.
+        let entries = opened.manifest.entries
+        let packs = entries.filter { $0.kind == .pack }.count, snapshots = entries.filter { $0.kind == .snapshot }.count
+        var items = Format.items(opened.manifest.items.count, versions: entries.count - packs - snapshots)
+        if packs + snapshots > 0 { items += ", \(Format.count(snapshots, "snapshot")), \(Format.count(packs, "pack"))" }
         let what = readData ? "\(items), \(Format.size(bytes)) read" : items
         let generation = opened.manifest.generation
         context.terminal.note(problems.isEmpty ? "remote '\(name)' (generation \(generation)): no problems found (\(what))"

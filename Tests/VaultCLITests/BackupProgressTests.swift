@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vault backup` on a terminal: files, bytes, rate, and the time left,
+/// measured on what there is to read (a walk beside the backup counts it).
+@Suite("Backup progress")
+struct BackupProgressTests {
+    @Test func onATerminalBackupShowsTheTimeLeft() throws {
+        let f = try BackupFixture()
+        // 512 MiB of holes: nothing on disk, one piece stored (they are all
+        // the same), yet every byte is read, cut and hashed.
+        let big = f.source + "/disk.img"
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        #expect(truncate(big, 512 << 20) == 0)
+        // Stopped for 1.5 s a moment after it starts, so it has run past the
+        // second before any time left is shown, however fast the machine.
+        let r = try PTYDriver.run(["-c", "\"$0\" --vault \"$1\" backup \"$2\" & p=$!; sleep 0.3; kill -STOP $p; sleep 1.5; kill -CONT $p; wait $p",
+                                   CLIHarness.binary, f.v.dir, f.source],
+                                  steps: [], environment: f.v.environment(f.cacheEnv), timeout: 120, executable: "/bin/bash")
+        #expect(r.exit == 0, "\(r.transcript)")
+        #expect(r.transcript.contains("backing up: 1 file, ") || r.transcript.contains("backing up: 0 files, "), "\(r.transcript)")
+        #expect(r.transcript.contains(" s left"), "\(r.transcript)")
+        #expect(!r.transcript.contains("\u{1B}"))
+        // Piped: no progress line at all.
+        let piped = try f.v.add(["backup", f.source], f.cacheEnv)
+        #expect(piped.status == 0 && !piped.stderr.contains("backing up"), "\(piped.stderr)")
+    }
+}
