@@ -107,7 +107,7 @@ extension MountTests {
         }
         let good = try f.piece(Array("good".utf8))
         var bad = Forger.entry("bad", .file, size: 4)
-        bad.pieces = [PieceRef(pack: good.pack, offset: good.offset, count: good.count, id: try f.key.id(of: Array("evil".utf8)))]
+        bad.pieces = [PieceRef(pack: good.pack, offset: good.offset, count: good.count, stored: good.stored, id: try f.key.id(of: Array("evil".utf8)))]
         var deep = Forger.entry("deep", .directory)
         deep.subtree = level
         _ = try f.drop(into: v.dir, root: try f.tree([bad, deep]), counts: BackupHostileTests.counts(1000))
