@@ -44,15 +44,15 @@ extension MountTree {
         for e in entries {
             let parent = parentOf[e.name] ?? []
             for i in 0...parent.count where children[Array(parent.prefix(i))] == nil { children[Array(parent.prefix(i))] = [:] }
-            children[parent]![e.name] = Self.add(Self.node(of: e, in: s.root, s.index), to: &nodes)
+            children[parent, default: [:]][e.name] = Self.add(Self.node(of: e, in: s.root, s.index), to: &nodes)
         }
         var ids: [[[UInt8]]: Int] = [[]: node]
         for path in children.keys where !path.isEmpty { ids[path] = Self.add(.unreadable(modified: time.0), to: &nodes) }
         for path in children.keys where !path.isEmpty {
             let parent = Array(path.dropLast())
-            if children[parent]![path[path.count - 1]] == nil { children[parent]![path[path.count - 1]] = ids[path] }
+            if children[parent, default: [:]][path[path.count - 1]] == nil { children[parent, default: [:]][path[path.count - 1]] = ids[path] }
         }
-        for (path, c) in children { nodes[ids[path]!] = Self.directory(c, modified: time.0, nanoseconds: time.1) }
+        for (path, c) in children { if let id = ids[path] { nodes[id] = Self.directory(c, modified: time.0, nanoseconds: time.1) } }
         return true
     }
 
