@@ -80,6 +80,12 @@ echo
 # 8 MiB memlock limit) takes several minutes; BENCH_SCALE=0 skips it.
 if [ "${BENCH_SCALE:-1}" != 0 ]; then
     scripts/bench-scale.sh
+    echo
+    scripts/bench-backup-scale.sh
 else
     echo "scale: skipped (BENCH_SCALE=0)"
 fi
+echo
+# vault backup against restic on the same data (issue 26's goals; also
+# `make bench-backup` alone).
+scripts/bench-backup.sh

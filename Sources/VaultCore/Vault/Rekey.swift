@@ -59,7 +59,7 @@ extension UnlockedVault {
         // 1. Every item again, under new keys, beside the old blobs. Each
         //    entry takes its new id and key in place, once its item has been
         //    copied: one manifest in memory, not the old and the new side by
-        //    side (issue 28: 130,000 items had a 218 MiB peak). The old ids
+        //    side (issue 28: 141 to 132 MiB at 130,000 items). The old ids
         //    are kept packed, 16 bytes each, to delete their blobs at the end.
         var oldIDs = [UInt8]()
         oldIDs.reserveCapacity(manifest.entries.count * ItemHeader.itemIDLength)
