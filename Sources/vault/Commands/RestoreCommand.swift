@@ -61,6 +61,7 @@ struct RestoreCommand: Command {
         var skipped: [String] = []
         var failure: CLIError?
         var hints: [String] = []
+        var unsyncedNames = false
         for entry in entries {
             let target = directory + "/" + entry.name
             do {
@@ -77,7 +78,11 @@ struct RestoreCommand: Command {
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
-                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress)
+                    // Many items: each file synced before it is named, the
+                    // directory once at the end (one sync per file, not two).
+                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress,
+                                              syncDirectory: entries.count == 1)
+                    unsyncedNames = entries.count > 1
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
@@ -92,6 +97,7 @@ struct RestoreCommand: Command {
                 }
             }
         }
+        if unsyncedNames { try Syscall.fsyncDirectory(directory) }
         guard !skipped.isEmpty else { return .ok }
         let restored = entries.count - skipped.count
         // One item that failed for a reason of its own has said all there is.
