@@ -71,6 +71,7 @@ scripts/bench-zstd.sh "$work/zstd"
 echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
+scripts/bench-many.sh "$work"
 scripts/bench-remote.sh "$work"
 scripts/bench-mount.sh "$work"
 echo

@@ -143,6 +143,47 @@ import Testing
         #expect(Self.runs < 10 || killed < Self.runs)
     }
 
+    /// One `vault add` of many small files, whose drop-ins land in groups
+    /// (DropInBatch), killed at any moment: every file it said it added is
+    /// listed intact, the others are listed intact or not at all.
+    @Test func killedManyFileAdd() throws {
+        let v = try VaultFixture()
+        var expected = Expected()
+        var serial = 0
+        let files = 300   // three groups of drop-ins
+        func add(killAfter delay: Double) throws -> CLIHarness.Result {
+            var paths: [String] = [], contents: [String: (size: Int, hash: String)] = [:]
+            for _ in 0..<files {
+                serial += 1
+                let content = randomBytes(Int.random(in: 1...4000))
+                let name = "many-\(serial).txt"
+                paths.append(try v.write(name, content))
+                contents[name] = (content.count, sha256(content))
+            }
+            defer { for p in paths { try? FileManager.default.removeItem(atPath: p) } }
+            let r = try runKilled(after: delay, ["--vault", v.dir, "add"] + paths, environment: v.environment())
+            #expect(r.status == 0 || r.status == 137, "add exited \(r.status): \(r.stderr)")
+            let said = Set(r.stderr.split(separator: "\n").compactMap { line -> String? in
+                guard let start = line.range(of: "added '") else { return nil }
+                return line[start.upperBound...].split(separator: "'").first.map(String.init)
+            })
+            if r.status == 0 { #expect(said.count == files, "a finished add names every file: \(r.stderr)") }
+            for (name, want) in contents {
+                if said.contains(name) { expected.required[name] = want } else { expected.optional[name] = want }
+            }
+            return r
+        }
+        var duration = 0.0, killed = 0
+        for run in 0..<Self.runs {
+            if run % 10 == 0 { duration = try Self.calibrate { try add(killAfter: Self.noKill) } }
+            if try add(killAfter: Self.delay(within: duration)).status != 0 { killed += 1 }
+            try Self.verify(v, &expected, passwords: [v.passwordFile], run: run)
+            if run % 10 == 9 { try Self.removeAll(v, &expected) }
+        }
+        #expect(killed > 0)
+        #expect(Self.runs < 10 || killed < Self.runs)
+    }
+
     /// Empties the vault (every item verified by now), so that the
     /// `check --read-data` after each kill reads tens, not hundreds, of MiB
     /// (the suite keeps to its time budget, and `make crashtest` scales

@@ -20,11 +20,13 @@ extension Vault {
     /// size before compression and its file count; then the file key and
     /// metadata are sealed to the vault's public key (HPKE). The content's
     /// temp file stays flock'ed until the envelope has landed, so cleanup
-    /// never takes a half-done drop-in.
+    /// never takes a half-done drop-in. With `batch`, the envelope lands
+    /// when the batch does (`landed` says when); without, before this returns.
     @discardableResult
     public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
                        expectedLength: UInt64? = nil, progress: ((UInt64) -> Void)? = nil,
-                       announce: ((String) -> Void)? = nil,
+                       announce: ((String) -> Void)? = nil, batch: DropInBatch? = nil,
+                       landed: @escaping () -> Void = {},
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
         let itemHeader = try ItemHeader.random(flags: flags)
@@ -37,23 +39,13 @@ extension Vault {
         let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
         let (size, files) = try produce(writer)
         try writer.finish()
-        try content.commit(to: paths.dropInContent(blob))
         let entry = try ManifestEntry(itemID: itemHeader.itemID, fileKey: fileKey, kind: kind, origin: .droppedIn,
                                       mode: mode & 0o7777, size: size, fileCount: files,
                                       added: Syscall.now(), modified: modified, name: name)
-        // The vault's key as it is now, read under the drop lock and held
-        // until the envelope has landed: a rekey that ran while the content
-        // was written has switched keys by now, and one that starts now
-        // waits for this envelope and takes it in (DropLock).
-        let dropLock = try DropLock(paths, exclusive: false)
-        let current = try Vault(at: paths.root).header
-        let envelope = try DropInEnvelope.seal(entry, to: current.publicKey, vaultID: current.vaultID)
-        try VaultDirectory.atomicWrite(envelope, to: paths.dropInEnvelope(blob), mode: fileMode)
-        // The content's flock (its TempFile's descriptor) must outlive the
-        // envelope's landing: Swift may free `content` right after its last
-        // use (the commit), and a `list` then takes the envelope-less content
-        // for a leftover and deletes it, leaving an envelope that is refused.
-        withExtendedLifetime((dropLock, content)) {}
+        // Without a batch, a group of one landed at once.
+        let group = batch ?? DropInBatch(into: self, expected: 1)
+        try group.add(entry, content: content, landed: landed)
+        if batch == nil { try group.land() }
         return entry
     }
 }

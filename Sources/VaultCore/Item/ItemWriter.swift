@@ -131,10 +131,13 @@ public final class ItemWriter: ByteSink {
         let (first, header, prefix) = (nextIndex, headerBytes, self.header.noncePrefix)
         let buf = SharedBuffer(raw: buffers[current])
         let (pendingBuffer, pending, sink) = (SharedBuffer(raw: buffers[1 - current]), pendingBytes, self.sink)
-        try workers.forEach(chunks, alongside: {
+        // No I/O to overlap (a small item's only batch): no second worker,
+        // so a one-chunk item seals on this thread without a hand-off.
+        let io: (() throws -> Void)? = pending == 0 && more == nil ? nil : {
             if pending > 0 { try sink.write(UnsafeRawBufferPointer(rebasing: pendingBuffer.raw[..<pending])) }
             try more?()
-        }) { aead, k in
+        }
+        try workers.forEach(chunks, alongside: io) { aead, k in
             let size = k == chunks - 1 ? lastSize : ItemCipher.chunkSize
             let index = UInt32(first + UInt64(k))
             let p = buf.raw.baseAddress! + k * ItemCipher.sealedChunkSize

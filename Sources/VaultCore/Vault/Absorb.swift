@@ -99,7 +99,7 @@ extension UnlockedVault {
         try Syscall.fsyncDirectory(paths.items)
         try Syscall.fsyncDirectory(paths.inbox)
         if !report.absorbed.isEmpty { try saveManifest() }
-        for blob in done { try? Syscall.unlink(paths.dropInEnvelope(blob)) }
+        removeEnvelopes(done)
         try Syscall.fsyncDirectory(paths.inbox)
         return report
     }

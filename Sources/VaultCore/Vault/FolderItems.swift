@@ -11,12 +11,12 @@ extension Vault {
     /// FIFOs and sockets are left out and listed in the returned `skipped`.
     @discardableResult
     public func dropIn(folder path: String, name: String, mode: UInt16, modified: Int64,
-                       compression: Compression = .default,
-                       announce: ((String) -> Void)? = nil) throws -> (entry: ManifestEntry, skipped: [String]) {
+                       compression: Compression = .default, announce: ((String) -> Void)? = nil,
+                       batch: DropInBatch? = nil, landed: @escaping () -> Void = {}) throws -> (entry: ManifestEntry, skipped: [String]) {
         let compression = Self.resolved(compression, folder: path)
         var skipped: [String] = []
         let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
-                               modified: modified, announce: announce) { writer in
+                               modified: modified, announce: announce, batch: batch, landed: landed) { writer in
             let summary = try writeArchive(of: path, compression, to: writer)
             skipped = summary.skipped
             return (summary.bytes, summary.files)

@@ -63,7 +63,10 @@ public final class NewPlaintextFile {
     }
 
     /// fsync, then link (or rename) into place if the target is still free.
-    public func commit() throws {
+    /// Without `syncDirectory`, the caller fsyncs the directory once for
+    /// many files (a restore of many items): each file is still complete
+    /// on disk before its name exists.
+    public func commit(syncDirectory: Bool = true) throws {
         try file.sync()
         do {
             if let partialPath { try Syscall.renameNoReplace(partialPath, target) } else { try Syscall.linkNameless(file.fd, to: target) }
@@ -71,7 +74,7 @@ public final class NewPlaintextFile {
             throw VaultError.alreadyExists(path: target)
         }
         committed = true
-        try Syscall.fsyncDirectory(VaultDirectory.directory(of: target))
+        if syncDirectory { try Syscall.fsyncDirectory(VaultDirectory.directory(of: target)) }
         record?.remove()
     }
 

@@ -130,7 +130,7 @@ public final class UnlockedVault {
     /// without, the file stays 0600 (open's private copy).
     public func export(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
                        partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil,
-                       keepAttributes: Bool = false) throws {
+                       keepAttributes: Bool = false, syncDirectory: Bool = true) throws {
         let output = try NewPlaintextFile(at: path, partials: partials)
         if let p = output.partialPath { partial?(p) }
         try read(entry, to: progress.map { ProgressSink(output.file, report: $0) } ?? output.file)
@@ -140,7 +140,7 @@ public final class UnlockedVault {
             try Syscall.chmod(output.file.fd, entry.mode & 0o777)
             try Syscall.setTime(output.file.fd, modified: entry.modified)
         }
-        try output.commit()
+        try output.commit(syncDirectory: syncDirectory)
     }
 
     // MARK: Changes

@@ -139,7 +139,12 @@ struct AddCommand: Command {
     private func addAll(_ vault: Vault, _ context: Context) throws -> ExitCode {
         var added = 0, skipped = false
         var firstFailure: ExitCode?
+        // Many paths land in groups, synced once per group (DropInBatch);
+        // each "added" note is said once its drop-in is durable.
+        let batch = DropInBatch(into: vault, expected: paths.count)
         for path in paths {
+            // A failure landing a group concerns the vault, not this path.
+            if batch.isFull { try batch.land() }
             do {
                 if RawArguments.isLossy(path) {
                     throw VaultError.invalidArgument("the path is not valid UTF-8, so vault cannot name it; "
@@ -153,9 +158,12 @@ struct AddCommand: Command {
                 var token: Interrupts.Token?
                 defer { token.map(Interrupts.unregister) }
                 let announce: (String) -> Void = { temp in token = Interrupts.register { try? Syscall.unlink(temp) } }
+                var note = ""
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
-                                                             compression: compression,
-                                                             progress: progress?.update, announce: announce)
+                                                             compression: compression, progress: progress?.update,
+                                                             announce: announce, batch: batch) { [terminal = context.terminal] in
+                    terminal.note(note)
+                }
                 progress?.finish()   // before the notes below, or its wipe would erase them
                 added += 1
                 for inner in skippedInside {
@@ -165,7 +173,7 @@ struct AddCommand: Command {
                 let what = entry.kind == .folder ? Format.count(entry.fileCount, "file") + ", " : ""
                 // What compression saved, when it saved anything ('list' shows every blob's size).
                 let stored = vault.storedLength(of: entry).flatMap { $0 < entry.size ? ", stored \(Format.size($0))" : nil } ?? ""
-                context.terminal.note("added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))")
+                note = "added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))"
             } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
                 skipped = true
                 let report = ErrorReport.cliError(for: error, vaultDirectory: nil)
@@ -173,6 +181,7 @@ struct AddCommand: Command {
                 context.terminal.warning("skipped '\(path)': \(report.message)")
             }
         }
+        try batch.land()
         // Partial (3) only when something was added: an add that added
         // nothing (an unwritable inbox) failed, with its first error's code.
         if added == 0, let firstFailure { throw ReportedError(firstFailure) }
@@ -182,11 +191,13 @@ struct AddCommand: Command {
     /// One input of `add`: stdin, a file, or a folder (with the paths of
     /// special files inside it that were left out).
     private static func dropIn(_ path: String, name: String?, into vault: Vault, compression: Compression,
-                               progress: ((UInt64) -> Void)?, announce: @escaping (String) -> Void) throws -> (ManifestEntry, [String]) {
+                               progress: ((UInt64) -> Void)?, announce: @escaping (String) -> Void,
+                               batch: DropInBatch, landed: @escaping () -> Void) throws -> (ManifestEntry, [String]) {
         if path == "-" {
             let now = Int64(Date().timeIntervalSince1970)
             return (try vault.dropIn(from: FileHandleFD(borrowing: 0), name: name!, mode: 0o600, modified: now,
-                                     compression: compression, progress: progress, announce: announce), [])
+                                     compression: compression, progress: progress, announce: announce,
+                                     batch: batch, landed: landed), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
             throw SystemError(operation: "open", path: path, errno: .noSuchFile)
@@ -197,11 +208,12 @@ struct AddCommand: Command {
         let itemName = name ?? Self.itemName(of: path)
         if status.directory {
             return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
-                                    compression: compression, announce: announce)
+                                    compression: compression, announce: announce, batch: batch, landed: landed)
         }
         guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
         return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
-                                 compression: compression, progress: progress, announce: announce), [])
+                                 compression: compression, progress: progress, announce: announce,
+                                 batch: batch, landed: landed), [])
     }
 }
 

@@ -71,6 +71,7 @@ struct RestoreCommand: Command {
         var skipped: [String] = []
         var failure: CLIError?
         var hints: [String] = []
+        var unsyncedNames = false
         func failed(_ name: String, _ error: Error) {
             skipped.append(name)
             let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
@@ -128,13 +129,18 @@ struct RestoreCommand: Command {
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
-                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress)
+                    // Many items: each file synced before it is named, the
+                    // directory once at the end (one sync per file, not two).
+                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress,
+                                              syncDirectory: entries.count == 1)
+                    unsyncedNames = entries.count > 1
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
                 failed(entry.name, error)
             }
         }
+        if unsyncedNames { try Syscall.fsyncDirectory(directory) }
         guard !skipped.isEmpty else { return .ok }
         let total = files.count + entries.count
         let restored = total - skipped.count
