@@ -39,7 +39,7 @@ extension ErrorReport {
                             hints: ["nothing was sent; a typo in --fingerprint is likelier than an attack, but the remote's header may also have been replaced",
                                     "compare with 'vault info' on the owner's machine"], code: .corrupted)
         case .fingerprintMismatch(let expected, let found, false):
-            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected) as at the first 'add --to' here: its header was replaced",
+            return CLIError(message: "the remote vault's public key fingerprint is \(found), not \(expected) as at this machine's first send there: its header was replaced",
                             hints: ["nothing was sent; if the owner made a new vault there, check its fingerprint with 'vault info' and give it with --fingerprint"],
                             code: .corrupted)
         case .noSuchRemote(let name) where name.isEmpty:
