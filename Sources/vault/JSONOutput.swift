@@ -1,4 +1,5 @@
 import Foundation  // JSONEncoder
+import System
 import VaultAgent
 import VaultCore
 
@@ -182,24 +183,11 @@ enum JSONOutput {
     }
 
     /// ISO 8601 in UTC ("2026-11-30T21:40:05Z"), for years 1 to 9999
-    /// (other times are clamped to them). The civil date is computed
-    /// directly (days-from-civil, Howard Hinnant), so no formatter object is
-    /// shared between threads.
+    /// (other times are clamped to them), through `UTCTime`.
     static func iso8601(_ unix: Int64) -> String {
-        let t = Format.clampedTime(unix)
-        let days = t >= 0 ? t / 86_400 : (t - 86_399) / 86_400
-        let secondOfDay = t - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
+        let t = UTCTime(Format.clampedTime(unix))
+        let p = UTCTime.pad
+        return "\(p(t.year, 4))-\(p(t.month, 2))-\(p(t.day, 2))T\(p(t.hour, 2)):\(p(t.minute, 2)):\(p(t.second, 2))Z"
     }
 
     /// JSONEncoder escapes only what JSON requires (C0, '"', '\\'); a name's
