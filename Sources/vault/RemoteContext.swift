@@ -9,12 +9,21 @@ extension Context {
         try Rclone(program: environment.nonEmpty("VAULT_RCLONE") ?? "rclone", scratchBase: stateDirectory)
     }
 
-    /// What the first `add --to TARGET` from this machine does with the
+    /// `add --to` and `backup --to`: a scratch vault holding only the
+    /// remote's header, its fingerprint checked against `fingerprint` or
+    /// this machine's pin for the target.
+    func remoteDropIn(to target: String, fingerprint: String?) throws -> RemoteDropIn {
+        try RemoteDropIn(target: target, rclone: rclone(), expected: fingerprint,
+                         pins: FingerprintPins(stateDirectory: stateDirectory), scratchBase: stateDirectory,
+                         firstUse: confirmFirstSend(to: target))
+    }
+
+    /// What the first send to TARGET from this machine does with the
     /// remote's fingerprint when no --fingerprint was given: on a terminal,
     /// show it and ask before trusting it, as ssh does for a new host key;
     /// off a terminal (cron, scripts) trust it on first use, as before.
     /// Either way later sends are held to it (FingerprintPins).
-    func confirmFirstSend(to target: String) -> (String) throws -> Void {
+    private func confirmFirstSend(to target: String) -> (String) throws -> Void {
         { fingerprint in
             terminal.note("first send to \(Terminal.printable(target)) from here: its public key fingerprint is \(fingerprint)",
                           hint: "compare it with 'vault info' on the owner's machine")

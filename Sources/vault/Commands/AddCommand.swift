@@ -122,11 +122,7 @@ struct AddCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         // --to: seal into a scratch vault holding only the remote's header,
         // then upload (RemoteDropIn).
-        let remote = try remoteTarget.map {
-            try RemoteDropIn(target: $0, rclone: context.rclone(), expected: fingerprint,
-                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory,
-                             firstUse: context.confirmFirstSend(to: $0))
-        }
+        let remote = try remoteTarget.map { try context.remoteDropIn(to: $0, fingerprint: fingerprint) }
         let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
         let result = try addAll(vault, context)
         if let remote {

@@ -148,11 +148,7 @@ struct BackupCommand: Command {
     func run(_ context: Context) throws -> ExitCode {
         // --to: seal into a scratch vault holding only the remote's header,
         // sending each drop-in on as it lands (RemoteDropIn).
-        let remote = try remoteTarget.map {
-            try RemoteDropIn(target: $0, rclone: context.rclone(), expected: fingerprint,
-                             pins: FingerprintPins(stateDirectory: context.stateDirectory), scratchBase: context.stateDirectory,
-                             firstUse: context.confirmFirstSend(to: $0))
-        }
+        let remote = try remoteTarget.map { try context.remoteDropIn(to: $0, fingerprint: fingerprint) }
         let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
         // Held until the snapshot has landed: a prune (which takes it
         // exclusively) never deletes a pack this backup is about to reference.
