@@ -18,7 +18,8 @@ public final class SnapshotReader {
     /// The snapshot's id: the hex after "snapshot-" in its name.
     public let id: String
     private let listed: Set<[UInt8]>
-    private var opened: [(pack: [UInt8], content: RandomAccessContent)] = []
+    /// Packs and repacks opened, by item id (at most 4).
+    private var opened: [(item: [UInt8], content: RandomAccessContent, table: RepackTable?)] = []
     /// A compressed piece's stored bytes, and the decoder, kept between reads.
     private var frame: [UInt8] = []
     private var decoder: ZstdPieceDecoder?
@@ -67,12 +68,12 @@ public final class SnapshotReader {
     /// id. A compressed piece's frame must make exactly its length.
     public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
         guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted("a reference points outside its packs") }
-        let content = try pack(ref.pack)
+        let (content, offset) = try locate(ref)
         let tampered = corrupted("a piece in \(BackupItems.packName(ref.pack)) is corrupted or tampered")
         out = [UInt8](repeating: 0, count: Int(ref.count))
         if ref.isCompressed {
             if frame.count < Int(ref.stored) { frame = [UInt8](repeating: 0, count: Int(ref.stored)) }
-            let n = try frame.withUnsafeMutableBytes { try content.read(at: ref.offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(ref.stored)])) }
+            let n = try frame.withUnsafeMutableBytes { try content.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(ref.stored)])) }
             guard n == Int(ref.stored) else { throw tampered }
             let decoder = try self.decoder ?? ZstdPieceDecoder()
             self.decoder = decoder
@@ -82,19 +83,38 @@ public final class SnapshotReader {
                 }
             } catch is ZstdError { throw tampered }
         } else {
-            let n = try out.withUnsafeMutableBytes { try content.read(at: ref.offset, into: $0) }
+            let n = try out.withUnsafeMutableBytes { try content.read(at: offset, into: $0) }
             guard n == out.count else { throw tampered }
         }
         guard try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else { throw tampered }
     }
 
-    private func pack(_ id: [UInt8]) throws -> RandomAccessContent {
-        if let i = opened.firstIndex(where: { $0.pack == id }) { return opened[i].content }
-        guard let e = vault.pack(id) else { throw corrupted("\(BackupItems.packName(id)) is not in the vault") }
+    /// The content that holds `ref`'s stored bytes, and where: its pack,
+    /// or a repack of it whose table kept them.
+    private func locate(_ ref: PieceRef) throws -> (RandomAccessContent, UInt64) {
+        let sources = vault.packSources(ref.pack)
+        guard !sources.isEmpty else { throw corrupted("\(BackupItems.packName(ref.pack)) is not in the vault") }
+        for e in sources {
+            let (content, table) = try open(e, pack: ref.pack)
+            guard let table else { return (content, ref.offset) }
+            if let at = table.place(ref.offset, UInt64(ref.stored)) { return (content, at) }
+        }
+        throw corrupted("a piece it needs was not kept when \(BackupItems.packName(ref.pack)) was repacked")
+    }
+
+    private func open(_ e: ManifestEntry, pack: [UInt8]) throws -> (RandomAccessContent, RepackTable?) {
+        if let o = opened.first(where: { $0.item == e.itemID }) { return (o.content, o.table) }
         let content = try vault.randomAccess(e)
+        var table: RepackTable?
+        if e.kind == .repack {
+            guard let t = try RepackTable.read(from: content, contentLength: e.size), t.pack == pack else {
+                throw corrupted("\(e.name) is corrupted or tampered")
+            }
+            table = t
+        }
         if opened.count >= 4 { opened.removeFirst() }
-        opened.append((id, content))
-        return content
+        opened.append((e.itemID, content, table))
+        return (content, table)
     }
 
     public func tree(_ ref: PieceRef) throws -> [TreeEntry] {

@@ -50,4 +50,23 @@ struct ReferenceSnapshotTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Self.inventory(out + "/src") == Self.inventory(f.source))
     }
+
+    /// After prune rewrote a pack as a repack, the reader still restores
+    /// through the repack's table (docs/FORMAT.md, "Repacking").
+    @Test func thePythonReaderRestoresThroughARepack() throws {
+        let f = try BackupFixture()
+        for (i, name) in ["a", "b", "c"].enumerated() { try f.write(name, BackupFixture.random(300_000, seed: UInt64(60 + i))) }
+        let s1 = try #require(try f.backup()["snapshot"] as? String)
+        for name in ["b", "c"] { unlink(f.source + "/" + name) }
+        let s2 = try #require(try f.backup()["snapshot"] as? String)
+        let pruned = try f.snapshots(["forget", s1, "--prune"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
+        let out = f.v.path + "/py"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let r = try CLIHarness.run(["python3", Self.script, "restore", f.v.dir, f.v.passwordFile, String(s2.prefix(8)), out],
+                                   environment: f.v.environment(["PYTHONDONTWRITEBYTECODE": "1"]), timeout: 60, executable: "/usr/bin/env")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.contents(atPath: out + "/src/a") == Data(BackupFixture.random(300_000, seed: 60)))
+        #expect(!FileManager.default.fileExists(atPath: out + "/src/b"))
+    }
 }

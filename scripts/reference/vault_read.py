@@ -213,8 +213,8 @@ def parse_entry(buf, off):
     file_key = bytes(buf[off + 16:off + 48])
     kind, origin = buf[off + 48], buf[off + 49]
     mode, size, count, added, modified, nlen = struct.unpack(">HQQqqH", buf[off + 50:off + 86])
-    # kinds 2 and 3: backup packs and snapshots (vault_snapshot.py reads them)
-    if kind not in (0, 1, 2, 3) or origin not in (0, 1) or mode > 0o7777:
+    # kinds 2, 3 and 4: backup packs, snapshots and repacks (vault_snapshot.py reads them)
+    if kind not in (0, 1, 2, 3, 4) or origin not in (0, 1) or mode > 0o7777:
         raise corrupted()
     if kind != 1 and count != 1:
         raise corrupted()

@@ -112,21 +112,65 @@ def unpack(frame, length):
     return data
 
 
+def repack_table(content, pack):
+    """A repack's table ("Repacking"): [(old offset, length, start)], exact shape."""
+    r = Reader(content)
+    if r.take(8) != b"VAULTRP1" or r.take(16) != pack:
+        raise vault_read.corrupted()
+    count = r.u("I")
+    if not 1 <= count <= 1 << 22 or 28 + 16 * count > len(content):
+        raise vault_read.corrupted()
+    table, start, previous_end = [], 28 + 16 * count, -1
+    for _ in range(count):
+        old, length = r.u("Q"), r.u("Q")
+        if length < 1 or old <= previous_end or old + length > 2 ** 64 - 1:
+            raise vault_read.corrupted()
+        table.append((old, length, start))
+        start, previous_end = start + length, old + length
+    if start != len(content):
+        raise vault_read.corrupted()
+    return table
+
+
+def place(table, offset, stored):
+    for old, length, start in table:
+        if old <= offset and offset + stored <= old + length:
+            return start + offset - old
+    return None
+
+
 class Snapshot:
     def __init__(self, v, entry):
         self.v, self.s, self.packs = v, parse_snapshot(vault_read.read_item(v, entry)), {}
+
+    def sources(self, pack):
+        """The pack's content, else its repacks' (newest version first), each
+        with its table of (old offset, length, start) or None for a pack."""
+        if pack not in self.packs:
+            found = [e for e in self.v.entries if e.name == "pack-" + pack.hex() and e.kind == 2]
+            if not found:
+                found = sorted((e for e in self.v.entries if e.name == "repack-" + pack.hex() and e.kind == 4),
+                               key=lambda e: -e.version)
+            if not found:
+                raise vault_read.corrupted()
+            out = []
+            for e in found:
+                content = vault_read.read_item(self.v, e)
+                out.append((content, repack_table(content, pack) if e.kind == 4 else None))
+            self.packs[pack] = out
+        return self.packs[pack]
 
     def piece(self, ref):
         pack, offset, length, stored, pid = ref
         if pack not in self.s["packs"]:
             raise vault_read.corrupted()
-        if pack not in self.packs:
-            name = "pack-" + pack.hex()
-            entry = next((e for e in self.v.entries if e.name == name and e.kind == 2), None)
-            if entry is None:
-                raise vault_read.corrupted()
-            self.packs[pack] = vault_read.read_item(self.v, entry)
-        data = self.packs[pack][offset:offset + stored]
+        for content, table in self.sources(pack):
+            at = offset if table is None else place(table, offset, stored)
+            if at is not None:
+                data = content[at:at + stored]
+                break
+        else:
+            raise vault_read.corrupted()
         if len(data) != stored:
             raise vault_read.corrupted()
         if stored < length:

@@ -16,12 +16,13 @@ import System
 
 extension ItemKind {
     /// A backup's pack or snapshot: storage, not an item of the user's.
-    public var isBackupStorage: Bool { self == .pack || self == .snapshot }
+    public var isBackupStorage: Bool { self == .pack || self == .snapshot || self == .repack }
 }
 
 public enum BackupItems {
     public static let packPrefix = "pack-"
     public static let snapshotPrefix = "snapshot-"
+    public static let repackPrefix = "repack-"
     public static let snapshotMagic = Array("VAULTSN2".utf8)
     public static let legacySnapshotMagic = Array("VAULTSN1".utf8)
     /// Packs one snapshot may name: 2^20 packs of 16 MiB or more is 16 TiB.
@@ -32,6 +33,8 @@ public enum BackupItems {
 
     public static func packName(_ id: [UInt8]) -> String { packPrefix + Hex.encode(id) }
     public static func snapshotName(_ id: [UInt8]) -> String { snapshotPrefix + Hex.encode(id) }
+    /// A repack keeps its pack's id: references name the pack, never the repack.
+    public static func repackName(_ id: [UInt8]) -> String { repackPrefix + Hex.encode(id) }
 
     /// The pack ids a snapshot's content lists first (exact prefix, bounded).
     public static func packIDs(inSnapshot content: [UInt8]) throws -> [[UInt8]] {
@@ -51,6 +54,7 @@ public enum BackupItems {
         case .file, .folder: return true
         case .pack: return e.name == packName(e.itemID) && !manifest.contains(name: e.name)
         case .snapshot: return e.name == snapshotName(e.itemID) && !manifest.contains(name: e.name)
+        case .repack: return false   // prune writes them, with the password; a dropper never
         }
     }
 }
@@ -60,6 +64,14 @@ extension UnlockedVault {
     public func pack(_ id: [UInt8]) -> ManifestEntry? {
         guard let e = manifest.entry(named: BackupItems.packName(id)), e.kind == .pack else { return nil }
         return e
+    }
+
+    /// Where a pack's pieces can be: the pack itself, else its repacks
+    /// (versions of "repack-<id>", newest first: two machines that each
+    /// repacked it before a merge leave one each). Empty: not in the vault.
+    public func packSources(_ id: [UInt8]) -> [ManifestEntry] {
+        if let p = pack(id) { return [p] }
+        return manifest.versions(named: BackupItems.repackName(id)).filter { $0.kind == .repack }.reversed()
     }
 
     /// The snapshots in the vault.

@@ -27,43 +27,67 @@ extension UnlockedVault {
     /// Drops snapshot (or pack) entries: the manifest without them is
     /// durable first, then their blobs go.
     public func removeBackupStorage(_ entries: [ManifestEntry]) throws {
-        try requireLock()
-        guard entries.allSatisfy({ $0.kind.isBackupStorage }) else {
-            throw VaultError.invalidArgument("only backup packs and snapshots are removed this way")
-        }
-        guard !entries.isEmpty else { return }
-        let removed = manifest.remove(itemIDs: entries.map(\.itemID))
-        try saveManifest()
-        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }
-        try Syscall.fsyncDirectory(paths.items)
+        try replaceBackupStorage(removing: entries, adding: [])
     }
 
-    /// Deletes every pack no snapshot names, in the manifest or waiting in
-    /// the inbox, under the drop lock held exclusively; the packs deleted
-    /// (none with `dryRun`). A snapshot that does not open stops the prune:
-    /// what it needs cannot be known.
-    public func prunePacks(dryRun: Bool, waiting: (() -> Void)? = nil) throws -> [ManifestEntry] {
+    /// Runs `body` under the drop lock held exclusively (waiting while
+    /// backups hold it shared; `waiting` is told first when it has to),
+    /// after the inbox is absorbed, with the ids of the packs that the
+    /// snapshots still waiting in the inbox list (refused ones: their
+    /// packs must stay as they are). Prune (VaultBackup) decides inside.
+    public func pruning<T>(waiting: (() -> Void)? = nil, _ body: (_ waitingPacks: Set<[UInt8]>) throws -> T) throws -> T {
         try requireLock()
         let lock = try DropLock(paths, exclusive: true, waiting: waiting)
         defer { withExtendedLifetime(lock) {} }
         // Snapshots that landed while we waited for the lock come in first.
         try absorbInbox()
-        var referenced = Set<[UInt8]>()
-        for s in snapshotEntries {
-            guard let ids = try? BackupItems.packIDs(inSnapshot: snapshotContent(s)) else {
-                throw VaultError.itemCorrupted(name: s.name)
-            }
-            referenced.formUnion(ids)
-        }
+        var listed = Set<[UInt8]>()
         for blob in try inboxEnvelopes() {
             guard let e = openEnvelope(blob, with: keys), e.kind == .snapshot,
                   let content = try? snapshotContent(e, at: paths.dropInContent(blob)),
                   let ids = try? BackupItems.packIDs(inSnapshot: content) else { continue }
-            referenced.formUnion(ids)
+            listed.formUnion(ids)
         }
-        let names = Set(referenced.map(BackupItems.packName))
-        let unused = manifest.entries.filter { $0.kind == .pack && !names.contains($0.name) }
-        if !dryRun { try removeBackupStorage(unused) }
-        return unused
+        return try body(listed)
+    }
+
+    /// Writes a repack of `pack` (kind repack, named "repack-<pack id>")
+    /// straight into items/, durable, not yet in the manifest (until
+    /// `replaceBackupStorage` names it, a leftover): `produce` writes its
+    /// `length` bytes of content.
+    public func storeRepack(of pack: [UInt8], length: UInt64, now: Int64,
+                            produce: (ItemWriter) throws -> Void) throws -> ManifestEntry {
+        try requireLock()
+        let stored = try storeItem(flags: [], expectedLength: length) { w in
+            try produce(w)
+            return (length, 1)
+        }
+        return try ManifestEntry(itemID: stored.header.itemID, fileKey: stored.key, kind: .repack, origin: .unlocked,
+                                 mode: 0o600, size: length, fileCount: 1, added: now, modified: now,
+                                 name: BackupItems.repackName(pack))
+    }
+
+    /// One manifest write that drops `removed` (backup storage only) and
+    /// names `added` (repacks whose blobs are durable); then the dropped
+    /// blobs go. A kill before the write leaves the old manifest and
+    /// unnamed blobs; after it, blobs no manifest names: never a manifest
+    /// naming a missing blob.
+    public func replaceBackupStorage(removing removed: [ManifestEntry], adding added: [ManifestEntry]) throws {
+        try requireLock()
+        guard removed.allSatisfy({ $0.kind.isBackupStorage }), added.allSatisfy({ $0.kind == .repack }) else {
+            throw VaultError.invalidArgument("only backup packs and snapshots are replaced this way")
+        }
+        guard !removed.isEmpty || !added.isEmpty else { return }
+        let before = manifest
+        let gone = manifest.remove(itemIDs: removed.map(\.itemID))
+        do {
+            for e in added { try manifest.add(e) }
+        } catch {
+            manifest = before
+            throw error
+        }
+        try saveManifest()
+        for e in gone { try? Syscall.unlink(paths.item(e.blobName)) }
+        try Syscall.fsyncDirectory(paths.items)
     }
 }

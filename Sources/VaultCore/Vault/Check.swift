@@ -54,7 +54,7 @@ extension UnlockedVault {
         report.itemsChecked = manifest.items.count
         for entry in manifest.entries {
             switch entry.kind {
-            case .pack: report.packsChecked += 1; report.packBytes &+= entry.size
+            case .pack, .repack: report.packsChecked += 1; report.packBytes &+= entry.size
             case .snapshot: report.snapshotsChecked += 1
             case .file, .folder: report.versionsChecked += 1; report.itemBytes &+= entry.size
             }

@@ -27,7 +27,7 @@ public enum ItemRules {
         }
         guard !header.flags.isCompressed else { return }   // sizes are checked as it decodes
         switch e.kind {
-        case .file, .pack, .snapshot:
+        case .file, .pack, .snapshot, .repack:
             guard contentLength == e.size else { throw VaultError.corruptedOrTampered }
         case .folder:
             // The archive holds every file's bytes, and a 512-byte header for each.

@@ -17,6 +17,10 @@ public enum ItemKind: UInt8, Sendable {
     /// `vault backup`'s items (BackupItems.swift): pieces, and a snapshot.
     /// Stored, copied and checked like files; never listed as items.
     case pack = 2, snapshot = 3
+    /// A pack that prune rewrote with only its live pieces, and the table
+    /// that still places them by their old offsets (BackupItems.swift).
+    /// Written only with the password; never taken in from the inbox.
+    case repack = 4
 }
 
 public enum ItemOrigin: UInt8, Sendable {

@@ -101,7 +101,7 @@ public final class UnlockedVault {
     func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
         do {
             switch entry.kind {
-            case .file, .pack, .snapshot:
+            case .file, .pack, .snapshot, .repack:
                 let exact = ExactLengthSink(sink, expected: entry.size)
                 if r.header.flags.isCompressed {
                     _ = try codecError { try pump(r.decodedStream(), into: exact) }

@@ -51,7 +51,7 @@ extension CheckCommand {
         for p in problems { context.terminal.report(CLIError(message: "remote item '\(p.item)': \(p.message)", code: .corrupted)) }
         // A backup's snapshots and packs apart from items, as in a local check.
         let entries = opened.manifest.entries
-        let packs = entries.filter { $0.kind == .pack }.count, snapshots = entries.filter { $0.kind == .snapshot }.count
+        let packs = entries.filter { $0.kind == .pack || $0.kind == .repack }.count, snapshots = entries.filter { $0.kind == .snapshot }.count
         var items = Format.items(opened.manifest.items.count, versions: entries.count - packs - snapshots)
         if packs + snapshots > 0 { items += ", \(Format.count(snapshots, "snapshot")), \(Format.count(packs, "pack"))" }
         let what = readData ? "\(items), \(Format.size(bytes)) read" : items

@@ -83,8 +83,9 @@ struct SnapshotsCommand: Command {
         which snapshots it looks at. Hours, days, weeks (Monday to Sunday),
         months and years are UTC, by each snapshot's end time. prune (or
         forget --prune) then deletes every pack no snapshot needs, in the
-        vault or waiting in its inbox; it waits for running backups to
-        finish, and packs that are partly used are kept whole.
+        vault or waiting in its inbox, and rewrites each pack at least half
+        unused with only what is needed (the next backup of its host then
+        stores those files again); it waits for running backups to finish.
 
         Options:
           --host HOST         list: only snapshots of HOST
@@ -105,7 +106,7 @@ struct SnapshotsCommand: Command {
           --keep-within DURATION
                               forget: every snapshot within DURATION of the group's
                               newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
-          --prune             forget: then delete the packs no snapshot needs
+          --prune             forget: then prune (delete or rewrite unused packs)
           --dry-run           forget, prune: only say what would go
 
         Examples:
@@ -257,7 +258,7 @@ struct SnapshotsCommand: Command {
             return .ok
         case .stats(let json):
             let snapshots = SnapshotReader.all(vault)
-            let packs = vault.manifest.entries.filter { $0.kind == .pack }
+            let packs = vault.manifest.entries.filter { $0.kind == .pack || $0.kind == .repack }
             let stats = JSONOutput.BackupStats(snapshots: snapshots.count, packs: packs.count,
                                                snapshotBytes: snapshots.reduce(0) { $0 &+ $1.snapshot.counts.bytes },
                                                storedBytes: packs.reduce(0) { $0 &+ $1.size })
@@ -331,14 +332,20 @@ struct SnapshotsCommand: Command {
         }
     }
 
-    /// Deletes the packs no snapshot needs (a dry run after a dry-run forget
-    /// cannot count the packs that forget would free: it says so).
+    /// Deletes the packs no snapshot needs and rewrites those at least
+    /// half unused (a dry run after a dry-run forget cannot count what
+    /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
-        let packs = try vault.prunePacks(dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
-        let bytes = packs.reduce(UInt64(0)) { $0 + $1.size }
-        context.terminal.note("\(dryRun ? "would delete" : "deleted") \(Format.count(packs.count, "unused pack")) (\(Format.size(bytes)))"
-                              + (dryRun && !forgetting.isEmpty ? ", not counting what the snapshots above would free" : ""))
-        return .ok
+        let s = try Prune.run(vault, dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
+        for id in s.unreadable {
+            context.terminal.warning("snapshot \(id.prefix(8)) cannot be read whole: its packs were left as they are (run 'vault check')")
+        }
+        var line = "\(dryRun ? "would delete" : "deleted") \(Format.count(s.deleted, "unused pack")) (\(Format.size(s.deletedBytes)))"
+        if s.repacked > 0 {
+            line += ", \(dryRun ? "would repack" : "repacked") \(Format.count(s.repacked, "pack")) (\(Format.size(s.repackedFrom)) to \(Format.size(s.repackedTo)))"
+        }
+        context.terminal.note(line + (dryRun && !forgetting.isEmpty ? ", not counting what the snapshots above would free" : ""))
+        return s.unreadable.isEmpty ? .ok : .partial
     }
 
     /// "36h", "30d", "1y2w": seconds (s, m, h, d, w, y of 365 days).

@@ -1,0 +1,189 @@
+import System
+import VaultCore
+
+/// `vault snapshots prune` (docs/FORMAT.md, "Backups: forget and prune",
+/// "Repacking"): under the drop lock held exclusively, every snapshot's
+/// trees are walked for the byte ranges of packs it still needs; a pack
+/// none of whose bytes are needed is deleted, and one at least half unused
+/// is rewritten as a repack that keeps only the needed ranges, with a
+/// table that places them by their old offsets (so no tree or snapshot is
+/// rewritten, and snapshot ids stay what every machine knows them by).
+///
+/// What is never touched: packs a snapshot waiting in the inbox lists
+/// (refused for now, it may be taken in later) and packs of a snapshot
+/// whose trees cannot all be read (what it needs cannot be known). A
+/// snapshot whose record does not open stops the prune, as before.
+public enum Prune {
+    public struct Summary {
+        /// Packs (and repacks) deleted whole, and the bytes they held.
+        public var deleted = 0, deletedBytes: UInt64 = 0
+        /// Packs rewritten, the bytes they held, and what their repacks hold.
+        public var repacked = 0, repackedFrom: UInt64 = 0, repackedTo: UInt64 = 0
+        /// Snapshots whose trees could not all be read (their packs were left whole).
+        public var unreadable: [String] = []
+    }
+
+    public static func run(_ vault: UnlockedVault, dryRun: Bool, waiting: (() -> Void)? = nil) throws -> Summary {
+        try vault.pruning(waiting: waiting) { waitingPacks in
+            var live = LiveRanges(vault)
+            var pinned = waitingPacks
+            var summary = Summary()
+            for e in vault.snapshotEntries {
+                let reader: SnapshotReader
+                do { reader = try SnapshotReader(vault, e) } catch { throw VaultError.itemCorrupted(name: e.name) }
+                do { try live.walk(reader) } catch {
+                    pinned.formUnion(reader.snapshot.packs)
+                    summary.unreadable.append(reader.id)
+                }
+            }
+            var removed: [ManifestEntry] = [], added: [ManifestEntry] = []
+            let now = Syscall.now()
+            for id in packIDs(vault) where !pinned.contains(id) {
+                let all = vault.manifest.versions(named: BackupItems.packName(id)) + vault.manifest.versions(named: BackupItems.repackName(id))
+                let sources = vault.packSources(id)
+                let spans = live.spans(of: id, sources: sources.count)
+                // Repacks a pack shadows are never read: they go.
+                var doomed = all.filter { e in !sources.contains { $0.itemID == e.itemID } }
+                if spans.allSatisfy(\.isEmpty) {
+                    doomed = all
+                } else if sources.count == 1 {
+                    let needed = spans[0].reduce(UInt64(0)) { $0 + $1.length }
+                    if needed * 2 <= (try live.dataLength(of: sources[0])) {
+                        let header = RepackTable.encode(pack: id, ranges: spans[0])
+                        summary.repacked += 1
+                        summary.repackedFrom += sources[0].size
+                        summary.repackedTo += UInt64(header.count) + needed
+                        if !dryRun { added.append(try repack(vault, id, from: sources[0], header: header, span: spans[0], live: live, now: now)) }
+                        removed += all
+                        continue
+                    }
+                } else {
+                    // Two repacks of one pack (two machines repacked it before
+                    // a merge): one holding nothing needed goes, the others stay as they are.
+                    for (e, span) in zip(sources, spans) where span.isEmpty { doomed.append(e) }
+                }
+                summary.deleted += doomed.count
+                summary.deletedBytes += doomed.reduce(0) { $0 + $1.size }
+                removed += doomed
+            }
+            if !dryRun { try vault.replaceBackupStorage(removing: removed, adding: added) }
+            return summary
+        }
+    }
+
+    /// Every pack id the manifest has a pack or repack of.
+    static func packIDs(_ vault: UnlockedVault) -> [[UInt8]] {
+        var seen = Set<[UInt8]>(), out: [[UInt8]] = []
+        for e in vault.manifest.entries {
+            let prefix: String
+            switch e.kind {
+            case .pack: prefix = BackupItems.packPrefix
+            case .repack: prefix = BackupItems.repackPrefix
+            default: continue
+            }
+            guard let id = Hex.decode(String(e.name.dropFirst(prefix.count))), id.count == 16, seen.insert(id).inserted else { continue }
+            out.append(id)
+        }
+        return out
+    }
+
+    /// Writes the repack: header and table, then each span's bytes copied
+    /// from the pack (or the repack it replaces).
+    static func repack(_ vault: UnlockedVault, _ id: [UInt8], from source: ManifestEntry, header: [UInt8],
+                       span: [(old: UInt64, length: UInt64)], live: LiveRanges, now: Int64) throws -> ManifestEntry {
+        let content = try vault.randomAccess(source)
+        let table = try live.knownTable(of: source)
+        let length = span.reduce(UInt64(header.count)) { $0 + $1.length }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        return try vault.storeRepack(of: id, length: length, now: now) { w in
+            try w.write(header)
+            for s in span {
+                guard var at = table.map({ $0.place(s.old, s.length) }) ?? s.old else { throw VaultError.corruptedOrTampered }
+                var left = s.length
+                while left > 0 {
+                    let n = Int(min(left, UInt64(buffer.count)))
+                    let got = try buffer.withUnsafeMutableBytes { try content.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<n])) }
+                    guard got == n else { throw VaultError.corruptedOrTampered }
+                    try buffer.withUnsafeBytes { try w.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                    at += UInt64(n)
+                    left -= UInt64(n)
+                }
+            }
+        }
+    }
+}
+
+/// The byte ranges of each pack that the snapshots' references need, in
+/// the pack's own offsets, each reference counted in the first source that
+/// holds it (the reader's order: the pack, else its repacks).
+struct LiveRanges {
+    private let vault: UnlockedVault
+    private var needed: [[UInt8]: [[(old: UInt64, length: UInt64)]]] = [:]
+    private var tables: [[UInt8]: RepackTable] = [:]
+    /// Trees already walked, by where they are: a tree shared by many
+    /// snapshots (an unchanged folder) is walked once.
+    private var walked = Set<PieceRef>()
+
+    init(_ vault: UnlockedVault) { self.vault = vault }
+
+    mutating func walk(_ reader: SnapshotReader) throws {
+        var budget = min(SnapshotReader.maxEntries, reader.snapshot.counts.files &+ reader.snapshot.counts.directories &+ reader.snapshot.counts.symlinks &+ 1)
+        func walk(_ ref: PieceRef, depth: Int) throws {
+            guard depth <= SnapshotReader.maxDepth else { throw VaultError.corruptedOrTampered }
+            guard walked.insert(ref).inserted else { return }
+            try note(ref)
+            for e in try reader.tree(ref) {
+                guard budget > 0 else { throw VaultError.corruptedOrTampered }
+                budget -= 1
+                for p in e.pieces { try note(p) }
+                if e.kind == .directory, let sub = e.subtree { try walk(sub, depth: depth + 1) }
+            }
+        }
+        try walk(reader.snapshot.root, depth: 0)
+    }
+
+    private mutating func note(_ ref: PieceRef) throws {
+        guard ref.stored > 0 else { return }
+        let sources = vault.packSources(ref.pack)
+        for (i, e) in sources.enumerated() {
+            if let table = try table(of: e) {
+                guard table.place(ref.offset, UInt64(ref.stored)) != nil else { continue }
+            } else {
+                guard ref.offset <= e.size, UInt64(ref.stored) <= e.size - ref.offset else { continue }
+            }
+            var lists = needed[ref.pack] ?? Array(repeating: [], count: sources.count)
+            lists[i].append((ref.offset, UInt64(ref.stored)))
+            needed[ref.pack] = lists
+            return
+        }
+    }
+
+    /// Per source of the pack (packSources' order), its needed ranges joined.
+    func spans(of id: [UInt8], sources: Int) -> [[(old: UInt64, length: UInt64)]] {
+        (needed[id] ?? Array(repeating: [], count: sources)).map(RepackTable.joined)
+    }
+
+    /// A repack's table (nil for a pack), read once.
+    mutating func table(of e: ManifestEntry) throws -> RepackTable? {
+        guard e.kind == .repack else { return nil }
+        if let t = tables[e.itemID] { return t }
+        guard let t = try RepackTable.read(from: vault.randomAccess(e), contentLength: e.size) else {
+            throw VaultError.itemCorrupted(name: e.name)
+        }
+        tables[e.itemID] = t
+        return t
+    }
+
+    /// A repack's table the walk read (nil for a pack).
+    func knownTable(of e: ManifestEntry) throws -> RepackTable? {
+        guard e.kind == .repack else { return nil }
+        guard let t = tables[e.itemID] else { throw VaultError.itemCorrupted(name: e.name) }
+        return t
+    }
+
+    /// The piece bytes a source holds (a repack's, without its table).
+    func dataLength(of e: ManifestEntry) throws -> UInt64 {
+        guard let t = try knownTable(of: e) else { return e.size }
+        return t.ranges.reduce(0) { $0 + $1.length }
+    }
+}
