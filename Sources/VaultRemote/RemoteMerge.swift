@@ -13,8 +13,14 @@ enum RemoteMerge {
         let opened = try local.unlockCopy(try Vault(at: staging.path))
         try SyncPlan.checkMergeable(authenticated: opened.manifest.generation, announced: r, known: k)
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
+        // A snapshot's pack list: ours from items/, theirs staged (or here already).
         let result = try ManifestMerge.merge(base: baseEntries(local, remote: remote, layout: layout),
-                                             ours: local.manifest, theirs: opened.manifest)
+                                             ours: local.manifest, theirs: opened.manifest) { e, side in
+            for v in side == .ours ? [local] : [opened, local] {
+                if let content = try? v.snapshotContent(e), let ids = try? BackupItems.packIDs(inSnapshot: content) { return ids }
+            }
+            return nil
+        }
         let named = Set(result.manifest.entries.map(\.blobName))
         try RemotePull.moveIn(verified.filter(named.contains), from: staging, vault: local)
         // Theirs becomes the base only once the merge is written: a kill in

@@ -8,7 +8,8 @@ entry is copied by id and plays no part in the rule.
     vault_merge.py check-vector FORMAT.md   checks the published vector
     vault_merge.py merge < cases.json        merges each case of a JSON list
         [{"base": [[id hex, name, version, added], ...], "ours": [...],
-          "theirs": [...], "ours_generation": n, "theirs_generation": n}]
+          "theirs": [...], "ours_generation": n, "theirs_generation": n,
+          "needs": {snapshot id hex: [pack id hex, ...]}}]   ("needs" optional: step 0)
       and prints one JSON list of {"entries": [...], "generation": n}.
 """
 import json
@@ -28,6 +29,24 @@ def conflict_name(name):
     while len(s.encode()) > 1024 - len(SUFFIX):
         s = s[:-1]  # Python strings index Unicode scalars
     return s.encode() + SUFFIX
+
+
+def keep_packs(base, ours, theirs, needs):
+    """Step 0: a snapshot ("snapshot-<id>") that one side holds and neither
+    the other side nor the base does keeps the packs ("pack-<id>") it lists
+    that its side holds: they count as not in the base."""
+    in_base = {e[0] for e in base}
+    keep = set()
+    for mine, other in ((ours, theirs), (theirs, ours)):
+        other_ids = {e[0] for e in other}
+        by_name = {e[1]: e[0] for e in mine}
+        for e in mine:
+            if e[0] in in_base or e[0] in other_ids or e[1] != b"snapshot-" + e[0].hex().encode():
+                continue
+            for p in needs.get(e[0].hex(), []):
+                if b"pack-" + p.encode() in by_name:
+                    keep.add(by_name[b"pack-" + p.encode()])
+    return [e for e in base if e[0] not in keep]
 
 
 def merge(base, ours, theirs, ours_generation, theirs_generation):
@@ -146,7 +165,8 @@ def main():
         results = []
         for case in json.load(sys.stdin):
             side = lambda k: [(bytes.fromhex(e[0]), e[1].encode(), e[2], e[3]) for e in case[k]]
-            got, generation = merge(side("base"), side("ours"), side("theirs"),
+            base = keep_packs(side("base"), side("ours"), side("theirs"), case.get("needs", {}))
+            got, generation = merge(base, side("ours"), side("theirs"),
                                     case["ours_generation"], case["theirs_generation"])
             results.append({"entries": [[e[0].hex(), e[1].decode(), e[2], e[3]] for e in got], "generation": generation})
         json.dump(results, sys.stdout)

@@ -120,8 +120,14 @@ extension UnlockedVault {
               let ids = try? BackupItems.packIDs(inSnapshot: content) else {
             return "it does not open (corrupted or tampered)"
         }
-        var missing = ids.filter { pack($0) == nil }.map(BackupItems.packName)
-        guard !missing.isEmpty else { return nil }
+        let absent = ids.filter { pack($0) == nil }
+        guard !absent.isEmpty else { return nil }
+        // A repack keeps only what the snapshots prune saw needed: one made
+        // before it, never seen by that prune, may need a piece it dropped.
+        if absent.allSatisfy({ !manifest.versions(named: BackupItems.repackName($0)).isEmpty }) {
+            return "it was made before \(absent.count == 1 ? "a pack it needs was" : "\(absent.count) packs it needs were") repacked (\(BackupItems.packName(absent[0]))); back up again"
+        }
+        var missing = absent.map(BackupItems.packName)
         let count = missing.count
         missing = Array(missing.prefix(3))
         return "\(count == 1 ? "a pack it needs is" : "\(count) packs it needs are") missing or damaged (\(missing.joined(separator: ", "))\(count > 3 ? ", ..." : ""))"

@@ -6,8 +6,8 @@
 // Entries are immutable blobs with random ids, so the merge works on ids:
 // an id either side holds is kept unless the other side dropped it since the
 // base; only an entry's name and version number can differ between sides.
-// It never looks at an entry's kind, so kinds added later (snapshots,
-// packs) merge the same way.
+// Only step 0 (`keepingPacks`) looks at kinds: a backup's pack that one side
+// pruned stays while a snapshot the other side took in since needs it.
 
 public enum ManifestMerge {
     /// Which side of a merge.
@@ -36,6 +36,27 @@ public enum ManifestMerge {
 
     /// What a conflicting item's name gets, so the listing says so.
     public static let conflictSuffix = " (conflict)"
+
+    /// Step 0, then the merge: a snapshot that only one side holds and the
+    /// base does not (taken in there since) keeps every pack it lists that
+    /// that side holds as "pack-<id>", even if the other side pruned it, so
+    /// a prune never takes from a snapshot it could not see. Such a pack
+    /// counts as not in the base (so it stays as an addition of that side).
+    /// `packsOf` gives a snapshot's pack list (nil: it does not open, and
+    /// needs nothing).
+    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest,
+                             packsOf: (ManifestEntry, Side) -> [[UInt8]]?) throws -> Result {
+        let inBase = Set(base.map { ByteKey($0.itemID) })
+        var keep = Set<ByteKey>()
+        for (side, mine, other) in [(Side.ours, ours, theirs), (Side.theirs, theirs, ours)] {
+            for e in mine.entries where e.kind == .snapshot && !inBase.contains(ByteKey(e.itemID)) && other.entry(itemID: e.itemID) == nil {
+                for id in packsOf(e, side) ?? [] {
+                    if let p = mine.entry(named: BackupItems.packName(id)), p.kind == .pack { keep.insert(ByteKey(p.itemID)) }
+                }
+            }
+        }
+        return try merge(base: keep.isEmpty ? base : base.filter { !keep.contains(ByteKey($0.itemID)) }, ours: ours, theirs: theirs)
+    }
 
     /// Merges `ours` and `theirs`, which both descend from `base` (the
     /// entries of the manifest both last held; empty when not known: then

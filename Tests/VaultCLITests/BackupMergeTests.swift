@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prune across machines (docs/FORMAT.md, "Merge", step 0): a prune on one
+/// machine cannot see a snapshot another machine took in since, so the
+/// merge keeps every pack such a snapshot lists, whether the prune deleted
+/// it or rewrote it as a repack. Real binaries, a HOME each, one remote.
+@Suite("Backup prune across machines", .serialized)
+struct BackupMergeTests {
+    typealias Machine = MultiMachineTests.Machine
+
+    static func write(_ m: Machine, _ name: String, seed: UInt64) throws {
+        try FileManager.default.createDirectory(atPath: m.v.path + "/src", withIntermediateDirectories: true)
+        try Data(BackupFixture.random(300_000, seed: seed)).write(to: URL(fileURLWithPath: m.v.path + "/src/" + name))
+    }
+
+    /// `vault backup` without the password, then an unlock that takes it in; the snapshot id.
+    static func backup(_ m: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let r = try m.bare(["backup", m.v.path + "/src", "--json"])
+        #expect(r.status == 0, "backup: \(r.stderr)", sourceLocation: sourceLocation)
+        #expect(try m.run(["snapshots"]).status == 0, sourceLocation: sourceLocation)
+        return (try? JSONObject.parse(r.stdout))?["snapshot"] as? String ?? "?"
+    }
+
+    static func expectRestores(_ m: Machine, _ snapshot: String, _ files: [String: UInt64],
+                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let out = m.v.path + "/out-\(UInt32.random(in: 0...UInt32.max))"
+        let r = try m.run(["snapshots", "restore", snapshot, "--to", out])
+        #expect(r.status == 0, "restore \(snapshot.prefix(8)): \(r.stderr)", sourceLocation: sourceLocation)
+        let names = Set((try? FileManager.default.contentsOfDirectory(atPath: out + "/src")) ?? [])
+        #expect(names == Set(files.keys), sourceLocation: sourceLocation)
+        for (name, seed) in files {
+            #expect(FileManager.default.contents(atPath: out + "/src/" + name) == Data(BackupFixture.random(300_000, seed: seed)),
+                    "\(name)", sourceLocation: sourceLocation)
+        }
+        let check = try m.run(["check", "--read-data"])
+        #expect(check.status == 0, "\(check.stderr)", sourceLocation: sourceLocation)
+    }
+
+    static func push(_ m: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let r = try m.run(["push"])
+        #expect(r.status == 0, "push: \(r.stderr)", sourceLocation: sourceLocation)
+    }
+
+    static func pull(_ m: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let r = try m.run(["pull"])
+        #expect(r.status == 0, "pull: \(r.stderr)", sourceLocation: sourceLocation)
+    }
+
+    /// The desktop backs itself up; the laptop forgets an old snapshot and
+    /// prunes while the desktop's newest, which still needs the old pack,
+    /// has not reached it. After both push and pull, every snapshot left
+    /// restores on both machines.
+    @Test func aPruneDoesNotTakeFromASnapshotItCouldNotSee() throws {
+        let (m, _) = try MultiMachineTests.machines(2)
+        let (laptop, desktop) = (m[0], m[1])
+        for (name, seed) in [("x", 1), ("z", 2), ("w", 3), ("u", 4)] as [(String, UInt64)] { try Self.write(desktop, name, seed: seed) }
+        let s1 = try Self.backup(desktop)                       // x z w u, in one pack P
+        for name in ["z", "w", "u"] { unlink(desktop.v.path + "/src/" + name) }
+        let s2 = try Self.backup(desktop)                       // x, from P
+        try Self.push(desktop)
+        try Self.pull(laptop)
+
+        try Self.write(desktop, "z", seed: 2)
+        unlink(desktop.v.path + "/src/x")
+        let s3 = try Self.backup(desktop)                       // z, from P: the laptop does not know it yet
+
+        // The laptop sees s1 and s2: x is all of P that is needed, so P is rewritten with x alone.
+        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
+        try Self.push(laptop)
+
+        // The desktop's push merges: s3 is new there, so P stays beside the repack.
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        for machine in [laptop, desktop] {
+            try Self.expectRestores(machine, s2, ["x": 1])
+            try Self.expectRestores(machine, s3, ["z": 2])
+        }
+
+        // Now the desktop's prune sees every snapshot: the repack goes (the
+        // pack shadows it) and P is rewritten with x and z.
+        let again = try desktop.run(["snapshots", "prune"])
+        #expect(again.status == 0 && again.stderr.contains("repacked 1 pack"), "\(again.stderr)")
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        for machine in [laptop, desktop] {
+            try Self.expectRestores(machine, s2, ["x": 1])
+            try Self.expectRestores(machine, s3, ["z": 2])
+        }
+    }
+
+    /// The same for a pack deleted whole: the laptop forgets the only
+    /// snapshot it knows that needs P, while the desktop made another.
+    @Test func aDeletedPackComesBackForTheSnapshotThatNeedsIt() throws {
+        let (m, _) = try MultiMachineTests.machines(2)
+        let (laptop, desktop) = (m[0], m[1])
+        try Self.write(desktop, "x", seed: 5)
+        let s1 = try Self.backup(desktop)                       // x, in P
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        try Self.write(desktop, "y", seed: 6)
+        let s2 = try Self.backup(desktop)                       // x from P, y in a new pack
+
+        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("deleted 1 unused pack"), "\(pruned.stderr)")
+        try Self.push(laptop)
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        for machine in [laptop, desktop] { try Self.expectRestores(machine, s2, ["x": 5, "y": 6]) }
+    }
+}
