@@ -213,6 +213,16 @@ public enum RemotePull {
         try Syscall.fsyncDirectory(paths.items)
     }
 
+    /// Only the drop-ins step of a pull: the remote's waiting drop-ins
+    /// whose envelopes open, copied into our inbox (and listed), nothing
+    /// else. Prune looks there first: a backup sent with `backup --to` may
+    /// need a pack it would delete. Returns their ids.
+    public static func fetchInbox(vault local: UnlockedVault, remote: RemoteConfig.Remote, rclone: Rclone) throws -> [String] {
+        let layout = RemoteLayout(try rclone.list(remote.target))
+        try layout.checkVault(target: remote.target)
+        return try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone).0
+    }
+
     /// Copies the remote's complete drop-ins that are neither in our inbox
     /// nor already absorbed into our inbox: content first, then envelope
     /// (the envelope makes it a drop-in), each renamed in whole. Only those

@@ -112,4 +112,49 @@ struct BackupMergeTests {
         try Self.pull(laptop)
         for machine in [laptop, desktop] { try Self.expectRestores(machine, s2, ["x": 5, "y": 6]) }
     }
+
+    /// A backup sent to a remote's inbox (`backup --to`) that needs a pack
+    /// the owner's prune would delete: prune brings the remote's drop-ins in
+    /// first. A remote it cannot reach stops it, changing nothing.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func pruneLooksInTheRemotesInboxesFirst() throws {
+        let f = try BackupFixture()
+        let remote = f.v.path + "/remote"
+        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
+        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try f.v.run(["push"]).status == 0)
+        let fingerprint = try f.v.info()["public_key_fingerprint"] as? String ?? ""
+        let sender = try Sandbox()
+        let source = sender.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        try Data(BackupFixture.random(1 << 20, seed: 70)).write(to: URL(fileURLWithPath: source + "/big"))
+        func send() throws -> String {
+            let r = try CLIHarness.run(["backup", source, "--to", remote, "--fingerprint", fingerprint, "--json"],
+                                       environment: sender.environment(), cwd: sender.path, timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (try? JSONObject.parse(r.stdout))?["snapshot"] as? String ?? "?"
+        }
+        let s1 = try send()
+        #expect(try f.v.run(["pull"]).status == 0)
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
+        let s2 = try send()                                     // big from s1's pack: waits on the remote
+
+        #expect(try f.v.run(["remote", "add", "gone", "no-such-rclone-remote:vault"]).status == 0)
+        let before = try f.v.filesInVault()
+        let refused = try f.snapshots(["forget", s1, "--prune"])
+        #expect(refused.status == 20 && refused.stderr.contains("inbox of remote 'gone'") && refused.stderr.contains("nothing was forgotten or deleted"),
+                "\(refused.stderr)")
+        // Drop-ins from 'usb' may have come into the inbox; nothing else changed.
+        #expect(try f.v.filesInVault().filter { !$0.hasPrefix("inbox/") } == before.filter { !$0.hasPrefix("inbox/") })
+        #expect(try f.v.run(["remote", "remove", "gone"]).status == 0)
+
+        let pruned = try f.snapshots(["forget", s1, "--prune"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("deleted 0 unused packs") && !pruned.stderr.contains("repacked"), "\(pruned.stderr)")
+        #expect(try f.v.filesInVault().filter { $0.hasPrefix("items/") }.count == before.filter { $0.hasPrefix("items/") }.count + 1,
+                "s1 went, its pack stayed, and s2 and its own pack came in")
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", s2, "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(BackupFixture.random(1 << 20, seed: 70)))
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
 }

@@ -1,5 +1,6 @@
 import System
 import VaultBackup
+import VaultRemote
 import VaultCore
 
 /// `vault snapshots [list]|ls|restore|dump`: what `vault backup` stored,
@@ -85,7 +86,8 @@ struct SnapshotsCommand: Command {
         forget --prune) then deletes every pack no snapshot needs, in the
         vault or waiting in its inbox, and rewrites each pack at least half
         unused with only what is needed (the next backup of its host then
-        stores those files again); it waits for running backups to finish.
+        stores those files again); it waits for running backups to finish,
+        and first brings in the backups waiting in each remote's inbox.
 
         Options:
           --host HOST         list: only snapshots of HOST
@@ -212,6 +214,7 @@ struct SnapshotsCommand: Command {
         let vault = try context.unlock(try context.passwordSource(), forWriting: writes)
         switch action {
         case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
+            if prune && !dryRun { try fetchRemoteInboxes(vault, context) }
             let chosen = SnapshotReader.all(vault).filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
             let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
             let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
@@ -223,6 +226,7 @@ struct SnapshotsCommand: Command {
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
         case .prune(let dryRun):
+            if !dryRun { try fetchRemoteInboxes(vault, context) }
             return try prune(vault, context, dryRun: dryRun, forgetting: [])
         case .find(let pattern, let host, let tags):
             let patterns = [Array(pattern.utf8)]
@@ -332,10 +336,29 @@ struct SnapshotsCommand: Command {
         }
     }
 
+    /// Backups sent to a remote's inbox (`backup --to`) may need packs
+    /// prune would delete: their drop-ins come in first, as a pull brings
+    /// them (and before forget changes anything). A remote out of reach
+    /// stops the prune; a dry run, which changes nothing, does not look.
+    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws {
+        let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
+        guard !remotes.isEmpty else { return }
+        let rclone = try context.rclone()
+        for remote in remotes {
+            do { _ = try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone) } catch let error as RemoteError {
+                let cause = ErrorReport.cliError(for: error)
+                throw CLIError(message: "cannot see what waits in the inbox of remote '\(remote.name)' (\(cause.message)); a backup sent there may need what prune would delete",
+                               hints: ["nothing was forgotten or deleted; run it again once the remote can be reached, or remove the remote ('vault remote remove \(remote.name)')"],
+                               code: cause.code)
+            }
+        }
+    }
+
     /// Deletes the packs no snapshot needs and rewrites those at least
     /// half unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
+        let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         let s = try Prune.run(vault, dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
         for id in s.unreadable {
             context.terminal.warning("snapshot \(id.prefix(8)) cannot be read whole: its packs were left as they are (run 'vault check')")
@@ -344,7 +367,9 @@ struct SnapshotsCommand: Command {
         if s.repacked > 0 {
             line += ", \(dryRun ? "would repack" : "repacked") \(Format.count(s.repacked, "pack")) (\(Format.size(s.repackedFrom)) to \(Format.size(s.repackedTo)))"
         }
-        context.terminal.note(line + (dryRun && !forgetting.isEmpty ? ", not counting what the snapshots above would free" : ""))
+        if dryRun && !forgetting.isEmpty { line += ", not counting what the snapshots above would free" }
+        if dryRun && !remotes.isEmpty { line += "; backups waiting in remotes' inboxes are looked at only by a prune that runs" }
+        context.terminal.note(line)
         return s.unreadable.isEmpty ? .ok : .partial
     }
 
