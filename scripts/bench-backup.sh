@@ -103,5 +103,11 @@ f=$(cd data && find . -name '*.txt' | sort | head -1 | cut -c3-)
 row "one small file, dump (s)" "$(secs V --password-file pw snapshots dump latest "data/$f")" "$(secs restic -r r dump latest "/data/$f")"
 row "the big file, dump (s)" "$(secs V --password-file pw snapshots dump latest data/big.bin)" "$(secs restic -r r dump latest /data/big.bin)"
 row "10,000 small files, first (s)" "$(secs "$VAULT" --vault v backup small)" "$(secs restic -r r backup small)"
+absorb
+row "repository before the prune (MB)" "$(mb $(size v))" "$(mb $(size r))"
+# Forget all but each group's newest and prune: vault deletes unused packs
+# and rewrites those at least half unused; restic repacks to its default 5%.
+row "forget all but the last, prune (s)" "$(secs V --password-file pw snapshots forget --keep-last 1 --prune)" "$(secs restic -r r forget --keep-last 1 --prune)"
+row "repository after the prune (MB)" "$(mb $(size v))" "$(mb $(size r))"
 diff -r --no-dereference out1/data data >/dev/null && echo "restored tree identical: yes" || echo "restored tree identical: NO"
 echo "(data in $dir)"

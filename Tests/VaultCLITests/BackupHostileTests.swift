@@ -103,6 +103,27 @@ struct BackupHostileTests {
         #expect(check.status == 14 && check.stderr.contains("item 'snapshot-\(id)': a piece in pack-"), "\(check.stderr)")
     }
 
+    /// Prune cannot know what a snapshot whose trees do not read needs:
+    /// it names it, leaves its packs whole, and exits 3; an honest
+    /// snapshot beside it is pruned as usual.
+    @Test func pruneLeavesThePacksOfASnapshotItCannotReadWhole() throws {
+        let v = try VaultFixture()
+        let f = try Forger()
+        let honest = try f.tree([])
+        // The root's place holds an empty tree, its id claims another.
+        let root = PieceRef(pack: honest.pack, offset: honest.offset, count: honest.count, stored: honest.stored, id: try f.key.id(of: Array("evil".utf8)))
+        _ = try f.piece(Array(repeating: 7, count: 4096))
+        let id = try f.drop(into: v.dir, root: root, counts: Self.counts(1))
+        #expect(try v.run(["snapshots"]).status == 0)
+        let before = try v.filesInVault()
+        let r = try v.run(["snapshots", "prune"])
+        #expect(r.status == 3 && r.stderr.contains("snapshot \(id.prefix(8)) cannot be read whole") && r.stderr.contains("deleted 0 unused packs"),
+                "\(r.status) \(r.stderr)")
+        // (prune's drop lock file may be new; the items are as they were)
+        let after = try v.filesInVault().filter { $0 != "drop.lock" }
+        #expect(after == before, "its pack, all of it unused as far as prune can tell, stayed: \(Set(before).symmetricDifference(after))")
+    }
+
     /// Compressed pieces whose frame makes one byte more or less than the
     /// reference says, or has a byte after it: refused by name, nothing
     /// written; the honest frame beside them reads.
