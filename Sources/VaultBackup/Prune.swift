@@ -120,6 +120,8 @@ struct LiveRanges {
     private let vault: UnlockedVault
     private var needed: [[UInt8]: [[(old: UInt64, length: UInt64)]]] = [:]
     private var tables: [[UInt8]: RepackTable] = [:]
+    /// packSources by pack id (the manifest does not change during the walk).
+    private var sourcesOf: [[UInt8]: [ManifestEntry]] = [:]
     /// Trees already walked, by where they are: a tree shared by many
     /// snapshots (an unchanged folder) is walked once.
     private var walked = Set<PieceRef>()
@@ -144,7 +146,8 @@ struct LiveRanges {
 
     private mutating func note(_ ref: PieceRef) throws {
         guard ref.stored > 0 else { return }
-        let sources = vault.packSources(ref.pack)
+        let sources = sourcesOf[ref.pack] ?? vault.packSources(ref.pack)
+        sourcesOf[ref.pack] = sources
         for (i, e) in sources.enumerated() {
             if let table = try table(of: e) {
                 guard table.place(ref.offset, UInt64(ref.stored)) != nil else { continue }
