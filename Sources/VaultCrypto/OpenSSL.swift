@@ -5,6 +5,19 @@
 // a typed error.
 internal import COpenSSL
 
+/// What a program does first, before any other call into libcrypto.
+public enum CryptoLibraries {
+    /// OpenSSL 3 registers an atexit handler that frees its global state at
+    /// exit(3); a thread still inside libcrypto then (a chunk read ahead
+    /// that nobody waits for any more) crashes with SIGSEGV after the
+    /// command's work is done (openssl/openssl#6214). With NO_ATEXIT the
+    /// kernel frees that memory at exit instead. Only the first
+    /// initialisation's options count, so this must come first.
+    public static func initializeForProcess() {
+        _ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+    }
+}
+
 enum OpenSSL {
     static func check(_ rc: Int32, _ function: String) throws {
         if rc != 1 {

@@ -60,6 +60,7 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
     }
 }
 
+CryptoLibraries.initializeForProcess()
 if CommandLine.arguments.dropFirst() == [AgentMode.argument] {
     Syscall.exit(AgentMode.run(environment: ProcessInfo.processInfo.environment))
 }
