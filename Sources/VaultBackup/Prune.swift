@@ -149,7 +149,7 @@ struct LiveRanges {
         let sources = sourcesOf[ref.pack] ?? vault.packSources(ref.pack)
         sourcesOf[ref.pack] = sources
         for (i, e) in sources.enumerated() {
-            if let table = try table(of: e) {
+            if let table = try table(of: e, pack: ref.pack) {
                 guard table.place(ref.offset, UInt64(ref.stored)) != nil else { continue }
             } else {
                 guard ref.offset <= e.size, UInt64(ref.stored) <= e.size - ref.offset else { continue }
@@ -167,10 +167,10 @@ struct LiveRanges {
     }
 
     /// A repack's table (nil for a pack), read once.
-    mutating func table(of e: ManifestEntry) throws -> RepackTable? {
+    mutating func table(of e: ManifestEntry, pack: [UInt8]) throws -> RepackTable? {
         guard e.kind == .repack else { return nil }
         if let t = tables[e.itemID] { return t }
-        guard let t = try RepackTable.read(from: vault.randomAccess(e), contentLength: e.size) else {
+        guard let t = try RepackTable.read(from: vault.randomAccess(e), pack: pack, contentLength: e.size) else {
             throw VaultError.itemCorrupted(name: e.name)
         }
         tables[e.itemID] = t

@@ -59,14 +59,14 @@ public struct RepackTable: Sendable {
         return out
     }
 
-    /// Reads and checks the table at the start of a repack's content of
-    /// `contentLength` bytes: exact shape, or nil.
-    public static func read(from content: RandomAccessContent, contentLength: UInt64) throws -> RepackTable? {
+    /// Reads and checks the table at the start of a repack of `pack` (the
+    /// id its name gives it) of `contentLength` bytes: exact shape, or nil.
+    public static func read(from content: RandomAccessContent, pack expected: [UInt8], contentLength: UInt64) throws -> RepackTable? {
         guard contentLength >= UInt64(fixedLength) else { return nil }
         var head = [UInt8](repeating: 0, count: fixedLength)
         guard try head.withUnsafeMutableBytes({ try content.read(at: 0, into: $0) }) == fixedLength else { return nil }
         var r = ByteReader(head)
-        guard (try? r.expect(magic)) != nil, let pack = try? r.bytes(16), let count = try? r.u32(),
+        guard (try? r.expect(magic)) != nil, let pack = try? r.bytes(16), pack == expected, let count = try? r.u32(),
               count >= 1, Int(count) <= maxRanges else { return nil }
         let tableEnd = UInt64(fixedLength) + UInt64(count) * UInt64(rangeLength)
         guard tableEnd <= contentLength else { return nil }

@@ -107,7 +107,7 @@ public final class SnapshotReader {
         let content = try vault.randomAccess(e)
         var table: RepackTable?
         if e.kind == .repack {
-            guard let t = try RepackTable.read(from: content, contentLength: e.size), t.pack == pack else {
+            guard let t = try RepackTable.read(from: content, pack: pack, contentLength: e.size) else {
                 throw corrupted("\(e.name) is corrupted or tampered")
             }
             table = t

@@ -15,7 +15,7 @@ import System
 // vault, without understanding trees.
 
 extension ItemKind {
-    /// A backup's pack or snapshot: storage, not an item of the user's.
+    /// A backup's pack, repack or snapshot: storage, not an item of the user's.
     public var isBackupStorage: Bool { self == .pack || self == .snapshot || self == .repack }
 }
 
