@@ -49,6 +49,11 @@ run vault --password-file password snapshots list
 run vault --password-file password snapshots restore latest --to restored-home
 say "diff -r home restored-home/home"
 if diff -r home restored-home/home; then echo "identical"; else echo "the restored tree differs"; exit 1; fi
+# Forgetting: keep only the newest snapshot; prune deletes the packs nothing
+# needs and rewrites those mostly unused (here: the one that held scan.bin).
+rm home/docs/scan.bin
+run vault backup home --tag demo
+run vault --password-file password snapshots forget --keep-last 1 --prune
 
 # Unlocked for a while: the password once, then an agent of yours holds the key.
 run vault --password-file password unlock --for 5m
