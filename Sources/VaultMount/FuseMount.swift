@@ -260,9 +260,10 @@ public final class FuseMount: Sendable {
                 let file: OpenFile
                 switch me.tree.node(node) {
                 case .file(let e):
-                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: e.size), base: 0, size: e.size)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: 0, readingAheadUntil: e.size), base: 0, size: e.size)
                 case .archived(let e, let offset, let length, _, _):
-                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: offset + length), base: offset, size: length)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: offset, readingAheadUntil: offset + length),
+                                      base: offset, size: length)
                 case .snapshotFile(let snapshot, let tree, let name, let size, _, _, _):
                     guard let snapshots = me.snapshots, let e = try snapshots.entry(snapshot, tree: tree, named: name),
                           e.kind == .file, e.size == size else { return -EIO }
