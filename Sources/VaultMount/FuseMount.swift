@@ -226,7 +226,7 @@ public final class FuseMount: Sendable {
             buffer[n] = 0
             return 0
         }
-        ops.readdir = { path, buffer, filler, _, _, _ in
+        ops.readdir = { path, buffer, filler, offset, _, flags in
             let me = FuseMount.current()
             guard let filler else { return -EINVAL }
             let node: Int
@@ -235,15 +235,26 @@ public final class FuseMount: Sendable {
             case .success(let n): node = n
             }
             guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, _, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
-            for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
-            for name in names {
-                let full = name + [0]
-                _ = full.withUnsafeBufferPointer { p in
-                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: full.count) {
-                        filler(buffer, $0, nil, 0, fuse_fill_dir_flags(0))
+            guard case .directory(let names, let children, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
+            // Each entry carries the offset of the one after it (".", "..",
+            // then the names), so a listing is served in as many requests as
+            // the kernel's buffers need; only so does libfuse send readdirplus
+            // entries, which carry each name's attributes: the kernel then
+            // looks none of them up again (`cp -r`, `ls -l`).
+            let plus = flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0
+            var st = stat()
+            guard offset >= 0, offset < 2 + names.count else { return 0 }
+            for i in Int(offset)..<(2 + names.count) {
+                let name = (i == 0 ? Array(".".utf8) : i == 1 ? Array("..".utf8) : names[i - 2]) + [0]
+                let child = plus && i >= 2 ? children[names[i - 2]] : nil
+                if let child { me.fill(&st, child) }
+                let full = name.withUnsafeBufferPointer { p in
+                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) {
+                        child == nil ? filler(buffer, $0, nil, off_t(i + 1), fuse_fill_dir_flags(0))
+                                     : filler(buffer, $0, &st, off_t(i + 1), FUSE_FILL_DIR_PLUS)
                     }
-                }
+                } != 0
+                if full { break }   // the kernel's buffer is full: it asks again from here
             }
             return 0
         }
