@@ -30,7 +30,10 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 /// read at a time (its own lock), and the tree locks itself. Reads decrypt
 /// only the chunks they touch (RandomAccessContent), the last few kept per
 /// item for all its open files and the next two opened ahead of a forward
-/// reader; a snapshot's file reads its pieces (SnapshotFileContent), each
+/// reader (past a folder's file once it is read to its end: the folder's
+/// next files follow in the archive), a file's first chunk from its open
+/// on; listings carry offsets, so the kernel takes readdirplus entries
+/// (each name with its attributes) and looks none up again; a snapshot's file reads its pieces (SnapshotFileContent), each
 /// verified whole; nothing is written anywhere. A
 /// chunk that fails to authenticate is EIO to the reader, never other bytes.
 /// Everything an open file holds goes when its table entry does, on release.
@@ -197,7 +200,11 @@ public final class FuseMount: Sendable {
         var ops = fuse_operations()
         ops.`init` = { conn, config in
             // Requests of up to a whole chunk (1 MiB) rather than 128 KiB:
-            // max_write also sets how many pages a read may carry.
+            // max_write also sets how many pages a read may carry. Reads
+            // through the page cache still come one read-ahead window at a
+            // time (128 KiB; 256 KiB for a reader advising sequential access,
+            // as cat and cp do): the kernel caps max_readahead at the bdi's
+            // read_ahead_kb.
             conn?.pointee.max_write = 1 << 20
             conn?.pointee.max_readahead = 1 << 20
             // Nothing changes while mounted: the kernel may cache names, attributes and pages.
