@@ -30,7 +30,10 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 /// read at a time (its own lock), and the tree locks itself. Reads decrypt
 /// only the chunks they touch (RandomAccessContent), the last few kept per
 /// item for all its open files and the next two opened ahead of a forward
-/// reader; a snapshot's file reads its pieces (SnapshotFileContent), each
+/// reader (past a folder's file once it is read to its end: the folder's
+/// next files follow in the archive), a file's first chunk from its open
+/// on; listings carry offsets, so the kernel takes readdirplus entries
+/// (each name with its attributes) and looks none up again; a snapshot's file reads its pieces (SnapshotFileContent), each
 /// verified whole; nothing is written anywhere. A
 /// chunk that fails to authenticate is EIO to the reader, never other bytes.
 /// Everything an open file holds goes when its table entry does, on release.
@@ -197,7 +200,11 @@ public final class FuseMount: Sendable {
         var ops = fuse_operations()
         ops.`init` = { conn, config in
             // Requests of up to a whole chunk (1 MiB) rather than 128 KiB:
-            // max_write also sets how many pages a read may carry.
+            // max_write also sets how many pages a read may carry. Reads
+            // through the page cache still come one read-ahead window at a
+            // time (128 KiB; 256 KiB for a reader advising sequential access,
+            // as cat and cp do): the kernel caps max_readahead at the bdi's
+            // read_ahead_kb.
             conn?.pointee.max_write = 1 << 20
             conn?.pointee.max_readahead = 1 << 20
             // Nothing changes while mounted: the kernel may cache names, attributes and pages.
@@ -226,7 +233,7 @@ public final class FuseMount: Sendable {
             buffer[n] = 0
             return 0
         }
-        ops.readdir = { path, buffer, filler, _, _, _ in
+        ops.readdir = { path, buffer, filler, offset, _, flags in
             let me = FuseMount.current()
             guard let filler else { return -EINVAL }
             let node: Int
@@ -235,15 +242,26 @@ public final class FuseMount: Sendable {
             case .success(let n): node = n
             }
             guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, _, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
-            for dot in [".", ".."] { _ = filler(buffer, dot, nil, 0, fuse_fill_dir_flags(0)) }
-            for name in names {
-                let full = name + [0]
-                _ = full.withUnsafeBufferPointer { p in
-                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: full.count) {
-                        filler(buffer, $0, nil, 0, fuse_fill_dir_flags(0))
+            guard case .directory(let names, let children, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
+            // Each entry carries the offset of the one after it (".", "..",
+            // then the names), so a listing is served in as many requests as
+            // the kernel's buffers need; only so does libfuse send readdirplus
+            // entries, which carry each name's attributes: the kernel then
+            // looks none of them up again (`cp -r`, `ls -l`).
+            let plus = flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0
+            var st = stat()
+            guard offset >= 0, offset < 2 + names.count else { return 0 }
+            for i in Int(offset)..<(2 + names.count) {
+                let name = (i == 0 ? Array(".".utf8) : i == 1 ? Array("..".utf8) : names[i - 2]) + [0]
+                let child = plus && i >= 2 ? children[names[i - 2]] : nil
+                if let child { me.fill(&st, child) }
+                let full = name.withUnsafeBufferPointer { p in
+                    p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) {
+                        child == nil ? filler(buffer, $0, nil, off_t(i + 1), fuse_fill_dir_flags(0))
+                                     : filler(buffer, $0, &st, off_t(i + 1), FUSE_FILL_DIR_PLUS)
                     }
-                }
+                } != 0
+                if full { break }   // the kernel's buffer is full: it asks again from here
             }
             return 0
         }
@@ -260,9 +278,10 @@ public final class FuseMount: Sendable {
                 let file: OpenFile
                 switch me.tree.node(node) {
                 case .file(let e):
-                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: e.size), base: 0, size: e.size)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: 0, readingAheadUntil: e.size), base: 0, size: e.size)
                 case .archived(let e, let offset, let length, _, _):
-                    file = OpenFile(try me.opened(e).randomAccess(readingAheadUntil: offset + length), base: offset, size: length)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: offset, readingAheadUntil: offset + length),
+                                      base: offset, size: length)
                 case .snapshotFile(let snapshot, let tree, let name, let size, _, _, _):
                     guard let snapshots = me.snapshots, let e = try snapshots.entry(snapshot, tree: tree, named: name),
                           e.kind == .file, e.size == size else { return -EIO }

@@ -180,6 +180,54 @@ struct MountTests {
         #expect(pread(m + "/packed/sub", 0, 1).errno == EISDIR)
     }
 
+    /// A folder walked as `cp -r` walks it: listed (1,000 long names, so the
+    /// listing takes several READDIRPLUS requests, each resuming at its
+    /// offset), each name once and with its size, then each file read whole
+    /// in listing order (the archive's: each file's end opens the next files'
+    /// chunks ahead), and again backwards.
+    @Test func aLargeFolderListsEachNameOnceAndReadsInEitherOrder() throws {
+        let pool = randomBytes(1 << 20)
+        let files = (0..<1000).map { i in
+            let size = i % 7 == 0 ? 0 : 100 + i * 9_973 % 60_000
+            let offset = i * 5_003 % (pool.count - size)
+            return (name: String(format: "%04d-", i) + String(repeating: "n", count: 200), content: Array(pool[offset..<(offset + size)]))
+        }
+        try addFolder("walk", files)
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        let fm = FileManager.default
+        let listed = try fm.contentsOfDirectory(atPath: m + "/walk").sorted()
+        #expect(listed == files.map(\.name), "\(listed.count) names listed")
+        // readdir(3) asks for st_blksize (1 MiB here) at a time, which one
+        // request answers; 4 KiB getdents64 calls make the kernel resume at
+        // the entries' offsets again and again.
+        let script = """
+        import ctypes, os, sys
+        call = {"x86_64": 217, "aarch64": 61}[os.uname().machine]
+        fd, buf, names = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY), ctypes.create_string_buffer(4096), []
+        while (n := ctypes.CDLL(None).syscall(call, fd, buf, 4096)) > 0:
+            at = 0
+            while at < n:
+                length = int.from_bytes(buf.raw[at + 16:at + 18], "little")
+                names.append(buf.raw[at + 19:at + length].split(b"\\0")[0].decode())
+                at += length
+        print("\\n".join(names))
+        """
+        let small = try CLIHarness.run(["python3", "-c", script, m + "/walk"], environment: v.environment(), executable: "/usr/bin/env")
+        #expect(small.status == 0, "listing in 4 KiB calls: \(small.stderr)")
+        let inPieces = small.stdoutText.split(separator: "\n").map(String.init).sorted()
+        #expect(inPieces == ([".", ".."] + files.map(\.name)).sorted(), "\(inPieces.count) entries listed in 4 KiB calls")
+        let sizes = try files.filter { try fm.attributesOfItem(atPath: m + "/walk/" + $0.name)[.size] as? Int != $0.content.count }
+        #expect(sizes.isEmpty, "wrong sizes: \(sizes.map(\.name))")
+        for (order, walk) in [("forward", files), ("backward", Array(files.reversed()))] {
+            let wrong = readUnderDeadline(60, "1,000 folder files \(order)", p) {
+                walk.filter { readWhole(m + "/walk/" + $0.name, buffer: 1 << 20) != ($0.content, 0) }.map(\.name)
+            }
+            #expect(wrong == [], "\(order): files read wrong: \(wrong ?? [])")
+        }
+        unmountsOnSIGTERM(p, m)
+    }
+
     @Test func fusermountUnmountsAndVaultExitsCleanly() throws {
         try add("a.txt", Array("alpha".utf8))
         let (p, m) = try mount()

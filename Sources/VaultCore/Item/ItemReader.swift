@@ -205,9 +205,10 @@ public final class ItemReader: @unchecked Sendable {
     /// The content as a sequential pull stream (one chunk at a time, each
     /// authenticated before any of its bytes are handed out), for consumers
     /// that pull: the xz and zstd decoders, the archive extractor, a mounted
-    /// folder's index. The next chunk is opened on another thread while
-    /// this one is consumed; two buffers in all, reused to the end. From
-    /// `start` on (a zstd frame a mounted item resumes at).
+    /// folder's index. The next two chunks are opened on other threads while
+    /// this one is consumed (one ahead left a core idle: indexing a mounted
+    /// folder waited on one decryption at a time); three buffers in all,
+    /// reused to the end. From `start` on (a zstd frame a mounted item resumes at).
     public func contentStream(from start: UInt64 = 0) -> ByteStream { ContentStream(self, from: start) }
 
     private final class ContentStream: ByteStream {
@@ -217,9 +218,11 @@ public final class ItemReader: @unchecked Sendable {
         var page: PageBuffer?
         var count = 0
         var offset = 0
-        /// Chunk `next` being opened ahead, and the buffer the one after will use.
-        var ahead: ChunkPrefetch?
-        var spare: PageBuffer?
+        /// Chunks `next`, `next + 1`, … being opened ahead, in order, and
+        /// the buffers of chunks handed out, for the ones after.
+        var ahead: [ChunkPrefetch] = []
+        var spare: [PageBuffer] = []
+        static let depth = 2
         /// Where in the first chunk handed out to start.
         var skip: Int
         init(_ reader: ItemReader, from start: UInt64) {
@@ -230,7 +233,7 @@ public final class ItemReader: @unchecked Sendable {
 
         /// A chunk's buffer: a small item's one chunk needs only its own size.
         func buffer() throws -> PageBuffer {
-            try spare.take() ?? PageBuffer(count: reader.chunkCount == 1 ? reader.plaintextSize(0) + ItemCipher.tagLength
+            try spare.popLast() ?? PageBuffer(count: reader.chunkCount == 1 ? reader.plaintextSize(0) + ItemCipher.tagLength
                                                                          : ItemCipher.sealedChunkSize)
         }
 
@@ -238,10 +241,11 @@ public final class ItemReader: @unchecked Sendable {
             guard !buffer.isEmpty else { return 0 }
             while offset == count {
                 guard next < reader.chunkCount else { return 0 }
-                if let prefetch = ahead {
-                    ahead = nil
+                if !ahead.isEmpty {
+                    let prefetch = ahead.removeFirst()
                     let result = prefetch.wait()
-                    (spare, page) = (page, prefetch.buffer)
+                    if let page { spare.append(page) }
+                    page = prefetch.buffer
                     count = try result.get()
                 } else {
                     let p = try page ?? self.buffer()
@@ -250,7 +254,9 @@ public final class ItemReader: @unchecked Sendable {
                 }
                 (offset, skip) = (min(skip, count), 0)
                 next += 1
-                if next < reader.chunkCount { ahead = ChunkPrefetch(index: next, into: try self.buffer(), reader: reader) }
+                while ahead.count < Self.depth, next + UInt64(ahead.count) < reader.chunkCount {
+                    ahead.append(ChunkPrefetch(index: next + UInt64(ahead.count), into: try self.buffer(), reader: reader))
+                }
             }
             let n = min(buffer.count, count - offset)
             buffer.baseAddress!.copyMemory(from: page!.raw.baseAddress! + offset, byteCount: n)

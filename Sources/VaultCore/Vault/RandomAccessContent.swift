@@ -9,8 +9,11 @@ import VaultCodecs
 /// the final chunk has), from the item's `SharedChunks`, which keeps the
 /// last few for every reader of the item. When reads go forward, the next
 /// `readAhead` chunks are opened meanwhile on another thread, no further
-/// than `readingAheadUntil`; a failure there only counts if that chunk is
-/// then read. A compressed item is decompressed forward; a read behind
+/// than `readingAheadUntil` until a read reaches it (a folder's file read
+/// to its end: the reader is likely walking the folder, whose next files
+/// follow in the archive); a failure there only counts if that chunk is
+/// then read. A reader made with `startingAt` opens that offset's chunk
+/// ahead at once, while its first read is still on its way. A compressed item is decompressed forward; a read behind
 /// that, or far ahead, resumes at the nearest zstd frame before it, from a
 /// table of the item's frames its readers share (`ZstdFrameTable`, built on
 /// the first such read by walking frame and block headers, no
@@ -48,7 +51,7 @@ public final class RandomAccessContent: @unchecked Sendable {
     /// 1 MiB, so two keep the other core busy while this one copies.
     static let readAhead: UInt64 = 2
     /// Where the last read ended: a read starting there is reading forward.
-    private var lastEnd: UInt64 = 0
+    private var lastEnd: UInt64
     /// No chunk from here on is opened ahead (the end of a folder's file in
     /// its archive: the next file's chunk is that file's to open).
     private let aheadEnd: UInt64
@@ -60,7 +63,7 @@ public final class RandomAccessContent: @unchecked Sendable {
     static let decodeAhead = UInt64(ZstdCompressor.blockSize)
 
     init(entry: ManifestEntry, reader: ItemReader, chunks: SharedChunks, frames: SharedFrameTable,
-         readingAheadUntil end: UInt64? = nil) {
+         startingAt start: UInt64? = nil, readingAheadUntil end: UInt64? = nil) {
         self.entry = entry
         self.reader = reader
         self.chunks = chunks
@@ -69,6 +72,8 @@ public final class RandomAccessContent: @unchecked Sendable {
         exact = entry.kind != .folder
         length = exact ? entry.size : compressed ? .max : reader.contentLength
         aheadEnd = min(length, end ?? .max)
+        lastEnd = start ?? 0
+        if let start, !compressed, start < length { chunks.readAhead(start / UInt64(ItemCipher.chunkSize)) }
     }
 
     /// Fills `buffer` from `offset`; fewer bytes only at the end of the item.
@@ -103,7 +108,8 @@ public final class RandomAccessContent: @unchecked Sendable {
         }
         // Only for reads going forward (a random reader would wait for chunks it never reads).
         if offset == lastEnd, let last = current?.index {
-            for k in 1...Self.readAhead where (last + k) * size < aheadEnd { chunks.readAhead(last + k) }
+            let end = offset + UInt64(done) >= aheadEnd ? length : aheadEnd
+            for k in 1...Self.readAhead where (last + k) * size < end { chunks.readAhead(last + k) }
         }
         lastEnd = offset + UInt64(done)
         return done
@@ -175,9 +181,11 @@ public final class OpenedItem: Sendable {
     }
 
     /// Reads at any offset, opening chunks ahead no further than `end` (a
-    /// folder's file: where it ends in the archive).
-    public func randomAccess(readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
-        RandomAccessContent(entry: entry, reader: reader, chunks: chunks, frames: frames, readingAheadUntil: end)
+    /// folder's file: where it ends in the archive) until a read reaches it;
+    /// the chunk at `start` (where a file's reads will begin) is opened ahead at once.
+    public func randomAccess(startingAt start: UInt64? = nil, readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
+        RandomAccessContent(entry: entry, reader: reader, chunks: chunks, frames: frames,
+                            startingAt: start, readingAheadUntil: end)
     }
 }
 
