@@ -50,11 +50,17 @@ public final class DropInBatch {
         // starts now waits for these envelopes and takes them in (DropLock).
         let dropLock = try DropLock(vault.paths, exclusive: false)
         let current = try Vault(at: vault.paths.root).header
-        for item in group {
-            let envelope = try DropInEnvelope.seal(item.entry, to: current.publicKey, vaultID: current.vaultID)
-            let temp = try TempFile(beside: vault.paths.dropInEnvelope(item.entry.blobName), mode: vault.dropInFileMode)
+        // One HPKE seal per envelope (~0.1 ms for X-Wing, most of it the
+        // two X25519 and the ML-KEM encapsulation): on every core at once.
+        let envelopes = try parallelMap(group.count) { i in
+            try DropInEnvelope.seal(group[i].entry, to: current.publicKey, vaultID: current.vaultID)
+        }
+        for (item, envelope) in zip(group, envelopes) {
+            // Nameless until linked under its own name: whole or absent.
+            let target = vault.paths.dropInEnvelope(item.entry.blobName)
+            let temp = try TempFile(beside: target, mode: vault.dropInFileMode, nameless: true)
             try envelope.withUnsafeBytes { try temp.file.write($0) }
-            try temp.commit(to: vault.paths.dropInEnvelope(item.entry.blobName), durable: perItemSync)
+            try temp.commit(to: target, durable: perItemSync)
         }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The contents' flocks (their TempFiles' descriptors) must outlive
