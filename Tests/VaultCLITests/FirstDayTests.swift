@@ -238,20 +238,8 @@ import Glibc
         let chunk = [UInt8](repeating: 0x5A, count: 1 << 20)
         for _ in 0..<8 { _ = chunk.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } }
         // The content is being written, into a file of the inbox that has no
-        // name there (O_TMPFILE: the add holds it open, "(deleted)").
-        func writingNameless() -> Bool {
-            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(add.pid)/fd")) ?? []
-            return fds.contains { fd in
-                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(add.pid)/fd/\(fd)")) ?? ""
-                return target.contains("/inbox/") && target.hasSuffix(" (deleted)")
-            }
-        }
-        var writing = false
-        for _ in 0..<500 where !writing {
-            writing = writingNameless()
-            if !writing { usleep(10_000) }
-        }
-        #expect(writing)
+        // name there (O_TMPFILE).
+        #expect(add.waitUntilWritingNameless(in: v.dir + "/inbox"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
         kill(add.pid, SIGINT)
         #expect(add.wait(timeout: 20) == 130)
