@@ -42,12 +42,18 @@ for i in range(n):
 EOF
 echo
 echo "many files against restic (median of 3, alternating; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)):"
+# Each run with a state directory (and HOME) of its own: the rollback memory
+# of earlier runs' vaults would otherwise grow from run to run.
 vault_small() {
-    fresh_vault "$work/v"
     local a l
-    a=$(cd "$work/small" && timed "$VAULT" --vault "$work/v" add m*)
-    l=$(timed "$VAULT" --vault "$work/v" --password-file "$pw" list)
-    echo "$a + $l" | bc -l
+    rm -rf "$work/state"; mkdir -p "$work/state/home"
+    (
+        export XDG_STATE_HOME=$work/state HOME=$work/state/home
+        fresh_vault "$work/v"
+        a=$(cd "$work/small" && timed "$VAULT" --vault "$work/v" add m*)
+        l=$(timed "$VAULT" --vault "$work/v" --password-file "$pw" list)
+        echo "$a + $l" | bc -l
+    )
 }
 restic_small() { rm -rf "$work/r"; restic init -r "$work/r" >/dev/null 2>&1; (cd "$work/small" && timed restic -r "$work/r" backup .); }
 va=() ra=()

@@ -33,8 +33,11 @@ enum Zstd {
 }
 
 /// One compression context at a fixed level; not thread-safe (one per worker).
-final class ZstdCompressionContext {
+// @unchecked Sendable: used by one owner at a time; ZstdCompressor hands
+// idle ones on through a Mutex.
+final class ZstdCompressionContext: @unchecked Sendable {
     private let cctx: OpaquePointer
+    let level: Int
 
     init(level: Int) throws {
         guard Zstd.levels.contains(level) else {
@@ -42,6 +45,7 @@ final class ZstdCompressionContext {
         }
         guard let c = ZSTD_createCCtx() else { throw ZstdError.outOfMemory }
         cctx = c
+        self.level = level
         try Zstd.check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, Int32(level)), "ZSTD_CCtx_setParameter")
         // The frame header records the content size (so a reader's buffer
         // never exceeds it) and no checksum: the item cipher authenticates

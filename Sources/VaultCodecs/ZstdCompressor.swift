@@ -27,10 +27,13 @@ public final class ZstdCompressor: ByteSink {
     /// zstd's own default level, which auto mode uses.
     public static let defaultLevel = 3
 
-    private let contexts: [ZstdCompressionContext]
+    /// One per block of a flush, made when first needed (a small file
+    /// needs one) and taken from `idle` when one is there.
+    private var contexts: [ZstdCompressionContext] = []
+    private let level: Int
     private let adaptive: Bool
     private let downstream: ByteSink
-    private let input: UnsafeMutableRawBufferPointer       // contexts.count blocks
+    private let input: UnsafeMutableRawBufferPointer       // `threads` blocks
     private var inputCount = 0
     private let outputs: [UnsafeMutableRawBufferPointer]   // one frame slot per block
     private var finished = false
@@ -46,7 +49,10 @@ public final class ZstdCompressor: ByteSink {
     /// every block goes through the compressor.
     public init(level: Int, adaptive: Bool, threads: Int, downstream: ByteSink) throws {
         guard threads >= 1 else { throw ZstdError.invalidParameter("thread count \(threads) is below 1") }
-        contexts = try (0..<threads).map { _ in try ZstdCompressionContext(level: level) }
+        guard Zstd.levels.contains(level) else {
+            throw ZstdError.invalidParameter("zstd level \(level) is not in \(Zstd.levels)")
+        }
+        self.level = level
         self.adaptive = adaptive
         self.downstream = downstream
         input = .allocate(byteCount: threads * Self.blockSize, alignment: 16)
@@ -57,6 +63,28 @@ public final class ZstdCompressor: ByteSink {
     deinit {
         input.deallocate()
         outputs.forEach { $0.deallocate() }
+        Self.idle.withLock { idle in
+            for c in contexts where idle.count < Self.maxIdle { idle.append(c) }
+        }
+    }
+
+    /// Contexts of compressors that are gone, for the next ones: a many-file
+    /// add makes a compressor per file, and making its contexts anew cost
+    /// more than compressing a 7 KB mail file. ZSTD_compress2 starts every
+    /// frame from a reset session, so a context carries nothing from one
+    /// use to the next but its level and its memory.
+    private static let idle = Mutex<[ZstdCompressionContext]>([])
+    /// At most this many kept (~1.3 MiB each at level 3 after an 8 MiB block).
+    private static let maxIdle = 4
+
+    private func context(_ i: Int) throws -> ZstdCompressionContext {
+        while contexts.count <= i {
+            let kept = Self.idle.withLock { idle in
+                idle.firstIndex { $0.level == level }.map { idle.remove(at: $0) }
+            }
+            contexts.append(try kept ?? ZstdCompressionContext(level: level))
+        }
+        return contexts[i]
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -82,6 +110,7 @@ public final class ZstdCompressor: ByteSink {
     /// Encodes the buffered blocks in parallel, then writes their frames in order.
     private func flush() throws {
         let blocks = max(1, (inputCount + Self.blockSize - 1) / Self.blockSize)
+        for i in 0..<blocks { _ = try context(i) }
         let frames = Mutex<[(length: Int, raw: Bool)]>(Array(repeating: (0, false), count: blocks))
         let failure = Mutex<Error?>(nil)
         let job = Shared(self)

@@ -68,6 +68,14 @@ public enum MLKEM768 {
         public let bytes: [UInt8]
         /// H(ek), which every encapsulation needs (Algorithm 17), computed once.
         let hash: [UInt8]
+        /// Âᵀ, which every K-PKE.Encrypt under this key needs (Algorithm 14,
+        /// line 18), expanded once from rho: k × k polynomials in the NTT
+        /// domain, row i holding column i of Â, entry (i, j) =
+        /// SampleNTT(rho || i || j). Public, as rho is; FIPS 203 section 3.3
+        /// allows keeping it. It is most of an encapsulation's Keccak calls,
+        /// so a key used many times (a batch of drop-ins, an inbox opened
+        /// with one decapsulation key) pays for it once.
+        let matrix: [Int16]
 
         public init(bytes: [UInt8]) throws {
             guard bytes.count == MLKEM768.encapsulationKeyLength else {
@@ -84,13 +92,17 @@ public enum MLKEM768 {
         }
 
         /// For keys this code made, and for the copy inside a decapsulation
-        /// key, which section 7.3 does not modulus-check.
-        init(checked bytes: [UInt8]) throws {
+        /// key, which section 7.3 does not modulus-check. `matrix`: Âᵀ, if
+        /// already expanded (key generation).
+        init(checked bytes: [UInt8], matrix: [Int16]? = nil) throws {
             self.bytes = bytes
             var h = [UInt8](repeating: 0, count: 32)
             let hasher = try OpenSSL.KeccakContext()
             try bytes.withUnsafeBytes { b in try h.withUnsafeMutableBytes { try MLKEM768.H(hasher, b, into: $0) } }
             hash = h
+            self.matrix = try matrix ?? bytes.withUnsafeBytes { b in
+                try MLKEM768.expandMatrix(rho: UnsafeRawBufferPointer(rebasing: b[MLKEM768.vectorBytes...]), hasher: hasher)
+            }
         }
 
         public static func == (a: Self, b: Self) -> Bool { a.bytes == b.bytes }
@@ -144,12 +156,13 @@ public enum MLKEM768 {
         }
         let dk = try SecretBytes(count: decapsulationKeyLength)
         let hasher = try OpenSSL.KeccakContext()
+        var matrix: [Int16] = []
         let ek = try filled(encapsulationKeyLength) { ek in
-            try withBuffers(reading: [d, z], writing: [dk]) { seeds, out in
+            matrix = try withBuffers(reading: [d, z], writing: [dk]) { seeds, out in
                 try keyGenInternal(d: seeds[0], z: seeds[1], ek: ek, dk: out[0], hasher: hasher)
             }
         }
-        return DecapsulationKey(checked: dk, encapsulationKey: try EncapsulationKey(checked: ek))
+        return DecapsulationKey(checked: dk, encapsulationKey: try EncapsulationKey(checked: ek, matrix: matrix))
     }
 
     /// ML-KEM.Encaps (Algorithm 20): a shared secret and its ciphertext for
@@ -170,7 +183,10 @@ public enum MLKEM768 {
         let hasher = try OpenSSL.KeccakContext()
         let c = try filled(ciphertextLength) { c in
             try withBuffers(reading: [ek.bytes, ek.hash, m], writing: [sharedSecret]) { input, out in
-                try encapsInternal(ek: input[0], ekHash: input[1], m: input[2], ciphertext: c, sharedSecret: out[0], hasher: hasher)
+                try ek.matrix.withUnsafeBufferPointer { matrix in
+                    try encapsInternal(ek: input[0], matrix: matrix, ekHash: input[1], m: input[2], ciphertext: c,
+                                       sharedSecret: out[0], hasher: hasher)
+                }
             }
         }
         return (c, sharedSecret)
@@ -188,7 +204,9 @@ public enum MLKEM768 {
                 throw CryptoError.invalidLength(what: "ML-KEM-768 ciphertext", expected: ciphertextLength, got: c.count)
             }
             try withBuffers(reading: [dk.secret], writing: [sharedSecret]) { key, out in
-                try decapsInternal(dk: key[0], ciphertext: c, sharedSecret: out[0], hasher: hasher)
+                try dk.encapsulationKey.matrix.withUnsafeBufferPointer { matrix in
+                    try decapsInternal(dk: key[0], matrix: matrix, ciphertext: c, sharedSecret: out[0], hasher: hasher)
+                }
             }
         }
         return sharedSecret
@@ -256,6 +274,25 @@ public enum MLKEM768 {
         throw CryptoError.invalidParameter("ML-KEM SampleNTT did not finish")
     }
 
+    /// Âᵀ of `rho` (see EncapsulationKey.matrix): entry (i, j) at
+    /// (i k + j) n, SampleNTT(rho || i || j).
+    static func expandMatrix(rho: UnsafeRawBufferPointer, hasher: OpenSSL.KeccakContext) throws -> [Int16] {
+        var matrix = [Int16](repeating: 0, count: k * k * n)
+        var xof = [UInt8](repeating: 0, count: xofInitialLength)
+        try matrix.withUnsafeMutableBufferPointer { m in
+            try xof.withUnsafeMutableBytes { buffer in
+                guard let base = m.baseAddress else { throw CryptoError.outOfMemory }
+                for i in 0..<k {
+                    for j in 0..<k {
+                        try sampleMatrixEntry(base + (i * k + j) * n, rho: rho, x: UInt8(i), y: UInt8(j),
+                                              hasher: hasher, buffer: buffer)
+                    }
+                }
+            }
+        }
+        return matrix
+    }
+
     // MARK: Scratch
 
     /// Lends the bytes of `inputs`, then the storage of `outputs`, all at
@@ -300,17 +337,17 @@ public enum MLKEM768 {
     // MARK: K-PKE (Algorithms 13-15)
 
     /// K-PKE.KeyGen (Algorithm 13) and ML-KEM.KeyGen_internal (Algorithm 16):
-    /// writes ek (1184 bytes) and dk (2400 bytes) for the seeds d and z.
+    /// writes ek (1184 bytes) and dk (2400 bytes) for the seeds d and z, and
+    /// returns ek's Âᵀ (expandMatrix), which it computes t̂ with.
     static func keyGenInternal(d: UnsafeRawBufferPointer, z: UnsafeRawBufferPointer,
                                ek: UnsafeMutableRawBufferPointer, dk: UnsafeMutableRawBufferPointer,
-                               hasher: OpenSSL.KeccakContext) throws {
+                               hasher: OpenSSL.KeccakContext) throws -> [Int16] {
         // Polynomials: one matrix row (k), s (k), e (k), t (k).
-        // Bytes: rho || sigma (64), PRF output (128), XOF output (504).
-        try withScratch(polynomials: 4 * k, bytes: 64 + 128 + xofInitialLength) { p, raw in
+        // Bytes: rho || sigma (64), PRF output (128).
+        try withScratch(polynomials: 4 * k, bytes: 64 + 128) { p, raw in
             let row = p, s = p + k * n, e = p + 2 * k * n, t = p + 3 * k * n
             let rhoSigma = UnsafeMutableRawBufferPointer(rebasing: raw[0..<64])
             let prf = UnsafeMutableRawBufferPointer(rebasing: raw[64..<192])
-            let xof = UnsafeMutableRawBufferPointer(rebasing: raw[192...])
             // (rho, sigma) = G(d || k): k as one byte separates the parameter sets.
             var kByte = UInt8(k)
             try withUnsafeBytes(of: &kByte) { try G(hasher, d, $0, into: rhoSigma) }
@@ -329,10 +366,11 @@ public enum MLKEM768 {
                 MLKEMPoly.ntt(e + i * n)
             }
             // t̂_i = Σ_j Â[i,j] ∘ ŝ_j + ê_i, with Â[i,j] = SampleNTT(rho || j || i),
-            // one row at a time.
+            // entry (j, i) of Âᵀ, one row at a time.
+            let matrix = try expandMatrix(rho: rho, hasher: hasher)
             for i in 0..<k {
                 for j in 0..<k {
-                    try sampleMatrixEntry(row + j * n, rho: rho, x: UInt8(j), y: UInt8(i), hasher: hasher, buffer: xof)
+                    for x in 0..<n { row[j * n + x] = matrix[(j * k + i) * n + x] }
                 }
                 let ti = t + i * n
                 MLKEMPoly.multiplyAccumulate(ti, row, s, k: k)
@@ -351,25 +389,28 @@ public enum MLKEM768 {
             let hOffset = vectorBytes + encapsulationKeyLength
             try H(hasher, UnsafeRawBufferPointer(ek), into: UnsafeMutableRawBufferPointer(rebasing: dk[hOffset..<(hOffset + 32)]))
             UnsafeMutableRawBufferPointer(rebasing: dk[(hOffset + 32)...]).copyMemory(from: z)
+            return matrix
         }
     }
 
     /// K-PKE.Encrypt (Algorithm 14): c = Encrypt(ek, m, r) for a 1184-byte
-    /// ek, 32-byte m and r. t̂ is decoded mod q, so an ek that was not
-    /// modulus-checked (the copy inside dk) is read as FIPS 203 reads it.
-    static func pkeEncrypt(ek: UnsafeRawBufferPointer, m: UnsafeRawBufferPointer, r: UnsafeRawBufferPointer,
-                           into c: UnsafeMutableRawBufferPointer, hasher: OpenSSL.KeccakContext) throws {
+    /// ek, 32-byte m and r, with `matrix` the Âᵀ of ek's rho (expandMatrix).
+    /// t̂ is decoded mod q, so an ek that was not modulus-checked (the copy
+    /// inside dk) is read as FIPS 203 reads it.
+    static func pkeEncrypt(ek: UnsafeRawBufferPointer, matrix: UnsafeBufferPointer<Int16>, m: UnsafeRawBufferPointer,
+                           r: UnsafeRawBufferPointer, into c: UnsafeMutableRawBufferPointer,
+                           hasher: OpenSSL.KeccakContext) throws {
         // Polynomials: matrix column (k), t̂ (k), y (k), e1 then u (k), e2, mu, v.
-        // Bytes: PRF output (128), XOF output (504).
-        try withScratch(polynomials: 4 * k + 3, bytes: 128 + xofInitialLength) { p, raw in
+        // Bytes: PRF output (128).
+        try withScratch(polynomials: 4 * k + 3, bytes: 128) { p, raw in
             let row = p, tHat = p + k * n, y = p + 2 * k * n, u = p + 3 * k * n
             let e2 = p + 4 * k * n, mu = e2 + n, v = mu + n
             let prf = UnsafeMutableRawBufferPointer(rebasing: raw[0..<128])
-            let xof = UnsafeMutableRawBufferPointer(rebasing: raw[128...])
-            guard let ekBase = ek.baseAddress, let mBase = m.baseAddress, let cBase = c.baseAddress else {
+            guard let ekBase = ek.baseAddress, let mBase = m.baseAddress, let cBase = c.baseAddress,
+                  let matrixBase = matrix.baseAddress else {
                 throw CryptoError.outOfMemory
             }
-            let rho = UnsafeRawBufferPointer(rebasing: ek[vectorBytes..<(vectorBytes + 32)])
+            guard matrix.count == k * k * n else { throw CryptoError.invalidParameter("ML-KEM-768 matrix size") }
             for i in 0..<k { MLKEMPoly.byteDecode12(tHat + i * n, from: ekBase + i * polyBytes) }
             for i in 0..<k {
                 try samplePolyCBD(y + i * n, seed: r, nonce: UInt8(i), hasher: hasher, buffer: prf)
@@ -382,9 +423,7 @@ public enum MLKEM768 {
             // u_i = NTT^-1(Σ_j Â[j,i] ∘ ŷ_j) + e1_i, with Â[j,i] = SampleNTT(rho || i || j)
             // (the transpose), one column at a time; v (free until below) holds the product.
             for i in 0..<k {
-                for j in 0..<k {
-                    try sampleMatrixEntry(row + j * n, rho: rho, x: UInt8(i), y: UInt8(j), hasher: hasher, buffer: xof)
-                }
+                row.update(from: matrixBase + i * k * n, count: k * n)
                 MLKEMPoly.multiplyAccumulate(v, row, y, k: k)
                 MLKEMPoly.inverseNTT(v)
                 MLKEMPoly.add(u + i * n, v)
@@ -431,20 +470,22 @@ public enum MLKEM768 {
 
     /// ML-KEM.Encaps_internal (Algorithm 17): (K, r) = G(m || H(ek)),
     /// c = K-PKE.Encrypt(ek, m, r).
-    static func encapsInternal(ek: UnsafeRawBufferPointer, ekHash: UnsafeRawBufferPointer, m: UnsafeRawBufferPointer,
-                               ciphertext c: UnsafeMutableRawBufferPointer, sharedSecret: UnsafeMutableRawBufferPointer,
-                               hasher: OpenSSL.KeccakContext) throws {
+    static func encapsInternal(ek: UnsafeRawBufferPointer, matrix: UnsafeBufferPointer<Int16>, ekHash: UnsafeRawBufferPointer,
+                               m: UnsafeRawBufferPointer, ciphertext c: UnsafeMutableRawBufferPointer,
+                               sharedSecret: UnsafeMutableRawBufferPointer, hasher: OpenSSL.KeccakContext) throws {
         try withScratch(polynomials: 0, bytes: 64) { _, kr in
             try G(hasher, m, ekHash, into: kr)
             sharedSecret.copyMemory(from: UnsafeRawBufferPointer(rebasing: kr[0..<32]))
-            try pkeEncrypt(ek: ek, m: m, r: UnsafeRawBufferPointer(rebasing: kr[32..<64]), into: c, hasher: hasher)
+            try pkeEncrypt(ek: ek, matrix: matrix, m: m, r: UnsafeRawBufferPointer(rebasing: kr[32..<64]), into: c,
+                           hasher: hasher)
         }
     }
 
     /// ML-KEM.Decaps_internal (Algorithm 18): m' = Decrypt(dk_PKE, c);
     /// (K', r') = G(m' || h); K̄ = J(z || c); c' = Encrypt(ek, m', r');
-    /// K = K' if c' == c else K̄, chosen with a mask.
-    static func decapsInternal(dk: UnsafeRawBufferPointer, ciphertext c: UnsafeRawBufferPointer,
+    /// K = K' if c' == c else K̄, chosen with a mask. `matrix`: the Âᵀ of
+    /// the ek inside dk.
+    static func decapsInternal(dk: UnsafeRawBufferPointer, matrix: UnsafeBufferPointer<Int16>, ciphertext c: UnsafeRawBufferPointer,
                                sharedSecret: UnsafeMutableRawBufferPointer, hasher: OpenSSL.KeccakContext) throws {
         let ekOffset = vectorBytes, hOffset = vectorBytes + encapsulationKeyLength, zOffset = hOffset + 32
         let dkPKE = UnsafeRawBufferPointer(rebasing: dk[0..<vectorBytes])
@@ -463,8 +504,8 @@ public enum MLKEM768 {
             try hasher.absorb(z)
             try hasher.absorb(c)
             try hasher.squeeze(into: kBar)
-            try pkeEncrypt(ek: ek, m: UnsafeRawBufferPointer(mPrime), r: UnsafeRawBufferPointer(rebasing: kr[32..<64]),
-                           into: cPrime, hasher: hasher)
+            try pkeEncrypt(ek: ek, matrix: matrix, m: UnsafeRawBufferPointer(mPrime),
+                           r: UnsafeRawBufferPointer(rebasing: kr[32..<64]), into: cPrime, hasher: hasher)
             let mask = equalMask(c, UnsafeRawBufferPointer(cPrime))
             let out = sharedSecret.bindMemory(to: UInt8.self)
             let kp = kr.bindMemory(to: UInt8.self), kb = kBar.bindMemory(to: UInt8.self)

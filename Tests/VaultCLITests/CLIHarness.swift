@@ -190,3 +190,22 @@ final class Sandbox {
         try CLIHarness.run(args, stdin: stdin, environment: environment(extra), cwd: path)
     }
 }
+
+extension Background {
+    /// Waits (up to 20 s) until the process holds open a file of `directory`
+    /// that has no name there (O_TMPFILE: /proc shows it "(deleted)"), as a
+    /// drop-in's content is until it is whole; false if it never does.
+    func waitUntilWritingNameless(in directory: String) -> Bool {
+        let started = Date()
+        while Date().timeIntervalSince(started) < 20 {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            let writing = fds.contains { fd in
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
+                return target.hasPrefix(directory + "/") && target.hasSuffix(" (deleted)")
+            }
+            if writing { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}

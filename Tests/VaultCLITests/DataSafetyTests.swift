@@ -35,14 +35,9 @@ import Glibc
         let content = randomBytes(3 << 20)
         let half = content.count / 2
         #expect(content.withUnsafeBytes { write(writer, $0.baseAddress, half) } == half)
-        // The add has started its content file (a temporary name until it
-        // is complete): it is past opening the vault and reading its key.
-        let started = Date()
-        while try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox").isEmpty {
-            #expect(Date().timeIntervalSince(started) < 20, "the add never started its content file")
-            if Date().timeIntervalSince(started) > 20 { break }
-            usleep(10_000)
-        }
+        // The add has started its content file (no name in the inbox until
+        // it is complete): it is past opening the vault and reading its key.
+        #expect(add.waitUntilWritingNameless(in: v.dir + "/inbox"), "the add never started its content file")
 
         let rekey = try v.run(["rekey", "--yes"])
         #expect(rekey.status == 0, "rekey: \(rekey.stderr)")

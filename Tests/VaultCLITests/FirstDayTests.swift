@@ -237,17 +237,15 @@ import Glibc
         #expect(writer >= 0)
         let chunk = [UInt8](repeating: 0x5A, count: 1 << 20)
         for _ in 0..<8 { _ = chunk.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } }
-        // The temp file exists while the add runs.
-        var temps: [String] = []
-        for _ in 0..<500 where temps.isEmpty {
-            temps = (try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox")).filter { $0.hasPrefix(".tmp-") }
-            usleep(10_000)
-        }
-        #expect(!temps.isEmpty)
+        // The content is being written, into a file of the inbox that has no
+        // name there (O_TMPFILE).
+        #expect(add.waitUntilWritingNameless(in: v.dir + "/inbox"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
         kill(add.pid, SIGINT)
         #expect(add.wait(timeout: 20) == 130)
         close(writer)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox").filter { $0.hasPrefix(".tmp-") } == [])
+        // Nothing left: no temp file, no content without its envelope.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
 
         // A leftover from a harder kill is counted by info.
         try Data(count: 5000).write(to: URL(fileURLWithPath: v.dir + "/inbox/.tmp-" + String(repeating: "ab", count: 16)))

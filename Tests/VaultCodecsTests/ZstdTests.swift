@@ -56,6 +56,22 @@ struct ZstdTests {
         #expect(try Self.compress(content, threads: 1).bytes == Self.compress(content, threads: 2).bytes)
     }
 
+    /// Compressors hand their contexts on to later ones (ZstdCompressor's
+    /// `idle`): a context used at another level, or on other content, must
+    /// not change what a later compressor writes.
+    @Test func keptContextsCarryNothingFromOneCompressorToTheNext() throws {
+        let small = Array(Self.text.prefix(7000)), large = Array(Self.text.prefix(Self.B + 3000))
+        let first = try Self.compress(small, level: 19).bytes
+        let firstLarge = try Self.compress(large, level: 3).bytes
+        for _ in 0..<2 {
+            _ = try Self.compress(Self.random, level: 3)
+            _ = try Self.compress(large, level: 6, adaptive: false)
+            #expect(try Self.compress(small, level: 19).bytes == first)
+            #expect(try Self.compress(large, level: 3).bytes == firstLarge)
+        }
+        #expect(try Self.decompress(first) == small)
+    }
+
     @Test func autoStoresRandomBlocksRawAndCompressesText() throws {
         let (raw, c) = try Self.compress(Self.random)
         // The two full blocks are raw frames; the 999-byte tail may go either

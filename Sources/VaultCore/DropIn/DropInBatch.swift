@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation  // Thread
 import System
 import VaultCrypto
 
@@ -5,27 +7,40 @@ import VaultCrypto
 /// disk is synced twice per group instead of four times per file (content,
 /// inbox, envelope, inbox). Each drop-in's content lands in the inbox
 /// unsynced and stays flock'ed (its TempFile) until its envelope is there;
-/// `land` then makes the group's contents durable (one syncfs), seals every
+/// landing a group then makes its contents durable (one syncfs), seals every
 /// envelope to the key read once under the drop lock, writes them unsynced
 /// and makes them durable (a second syncfs). Contents before envelopes, as
 /// for a single drop-in, so a power cut leaves no envelope whose content is
-/// missing: it loses at most the group not yet landed, each of its drop-ins
-/// whole or absent (content without an envelope is a leftover the next
-/// unlock removes). A kill loses nothing the page cache holds.
+/// missing: it loses at most the groups not yet landed, each of their
+/// drop-ins whole or absent (content without an envelope is a leftover the
+/// next unlock removes). A kill loses nothing the page cache holds.
 /// A group of one is synced file by file, as a single add always was: a
 /// syncfs would also wait for every other writer's dirty data.
+///
+/// `landInBackground` lands a full group on a thread of its own while the
+/// caller writes the next group's contents: the seals and the syncfs waits
+/// overlap the reading, compressing and sealing of contents. At most one
+/// group lands at a time; its `landed` calls are made on the caller's
+/// thread, when it next lands or waits (`finishLanding`).
 public final class DropInBatch {
-    /// Drop-ins per group: bounds the descriptors held open (one per content).
+    /// Drop-ins per group: bounds the descriptors held open (one per
+    /// content; two groups' worth while one lands in the background).
     public static let groupSize = 128
     private let vault: Vault
     private let perItemSync: Bool
-    private var pending: [(entry: ManifestEntry, content: TempFile, landed: () -> Void)] = []
+    private var pending: [Pending] = []
+    /// The group landing on another thread, if any.
+    private var inFlight: Landing?
 
     /// `expected`: how many drop-ins the caller means to add (1: synced file by file).
     public init(into vault: Vault, expected: Int) {
         self.vault = vault
         perItemSync = expected <= 1
     }
+
+    /// A group left landing when the batch goes (its caller failed) is
+    /// waited for: nothing of it is left half done by this process.
+    deinit { inFlight?.done.wait() }
 
     /// Whether the group is full: the caller lands it before adding more.
     public var isFull: Bool { pending.count >= Self.groupSize }
@@ -35,14 +50,48 @@ public final class DropInBatch {
     /// one). `landed` is called once its envelope is durable.
     func add(_ entry: ManifestEntry, content: TempFile, landed: @escaping () -> Void) throws {
         try content.commit(to: vault.paths.dropInContent(entry.blobName), durable: perItemSync)
-        pending.append((entry, content, landed))
+        pending.append(Pending(entry: entry, content: content, landed: landed))
     }
 
-    /// Lands the waiting envelopes (see the type's comment); nothing waits after it.
+    /// Lands every waiting envelope (the group in flight, then the rest);
+    /// nothing waits after it.
     public func land() throws {
-        guard let first = pending.first else { return }
+        try finishLanding()
         let group = pending
         pending = []
+        try Self.land(group, in: vault, perItemSync: perItemSync)
+        for item in group { item.landed() }
+    }
+
+    /// Starts landing the waiting group on another thread, after waiting for
+    /// the one before (its failure is thrown here). A group of one lands at
+    /// once, as `land` does.
+    public func landInBackground() throws {
+        if perItemSync { return try land() }
+        try finishLanding()
+        guard !pending.isEmpty else { return }
+        let landing = Landing(group: pending, vault: vault)
+        pending = []
+        inFlight = landing
+        Thread.detachNewThread {
+            do { try Self.land(landing.group, in: landing.vault, perItemSync: false) } catch { landing.failure = error }
+            landing.done.signal()
+        }
+    }
+
+    /// Waits for the group landing in the background, if any: throws its
+    /// failure, or makes its `landed` calls.
+    public func finishLanding() throws {
+        guard let landing = inFlight else { return }
+        inFlight = nil
+        landing.done.wait()
+        if let failure = landing.failure { throw failure }
+        for item in landing.group { item.landed() }
+    }
+
+    /// Lands `group` (see the type's comment).
+    private static func land(_ group: [Pending], in vault: Vault, perItemSync: Bool) throws {
+        guard let first = group.first else { return }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The vault's key as it is now, read under the drop lock and held
         // until the envelopes have landed: a rekey that ran while the
@@ -50,11 +99,17 @@ public final class DropInBatch {
         // starts now waits for these envelopes and takes them in (DropLock).
         let dropLock = try DropLock(vault.paths, exclusive: false)
         let current = try Vault(at: vault.paths.root).header
-        for item in group {
-            let envelope = try DropInEnvelope.seal(item.entry, to: current.publicKey, vaultID: current.vaultID)
-            let temp = try TempFile(beside: vault.paths.dropInEnvelope(item.entry.blobName), mode: vault.dropInFileMode)
+        // One HPKE seal per envelope (~0.1 ms for X-Wing, most of it the
+        // two X25519 operations): on every core at once.
+        let envelopes = try parallelMap(group.count) { i in
+            try DropInEnvelope.seal(group[i].entry, to: current.publicKey, vaultID: current.vaultID)
+        }
+        for (item, envelope) in zip(group, envelopes) {
+            // Nameless until linked under its own name: whole or absent.
+            let target = vault.paths.dropInEnvelope(item.entry.blobName)
+            let temp = try TempFile(beside: target, mode: vault.dropInFileMode, nameless: true)
             try envelope.withUnsafeBytes { try temp.file.write($0) }
-            try temp.commit(to: vault.paths.dropInEnvelope(item.entry.blobName), durable: perItemSync)
+            try temp.commit(to: target, durable: perItemSync)
         }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The contents' flocks (their TempFiles' descriptors) must outlive
@@ -62,6 +117,23 @@ public final class DropInBatch {
         // envelope-less content for a leftover and deletes it, leaving an
         // envelope that is refused.
         withExtendedLifetime((dropLock, group)) {}
-        for item in group { item.landed() }
+    }
+
+    private struct Pending {
+        let entry: ManifestEntry
+        let content: TempFile
+        let landed: () -> Void
+    }
+
+    /// A group handed to the landing thread; the caller touches it again
+    /// only after `done` is signalled.
+    // @unchecked Sendable: `group` and `failure` are used by one thread at a
+    // time, ordered by the semaphore.
+    private final class Landing: @unchecked Sendable {
+        let group: [Pending]
+        let vault: Vault
+        let done = DispatchSemaphore(value: 0)
+        var failure: Error?
+        init(group: [Pending], vault: Vault) { (self.group, self.vault) = (group, vault) }
     }
 }

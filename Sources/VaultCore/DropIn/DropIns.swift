@@ -32,9 +32,11 @@ extension Vault {
         let itemHeader = try ItemHeader.random(flags: flags)
         let fileKey = try FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)
-        // `announce` lets the caller erase the content's temp file on Ctrl-C.
+        // The content has no name until it is whole (TempFile's nameless),
+        // so a kill leaves nothing; `announce` lets the caller erase it on
+        // Ctrl-C where it needs a temp name (no O_TMPFILE).
         let fileMode = dropInFileMode
-        let content = try TempFile(beside: paths.dropInContent(blob), announce: announce, mode: fileMode)
+        let content = try TempFile(beside: paths.dropInContent(blob), announce: announce, mode: fileMode, nameless: true)
         let sink: ByteSink = progress.map { ProgressSink(content.file, report: $0) } ?? content.file
         let writer = try ItemWriter(key: fileKey, header: itemHeader, sink: sink, expectedLength: expectedLength)
         let (size, files) = try produce(writer)

@@ -135,12 +135,21 @@ struct AddCommand: Command {
     private func addAll(_ vault: Vault, _ context: Context) throws -> ExitCode {
         var added = 0, skipped = false
         var firstFailure: ExitCode?
-        // Many paths land in groups, synced once per group (DropInBatch);
-        // each "added" note is said once its drop-in is durable.
+        // Many paths land in groups, synced once per group (DropInBatch),
+        // each while the next group's contents are written; each "added"
+        // note is said once its drop-in is durable.
         let batch = DropInBatch(into: vault, expected: paths.count)
+        // A failure that ends the add still lets the group landing in the
+        // background finish, and says what it added.
+        func failing(_ error: Error) -> Error {
+            try? batch.finishLanding()
+            return error
+        }
         for path in paths {
             // A failure landing a group concerns the vault, not this path.
-            if batch.isFull { try batch.land() }
+            if batch.isFull {
+                do { try batch.landInBackground() } catch { throw failing(error) }
+            }
             do {
                 if RawArguments.isLossy(path) {
                     throw VaultError.invalidArgument("the path is not valid UTF-8, so vault cannot name it; "
@@ -175,6 +184,8 @@ struct AddCommand: Command {
                 let report = ErrorReport.cliError(for: error, vaultDirectory: nil)
                 firstFailure = firstFailure ?? report.code
                 context.terminal.warning("skipped '\(path)': \(report.message)")
+            } catch {
+                throw failing(error)
             }
         }
         try batch.land()
