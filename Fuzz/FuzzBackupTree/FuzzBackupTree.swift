@@ -2,15 +2,18 @@
 // frame decoder (docs/FORMAT.md, "Backups"), what a dropper controls
 // completely. Built by `make fuzz`.
 //
-// Input: mode (1) || rest. Mode % 3 = 0: rest is a tree; 1: a snapshot
+// Input: mode (1) || rest. Mode % 4 = 0: rest is a tree; 1: a snapshot
 // record; 2: length u16be || a compressed piece's stored bytes, decoded to
-// that length.
+// that length; 3: content length u64be || a repack's range table (prune
+// writes repacks, but the table parser takes one shape only all the same).
 // Traps on: a crash or trap inside the parser or decoder; a record that
 // parses but does not encode back to exactly its bytes (the parser takes one
 // shape only; a format-1 record must decode again to the same values from
 // its format-2 encoding); a frame that decodes without filling every byte
-// of its length, or differently twice.
-import VaultBackup
+// of its length, or differently twice; a repack table that parses but
+// re-encodes differently, or places a range's own bytes anywhere but at
+// its start.
+@testable import VaultBackup
 import VaultCodecs
 import VaultCore
 
@@ -22,7 +25,7 @@ public func fuzzBackupTree(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard let mode = input.first else { return 0 }
     let rest = Array(input.dropFirst())
-    switch mode % 3 {
+    switch mode % 4 {
     case 0:
         guard let entries = Tree.decode(rest) else { return 0 }
         if rest.starts(with: Tree.legacyMagic) {
@@ -36,6 +39,19 @@ public func fuzzBackupTree(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             require(Snapshot.decode(again)?.root == snapshot.root, "a format-1 snapshot that does not survive format 2")
         } else {
             require(again == rest, "a snapshot record that re-encodes differently")
+        }
+    case 3:
+        guard rest.count >= 8 else { return 0 }
+        let length = rest[..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let table = Array(rest.dropFirst(8))
+        let pack = [UInt8](repeating: 7, count: 16)
+        guard table.count % RepackTable.rangeLength == 0,
+              let t = RepackTable.parse(pack: pack, table: table, tableEnd: UInt64(RepackTable.fixedLength + table.count), contentLength: length)
+        else { return 0 }
+        require(RepackTable.encode(pack: pack, ranges: t.ranges.map { ($0.old, $0.length) }).dropFirst(RepackTable.fixedLength).elementsEqual(table),
+                "a repack table that re-encodes differently")
+        for r in t.ranges {
+            require(t.place(r.old, r.length) == r.new && t.place(r.old, r.length + 1) == nil, "a range placed wrongly")
         }
     default:
         guard rest.count >= 2 else { return 0 }
