@@ -164,7 +164,27 @@ final class Sandbox {
                                                 attributes: [.posixPermissions: 0o700])
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        Self.detachMounts(under: path)
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// A mount test that ends with its mount still up kills vault's process
+    /// group, where fusermount3's auto_unmount helper dies too: the dead
+    /// mount point ("transport endpoint is not connected") would stay for
+    /// good and keep the sandbox from being removed. Detach any left here.
+    static func detachMounts(under root: String) {
+        guard let table = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return }
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 2, fields[2].hasPrefix("fuse"), fields[1].hasPrefix(root + "/") else { continue }
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/fusermount3")
+            p.arguments = ["-u", "-z", String(fields[1])]
+            try? p.run()
+            p.waitUntilExit()
+        }
+    }
 
     /// Writes `contents` to `name` in the sandbox (mode 0600) and returns its path.
     @discardableResult
