@@ -63,7 +63,7 @@ import VaultCore
         ("Manifest", "MANIFEST"), ("Manifest entry", "MANIFEST ENTRY"), ("Drop-in envelope", "DROP\\-IN ENVELOPE"),
         ("Attempt delay", "ATTEMPTS"), ("Rekey", "REKEY.PENDING"), ("Recovery kit", "RECOVERY KIT"),
         ("Folder items", "FOLDER ITEMS"), ("Item content", "ITEM CONTENT"), ("Device move", nil),
-        ("Remote copy", "REMOTE COPY"), ("Unlock agent", nil), ("Backups", nil),
+        ("Remote copy", "REMOTE COPY"), ("Unlock agent", nil), ("Backups", "BACKUPS"),
     ]
 
     /// Each format's layout line, `"MAGIC" (8) || version 0xNN`, by magic:
