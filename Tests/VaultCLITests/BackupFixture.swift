@@ -68,6 +68,21 @@ final class BackupFixture {
         return out
     }
 
+    /// A plain-directory remote 'usb' holding this vault (pushed), its
+    /// fingerprint, and a sender's sandbox with an empty `src` folder: what a
+    /// `backup --to` test starts from.
+    func remoteAndSender() throws -> (remote: String, fingerprint: String, sender: Sandbox, source: String) {
+        let remote = v.path + "/remote"
+        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
+        #expect(try v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let fingerprint = try v.info()["public_key_fingerprint"] as? String ?? ""
+        let sender = try Sandbox()
+        let source = sender.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        return (remote, fingerprint, sender, source)
+    }
+
     /// Names of the inbox's files ending in `suffix`, largest first.
     func inbox(_ suffix: String) throws -> [String] {
         let dir = v.dir + "/inbox"

@@ -204,15 +204,7 @@ struct BackupTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
     func backupToARemoteIsAbsorbedAfterPullAndRestores() throws {
         let f = try BackupFixture()
-        let remote = f.v.path + "/remote"
-        try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: false)
-        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
-        #expect(try f.v.run(["push"]).status == 0)
-        let fingerprint = try f.v.info()["public_key_fingerprint"] as? String ?? ""
-
-        let sender = try Sandbox()
-        let source = sender.path + "/src"
-        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        let (remote, fingerprint, sender, source) = try f.remoteAndSender()
         try Data(BackupFixture.random(3 << 20, seed: 51)).write(to: URL(fileURLWithPath: source + "/big"))
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: source + "/notes"))
         func send(_ extra: [String] = []) throws -> [String: Any] {
