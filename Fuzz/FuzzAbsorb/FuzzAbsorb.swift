@@ -15,7 +15,9 @@
 //   body, else body itself; bit 4 size and file count are set to what the
 //   content holds (for kind 1, the archive's files); bit 5 the item header
 //   names another item id; bit 6 no item file. copies (low 2 bits + 1): the
-//   same drop-in under that many ids (so names clash).
+//   same drop-in under that many ids (so names clash); copies bit 7: all of
+//   them in one batch envelope (contents `<batch>.<id>.item`), else one
+//   single envelope each.
 //   Archive body: entries, each type (1: bits 0-1 regular, directory,
 //   symlink, hard link; bits 2-7 permissions) || path length (1) || path
 //   || data (regular) or link target length (1) || link target.
@@ -99,7 +101,7 @@ public func fuzzAbsorb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard input.count >= 40, input.count <= 64 << 10 else { return 0 }
     _ = residentBlob
     func u64(_ at: Int) -> UInt64 { input[at..<(at + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
-    let control = input[36], copies = Int(input[37] & 3) + 1
+    let control = input[36], copies = Int(input[37] & 3) + 1, batched = input[37] & 0x80 != 0
     let name = input[40..<min(40 + (Int(input[38]) << 8 | Int(input[39])), input.count)], body = input[(40 + name.count)...]
     var content = Array(body), (files, bytes) = (UInt64(1), UInt64(body.count))
     if control & 8 != 0 { (content, files, bytes) = archive(body) }
@@ -114,6 +116,9 @@ public func fuzzAbsorb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         content = sink.bytes
     }
     let header = try! VaultHeader(parsing: Array(try! Data(contentsOf: URL(fileURLWithPath: root + "/vault.header"))))
+    run += 1
+    let batchID = Hex.encode(withUnsafeBytes(of: run.bigEndian, Array.init) + [UInt8](repeating: 0xba, count: 8))
+    var batch: [UInt8] = [0, UInt8(copies)]
     for copy in 0..<copies {
         run += 1
         let id = withUnsafeBytes(of: run.bigEndian, Array.init) + [UInt8(copy)] + [UInt8](repeating: 0xd0, count: 7)
@@ -124,16 +129,24 @@ public func fuzzAbsorb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         try! w.finish()
         var payload = id + attackerKey.withUnsafeBytes { Array($0) } + input[0..<4] + withUnsafeBytes(of: fileSize.bigEndian, Array.init)
         payload += withUnsafeBytes(of: fileCount.bigEndian, Array.init) + input[20..<36] + [UInt8(name.count >> 8 & 0xff), UInt8(name.count & 0xff)] + name
-        let path = root + "/inbox/" + Hex.encode(id)
+        let path = root + "/inbox/" + (batched ? batchID + "." : "") + Hex.encode(id)
         if control & 64 == 0 { try! Data(sink.bytes).write(to: URL(fileURLWithPath: path + ".item")) }
+        if batched { batch += payload; continue }
         try! Data(DropInEnvelope.seal(payload: payload, to: header.publicKey, vaultID: header.vaultID)).write(to: URL(fileURLWithPath: path + ".env"))
+    }
+    if batched {
+        try! Data(DropInEnvelope.seal(payload: batch, to: header.publicKey, vaultID: header.vaultID, batch: true))
+            .write(to: URL(fileURLWithPath: root + "/inbox/" + batchID + ".env"))
     }
 
     var names: [String] = []
     do {
         let v = try! unlock()
         let report = try! v.absorbInbox()
-        require(report.absorbed.count + report.rejected.count == copies && report.deferred == 0, "absorb lost a drop-in")
+        // A batch is refused whole (one envelope) or absorbed whole: its
+        // copies differ only in their ids.
+        require(report.absorbed.count + report.rejected.count == (batched && report.absorbed.isEmpty ? 1 : copies)
+                && report.deferred == 0, "absorb lost a drop-in")
         require(report.absorbed.isEmpty || control & 96 == 0, "absorbed a drop-in without its own item")
         // By blob: drop-ins under one name are versions of one item.
         var readable: [String: Bool] = [:]

@@ -7,7 +7,7 @@ import VaultCrypto
 // a fixed shape per type. Sender to receiver:
 //
 //   offer     0x01 || u32be file count (1...2^20) || u64be total bytes (<= 2^50)
-//   file      0x02 || u64be size || u8 path length (1...64) || path (ASCII)
+//   file      0x02 || u64be size || u8 path length (1...76) || path (ASCII)
 //   data      0x03 || 1 to 4 MiB of the current file's bytes
 //   file end  0x04 || SHA-256 of the file's bytes (32)
 //   end       0x05                                   (every file sent)
@@ -59,7 +59,7 @@ public enum MoveMessage: Equatable, Sendable {
     public static let maxFiles = 1 << 20
     public static let maxTotalBytes: UInt64 = 1 << 50
     public static let maxData = 4 << 20
-    static let maxPath = 64
+    static let maxPath = 76
 
     var type: UInt8 {
         switch self {
@@ -137,7 +137,8 @@ public enum MoveLayout {
     static let fixed: Set<String> = ["vault.header", "manifest", "rekey.pending"]
 
     /// The path if it is one a vault holds: `vault.header`, `manifest`,
-    /// `rekey.pending`, `items/<32 hex>`, `inbox/<32 hex>.item|.env`
+    /// `rekey.pending`, `items/<32 hex>`, `inbox/<32 hex>.item|.env`,
+    /// `inbox/<32 hex>.<32 hex>.item`
     /// (lower-case hex); nil otherwise.
     public static func check(_ raw: [UInt8]) -> String? {
         guard raw.count <= MoveMessage.maxPath, raw.allSatisfy({ $0 >= 0x21 && $0 < 0x7f }) else { return nil }
@@ -150,6 +151,9 @@ public enum MoveLayout {
         if p.hasPrefix("inbox/"), p.hasSuffix(".item") || p.hasSuffix(".env") {
             let name = p.dropFirst(6)
             if isID(name.prefix(while: { $0 != "." })), name.utf8.count == 37 || name.utf8.count == 36 { return p }
+            // A batch drop-in's content: <batch id>.<item id>.item.
+            if name.utf8.count == 70, isID(name.prefix(32)), name.dropFirst(32).first == ".", isID(name.dropFirst(33).prefix(32)),
+               name.hasSuffix(".item") { return p }
         }
         return nil
     }

@@ -41,7 +41,8 @@ public final class MoveSender {
         var names: [String] = []
         names += try VaultDirectory.names(in: paths.items).sorted().map { "items/" + $0 }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        for name in inbox.sorted() where name.hasSuffix(".env") || inbox.contains(name.dropLast(5) + ".env") {
+        for name in inbox.sorted() where name.hasSuffix(".env")
+            || (name.hasSuffix(".item") && inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")) {
             names.append("inbox/" + name)
         }
         if try Syscall.status(of: paths.rekeyPending) != nil { names.append("rekey.pending") }

@@ -108,6 +108,24 @@ struct RekeyTests {
         #expect(try t.read(t.unlock(forWriting: false), "late.txt") == Array("late".utf8))
     }
 
+    /// The same for a batch envelope: its drop-ins are stored anew, and its
+    /// envelope and contents leave the inbox with the switch.
+    @Test func aBatchSealedToTheOldKeyDuringARekeyIsKept() throws {
+        let (t, _) = try populated()
+        let v = try t.unlock()
+        let late = (0..<3).map { (name: "late\($0).txt", content: Array("late \($0)".utf8)) }
+        var landed = false
+        try v.rekey(password: TempVault.password("correct horse"), progress: { _ in
+            if !landed { landed = (try? t.addBatch(late)) != nil }
+        })
+        #expect(landed)
+        for (name, content) in late {
+            #expect(try t.read(v, name) == content)
+            #expect(try t.read(t.unlock(forWriting: false), name) == content)
+        }
+        #expect(t.files("inbox").isEmpty)
+    }
+
     /// A version 2 switch as a rekey killed just after writing it leaves:
     /// the vault as it was, plus `rekey.pending`. Returns the switch's bytes
     /// (the vault is put back to its old state).

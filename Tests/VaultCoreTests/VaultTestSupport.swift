@@ -50,6 +50,19 @@ final class TempVault {
         return try Vault(at: root).dropIn(from: FileHandleFD(readingFrom: path), name: name, mode: 0o644, modified: 1_700_000_000)
     }
 
+    /// Drop-ins of one add of many files, in one batch envelope (DropInBatch).
+    func addBatch(_ files: [(name: String, content: [UInt8])]) throws {
+        let vault = try Vault(at: root)
+        let batch = DropInBatch(into: vault, expected: files.count)
+        for (name, content) in files {
+            try vault.dropIn(name: name, kind: .file, flags: [], mode: 0o644, modified: 1_700_000_000, batch: batch) {
+                try $0.write(content)
+                return (UInt64(content.count), 1)
+            }
+        }
+        try batch.land()
+    }
+
     func read(_ v: UnlockedVault, _ name: String) throws -> [UInt8] {
         let out = MemoryBytes()
         try v.read(try v.entry(named: name), to: out)

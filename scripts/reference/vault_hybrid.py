@@ -224,14 +224,17 @@ def unlock_v2(vr, v, password):
     raise vr.VaultError("wrong password")
 
 
-def open_envelope_v2(vr, v, data):
-    """The X-Wing envelope's plaintext (version 2, suite 2)."""
+def open_envelope_v2(vr, v, data, batch=False):
+    """The X-Wing envelope's plaintext: version 2 (one entry) or, with
+    batch, version 4 (a batch of entries), suite 2."""
     n = 10 + XWING_CT_LEN
-    if not (n + vr.ENTRY_FIXED + 1 + 16 <= len(data) <= n + vr.ENTRY_FIXED + vr.MAX_NAME + 16) or data[9] != 2:
+    most = vr.BATCH_PAYLOAD_MAX if batch else vr.ENTRY_FIXED + vr.MAX_NAME + 16
+    if not (n + 16 < len(data) <= n + most) or data[9] != 2:
         raise vr.corrupted()
     seed = getattr(v, "xwing_seed", None) or vr.hkdf(v.vmk, v.vault_id, b"vault v1 x-wing seed", 32)
+    label = b"vault v1 drop-in batch" if batch else b"vault v1 drop-in"
     try:
-        return hpke_open(vr, seed, data[10:n], envelope_info(v.vault_id), data[0:n], data[n:])
+        return hpke_open(vr, seed, data[10:n], label + v.vault_id + struct.pack(">H", XWING_KEM_ID), data[0:n], data[n:])
     except (InvalidTag, HybridError):
         raise vr.corrupted()
 

@@ -342,7 +342,7 @@ def _require(path, want_dir):
 
 def list_vault(vaultdir):
     """The files to send, as (relative path, absolute path, size), in the
-    order "Transfer" gives: items/, inbox/ (a .item only with its .env), then
+    order "Transfer" gives: items/, inbox/ (a .item only with its envelope), then
     rekey.pending if present, manifest, vault.header last.
     ASSUMPTION (gap): the names inside items/ and inbox/ are sent in byte
     order, items/ before inbox/; names outside the layout (.tmp-*, an .item
@@ -360,10 +360,12 @@ def list_vault(vaultdir):
     inbox = os.path.join(vaultdir, "inbox")
     names = set(os.listdir(inbox))
     for name in sorted(names, key=os.fsencode):
-        m = re.fullmatch(r"([0-9a-f]{32})\.(env|item)", name)
-        if not m or not _is_regular(os.path.join(inbox, name)):
+        # <id>.env, <id>.item, or a batch drop-in's <batch id>.<id>.item,
+        # whose envelope is <batch id>.env.
+        m = re.fullmatch(r"([0-9a-f]{32})(\.[0-9a-f]{32})?\.(env|item)", name)
+        if not m or (m.group(2) and m.group(3) == "env") or not _is_regular(os.path.join(inbox, name)):
             continue
-        if m.group(2) == "item" and m.group(1) + ".env" not in names:
+        if m.group(3) == "item" and m.group(1) + ".env" not in names:
             continue  # a drop-in still being written stays
         out.append("inbox/" + name)
     if _is_regular(os.path.join(vaultdir, "rekey.pending")):
@@ -501,7 +503,7 @@ def send_files(sock, sealer, files):
     sock.sendall(sealer.seal(msg_offer(len(files), total)))
     receipt = hashlib.sha256(RECEIPT_LABEL)
     for rel, path, size in files:
-        if len(rel) > 64:
+        if len(rel) > 76:
             raise MoveError("path too long: " + rel)
         sock.sendall(sealer.seal(msg_file(rel, size)))
         h, left = hashlib.sha256(), size

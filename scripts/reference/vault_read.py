@@ -336,30 +336,65 @@ def envelope_info(vault_id):
     return b"vault v1 drop-in" + vault_id
 
 
+BATCH_MAX = 128
+BATCH_PAYLOAD_MAX = 2 + BATCH_MAX * (ENTRY_FIXED + MAX_NAME) + 16
+
+
 def open_envelope(v, data, expected_id):
-    if len(data) > 9 and data[:8] == ENV_MAGIC and data[8] == 0x02:
-        pt = vault_hybrid.open_envelope_v2(sys.modules[__name__], v, data)
+    """A single envelope (version 1 or 2): its one entry, which must be
+    expected_id's."""
+    batch, entries = open_envelope_any(v, data)
+    if batch or entries[0].item_id != expected_id:
+        raise corrupted()
+    return entries[0]
+
+
+def open_envelope_any(v, data):
+    """(batch, entries) of an envelope: a single one's (version 1 or 2)
+    one entry; a batch's (version 3 or 4) 1..128 files and folders with
+    distinct item ids, nothing after them. Every entry dropped in."""
+    version = data[8] if len(data) > 9 and data[:8] == ENV_MAGIC else None
+    if version in (0x02, 0x04):
+        pt = vault_hybrid.open_envelope_v2(sys.modules[__name__], v, data, batch=version == 0x04)
     else:
         pt = _open_envelope_v1(v, data)
-    e, end = parse_entry(pt, 0)
-    if end != len(pt) or e.origin != 1 or e.item_id != expected_id:
+    if version in (0x01, 0x02):
+        e, end = parse_entry(pt, 0)
+        if end != len(pt) or e.origin != 1:
+            raise corrupted()
+        return False, [e]
+    if len(pt) < 2:
         raise corrupted()
-    return e
+    count, off, entries = struct.unpack(">H", pt[:2])[0], 2, []
+    if not 1 <= count <= BATCH_MAX:
+        raise corrupted()
+    for _ in range(count):
+        e, off = parse_entry(pt, off)
+        if e.origin != 1 or e.kind not in (0, 1) or any(x.item_id == e.item_id for x in entries):
+            raise corrupted()
+        entries.append(e)
+    if off != len(pt):
+        raise corrupted()
+    return True, entries
 
 
 def _open_envelope_v1(v, data):
-    """X25519 envelopes; the vault's X25519 public key is derived (a
-    version-2 header holds only the X-Wing one)."""
-    if not (ENV_MIN <= len(data) <= ENV_MAX) or data[:8] != ENV_MAGIC:
+    """X25519 envelopes (version 1 single, version 3 batch); the vault's
+    X25519 public key is derived (a version-2 header holds only the X-Wing one)."""
+    if len(data) < 10 or data[:8] != ENV_MAGIC:
         raise corrupted()
-    if data[8] != 0x01:
+    batch = data[8] == 0x03
+    if not batch and data[8] != 0x01:
         raise VaultError("unsupported version")
-    if data[9] != 0x01:
+    if data[9] != 0x01 or not (42 + 16 < len(data) <= (42 + BATCH_PAYLOAD_MAX if batch else ENV_MAX)):
+        raise corrupted()
+    if not batch and len(data) < ENV_MIN:
         raise corrupted()
     enc = data[10:42]
     x_pub = X25519PrivateKey.from_private_bytes(v.x_priv).public_key().public_bytes_raw()
+    info = (b"vault v1 drop-in batch" + v.vault_id) if batch else envelope_info(v.vault_id)
     try:
-        return hpke_open_base(v.x_priv, x_pub, enc, envelope_info(v.vault_id), data[0:42], data[42:])
+        return hpke_open_base(v.x_priv, x_pub, enc, info, data[0:42], data[42:])
     except InvalidTag:
         raise corrupted()
 
@@ -407,7 +442,10 @@ def open_vault(vaultdir, password):
     unlock(v, password)
     v.dir = vaultdir
     v.entries = open_manifest(v, _read_regular(os.path.join(vaultdir, "manifest")))
-    # Waiting drop-ins: inbox/<id>.env in name order, the ones not yet absorbed.
+    # Waiting drop-ins: inbox/<stem>.env in name order, the ones not yet
+    # absorbed. A single envelope's stem is its item id and its content
+    # inbox/<id>.item; a batch's stem is the batch id and entry k's content
+    # inbox/<batch id>.<id>.item.
     v.waiting, v.inbox_errors = [], []
     inbox = os.path.join(vaultdir, "inbox")
     known = {e.item_id for e in v.entries}
@@ -415,23 +453,27 @@ def open_vault(vaultdir, password):
         for fn in sorted(os.listdir(inbox)):
             if not fn.endswith(".env") or not HEX_ID.match(fn[:-4]):
                 continue
-            iid = bytes.fromhex(fn[:-4])
+            stem = fn[:-4]
             try:
-                e = open_envelope(v, _read_regular(os.path.join(inbox, fn)), iid)
+                batch, entries = open_envelope_any(v, _read_regular(os.path.join(inbox, fn)))
+                if not batch and entries[0].item_id != bytes.fromhex(stem):
+                    raise corrupted()
             except VaultError as err:
                 v.inbox_errors.append("inbox/%s: %s" % (fn, err))
                 continue
-            if e.item_id in known:
-                continue  # already absorbed; the envelope is only a leftover
-            e.waiting = True
-            v.waiting.append(e)
+            for e in entries:
+                if e.item_id in known:
+                    continue  # already absorbed; the envelope is only a leftover
+                e.waiting = True
+                e.content = stem + "." + e.item_id.hex() + ".item" if batch else stem + ".item"
+                v.waiting.append(e)
     return v
 
 
 def read_item(v, e):
     hexid = e.item_id.hex()
     if getattr(e, "waiting", False):
-        path = os.path.join(v.dir, "inbox", hexid + ".item")
+        path = os.path.join(v.dir, "inbox", e.content)
     else:
         _check_dir(os.path.join(v.dir, "items"), True)
         path = os.path.join(v.dir, "items", hexid)
@@ -616,6 +658,17 @@ b6e2f805d23cb27bebc629f8f9926d4fd07a66d364617776e5006b458ac17dada2e14136
 4e9a54e35757066c594d38bb187f82e26545974f7f65d8f0388781657b7350445e7b9ac2
 ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec
 27a40409e4d4cc7f15""")
+# docs/FORMAT.md, "Test vector: a batch envelope": the entry above and a
+# second one (item id d0..df, file key e0..ff, "notes.md"), ephemeral a0..bf.
+VEC_BATCH_ENVELOPE = _h("""
+5641554c54454e560301605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23c53ac0dadcfd6
+54637a55800d09bc1201cefa9dbed8880ec7217bfc7290ea5c8eda393b7caf4bade973b481c724b351f0e51d7b7fefc3
+14c73927e6c1a09aaef4d02b040b5613f8db3a672140fdbd9ccd1fcffec0be4326f8fa8ae4ee866a65eb1bf519bc1647
+7dcf4a166612fc19789743dba283e97b4d2739fcde5a73f8cd8df4d6c56f4fd17c9443404e655a8126e9ecc3fa8694a2
+dd39b5ffd832d59cf59ee416213233c781e693872a987e0527a3f167ca7330635acccf39fc79bb2beeda7e76d151708d
+4a5eaaec4f2b102c44""")
+VEC_BATCH_SECOND = dict(kind=0, origin=1, mode=0o600, size=5, count=1, added=1767225600,
+                        modified=1767225600, name="notes.md")
 VEC_ITEM = _h("""
 5641554c5449544d01010000707172737475767778797a7b7c7d7e7fc0c1c2c3c4c5c6c7
 07dc3c2d5ac1b3716a9b36e2f781f37fc746e8f85f4b4b2697513873a1547d92a3e3f48f""")
@@ -691,6 +744,20 @@ def check_vector():
                     eq("envelope (re-sealed with the ephemeral key)", ct, VEC_ENVELOPE[42:])
                 except VaultError as err:
                     diffs.append("envelope: %s" % err)
+                try:
+                    batch, entries = open_envelope_any(v, VEC_BATCH_ENVELOPE)
+                    eq("batch envelope is a batch", batch, True)
+                    eq("batch entry 0", entries[0].raw, e.raw)
+                    second = entries[1]
+                    eq("batch entry 1", (second.item_id, second.file_key), (VEC_V2_ITEM_ID, VEC_V2_FILE_KEY))
+                    eq("batch entry 1 fields", dict(kind=second.kind, origin=second.origin, mode=second.mode,
+                                                    size=second.size, count=second.count, added=second.added,
+                                                    modified=second.modified, name=second.name), VEC_BATCH_SECOND)
+                    _, ct = hpke_seal_base_with_ephemeral(x_pub, VEC_EPHEMERAL, b"vault v1 drop-in batch" + VEC_VAULT_ID,
+                                                          VEC_BATCH_ENVELOPE[0:42], struct.pack(">H", 2) + e.raw + second.raw)
+                    eq("batch envelope (re-sealed with the ephemeral key)", ct, VEC_BATCH_ENVELOPE[42:])
+                except (VaultError, IndexError) as err:
+                    diffs.append("batch envelope: %s" % err)
                 try:
                     eq("item content", read_item(v, e), VEC_CONTENT)
                 except VaultError as err:

@@ -17,6 +17,13 @@ import VaultCrypto
 /// A group of one is synced file by file, as a single add always was: a
 /// syncfs would also wait for every other writer's dirty data.
 ///
+/// A group of an add of many files shares one batch envelope (docs/
+/// FORMAT.md, "Drop-in envelope"): one seal, one file, and at absorb one
+/// open and one unlink for up to 128 drop-ins. Its contents are named
+/// `<batch id>.<item id>.item`, the batch id drawn when the group begins,
+/// so each content is paired with its envelope by name. A single add keeps
+/// the single envelope.
+///
 /// `landInBackground` lands a full group on a thread of its own while the
 /// caller writes the next group's contents: the seals and the syncfs waits
 /// overlap the reading, compressing and sealing of contents. At most one
@@ -24,11 +31,14 @@ import VaultCrypto
 /// thread, when it next lands or waits (`finishLanding`).
 public final class DropInBatch {
     /// Drop-ins per group: bounds the descriptors held open (one per
-    /// content; two groups' worth while one lands in the background).
-    public static let groupSize = 128
+    /// content; two groups' worth while one lands in the background), and
+    /// what one batch envelope holds.
+    public static let groupSize = DropInEnvelope.maxBatch
     private let vault: Vault
     private let perItemSync: Bool
     private var pending: [Pending] = []
+    /// The hex id of the batch envelope the waiting group will land under.
+    private var batchID = ""
     /// The group landing on another thread, if any.
     private var inFlight: Landing?
 
@@ -49,7 +59,9 @@ public final class DropInBatch {
     /// renamed into the inbox under its blob name (synced now for a group of
     /// one). `landed` is called once its envelope is durable.
     func add(_ entry: ManifestEntry, content: TempFile, landed: @escaping () -> Void) throws {
-        try content.commit(to: vault.paths.dropInContent(entry.blobName), durable: perItemSync)
+        if pending.isEmpty, !perItemSync { batchID = Hex.encode(SecureRandom.bytes(ItemHeader.itemIDLength)) }
+        let stem = perItemSync ? entry.blobName : batchID + "." + entry.blobName
+        try content.commit(to: vault.paths.dropInContent(stem), durable: perItemSync)
         pending.append(Pending(entry: entry, content: content, landed: landed))
     }
 
@@ -59,7 +71,7 @@ public final class DropInBatch {
         try finishLanding()
         let group = pending
         pending = []
-        try Self.land(group, in: vault, perItemSync: perItemSync)
+        try Self.land(group, batchID: batchID, in: vault, perItemSync: perItemSync)
         for item in group { item.landed() }
     }
 
@@ -70,11 +82,13 @@ public final class DropInBatch {
         if perItemSync { return try land() }
         try finishLanding()
         guard !pending.isEmpty else { return }
-        let landing = Landing(group: pending, vault: vault)
+        let landing = Landing(group: pending, batchID: batchID, vault: vault)
         pending = []
         inFlight = landing
         Thread.detachNewThread {
-            do { try Self.land(landing.group, in: landing.vault, perItemSync: false) } catch { landing.failure = error }
+            do { try Self.land(landing.group, batchID: landing.batchID, in: landing.vault, perItemSync: false) } catch {
+                landing.failure = error
+            }
             landing.done.signal()
         }
     }
@@ -89,8 +103,9 @@ public final class DropInBatch {
         for item in landing.group { item.landed() }
     }
 
-    /// Lands `group` (see the type's comment).
-    private static func land(_ group: [Pending], in vault: Vault, perItemSync: Bool) throws {
+    /// Lands `group` (see the type's comment): a group of one's single
+    /// envelope, or the batch envelope `batchID` of a group of an add of many.
+    private static func land(_ group: [Pending], batchID: String, in vault: Vault, perItemSync: Bool) throws {
         guard let first = group.first else { return }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The vault's key as it is now, read under the drop lock and held
@@ -99,19 +114,21 @@ public final class DropInBatch {
         // starts now waits for these envelopes and takes them in (DropLock).
         let dropLock = try DropLock(vault.paths, exclusive: false)
         let current = try Vault(at: vault.paths.root).header
-        // One HPKE seal per envelope (~0.1 ms for X-Wing, most of it the
-        // two X25519 operations): on every core at once.
-        let envelopes = try parallelMap(group.count) { i in
-            try DropInEnvelope.seal(group[i].entry, to: current.publicKey, vaultID: current.vaultID)
-        }
-        for (item, envelope) in zip(group, envelopes) {
-            // Nameless until linked under its own name: whole or absent.
-            let target = vault.paths.dropInEnvelope(item.entry.blobName)
+        // Nameless until linked under its own name: whole or absent.
+        func write(_ envelope: [UInt8], as stem: String) throws {
+            let target = vault.paths.dropInEnvelope(stem)
             let temp = try TempFile(beside: target, mode: vault.dropInFileMode, nameless: true)
             try envelope.withUnsafeBytes { try temp.file.write($0) }
             try temp.commit(to: target, durable: perItemSync)
         }
-        if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
+        if perItemSync {
+            for item in group {
+                try write(DropInEnvelope.seal(item.entry, to: current.publicKey, vaultID: current.vaultID), as: item.entry.blobName)
+            }
+        } else {
+            try write(DropInEnvelope.seal(batch: group.map(\.entry), to: current.publicKey, vaultID: current.vaultID), as: batchID)
+            try Syscall.syncFileSystem(of: first.content.file.fd)
+        }
         // The contents' flocks (their TempFiles' descriptors) must outlive
         // the envelopes' landing: without them a `list` takes an
         // envelope-less content for a leftover and deletes it, leaving an
@@ -131,9 +148,10 @@ public final class DropInBatch {
     // time, ordered by the semaphore.
     private final class Landing: @unchecked Sendable {
         let group: [Pending]
+        let batchID: String
         let vault: Vault
         let done = DispatchSemaphore(value: 0)
         var failure: Error?
-        init(group: [Pending], vault: Vault) { (self.group, self.vault) = (group, vault) }
+        init(group: [Pending], batchID: String, vault: Vault) { (self.group, self.batchID, self.vault) = (group, batchID, vault) }
     }
 }

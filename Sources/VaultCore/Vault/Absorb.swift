@@ -45,35 +45,36 @@ extension UnlockedVault {
     }
 
     private func absorb(into report: inout AbsorbReport) throws -> AbsorbReport {
-        var done: [String] = []
         // Open every envelope first: drop-ins under one name become its
         // versions in the order they were added, not in the random order of
-        // their ids (dropInOrder).
-        var waiting: [(blob: String, entry: ManifestEntry)] = []
-        // Each drop-in costs an HPKE open (~0.1 ms) and a check of its
-        // content: both read only, so on every core at once; what follows
-        // (names, versions, the moves) goes one by one.
-        let blobs = try inboxEnvelopes()
-        let opened = try parallelMap(blobs.count) { i -> (ManifestEntry, ContentCheck)? in
-            guard let entry = openEnvelope(blobs[i], with: keys) else { return nil }
-            return (entry, manifest.entry(itemID: entry.itemID) != nil ? .notDone : checkWaitingContent(of: entry))
+        // their ids (dropInOrder). Each envelope costs an HPKE open (~0.1
+        // ms) and each drop-in a check of its content: both read only, so on
+        // every core at once; what follows (names, versions, the moves) goes
+        // one by one.
+        let (all, unopened) = try openInbox(with: keys)
+        report.rejected = unopened.map { $0 + ".env" }
+        let checks = try parallelMap(all.count) { i -> ContentCheck in
+            manifest.entry(itemID: all[i].entry.itemID) != nil ? .notDone : checkWaitingContent(of: all[i])
         }
-        var checks: [String: ContentCheck] = [:]
-        for (blob, opening) in zip(blobs, opened) {
-            guard let (entry, check) = opening else {
-                report.rejected.append(blob + ".env")
-                continue
-            }
-            if manifest.entry(itemID: entry.itemID) != nil { done.append(blob); continue }
-            waiting.append((blob, entry))
-            checks[blob] = check
+        // An envelope goes once every drop-in it names is in the manifest.
+        var left: [String: Int] = [:]
+        for d in all { left[d.envelope, default: 0] += 1 }
+        var waiting: [(dropIn: WaitingDropIn, check: ContentCheck)] = []
+        for (d, check) in zip(all, checks) {
+            if manifest.entry(itemID: d.entry.itemID) != nil { left[d.envelope, default: 0] -= 1; continue }
+            waiting.append((d, check))
         }
+        var rejected = Set<String>()
         // Backup snapshots last, so the packs they need (dropped before
         // them) are in the manifest when they are checked.
-        waiting = dropInOrder(waiting.filter { $0.entry.kind != .snapshot }) + dropInOrder(waiting.filter { $0.entry.kind == .snapshot })
-        for (blob, dropped) in waiting {
-            var entry = dropped
-            entry.droppedBy = dropper(of: entry)
+        waiting = dropInOrder(waiting.filter { $0.dropIn.entry.kind != .snapshot })
+            + dropInOrder(waiting.filter { $0.dropIn.entry.kind == .snapshot })
+        for (dropIn, check) in waiting {
+            var entry = dropIn.entry
+            // Two envelopes may name one item id (a dropper's own doing):
+            // the first taken in wins, the other's drop-in is done.
+            if manifest.entry(itemID: entry.itemID) != nil { left[dropIn.envelope, default: 0] -= 1; continue }
+            entry.droppedBy = dropper(of: dropIn)
             if let by = entry.droppedBy, !entry.kind.isBackupStorage {
                 guard let lane = laneName(for: entry.name, by: by) else {
                     report.deferred += 1
@@ -89,23 +90,27 @@ extension UnlockedVault {
                 continue
             }
             guard BackupItems.checkDropped(entry, in: manifest), entry.kind != .pack || packIsWhole(entry) else {
-                report.rejected.append(blob + ".env")
+                rejected.insert(dropIn.envelope)
                 continue
             }
             if entry.kind == .snapshot, let reason = snapshotRefusal(entry) {
                 report.refusedSnapshots.append((entry.name, reason))
-                report.rejected.append(blob + ".env")
+                rejected.insert(dropIn.envelope)
                 continue
             }
-            guard try adoptContent(of: entry, checked: checks[blob] ?? .notDone) else {
-                report.rejected.append(blob + ".env")
+            guard try adoptContent(of: dropIn, entry: entry, checked: check) else {
+                rejected.insert(dropIn.envelope)
                 continue
             }
             try manifest.addVersion(entry)
             report.absorbed.append(entry.name)
-            done.append(blob)
+            left[dropIn.envelope, default: 0] -= 1
         }
-        guard !done.isEmpty else { return report }
+        report.rejected += rejected.sorted().map { $0 + ".env" }
+        // A batch one of whose drop-ins waits or was refused keeps its
+        // envelope, but the others it named are in the manifest now.
+        let done = left.filter { $0.value == 0 }.keys.sorted()
+        guard !done.isEmpty || !report.absorbed.isEmpty else { return report }
         try Syscall.fsyncDirectory(paths.items)
         try Syscall.fsyncDirectory(paths.inbox)
         if !report.absorbed.isEmpty { try saveManifest() }
@@ -118,9 +123,9 @@ extension UnlockedVault {
     /// inbox: the envelope's owner, else its content's (in the inbox until
     /// adopted). Only a shared inbox lets anyone else create files there,
     /// and the inode's owner is the kernel's word, not the dropper's.
-    func dropper(of entry: ManifestEntry) -> Dropper? {
+    func dropper(of dropIn: WaitingDropIn) -> Dropper? {
         let me = Syscall.userID
-        let owners = [paths.dropInEnvelope(entry.blobName), paths.dropInContent(entry.blobName)]
+        let owners = [paths.dropInEnvelope(dropIn.envelope), paths.dropInContent(dropIn.contentStem)]
             .compactMap { ((try? Syscall.status(of: $0)) ?? nil)?.owner }
         guard let other = owners.first(where: { $0 != me }) else { return nil }
         return Dropper(uid: other, name: Syscall.userName(of: other))
@@ -158,10 +163,10 @@ extension UnlockedVault {
 
     /// The check adoptContent makes of our own content waiting in the inbox,
     /// made ahead (read only, so on any thread).
-    func checkWaitingContent(of entry: ManifestEntry) -> ContentCheck {
-        let inInbox = paths.dropInContent(entry.blobName)
+    func checkWaitingContent(of dropIn: WaitingDropIn) -> ContentCheck {
+        let inInbox = paths.dropInContent(dropIn.contentStem)
         guard let waiting = try? Syscall.status(of: inInbox), waiting.owner == Syscall.userID else { return .notDone }
-        return contentAgrees(entry, at: inInbox) ? .passed : .failed
+        return contentAgrees(dropIn.entry, at: inInbox) ? .passed : .failed
     }
 
     /// Whether the sealed item at `path` opens under the entry's file key
@@ -182,8 +187,8 @@ extension UnlockedVault {
     /// interrupted after the rename) is checked where it is. `checked`: the
     /// result of checkWaitingContent, if it ran, for our own content still
     /// in the inbox (only we can replace a file of ours there).
-    func adoptContent(of entry: ManifestEntry, checked: ContentCheck = .notDone) throws -> Bool {
-        let inInbox = paths.dropInContent(entry.blobName), stored = paths.item(entry.blobName)
+    func adoptContent(of dropIn: WaitingDropIn, entry: ManifestEntry, checked: ContentCheck = .notDone) throws -> Bool {
+        let inInbox = paths.dropInContent(dropIn.contentStem), stored = paths.item(entry.blobName)
         let waiting = try Syscall.status(of: inInbox)
         if let waiting, waiting.owner != Syscall.userID {
             return try adoptCopy(of: entry, from: inInbox, to: stored)
@@ -229,23 +234,20 @@ extension UnlockedVault {
 
     /// Drop-ins in the order they were added: by `added` (whole seconds),
     /// then by the envelope's modification time to the nanosecond (two adds
-    /// in one second), then by blob name. Both times are whatever the
-    /// inbox's writer made them, as every field of a drop-in is; they only
-    /// order versions.
-    func dropInOrder(_ waiting: [(blob: String, entry: ManifestEntry)]) -> [(blob: String, entry: ManifestEntry)] {
-        let keyed = waiting.map { w in
-            let s = try? Syscall.status(of: paths.dropInEnvelope(w.blob))
-            return (w, s?.modified ?? 0, s?.modifiedNanoseconds ?? 0)
+    /// in one second), then by envelope name and place in it. Both times
+    /// are whatever the inbox's writer made them, as every field of a
+    /// drop-in is; they only order versions.
+    func dropInOrder<T>(_ waiting: [(dropIn: WaitingDropIn, check: T)]) -> [(dropIn: WaitingDropIn, check: T)] {
+        var times: [String: (Int64, Int)] = [:]
+        for w in waiting where times[w.dropIn.envelope] == nil {
+            let s = try? Syscall.status(of: paths.dropInEnvelope(w.dropIn.envelope))
+            times[w.dropIn.envelope] = (s?.modified ?? 0, s?.modifiedNanoseconds ?? 0)
         }
-        return keyed.sorted { a, b in
-            (a.0.entry.added, a.1, a.2, a.0.blob) < (b.0.entry.added, b.1, b.2, b.0.blob)
-        }.map(\.0)
-    }
-
-    /// The blob names of the inbox's envelopes, in name order.
-    func inboxEnvelopes() throws -> [String] {
-        try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
-            .map { String($0.dropLast(4)) }.sorted()
+        func key(_ d: WaitingDropIn) -> (Int64, Int64, Int, String, Int) {
+            let t = times[d.envelope] ?? (0, 0)
+            return (d.entry.added, t.0, t.1, d.envelope, d.index)
+        }
+        return waiting.sorted { key($0.dropIn) < key($1.dropIn) }
     }
 
     /// Whether `envelope` (bytes from elsewhere: a remote's inbox) opens
@@ -255,15 +257,5 @@ extension UnlockedVault {
         guard let entry = try? DropInEnvelope.open(envelope, with: keys, vaultID: vaultID),
               entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return false }
         return true
-    }
-
-    /// The entry in envelope `blob`, opened with `keys` (either KEM); nil if
-    /// it does not open, names another item than its file, or breaks ItemRules.
-    func openEnvelope(_ blob: String, with keys: VaultKeys) -> ManifestEntry? {
-        guard let entry = try? DropInEnvelope.open(
-                VaultDirectory.readFile(paths.dropInEnvelope(blob), limit: DropInEnvelope.maxLength),
-                with: keys, vaultID: vaultID),
-              entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return nil }
-        return entry
     }
 }

@@ -42,9 +42,8 @@ extension UnlockedVault {
         // Snapshots that landed while we waited for the lock come in first.
         try absorbInbox()
         var listed = Set<[UInt8]>()
-        for blob in try inboxEnvelopes() {
-            guard let e = openEnvelope(blob, with: keys), e.kind == .snapshot,
-                  let content = try? snapshotContent(e, at: paths.dropInContent(blob)),
+        for d in try openInbox(with: keys).waiting where d.entry.kind == .snapshot {
+            guard let content = try? snapshotContent(d.entry, at: paths.dropInContent(d.contentStem)),
                   let ids = try? BackupItems.packIDs(inSnapshot: content) else { continue }
             listed.formUnion(ids)
         }

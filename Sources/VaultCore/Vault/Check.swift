@@ -82,10 +82,10 @@ extension UnlockedVault {
         if repair {
             guard canWrite else { throw VaultError.busy }
             report.removed = try removeLeftovers(leftovers())
-            let rejected = report.rejectedDropIns.flatMap { env -> [FilePath] in
-                let blob = String(env.dropLast(4))
-                return ["inbox/" + blob + ".env", "inbox/" + blob + ".item"].map { FilePath($0) }
-                    .filter { Syscall.exists(FilePath(paths.root).appending($0.bytes)) }
+            // An envelope that did not open, or named a drop-in that was
+            // refused, goes with every content paired with it by name.
+            let rejected = try report.rejectedDropIns.flatMap { env in
+                try inboxFiles(ofEnvelope: String(env.dropLast(4))).map { FilePath("inbox/" + $0) }
             }
             report.movedToQuarantine = try quarantine(orphans + rejected).map(\.description)
             if purge { report.removed += try purgeQuarantine().map(\.description) }

@@ -127,13 +127,12 @@ extension UnlockedVault {
     private func restoreLateDropIns(into newManifest: inout Manifest) throws -> [[UInt8]] {
         var absorbed: [[UInt8]] = []
         // In the order they were added, as absorbing orders them.
-        let late = dropInOrder(try inboxEnvelopes().compactMap { blob in
-            openEnvelope(blob, with: keys).map { (blob: blob, entry: $0) }
-        })
-        for (blob, var entry) in late {
+        let late = dropInOrder(try openInbox(with: keys).waiting.map { (dropIn: $0, check: ()) })
+        for (dropIn, _) in late {
+            var entry = dropIn.entry
             // No room (full manifest, or too many versions) fails the rekey
             // before the switch: skipping would strand a drop-in sealed to the old key.
-            guard let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(blob))),
+            guard let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(dropIn.contentStem))),
                   (try? ItemRules.checkItem(entry, header: reader.header, contentLength: reader.contentLength)) != nil
             else { continue }
             let stored = try storeItem(flags: reader.header.flags, durable: false, expectedLength: reader.contentLength) { writer in

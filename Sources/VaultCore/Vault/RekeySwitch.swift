@@ -144,12 +144,33 @@ struct RekeySwitch {
     func apply(_ paths: VaultPaths) throws {
         try VaultDirectory.atomicWrite(header.bytes, to: paths.header, mode: Vault.headerMode(paths))
         try VaultDirectory.atomicWrite(manifest, to: paths.manifest)
-        for id in absorbed {
-            let blob = Hex.encode(id)
-            for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] { try? Syscall.unlink(p) }
+        if !absorbed.isEmpty {
+            Self.removeDropIns(Set(absorbed.map { Hex.encode($0) }), in: paths)
+            try Syscall.fsyncDirectory(paths.inbox)
         }
-        if !absorbed.isEmpty { try Syscall.fsyncDirectory(paths.inbox) }
         try Syscall.unlink(paths.rekeyPending)
         try Syscall.fsyncDirectory(paths.root)
+    }
+
+    /// Removes the inbox files of the drop-ins `ids` (hex) that the rekey
+    /// took in: a single one's envelope and content; a batch's contents
+    /// `<batch>.<id>.item`, after the batch's envelope if it names no other
+    /// content (one that did not open or agree keeps it). Envelope before
+    /// contents, as absorb does, so a run cut short and run again finds
+    /// what is left by name.
+    private static func removeDropIns(_ ids: Set<String>, in paths: VaultPaths) {
+        for blob in ids {
+            for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] { try? Syscall.unlink(p) }
+        }
+        var taken: [String] = [], wholeBatch: [Substring: Bool] = [:]
+        for name in (try? VaultDirectory.names(in: paths.inbox)) ?? [] where name.hasSuffix(".item") {
+            let stem = VaultPaths.envelopeStem(ofContent: name)
+            guard name.count > stem.count + 5 else { continue }  // a single drop-in's
+            let isTaken = ids.contains(String(name.dropFirst(stem.count + 1).dropLast(5)))
+            if isTaken { taken.append(name) }
+            wholeBatch[stem] = (wholeBatch[stem] ?? true) && isTaken
+        }
+        for (stem, whole) in wholeBatch where whole { try? Syscall.unlink(paths.dropInEnvelope(String(stem))) }
+        for name in taken { try? Syscall.unlink(paths.inbox + "/" + name) }
     }
 }

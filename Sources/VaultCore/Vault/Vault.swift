@@ -134,14 +134,18 @@ public final class Vault: Sendable {
         return unlocked
     }
 
-    /// Drop-ins waiting in the inbox (envelopes not yet absorbed).
+    /// Drop-ins waiting in the inbox: contents whose envelope (single or
+    /// batch, paired by name) is there, not yet absorbed.
     public func waitingDropIns() throws -> Int {
-        try VaultDirectory.names(in: paths.inbox).filter { $0.hasSuffix(".env") }.count
+        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
+        return inbox.filter { name in
+            name.hasSuffix(".item") && !name.hasPrefix(".") && inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")
+        }.count
     }
 
     /// Files an interrupted operation left that no operation will finish
     /// and that are no item's copy: temporary files, and a drop-in's content
-    /// whose envelope never landed. Files still flock'ed by a running writer
+    /// whose envelope (single or batch: VaultPaths.envelopeStem) never landed. Files still flock'ed by a running writer
     /// (a drop-in in progress) are not leftovers. Relative paths.
     public func leftovers() throws -> [FilePath] {
         var out: [FilePath] = []
@@ -151,7 +155,7 @@ public final class Vault: Sendable {
         }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
-            let orphanContent = name.hasSuffix(".item") && !inbox.contains(String(name.dropLast(5)) + ".env")
+            let orphanContent = name.hasSuffix(".item") && !inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")
             if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
                 out.append(FilePath("inbox/" + name))
             }

@@ -36,4 +36,12 @@ public struct VaultPaths: Sendable {
     public func item(_ blobName: String) -> String { items + "/" + blobName }
     public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
     public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }
+
+    /// The stem of the envelope that names the drop-in content `name`
+    /// (`inbox/` file name): `<id>.item` is a single drop-in's (`<id>.env`),
+    /// `<batch id>.<id>.item` a batch's (`<batch id>.env`). The part before
+    /// the first dot, so a content is paired with its envelope by name alone.
+    public static func envelopeStem(ofContent name: String) -> Substring {
+        name.prefix(while: { $0 != "." })
+    }
 }
