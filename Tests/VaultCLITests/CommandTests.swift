@@ -373,6 +373,32 @@ import Glibc
         #expect(firstLine(here.stderr) == "vault: './two.txt' already exists")
     }
 
+    /// More items than one sync group (128): each restored whole under its
+    /// own name, in the order asked, a name that exists skipped wherever it
+    /// falls, and nothing else left in the directory.
+    @Test func aRestoreOfManyItemsIsWholeAcrossSyncGroups() throws {
+        var want: [String: [UInt8]] = [:]
+        for i in 0..<300 {
+            let name = String(format: "n%03d", i)
+            want[name] = randomBytes(i * 53 % 3000)
+            try v.write(name, want[name]!)
+        }
+        #expect(try v.add(["add"] + want.keys.sorted()).status == 0)
+        try FileManager.default.createDirectory(atPath: v.path + "/out", withIntermediateDirectories: false)
+        for taken in ["n005", "n260"] { try Data("mine".utf8).write(to: URL(fileURLWithPath: v.path + "/out/" + taken)) }
+        let r = try v.run(["restore", "*", "--to", "out"])
+        #expect(r.status == 3, "\(r.stderr)")
+        let notes = r.stderr.split(separator: "\n").filter { $0.hasPrefix("vault: restored '") }
+        #expect(notes.count == 298)
+        #expect(notes.first == "vault: restored 'n000' to 'out/n000'" && notes.last == "vault: restored 'n299' to 'out/n299'")
+        #expect(r.stderr.contains("skipped 2 items: 'n005', 'n260'"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.path + "/out").sorted() == want.keys.sorted())
+        for (name, bytes) in want {
+            let got = Array(try Data(contentsOf: URL(fileURLWithPath: v.path + "/out/" + name)))
+            #expect(got == (["n005", "n260"].contains(name) ? Array("mine".utf8) : bytes), "\(name)")
+        }
+    }
+
     // MARK: remove, rename
 
     @Test func removeDropsTheItemAndItsBlob() throws {

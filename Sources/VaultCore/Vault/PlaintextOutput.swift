@@ -65,9 +65,10 @@ public final class NewPlaintextFile {
     /// fsync, then link (or rename) into place if the target is still free.
     /// Without `syncDirectory`, the caller fsyncs the directory once for
     /// many files (a restore of many items): each file is still complete
-    /// on disk before its name exists.
-    public func commit(syncDirectory: Bool = true) throws {
-        try file.sync()
+    /// on disk before its name exists. Without `sync`, the caller has made
+    /// the file durable already (one syncfs for a group of files).
+    public func commit(sync: Bool = true, syncDirectory: Bool = true) throws {
+        if sync { try file.sync() }
         do {
             if let partialPath { try Syscall.renameNoReplace(partialPath, target) } else { try Syscall.linkNameless(file.fd, to: target) }
         } catch let error as SystemError where error.errno == .fileExists {

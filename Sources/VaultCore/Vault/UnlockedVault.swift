@@ -131,6 +131,15 @@ public final class UnlockedVault {
     public func export(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
                        partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil,
                        keepAttributes: Bool = false, syncDirectory: Bool = true) throws {
+        try exportUncommitted(entry, to: path, partials: partials, partial: partial, progress: progress,
+                              keepAttributes: keepAttributes).commit(syncDirectory: syncDirectory)
+    }
+
+    /// `export` up to the commit: the file written, unsynced and not yet at
+    /// `path` (the caller commits it, after one syncfs for many such files).
+    public func exportUncommitted(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
+                                  partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil,
+                                  keepAttributes: Bool = false) throws -> NewPlaintextFile {
         let output = try NewPlaintextFile(at: path, partials: partials)
         if let p = output.partialPath { partial?(p) }
         try read(entry, to: progress.map { ProgressSink(output.file, report: $0) } ?? output.file)
@@ -140,7 +149,7 @@ public final class UnlockedVault {
             try Syscall.chmod(output.file.fd, entry.mode & 0o777)
             try Syscall.setTime(output.file.fd, modified: entry.modified)
         }
-        try output.commit(syncDirectory: syncDirectory)
+        return output
     }
 
     // MARK: Changes

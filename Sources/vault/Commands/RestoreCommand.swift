@@ -6,6 +6,9 @@ struct RestoreCommand: Command {
     static let name = "restore"
     static let abstract = "write items out under a directory"
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
+    /// Files of a restore of many items made durable by one syncfs: bounds
+    /// the descriptors held open (one per file waiting for its name).
+    static let groupSize = 128
     static let options = [toOption.spec] + VersionChoice.specs
     static let help = """
         Usage: vault restore NAME... [--to DIR] [--version N | --at DATE]
@@ -112,34 +115,67 @@ struct RestoreCommand: Command {
                 failed(name, error)
             }
         }
+        // Many items: files are written nameless and unsynced, in groups of
+        // up to 128 (the descriptors held); one syncfs makes a group
+        // durable, then each file is named if its name is still free, and
+        // the directory is fsync'ed once at the end. One sync per group, not
+        // one per file, and still no restored name before its bytes are on
+        // disk.
+        var group: [(entry: ManifestEntry, target: String, output: NewPlaintextFile, token: Interrupts.Token?)] = []
+        func commitGroup() {
+            defer { group = [] }
+            guard let first = group.first else { return }
+            var synced: Error?
+            do { try Syscall.syncFileSystem(of: first.output.file.fd) } catch { synced = error }
+            for g in group {
+                defer { g.token.map(Interrupts.unregister) }
+                do {
+                    if let synced { throw synced }
+                    try g.output.commit(sync: false, syncDirectory: false)
+                    unsyncedNames = true
+                    context.terminal.note("restored '\(g.entry.name)' to '\(g.target)'")
+                } catch {
+                    failed(g.entry.name, error)
+                }
+            }
+        }
         for entry in entries {
             let target = directory + "/" + entry.name
             if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
+            // Ctrl-C mid-write must not leave plaintext behind (where there
+            // is no O_TMPFILE, the output has a temporary name).
+            var token: Interrupts.Token?, inGroup = false
+            defer { if !inGroup { token.map(Interrupts.unregister) } }
             do {
                 if entry.kind == .folder {
-                    // Ctrl-C mid-extraction must not leave plaintext behind.
-                    var token: Interrupts.Token?
-                    defer { token.map(Interrupts.unregister) }
+                    commitGroup()   // the notes in the order of the items
                     try vault.restoreFolder(entry, to: target, partials: context.partialOutputs) { partial, stop in
                         token = Interrupts.register {
                             stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
                             UserFiles.erase(partial)
                         }
                     }
+                } else if entries.count == 1 {
+                    let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
+                    defer { progress?.finish() }
+                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress)
                 } else {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
-                    // Many items: each file synced before it is named, the
-                    // directory once at the end (one sync per file, not two).
-                    try PlaintextFiles.export(entry, from: vault, to: target, context: context, progress: progress,
-                                              syncDirectory: entries.count == 1)
-                    unsyncedNames = entries.count > 1
+                    let output = try vault.exportUncommitted(entry, to: target, partials: context.partialOutputs, partial: { temp in
+                        token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
+                    }, progress: progress?.update, keepAttributes: true)
+                    group.append((entry, target, output, token))
+                    inGroup = true   // commitGroup unregisters its token
+                    if group.count == Self.groupSize { commitGroup() }
+                    continue
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
             } catch {
                 failed(entry.name, error)
             }
         }
+        commitGroup()
         if unsyncedNames { try Syscall.fsyncDirectory(directory) }
         guard !skipped.isEmpty else { return .ok }
         let total = files.count + entries.count
