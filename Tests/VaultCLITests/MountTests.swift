@@ -263,6 +263,37 @@ struct MountTests {
         unmountsOnSIGTERM(p, m)
     }
 
+    /// A file read to its end is opened again without its first chunk
+    /// decrypted ahead (the kernel keeps its pages); when the kernel has
+    /// dropped them (POSIX_FADV_DONTNEED here), the reads come to the mount
+    /// again and still get the right bytes: a file item and a folder's files,
+    /// read whole, dropped, then read again in 4 KiB and 1 MiB reads.
+    @Test func filesReadAgainAfterTheirPagesAreDroppedReadRight() throws {
+        let pool = randomBytes(3 << 20)
+        let files = (0..<24).map { i in
+            let size = 50_000 + i * 97_331 % (2 << 20)
+            return (name: "f\(i)", content: Array(pool[(i * 4_099)..<(i * 4_099 + size)]))
+        }
+        try addFolder("again", files)
+        let big = randomBytes(5 * Self.chunk + 12_345)
+        try add("big.bin", big, ["--no-compress"])
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        let all = files.map { (path: m + "/again/" + $0.name, content: $0.content) } + [(path: m + "/big.bin", content: big)]
+        func drop(_ path: String) {
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 { _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED)); close(fd) }
+        }
+        for (round, buffer) in [("first", 1 << 20), ("dropped, 4 KiB reads", 4096), ("dropped, 1 MiB reads", 1 << 20)] {
+            if round != "first" { all.forEach { drop($0.path) } }
+            let wrong = readUnderDeadline(60, "files read \(round)", p) {
+                all.filter { readWhole($0.path, buffer: buffer) != ($0.content, 0) }.map(\.path)
+            }
+            #expect(wrong == [], "\(round): read wrong: \(wrong ?? [])")
+        }
+        unmountsOnSIGTERM(p, m)
+    }
+
     @Test func fusermountUnmountsAndVaultExitsCleanly() throws {
         try add("a.txt", Array("alpha".utf8))
         let (p, m) = try mount()
