@@ -32,7 +32,8 @@ struct FuseHandle: @unchecked Sendable { let pointer: OpaquePointer }
 /// item for all its open files and the next two opened ahead of a forward
 /// reader (past a folder's file once it is read to its end: the folder's
 /// next files follow in the archive), a file's first chunk from its open
-/// on; listings carry offsets, so the kernel takes readdirplus entries
+/// on (unless a read reached its end before: the kernel keeps its pages);
+/// listings carry offsets, so the kernel takes readdirplus entries
 /// (each name with its attributes) and looks none up again; a snapshot's file reads its pieces (SnapshotFileContent), each
 /// verified whole; nothing is written anywhere. A
 /// chunk that fails to authenticate is EIO to the reader, never other bytes.
@@ -52,11 +53,20 @@ public final class FuseMount: Sendable {
     final class OpenFile: Sendable {
         let content: Mutex<any MountContent>
         let base: UInt64, size: UInt64
-        init(_ content: any MountContent, base: UInt64, size: UInt64) {
+        /// The tree's node, marked `readWhole` once a read reaches the end.
+        let node: Int
+        init(_ content: any MountContent, base: UInt64, size: UInt64, node: Int) {
             self.content = Mutex(content)
-            (self.base, self.size) = (base, size)
+            (self.base, self.size, self.node) = (base, size, node)
         }
     }
+    /// Files a read has reached the end of in this mount: the kernel keeps
+    /// their pages (keep_cache; nothing changes while mounted), so opening
+    /// one again reads nothing from here, and its first chunk is not
+    /// decrypted ahead at open (that was most of the mount's CPU while a
+    /// second `cp -r` of a folder read every file from the page cache). If
+    /// the kernel did drop the pages, the first read opens the chunk itself.
+    private let readWhole = Mutex<Set<Int>>([])
     /// The open files by handle, and the next handle.
     private let open = Mutex<(files: [UInt64: OpenFile], next: UInt64)>(([:], 1))
     /// The items opened last (by blob name, most recent last), shared by
@@ -276,16 +286,18 @@ public final class FuseMount: Sendable {
             guard fi.pointee.flags & O_ACCMODE == O_RDONLY else { return -EROFS }
             do {
                 let file: OpenFile
+                let again = me.readWhole.withLock { $0.contains(node) }
                 switch me.tree.node(node) {
                 case .file(let e):
-                    file = OpenFile(try me.opened(e).randomAccess(startingAt: 0, readingAheadUntil: e.size), base: 0, size: e.size)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: again ? nil : 0, readingAheadUntil: e.size),
+                                    base: 0, size: e.size, node: node)
                 case .archived(let e, let offset, let length, _, _):
-                    file = OpenFile(try me.opened(e).randomAccess(startingAt: offset, readingAheadUntil: offset + length),
-                                      base: offset, size: length)
+                    file = OpenFile(try me.opened(e).randomAccess(startingAt: again ? nil : offset, readingAheadUntil: offset + length),
+                                    base: offset, size: length, node: node)
                 case .snapshotFile(let snapshot, let tree, let name, let size, _, _, _):
                     guard let snapshots = me.snapshots, let e = try snapshots.entry(snapshot, tree: tree, named: name),
                           e.kind == .file, e.size == size else { return -EIO }
-                    file = OpenFile(SnapshotFileContent(snapshots, snapshot, e), base: 0, size: size)
+                    file = OpenFile(SnapshotFileContent(snapshots, snapshot, e), base: 0, size: size, node: node)
                 default: return -EISDIR
                 }
                 fi.pointee.fh = me.open.withLock { table in
@@ -309,6 +321,7 @@ public final class FuseMount: Sendable {
                 let n = try file.content.withLock { try $0.read(at: file.base + UInt64(offset), into: target) }
                 // Short inside the file's bounds: the archive ended early.
                 guard n == count else { return -EIO }
+                if UInt64(offset) + UInt64(n) == file.size { _ = me.readWhole.withLock { $0.insert(file.node) } }
                 return Int32(n)
             } catch {
                 return -EIO

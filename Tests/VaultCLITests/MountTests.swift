@@ -228,6 +228,72 @@ struct MountTests {
         unmountsOnSIGTERM(p, m)
     }
 
+    /// `cp -r` itself (1 MiB reads after fadvise, a clone and a
+    /// copy_file_range tried first) copies a folder item out of the mount
+    /// exactly, stored raw and compressed: files of 0 bytes to 2.5 MiB, at
+    /// and across chunk boundaries, in a subdirectory too, 24 MiB in all
+    /// (far more than the chunks an item keeps open for its readers).
+    @Test func cpRecursiveCopiesAFolderItemExactly() throws {
+        let c = Self.chunk
+        let sizes = [0, 1, 511, 512, 513, c - 1, c, c + 1, 2 * c + 4097, 5 << 19] + (0..<30).map { 300_000 + $0 * 37_813 }
+        let pool = randomBytes(3 << 20)
+        let files = sizes.enumerated().map { i, size in
+            let offset = i * 65_537 % (pool.count - size)
+            return (name: (i % 4 == 3 ? "sub/" : "") + "f\(i).bin", content: Array(pool[offset..<(offset + size)]))
+        }
+        let src = v.path + "/album"
+        try FileManager.default.createDirectory(atPath: src + "/sub", withIntermediateDirectories: true)
+        for f in files { try v.write("album/" + f.name, f.content) }
+        #expect(try v.add(["add", "--no-compress", src]).status == 0)
+        #expect(try v.add(["add", "--compress=1", "--name", "packed", src]).status == 0)
+        try FileManager.default.removeItem(atPath: src)
+
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        for item in ["album", "packed"] {
+            let copy = v.path + "/copy-" + item
+            let r = try CLIHarness.run(["-s", "KILL", "120", "cp", "-r", m + "/" + item, copy],
+                                       environment: v.environment(), timeout: 150, executable: "/usr/bin/timeout")
+            #expect(r.status == 0, "cp -r \(item): status \(r.status), \(r.stderr)")
+            let listed = (FileManager.default.enumerator(atPath: copy)?.allObjects as? [String] ?? []).sorted()
+            #expect(listed == (files.map(\.name) + ["sub"]).sorted(), "\(item): \(listed.count) entries copied")
+            let wrong = files.filter { (try? Data(contentsOf: URL(fileURLWithPath: copy + "/" + $0.name))) != Data($0.content) }
+            #expect(wrong.isEmpty, "\(item): copied wrong: \(wrong.map(\.name))")
+        }
+        unmountsOnSIGTERM(p, m)
+    }
+
+    /// A file read to its end is opened again without its first chunk
+    /// decrypted ahead (the kernel keeps its pages); when the kernel has
+    /// dropped them (POSIX_FADV_DONTNEED here), the reads come to the mount
+    /// again and still get the right bytes: a file item and a folder's files,
+    /// read whole, dropped, then read again in 4 KiB and 1 MiB reads.
+    @Test func filesReadAgainAfterTheirPagesAreDroppedReadRight() throws {
+        let pool = randomBytes(3 << 20)
+        let files = (0..<24).map { i in
+            let size = 50_000 + i * 97_331 % (2 << 20)
+            return (name: "f\(i)", content: Array(pool[(i * 4_099)..<(i * 4_099 + size)]))
+        }
+        try addFolder("again", files)
+        let big = randomBytes(5 * Self.chunk + 12_345)
+        try add("big.bin", big, ["--no-compress"])
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        let all = files.map { (path: m + "/again/" + $0.name, content: $0.content) } + [(path: m + "/big.bin", content: big)]
+        func drop(_ path: String) {
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 { _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED)); close(fd) }
+        }
+        for (round, buffer) in [("first", 1 << 20), ("dropped, 4 KiB reads", 4096), ("dropped, 1 MiB reads", 1 << 20)] {
+            if round != "first" { all.forEach { drop($0.path) } }
+            let wrong = readUnderDeadline(60, "files read \(round)", p) {
+                all.filter { readWhole($0.path, buffer: buffer) != ($0.content, 0) }.map(\.path)
+            }
+            #expect(wrong == [], "\(round): read wrong: \(wrong ?? [])")
+        }
+        unmountsOnSIGTERM(p, m)
+    }
+
     @Test func fusermountUnmountsAndVaultExitsCleanly() throws {
         try add("a.txt", Array("alpha".utf8))
         let (p, m) = try mount()
