@@ -155,6 +155,17 @@ struct RemoteTests {
         #expect(push["drop_ins"] as? Int == 1)
         #expect(try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }.isEmpty)
 
+        // Several files in one send: single envelopes (a remote's inbox takes
+        // no batch), each pulled in.
+        let several = try (1...3).map { try sender.file("page\($0).txt", "page \($0)\n", mode: 0o644) }
+        let sentSeveral = try CLIHarness.run(["add", "--to", target] + several, environment: env, cwd: sender.path, timeout: 60)
+        #expect(sentSeveral.status == 0 && sentSeveral.stderr.contains("sent 3 drop-ins"), "\(sentSeveral.stderr)")
+        let inbox = try s3.objects(target).keys.filter { $0.hasPrefix("inbox/") }
+        #expect(inbox.count == 6 && inbox.allSatisfy { $0.utf8.count == "inbox/".utf8.count + 36 || $0.utf8.count == "inbox/".utf8.count + 37 },
+                "\(inbox)")
+        #expect(try v.remoteRun(s3, ["pull"]).status == 0)
+        for i in 1...3 { #expect(try v.get("page\(i).txt").stdout == Array("page \(i)\n".utf8)) }
+
         // The pin: a later send to a remote whose header changed is refused.
         let other = try VaultFixture()
         #expect(try other.run(["remote", "add", "s3", target]).status == 0)

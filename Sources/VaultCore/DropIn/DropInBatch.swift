@@ -22,7 +22,8 @@ import VaultCrypto
 /// open and one unlink for up to 128 drop-ins. Its contents are named
 /// `<batch id>.<item id>.item`, the batch id drawn when the group begins,
 /// so each content is paired with its envelope by name. A single add keeps
-/// the single envelope.
+/// the single envelope, and so does an add into a remote's inbox (`add
+/// --to`: remote inboxes hold single drop-ins only), one seal each.
 ///
 /// `landInBackground` lands a full group on a thread of its own while the
 /// caller writes the next group's contents: the seals and the syncfs waits
@@ -36,16 +37,21 @@ public final class DropInBatch {
     public static let groupSize = DropInEnvelope.maxBatch
     private let vault: Vault
     private let perItemSync: Bool
+    /// Whether a group lands as one batch envelope (else one each).
+    private let batching: Bool
     private var pending: [Pending] = []
     /// The hex id of the batch envelope the waiting group will land under.
     private var batchID = ""
     /// The group landing on another thread, if any.
     private var inFlight: Landing?
 
-    /// `expected`: how many drop-ins the caller means to add (1: synced file by file).
-    public init(into vault: Vault, expected: Int) {
+    /// `expected`: how many drop-ins the caller means to add (1: synced file
+    /// by file). `batchEnvelopes`: false for drop-ins bound for a remote's
+    /// inbox, which takes single envelopes only.
+    public init(into vault: Vault, expected: Int, batchEnvelopes: Bool = true) {
         self.vault = vault
         perItemSync = expected <= 1
+        batching = batchEnvelopes && !perItemSync
     }
 
     /// A group left landing when the batch goes (its caller failed) is
@@ -59,8 +65,8 @@ public final class DropInBatch {
     /// renamed into the inbox under its blob name (synced now for a group of
     /// one). `landed` is called once its envelope is durable.
     func add(_ entry: ManifestEntry, content: TempFile, landed: @escaping () -> Void) throws {
-        if pending.isEmpty, !perItemSync { batchID = Hex.encode(SecureRandom.bytes(ItemHeader.itemIDLength)) }
-        let stem = perItemSync ? entry.blobName : batchID + "." + entry.blobName
+        if pending.isEmpty, batching { batchID = Hex.encode(SecureRandom.bytes(ItemHeader.itemIDLength)) }
+        let stem = batching ? batchID + "." + entry.blobName : entry.blobName
         try content.commit(to: vault.paths.dropInContent(stem), durable: perItemSync)
         pending.append(Pending(entry: entry, content: content, landed: landed))
     }
@@ -71,7 +77,7 @@ public final class DropInBatch {
         try finishLanding()
         let group = pending
         pending = []
-        try Self.land(group, batchID: batchID, in: vault, perItemSync: perItemSync)
+        try Self.land(group, batchID: batching ? batchID : nil, in: vault, perItemSync: perItemSync)
         for item in group { item.landed() }
     }
 
@@ -82,7 +88,7 @@ public final class DropInBatch {
         if perItemSync { return try land() }
         try finishLanding()
         guard !pending.isEmpty else { return }
-        let landing = Landing(group: pending, batchID: batchID, vault: vault)
+        let landing = Landing(group: pending, batchID: batching ? batchID : nil, vault: vault)
         pending = []
         inFlight = landing
         Thread.detachNewThread {
@@ -103,9 +109,9 @@ public final class DropInBatch {
         for item in landing.group { item.landed() }
     }
 
-    /// Lands `group` (see the type's comment): a group of one's single
-    /// envelope, or the batch envelope `batchID` of a group of an add of many.
-    private static func land(_ group: [Pending], batchID: String, in vault: Vault, perItemSync: Bool) throws {
+    /// Lands `group` (see the type's comment): as the batch envelope
+    /// `batchID`, or with nil a single envelope each.
+    private static func land(_ group: [Pending], batchID: String?, in vault: Vault, perItemSync: Bool) throws {
         guard let first = group.first else { return }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The vault's key as it is now, read under the drop lock and held
@@ -121,14 +127,16 @@ public final class DropInBatch {
             try envelope.withUnsafeBytes { try temp.file.write($0) }
             try temp.commit(to: target, durable: perItemSync)
         }
-        if perItemSync {
-            for item in group {
-                try write(DropInEnvelope.seal(item.entry, to: current.publicKey, vaultID: current.vaultID), as: item.entry.blobName)
-            }
-        } else {
+        if let batchID {
             try write(DropInEnvelope.seal(batch: group.map(\.entry), to: current.publicKey, vaultID: current.vaultID), as: batchID)
-            try Syscall.syncFileSystem(of: first.content.file.fd)
+        } else {
+            // One HPKE seal each (~0.1 ms for X-Wing): on every core at once.
+            let envelopes = try parallelMap(group.count) { i in
+                try DropInEnvelope.seal(group[i].entry, to: current.publicKey, vaultID: current.vaultID)
+            }
+            for (item, envelope) in zip(group, envelopes) { try write(envelope, as: item.entry.blobName) }
         }
+        if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
         // The contents' flocks (their TempFiles' descriptors) must outlive
         // the envelopes' landing: without them a `list` takes an
         // envelope-less content for a leftover and deletes it, leaving an
@@ -148,10 +156,10 @@ public final class DropInBatch {
     // time, ordered by the semaphore.
     private final class Landing: @unchecked Sendable {
         let group: [Pending]
-        let batchID: String
+        let batchID: String?
         let vault: Vault
         let done = DispatchSemaphore(value: 0)
         var failure: Error?
-        init(group: [Pending], batchID: String, vault: Vault) { (self.group, self.batchID, self.vault) = (group, batchID, vault) }
+        init(group: [Pending], batchID: String?, vault: Vault) { (self.group, self.batchID, self.vault) = (group, batchID, vault) }
     }
 }

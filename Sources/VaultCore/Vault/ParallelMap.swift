@@ -5,8 +5,9 @@ import Synchronization
 /// `body(i)` for every i in 0..<count, on up to `threads` cores at once;
 /// the results in index order. Throws the error of the lowest failing
 /// index (after every index has run). For independent work that is mostly
-/// CPU per item: opening the inbox's envelopes (one HPKE operation of ~0.1
-/// ms each) and checking the drop-ins' contents (absorb).
+/// CPU per item: opening the inbox's envelopes and sealing single ones for
+/// a remote's inbox (one HPKE operation of ~0.1 ms each), and checking the
+/// drop-ins' contents (absorb).
 ///
 /// `body` need not be Sendable: concurrentPerform returns only when every
 /// worker is done, so it never outlives this call, and each index (and its

@@ -124,7 +124,7 @@ struct AddCommand: Command {
         // then upload (RemoteDropIn).
         let remote = try remoteTarget.map { try context.remoteDropIn(to: $0, fingerprint: fingerprint) }
         let vault = try remote?.scratch ?? Vault(at: context.vaultDirectory)
-        let result = try addAll(vault, context)
+        let result = try addAll(vault, context, batchEnvelopes: remote == nil)
         if let remote {
             let sent = try remote.upload()
             context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox at \(Terminal.printable(remote.target)) (fingerprint \(remote.header.fingerprint))")
@@ -132,13 +132,15 @@ struct AddCommand: Command {
         return result
     }
 
-    private func addAll(_ vault: Vault, _ context: Context) throws -> ExitCode {
+    /// `batchEnvelopes`: false for a remote's inbox, which takes single
+    /// envelopes only (DropInBatch).
+    private func addAll(_ vault: Vault, _ context: Context, batchEnvelopes: Bool) throws -> ExitCode {
         var added = 0, skipped = false
         var firstFailure: ExitCode?
         // Many paths land in groups, synced once per group (DropInBatch),
         // each while the next group's contents are written; each "added"
         // note is said once its drop-in is durable.
-        let batch = DropInBatch(into: vault, expected: paths.count)
+        let batch = DropInBatch(into: vault, expected: paths.count, batchEnvelopes: batchEnvelopes)
         // A failure that ends the add still lets the group landing in the
         // background finish, and says what it added.
         func failing(_ error: Error) -> Error {
