@@ -8,12 +8,12 @@ import VaultCore
 enum PlaintextFiles {
     /// Writes an item to a new file.
     static func export(_ entry: ManifestEntry, from vault: UnlockedVault, to path: String, context: Context,
-                       progress: ProgressLine? = nil, syncDirectory: Bool = true) throws {
+                       progress: ProgressLine? = nil) throws {
         var token: Interrupts.Token?
         defer { token.map(Interrupts.unregister) }
         try vault.export(entry, to: path, partials: context.partialOutputs, partial: { temp in
             token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
-        }, progress: progress?.update, keepAttributes: true, syncDirectory: syncDirectory)
+        }, progress: progress?.update, keepAttributes: true)
     }
 
     /// What would make writing `path` fail, checked before the password is

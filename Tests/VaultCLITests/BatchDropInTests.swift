@@ -26,6 +26,18 @@ struct BatchDropInTests {
         return contents
     }
 
+    /// Adds three files (one batch) and flips the last byte of one content
+    /// (its tag); returns that content's name.
+    func addThreeAndDamageOne() throws -> String {
+        _ = try addFiles(3)
+        let damaged = try #require(inbox.first { $0.hasSuffix(".item") })
+        let url = URL(fileURLWithPath: v.dir + "/inbox/" + damaged)
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count - 1] ^= 1
+        try bytes.write(to: url)
+        return damaged
+    }
+
     @Test func anAddOfManyFilesLandsOneEnvelopePerGroupOf128() throws {
         let contents = try addFiles(130)
         let envelopes = inbox.filter { $0.hasSuffix(".env") }
@@ -56,12 +68,7 @@ struct BatchDropInTests {
     /// reported); the others are absorbed; check --repair sets the envelope
     /// and that content aside, and nothing else.
     @Test func aDamagedContentKeepsItsEnvelopeAndTheRestIsAbsorbed() throws {
-        _ = try addFiles(3)
-        let damaged = try #require(inbox.first { $0.hasSuffix(".item") })
-        let url = URL(fileURLWithPath: v.dir + "/inbox/" + damaged)
-        var bytes = try Data(contentsOf: url)
-        bytes[bytes.count - 1] ^= 1
-        try bytes.write(to: url)
+        let damaged = try addThreeAndDamageOne()
         let list = try v.run(["list"])
         #expect(list.status == 0)
         #expect(list.stderr.contains("cannot be opened") || list.stderr.contains("could not be opened"), "\(list.stderr)")
@@ -126,12 +133,7 @@ struct BatchDropInTests {
     /// refused) moves whole: the receiver gets the envelope and the content
     /// under their 70-character names.
     @Test func aWaitingBatchMovesWithTheVault() throws {
-        _ = try addFiles(3)
-        let damaged = try #require(inbox.first { $0.hasSuffix(".item") })
-        let url = URL(fileURLWithPath: v.dir + "/inbox/" + damaged)
-        var bytes = try Data(contentsOf: url)
-        bytes[bytes.count - 1] ^= 1
-        try bytes.write(to: url)
+        let damaged = try addThreeAndDamageOne()
         #expect(try v.listed().count == 2)
         let waiting = inbox
         let target = v.path + "/moved"

@@ -130,9 +130,9 @@ public final class UnlockedVault {
     /// without, the file stays 0600 (open's private copy).
     public func export(_ entry: ManifestEntry, to path: String, partials: PartialOutputs? = nil,
                        partial: ((String) -> Void)? = nil, progress: ((UInt64) -> Void)? = nil,
-                       keepAttributes: Bool = false, syncDirectory: Bool = true) throws {
+                       keepAttributes: Bool = false) throws {
         try exportUncommitted(entry, to: path, partials: partials, partial: partial, progress: progress,
-                              keepAttributes: keepAttributes).commit(syncDirectory: syncDirectory)
+                              keepAttributes: keepAttributes).commit()
     }
 
     /// `export` up to the commit: the file written, unsynced and not yet at
