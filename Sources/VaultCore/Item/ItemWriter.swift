@@ -1,5 +1,4 @@
 import ByteLayout
-import Synchronization
 import VaultCrypto
 import System
 
@@ -27,17 +26,6 @@ public final class ItemWriter: ByteSink {
     public private(set) var contentLength: UInt64 = 0
     public private(set) var sealedLength: UInt64 = 0
     private var finished = false
-    /// Every slot holds ciphertext only (finish returned): the buffers may
-    /// be used again.
-    private var sealedAll = false
-
-    /// Spare one-chunk buffers of finished writers. An add of many small
-    /// files would otherwise map and unmap two 1 MiB buffers per file, and
-    /// each unmap of memory other threads touched is a TLB shootdown on
-    /// every core (7% of such an add, measured). A few suffice: the writers
-    /// alive at once.
-    private static let spares = Mutex<[PageBuffer]>([])
-    private static let maxSpares = 8
 
     /// `expectedLength`, when the caller knows it (a file's size), sizes the
     /// batches: a 100-byte item needs one small slot, not 2 × 16 MiB.
@@ -50,10 +38,7 @@ public final class ItemWriter: ByteSink {
         self.sink = sink
         self.batchChunks = batchChunks
         self.workers = try ChunkWorkers(key: key, threads: threads)
-        pages = try (0..<2).map { _ in
-            try (batchChunks == 1 ? Self.spares.withLock { $0.popLast() } : nil)
-                ?? PageBuffer(count: batchChunks * ItemCipher.sealedChunkSize)
-        }
+        pages = try (0..<2).map { _ in try PageBuffer(count: batchChunks * ItemCipher.sealedChunkSize) }
         buffers = pages.map(\.raw)
         try headerBytes.withUnsafeBytes { try sink.write($0) }
         sealedLength = UInt64(ItemHeader.length)
@@ -189,14 +174,6 @@ public final class ItemWriter: ByteSink {
         try sink.write(UnsafeRawBufferPointer(rebasing: buffers[1 - current][..<pendingBytes]))
         sealedLength += UInt64(pendingBytes)
         pendingBytes = 0
-        sealedAll = true
         return sealedLength
-    }
-
-    deinit {
-        guard sealedAll, batchChunks == 1 else { return }
-        Self.spares.withLock { spares in
-            for page in pages where spares.count < Self.maxSpares { spares.append(page) }
-        }
     }
 }
