@@ -41,8 +41,7 @@ public final class MoveSender {
         var names: [String] = []
         names += try VaultDirectory.names(in: paths.items).sorted().map { "items/" + $0 }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        for name in inbox.sorted() where name.hasSuffix(".env")
-            || (name.hasSuffix(".item") && inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")) {
+        for name in inbox.sorted() where name.hasSuffix(".env") || VaultPaths.isContentWithEnvelope(name, in: inbox) {
             names.append("inbox/" + name)
         }
         if try Syscall.status(of: paths.rekeyPending) != nil { names.append("rekey.pending") }

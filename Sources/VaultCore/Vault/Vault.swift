@@ -139,7 +139,7 @@ public final class Vault: Sendable {
     public func waitingDropIns() throws -> Int {
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         return inbox.filter { name in
-            name.hasSuffix(".item") && !name.hasPrefix(".") && inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")
+            !name.hasPrefix(".") && VaultPaths.isContentWithEnvelope(name, in: inbox)
         }.count
     }
 
@@ -155,7 +155,7 @@ public final class Vault: Sendable {
         }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
-            let orphanContent = name.hasSuffix(".item") && !inbox.contains(VaultPaths.envelopeStem(ofContent: name) + ".env")
+            let orphanContent = name.hasSuffix(".item") && !VaultPaths.isContentWithEnvelope(name, in: inbox)
             if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
                 out.append(FilePath("inbox/" + name))
             }

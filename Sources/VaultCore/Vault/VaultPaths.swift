@@ -44,4 +44,10 @@ public struct VaultPaths: Sendable {
     public static func envelopeStem(ofContent name: String) -> Substring {
         name.prefix(while: { $0 != "." })
     }
+
+    /// Whether `name` (an `inbox/` file name) is a drop-in's content whose
+    /// envelope is among `inbox`'s names: a drop-in that landed whole.
+    public static func isContentWithEnvelope(_ name: String, in inbox: Set<String>) -> Bool {
+        name.hasSuffix(".item") && inbox.contains(envelopeStem(ofContent: name) + ".env")
+    }
 }
