@@ -31,11 +31,18 @@ public enum RemoteBase {
     static func listPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).inbox" }
 
     /// The base manifest file's bytes (nil: none kept yet). Authenticated
-    /// only when the caller opens it with the vault's key.
+    /// only when the caller opens it with the vault's key. Vault before
+    /// 2026-12 renamed the whole `.merging` file over the base, so a base
+    /// may still start with its 8-byte generation: read past it.
     public static func read(vault: String, remote name: String) throws -> [UInt8]? {
         let path = basePath(vault, name)
         guard try Syscall.status(of: path) != nil else { return nil }
-        return try VaultDirectory.readFile(path, limit: Manifest.maxFileSize)
+        let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
+        let magic = Manifest.magic
+        if !bytes.starts(with: magic), bytes.count > 8 + magic.count, bytes.dropFirst(8).starts(with: magic) {
+            return Array(bytes.dropFirst(8))
+        }
+        return bytes
     }
 
     /// Remembers `manifest` (a manifest file's bytes) as the base, unless it is already.
@@ -87,9 +94,16 @@ public enum RemoteBase {
         try VaultDirectory.atomicWrite(w.bytes, to: mergingPath(vault, name))
     }
 
-    /// After the merged manifest is written: theirs becomes the base.
+    /// After the merged manifest is written: theirs becomes the base, and
+    /// the mark goes. Theirs only, without the mark's generation in front
+    /// (a base that does not open counts as none: the next merge would take
+    /// nothing as removed). A kill between the two leaves the mark, which
+    /// settleMerge writes as the base again.
     static func finishMerge(vault: String, remote name: String) throws {
-        try Syscall.rename(mergingPath(vault, name), basePath(vault, name))
+        let path = mergingPath(vault, name)
+        let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
+        try VaultDirectory.atomicWrite(Array(bytes.dropFirst(8)), to: basePath(vault, name))
+        try Syscall.unlink(path)
         try Syscall.fsyncDirectory(VaultPaths(root: vault).root)
     }
 

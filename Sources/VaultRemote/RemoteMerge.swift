@@ -14,7 +14,7 @@ enum RemoteMerge {
         try SyncPlan.checkMergeable(authenticated: opened.manifest.generation, announced: r, known: k)
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
         // A snapshot's pack list: ours from items/, theirs staged (or here already).
-        let result = try ManifestMerge.merge(base: baseEntries(local, remote: remote, layout: layout),
+        let result = try ManifestMerge.merge(base: baseEntries(local, theirs: opened.manifest, remote: remote, layout: layout),
                                              ours: local.manifest, theirs: opened.manifest) { e, side in
             for v in side == .ours ? [local] : [opened, local] {
                 if let content = try? v.snapshotContent(e), let ids = try? BackupItems.packIDs(inSnapshot: content) { return ids }
@@ -36,20 +36,34 @@ enum RemoteMerge {
 
     /// The base's entries: the manifest kept as the base, opened with this
     /// vault's key (none kept, or one that does not open: empty, so nothing
-    /// counts as removed), plus our entries for drop-ins this vault sent to
-    /// the remote that its inbox no longer holds: another machine took them
-    /// in, so both sides shared them, and theirs lacking one means it was
-    /// removed there since.
-    static func baseEntries(_ local: UnlockedVault, remote: RemoteConfig.Remote, layout: RemoteLayout) -> [ManifestEntry] {
-        let root = local.vault.paths.root
+    /// counts as removed), plus the drop-ins that passed between this vault
+    /// and the remote's inbox (RemoteBase) that both sides have held since:
+    ///   - ours that its inbox no longer holds: another machine took them
+    ///     in, so theirs lacking one means it was removed there since;
+    ///   - theirs that we took in and dropped since (a remove or a forget
+    ///     here): in neither our manifest nor our inbox, nor set aside in
+    ///     quarantine/ (refused here, so never ours). Theirs holding one
+    ///     means it was taken in there too, and without it in the base our
+    ///     remove would read as their addition: it would come back
+    ///     (MultiMachineTests' random schedules found this).
+    static func baseEntries(_ local: UnlockedVault, theirs: Manifest, remote: RemoteConfig.Remote,
+                            layout: RemoteLayout) -> [ManifestEntry] {
+        let paths = local.vault.paths
         var entries: [ManifestEntry] = []
-        if let bytes = try? RemoteBase.read(vault: root, remote: remote.name), let base = try? local.openManifest(bytes) {
+        if let bytes = try? RemoteBase.read(vault: paths.root, remote: remote.name), let base = try? local.openManifest(bytes) {
             entries = base.entries
         }
-        let taken = RemoteBase.dropIns(vault: root, remote: remote.name).subtracting(layout.dropIns)
-        guard !taken.isEmpty else { return entries }
+        let exchanged = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
+        guard !exchanged.isEmpty else { return entries }
         let inBase = Set(entries.map(\.blobName))
+        let ours = Set(local.manifest.entries.map(\.blobName))
+        let taken = exchanged.subtracting(layout.dropIns)
         entries += local.manifest.entries.filter { taken.contains($0.blobName) && !inBase.contains($0.blobName) }
+        let dropped = exchanged.filter { id in
+            !inBase.contains(id) && !ours.contains(id) && !Syscall.exists(paths.dropInEnvelope(id))
+                && !Syscall.exists(paths.quarantine + "/" + id + ".env")
+        }
+        entries += theirs.entries.filter { dropped.contains($0.blobName) }
         return entries
     }
 
