@@ -314,9 +314,11 @@ struct MultiMachineTests {
         let (m, _) = try Self.machines(3, target: target, env: env)
         var adds: [String: Int] = ["seed": 1]
         var touched = Set<String>(), removed = Set<String>()
-        // Which machines added a version of each name; a remove on another
-        // machine may not have seen that version yet (a drop-in still in
-        // its inbox), and a version the remover never saw rightly survives.
+        // Which machines added a version of each name (the first one too: a
+        // machine that adds a version of a name it does not hold yet starts
+        // an item of its own); a remove on another machine may not have seen
+        // that version yet (a drop-in still in its inbox, or in the
+        // remote's), and a version the remover never saw rightly survives.
         var addedBy: [String: Set<Int>] = [:], mayReturn = Set<String>()
         var serial = 0
         var steps: [String] = []
@@ -338,6 +340,7 @@ struct MultiMachineTests {
                 let name = named("n\(serial)")
                 #expect(try x.addFile(name, "\(name) on \(x.v.path)").status == 0)
                 adds[name, default: 0] += 1
+                addedBy[name, default: []].insert(i)
                 removed.remove(name)
             case 2:
                 let name = named(pool.randomElement(using: &g)!)
