@@ -4,7 +4,10 @@
 # same item to /dev/null (issue 28's goal: >= 0.8x its throughput), random
 # 4 KiB reads a second through the mount, and `cp -r` of a folder item out
 # of the mount against `vault restore` of it (goal: >= 0.7x its speed),
-# with that copy's two parts (the index pass, FUSE's own cost) beside it.
+# with that copy's two parts (the index pass, FUSE's own cost) beside it,
+# and the same two reads from the FUSE floor (scripts/fuse-floor.c: a file
+# system with vault mount's options that does no work, its bytes from memory),
+# which is as fast as any FUSE file system can serve them on this machine.
 # Each run mounts afresh, so the kernel's page cache holds nothing of the
 # item (a mount lets the kernel keep what it read: the content never
 # changes while mounted). Median of 3, the order of the two alternated.
@@ -46,7 +49,12 @@ rm "$work/item.bin"
 v list >/dev/null
 
 mount_fresh() {
-    v mount "$work/mnt" 2>/dev/null &
+    if [ "${1:-}" = floor ]; then
+        # (its libfuse says "not mounted" when the bench's fusermount3 -u got there first)
+        "$work/fuse-floor" "$work/mnt" "$((SIZE_MIB << 20))" 300 400000 2>/dev/null &
+    else
+        v mount "$work/mnt" 2>/dev/null &
+    fi
     mount_pid=$!
     for _ in $(seq 1 600); do
         mountpoint -q "$work/mnt" && return 0
@@ -55,7 +63,14 @@ mount_fresh() {
     echo "bench-mount: not mounted" >&2; return 1
 }
 
-gets=() cats=()
+floor=
+if cc -O2 -o "$work/fuse-floor" scripts/fuse-floor.c $(pkg-config --cflags --libs fuse3) 2>/dev/null; then
+    floor=1
+else
+    echo "bench-mount: no C compiler or libfuse3-dev: the FUSE floor is not measured"
+fi
+
+gets=() cats=() floor_cats=()
 run_get() { local t0; t0=$(now); v get item.bin > /dev/null; gets+=("$(elapsed "$t0" "$(now)")"); }
 run_cat() {
     local t0
@@ -63,8 +78,15 @@ run_cat() {
     t0=$(now); cat "$work/mnt/item.bin" > /dev/null; cats+=("$(elapsed "$t0" "$(now)")")
     unmount
 }
+run_floor_cat() {
+    [ -n "$floor" ] || return 0
+    local t0
+    mount_fresh floor
+    t0=$(now); cat "$work/mnt/item.bin" > /dev/null; floor_cats+=("$(elapsed "$t0" "$(now)")")
+    unmount
+}
 for i in 1 2 3; do
-    if [ $((i % 2)) = 1 ]; then run_get; run_cat; else run_cat; run_get; fi
+    if [ $((i % 2)) = 1 ]; then run_get; run_cat; run_floor_cat; else run_floor_cat; run_cat; run_get; fi
 done
 med_get=$(median "${gets[@]}") med_cat=$(median "${cats[@]}")
 mount_fresh
@@ -89,7 +111,7 @@ for i in $(seq 1 300); do head -c 400000 /dev/urandom > "$work/photos/p$i.jpg"; 
 v add "$work/photos" --no-compress >/dev/null
 rm -rf "$work/photos"
 v list >/dev/null
-restores=() cps=()
+restores=() cps=() floor_cps=()
 run_restore() {
     local t0; t0=$(now); v restore photos --to "$work/r$1" >/dev/null; restores+=("$(elapsed "$t0" "$(now)")")
     rm -rf "$work/r$1"
@@ -101,8 +123,17 @@ run_cp() {
     unmount
     rm -rf "$work/c$1"
 }
+run_floor_cp() {
+    [ -n "$floor" ] || return 0
+    local t0
+    mount_fresh floor
+    t0=$(now); cp -r "$work/mnt/photos" "$work/f$1"; floor_cps+=("$(elapsed "$t0" "$(now)")")
+    unmount
+    rm -rf "$work/f$1"
+}
 for i in 1 2 3; do
-    if [ $((i % 2)) = 1 ]; then run_restore "$i"; run_cp "$i"; else run_cp "$i"; run_restore "$i"; fi
+    if [ $((i % 2)) = 1 ]; then run_restore "$i"; run_cp "$i"; run_floor_cp "$i"
+    else run_floor_cp "$i"; run_cp "$i"; run_restore "$i"; fi
 done
 med_restore=$(median "${restores[@]}") med_cp=$(median "${cps[@]}")
 # Where a copy's time goes: the first listing alone (the index pass, which
@@ -128,3 +159,11 @@ printf '  cp -r of a folder item (300 files, 115 MiB) out of the mount %.3f s, v
     "$med_cp" "$med_restore" "$(ratio "$med_restore" "$med_cp")"
 printf '    its parts: the first listing (index pass) %.3f s; cp -r with every page already cached (no decrypting) %.3f s\n' \
     "$med_list" "$med_warm"
+if [ -n "$floor" ]; then
+    med_floor_cat=$(median "${floor_cats[@]}") med_floor_cp=$(median "${floor_cps[@]}")
+    echo "  the FUSE floor (scripts/fuse-floor.c: the same options and sizes, no work, bytes from memory):"
+    printf '    first cat %.3f s = %sx vault get (vault mount: %sx the floor'"'"'s speed)\n' \
+        "$med_floor_cat" "$(ratio "$med_get" "$med_floor_cat")" "$(ratio "$med_floor_cat" "$med_cat")"
+    printf '    cp -r %.3f s = %sx vault restore (vault mount: %sx the floor'"'"'s speed)\n' \
+        "$med_floor_cp" "$(ratio "$med_restore" "$med_floor_cp")" "$(ratio "$med_floor_cp" "$med_cp")"
+fi
