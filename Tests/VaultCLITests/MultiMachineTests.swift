@@ -280,6 +280,8 @@ struct MultiMachineTests {
     /// schedule has its own seed, random each run and named in every
     /// failure with the steps it took; VAULT_MERGE_CLI_SEED=S replays
     /// schedule S alone (item ids and times still differ between runs).
+    /// VAULT_MERGE_CLI_STEPS sets a schedule's length (default 14; a replay
+    /// needs the length it failed with).
     @Test func randomSchedulesConvergeThroughTheCLI() throws {
         let env = ProcessInfo.processInfo.environment
         let count = max(2, Int(env["VAULT_MERGE_CLI_SCHEDULES"] ?? "") ?? 2)
@@ -323,7 +325,8 @@ struct MultiMachineTests {
         var serial = 0
         var steps: [String] = []
         let label = "schedule \(number) (VAULT_MERGE_CLI_SEED=\(seed))"
-        for _ in 0..<14 {
+        let length = max(1, Int(ProcessInfo.processInfo.environment["VAULT_MERGE_CLI_STEPS"] ?? "") ?? 14)
+        for _ in 0..<length {
             let i = Int.random(in: 0..<3, using: &g)
             let x = m[i]
             let pool = adds.keys.sorted()
