@@ -45,7 +45,9 @@ enum RemoteMerge {
     ///     quarantine/ (refused here, so never ours). Theirs holding one
     ///     means it was taken in there too, and without it in the base our
     ///     remove would read as their addition: it would come back
-    ///     (MultiMachineTests' random schedules found this).
+    ///     (MultiMachineTests' random schedules found this). One refused
+    ///     here whose quarantined copy was since purged reads as dropped
+    ///     too: only local damage, a repair and a purge lead there.
     static func baseEntries(_ local: UnlockedVault, theirs: Manifest, remote: RemoteConfig.Remote,
                             layout: RemoteLayout) -> [ManifestEntry] {
         let paths = local.vault.paths
