@@ -51,8 +51,13 @@ struct MountTests {
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-            if n < 0 { return (Array(buffer[..<done]), errno) }
+            // errno taken at once: anything in between (the Array below
+            // allocates first) may change it (seen once: ENOMEM for EIO).
+            let (n, failure) = buffer.withUnsafeMutableBytes { p -> (Int, Int32) in
+                let n = Glibc.pread(fd, p.baseAddress! + done, count - done, off_t(offset + done))
+                return (n, n < 0 ? errno : 0)
+            }
+            if n < 0 { return (Array(buffer[..<done]), failure) }
             if n == 0 { break }
             done += n
         }
