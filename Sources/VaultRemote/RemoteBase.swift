@@ -101,7 +101,13 @@ public enum RemoteBase {
     /// settleMerge writes as the base again.
     static func finishMerge(vault: String, remote name: String) throws {
         let path = mergingPath(vault, name)
-        let bytes = try VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8)
+        try promote(mark: VaultDirectory.readFile(path, limit: Manifest.maxFileSize + 8), at: path, vault: vault, remote: name)
+    }
+
+    /// Theirs (the mark's bytes after its 8-byte generation) becomes the
+    /// base, then the mark at `path` goes: finishMerge, and settleMerge
+    /// for a merge a kill left written.
+    private static func promote(mark bytes: [UInt8], at path: String, vault: String, remote name: String) throws {
         try VaultDirectory.atomicWrite(Array(bytes.dropFirst(8)), to: basePath(vault, name))
         try Syscall.unlink(path)
         try Syscall.fsyncDirectory(VaultPaths(root: vault).root)
@@ -120,8 +126,7 @@ public enum RemoteBase {
             try Syscall.unlink(path)
             return nil
         }
-        try VaultDirectory.atomicWrite(Array(bytes.dropFirst(8)), to: basePath(vault, name))
-        try Syscall.unlink(path)
+        try promote(mark: bytes, at: path, vault: vault, remote: name)
         return theirs
     }
 
