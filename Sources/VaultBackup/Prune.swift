@@ -9,10 +9,19 @@ import VaultCore
 /// table that places them by their old offsets (so no tree or snapshot is
 /// rewritten, and snapshot ids stay what every machine knows them by).
 ///
+/// Plan, then execute (restic's split): `plan` says what each pack id
+/// would need, from the walk alone; each such step then waits out the
+/// grace (PruneSafety) counted from its mark (PruneMarks: when prune first
+/// found that pack needing exactly what it needs now), and only the steps
+/// past it are executed: repacks written, then one manifest write that
+/// drops what goes, names the repacks and keeps the marks of the steps
+/// still waiting, then the blobs deleted. A kill in either phase leaves
+/// the manifest before or after that one write, whole.
+///
 /// What is never touched: packs a snapshot waiting in the inbox lists
 /// (refused for now, it may be taken in later) and packs of a snapshot
 /// whose trees cannot all be read (what it needs cannot be known). A
-/// snapshot whose record does not open stops the prune, as before.
+/// snapshot whose record does not open, here or waiting, stops the prune.
 public enum Prune {
     public struct Summary {
         /// Packs (and repacks) deleted whole, and the bytes they held.
@@ -21,54 +30,101 @@ public enum Prune {
         public var repacked = 0, repackedFrom: UInt64 = 0, repackedTo: UInt64 = 0
         /// Snapshots whose trees could not all be read (their packs were left whole).
         public var unreadable: [String] = []
+        /// Packs that would be deleted or rewritten but wait out the grace,
+        /// the bytes they hold, and when the first of them is due (Unix seconds).
+        public var waiting = 0, waitingBytes: UInt64 = 0, nextDue: Int64?
     }
 
-    public static func run(_ vault: UnlockedVault, dryRun: Bool, waiting: (() -> Void)? = nil) throws -> Summary {
+    /// What one pack id needs, as the walk found it.
+    struct Step {
+        let id: [UInt8]
+        /// Entries that go (the pack and repacks, or the unused ones of them).
+        var remove: [ManifestEntry]
+        /// The source to rewrite and the ranges to keep, for a repack.
+        var repack: (source: ManifestEntry, header: [UInt8], span: [(old: UInt64, length: UInt64)])?
+        /// The piece bytes the snapshots need of this pack id, over all its
+        /// sources: what a mark records.
+        let needed: UInt64
+    }
+
+    /// `grace`: seconds a step waits from its mark (PruneSafety.deleteGrace
+    /// unless the user said); `now`: this vault's clock.
+    public static func run(_ vault: UnlockedVault, dryRun: Bool, grace: Int64 = PruneSafety.deleteGrace,
+                           now: Int64 = Syscall.now(), waiting: (() -> Void)? = nil) throws -> Summary {
         try vault.pruning(waiting: waiting) { waitingPacks in
-            var live = LiveRanges(vault)
-            var pinned = waitingPacks
             var summary = Summary()
-            for e in vault.snapshotEntries {
-                let reader: SnapshotReader
-                do { reader = try SnapshotReader(vault, e) } catch { throw VaultError.itemCorrupted(name: e.name) }
-                do { try live.walk(reader) } catch {
-                    pinned.formUnion(reader.snapshot.packs)
-                    summary.unreadable.append(reader.id)
+            let (steps, live) = try plan(vault, pinned: waitingPacks, unreadable: &summary.unreadable)
+            var marks = PruneMarks(), due: [Step] = []
+            for step in steps {
+                var mark = PruneMarks.Mark(since: now, needed: step.needed)
+                if let kept = vault.manifest.pruneMarks[step.id], kept.needed == step.needed { mark = kept }
+                let (age, overflow) = now.subtractingReportingOverflow(mark.since)
+                if !overflow && age >= grace {
+                    due.append(step)
+                } else {
+                    marks[step.id] = mark
+                    summary.waiting += 1
+                    summary.waitingBytes += step.remove.reduce(0) { $0 + $1.size }
+                    let (at, late) = mark.since.addingReportingOverflow(grace)
+                    summary.nextDue = min(summary.nextDue ?? .max, late ? .max : at)
                 }
             }
             var removed: [ManifestEntry] = [], added: [ManifestEntry] = []
-            let now = Syscall.now()
-            for id in packIDs(vault) where !pinned.contains(id) {
-                let all = vault.manifest.versions(named: BackupItems.packName(id)) + vault.manifest.versions(named: BackupItems.repackName(id))
-                let sources = vault.packSources(id)
-                let spans = live.spans(of: id, sources: sources.count)
-                // Repacks a pack shadows are never read: they go.
-                var doomed = all.filter { e in !sources.contains { $0.itemID == e.itemID } }
-                if spans.allSatisfy(\.isEmpty) {
-                    doomed = all
-                } else if sources.count == 1 {
-                    let needed = spans[0].reduce(UInt64(0)) { $0 + $1.length }
-                    if needed * 2 <= (try live.dataLength(of: sources[0])) {
-                        let header = RepackTable.encode(pack: id, ranges: spans[0])
-                        summary.repacked += 1
-                        summary.repackedFrom += sources[0].size
-                        summary.repackedTo += UInt64(header.count) + needed
-                        if !dryRun { added.append(try repack(vault, id, from: sources[0], header: header, span: spans[0], live: live, now: now)) }
-                        removed += all
-                        continue
-                    }
+            for step in due {
+                if let r = step.repack {
+                    summary.repacked += 1
+                    summary.repackedFrom += r.source.size
+                    summary.repackedTo += r.span.reduce(UInt64(r.header.count)) { $0 + $1.length }
+                    if !dryRun { added.append(try repack(vault, step.id, from: r.source, header: r.header, span: r.span, live: live, now: now)) }
                 } else {
-                    // Two repacks of one pack (two machines repacked it before
-                    // a merge): one holding nothing needed goes, the others stay as they are.
-                    for (e, span) in zip(sources, spans) where span.isEmpty { doomed.append(e) }
+                    summary.deleted += step.remove.count
+                    summary.deletedBytes += step.remove.reduce(0) { $0 + $1.size }
                 }
-                summary.deleted += doomed.count
-                summary.deletedBytes += doomed.reduce(0) { $0 + $1.size }
-                removed += doomed
+                removed += step.remove
             }
-            if !dryRun { try vault.replaceBackupStorage(removing: removed, adding: added) }
+            if !dryRun { try vault.replaceBackupStorage(removing: removed, adding: added, marks: marks) }
             return summary
         }
+    }
+
+    /// The plan: every snapshot's trees walked, then for each pack id not
+    /// pinned what would be done to it. Pure over the vault's contents.
+    static func plan(_ vault: UnlockedVault, pinned waitingPacks: Set<[UInt8]>,
+                     unreadable: inout [String]) throws -> ([Step], LiveRanges) {
+        var live = LiveRanges(vault)
+        var pinned = waitingPacks
+        for e in vault.snapshotEntries {
+            let reader: SnapshotReader
+            do { reader = try SnapshotReader(vault, e) } catch { throw VaultError.itemCorrupted(name: e.name) }
+            do { try live.walk(reader) } catch {
+                pinned.formUnion(reader.snapshot.packs)
+                unreadable.append(reader.id)
+            }
+        }
+        var steps: [Step] = []
+        for id in packIDs(vault) where !pinned.contains(id) {
+            let all = vault.manifest.versions(named: BackupItems.packName(id)) + vault.manifest.versions(named: BackupItems.repackName(id))
+            let sources = vault.packSources(id)
+            let spans = live.spans(of: id, sources: sources.count)
+            let needed = spans.joined().reduce(UInt64(0)) { $0 + $1.length }
+            // Repacks a pack shadows are never read: they go.
+            var step = Step(id: id, remove: all.filter { e in !sources.contains { $0.itemID == e.itemID } }, repack: nil, needed: needed)
+            if spans.allSatisfy(\.isEmpty) {
+                step.remove = all
+            } else if sources.count == 1 {
+                let threshold = PruneSafety.repackWhenNeededAtMost
+                if needed * threshold.denominator <= (try live.dataLength(of: sources[0])) * threshold.numerator {
+                    step.repack = (sources[0], RepackTable.encode(pack: id, ranges: spans[0]), spans[0])
+                    step.remove = all
+                }
+            } else {
+                // Two repacks of one pack (two machines repacked it before
+                // a merge): one holding nothing needed goes, the others stay as they are.
+                for (e, span) in zip(sources, spans) where span.isEmpty { step.remove.append(e) }
+            }
+            if !step.remove.isEmpty { steps.append(step) }
+        }
+        return (steps, live)
     }
 
     /// Every pack id the manifest has a pack or repack of.

@@ -58,6 +58,13 @@ public enum VaultError: Error, Equatable, Sendable {
     /// The item has as many versions as a manifest may hold
     /// (`Manifest.maxVersions`): forget some first.
     case tooManyVersions(name: String)
+    /// An item id this vault held once and let go (a tombstone,
+    /// Tombstones.swift): an id is never taken in again.
+    case itemIDRemoved(name: String)
+    /// A backup snapshot waiting in the inbox (`inbox/<dropIn>.item`) whose
+    /// envelope opens but whose record does not: prune stops, since the
+    /// packs it needs cannot be known.
+    case waitingSnapshotUnreadable(dropIn: String)
     /// An item name that cannot be stored (empty, too long, control characters, '/').
     case invalidName(String)
     /// A path inside the vault is a symbolic link or has the wrong type.

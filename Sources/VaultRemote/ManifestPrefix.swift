@@ -3,7 +3,8 @@ import VaultCore
 
 /// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
 /// `"VAULTMAN" || version || 00 00 00 || generation u64be` for versions 2
-/// to 4 (3 adds versions of items inside the sealed part, 4 who dropped them in);
+/// to 5 (3 adds versions of items inside the sealed part, 4 who dropped
+/// them in, 5 the history, tombstones and prune marks);
 /// version 1 has no generation (it counts as 0). Read from a remote without
 /// any key, so it is hostile: the exact magic, a known version, the zero
 /// bytes. Nothing is trusted beyond deciding whether to refuse a push (a
@@ -11,6 +12,19 @@ import VaultCore
 /// delete anyway; a pull authenticates the generation before using it).
 public enum ManifestPrefix {
     public static let length = 20
+    /// The bytes that name one write of a manifest: magic, version,
+    /// generation and the nonce drawn at random for that write (for
+    /// version 1, whose nonce ends at 24, 8 bytes of its ciphertext too).
+    public static let identityLength = 32
+
+    /// A manifest file's identity (its first 32 bytes, hex), checked to
+    /// start as a manifest does: two writes never share one (the nonce), so
+    /// a push that finds the base's identity on the remote finds the base.
+    public static func identity(of bytes: [UInt8]) throws -> String {
+        _ = try generation(of: bytes)
+        guard bytes.count >= identityLength else { throw RemoteError.malformedRemote("the remote's manifest is too short") }
+        return Hex.encode(Array(bytes.prefix(identityLength)))
+    }
 
     public static func generation(of bytes: [UInt8]) throws -> UInt64 {
         var r = ByteReader(bytes)
@@ -24,7 +38,7 @@ public enum ManifestPrefix {
         }
         switch version {
         case 1: return 0
-        case 2, 3, 4:
+        case 2, 3, 4, 5:
             do { return try r.u64() } catch { throw RemoteError.malformedRemote("the remote's manifest is too short") }
         default:
             throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(version)")

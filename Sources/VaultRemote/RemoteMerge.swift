@@ -7,16 +7,19 @@ import VaultCore
 /// (RemoteBase). Nothing here changes before the staged copy is opened with
 /// this vault's master key and every staged blob is read through.
 enum RemoteMerge {
-    static func merge(_ staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64], wanted: [String],
-                      announced r: UInt64, known k: UInt64, local: UnlockedVault,
-                      remote: RemoteConfig.Remote) throws -> ManifestMerge.Result {
-        let opened = try local.unlockCopy(try Vault(at: staging.path))
-        try SyncPlan.checkMergeable(authenticated: opened.manifest.generation, announced: r, known: k)
+    /// `opened`: the staged copy, opened with this vault's master key (its
+    /// generation checked), its blobs we lack staged (`wanted`). `base`:
+    /// the manifest both last held, when the sync decision found one both
+    /// descend from (nil: none, so only tombstones remove anything).
+    static func merge(_ opened: UnlockedVault, staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64],
+                      wanted: [String], local: UnlockedVault, remote: RemoteConfig.Remote,
+                      base: Manifest?) throws -> ManifestMerge.Result {
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
         // A snapshot's pack list: ours from items/, theirs staged (or here already).
-        let result = try ManifestMerge.merge(base: baseEntries(local, theirs: opened.manifest, remote: remote, layout: layout),
+        let result = try ManifestMerge.merge(base: baseEntries(local, base: base, theirs: opened.manifest, remote: remote, layout: layout),
                                              ours: local.manifest, theirs: opened.manifest) { e, side in
             for v in side == .ours ? [local] : [opened, local] {
+                // A record that does not open lists nothing (docs/FORMAT.md, Merge, step 0).
                 if let content = try? v.snapshotContent(e), let ids = try? BackupItems.packIDs(inSnapshot: content) { return ids }
             }
             return nil
@@ -34,10 +37,10 @@ enum RemoteMerge {
         return result
     }
 
-    /// The base's entries: the manifest kept as the base, opened with this
-    /// vault's key (none kept, or one that does not open: empty, so nothing
-    /// counts as removed), plus the drop-ins that passed between this vault
-    /// and the remote's inbox (RemoteBase) that both sides have held since:
+    /// The base's entries: `base` (nil: none, so nothing counts as removed
+    /// but what a side's tombstones say), plus the drop-ins that passed
+    /// between this vault and the remote's inbox (RemoteBase) that both
+    /// sides have held since:
     ///   - ours that its inbox no longer holds: another machine took them
     ///     in, so theirs lacking one means it was removed there since;
     ///   - theirs that we took in and dropped since (a remove or a forget
@@ -48,13 +51,12 @@ enum RemoteMerge {
     ///     (MultiMachineTests' random schedules found this). One refused
     ///     here whose quarantined copy was since purged reads as dropped
     ///     too: only local damage, a repair and a purge lead there.
-    static func baseEntries(_ local: UnlockedVault, theirs: Manifest, remote: RemoteConfig.Remote,
+    /// (Manifests since version 5 say the same with their tombstones; this
+    /// covers what a version 4 manifest on either side did not record.)
+    static func baseEntries(_ local: UnlockedVault, base: Manifest?, theirs: Manifest, remote: RemoteConfig.Remote,
                             layout: RemoteLayout) -> [ManifestEntry] {
         let paths = local.vault.paths
-        var entries: [ManifestEntry] = []
-        if let bytes = try? RemoteBase.read(vault: paths.root, remote: remote.name), let base = try? local.openManifest(bytes) {
-            entries = base.entries
-        }
+        var entries = base?.entries ?? []
         let exchanged = RemoteBase.dropIns(vault: paths.root, remote: remote.name)
         guard !exchanged.isEmpty else { return entries }
         let inBase = Set(entries.map(\.blobName))

@@ -58,67 +58,94 @@ public enum RemotePull {
         let target = remote.target
         let layout = RemoteLayout(try rclone.list(target))
         try layout.checkVault(target: target)
-        let r = try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
+        let prefix = try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.identityLength)
+        let r = try ManifestPrefix.generation(of: prefix)
+        let remoteIdentity = try ManifestPrefix.identity(of: prefix)
         var remote = remote
         if let merged = try RemoteBase.settleMerge(localGeneration: local.manifest.generation, vault: paths.root, remote: remote.name),
            merged > remote.known {
             // A killed merge was written: theirs is the base now, and K.
             remote = try RemoteConfig.modify(vault: paths.root, remote) { $0.known = merged }
         }
-        let l = local.manifest.generation, k = remote.known
+        let localBytes = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
+        let localSide = SyncPlan.Side(identity: try ManifestPrefix.identity(of: localBytes), generation: local.manifest.generation,
+                                      history: local.manifest.historyKnown ? local.manifest.history : nil)
+        let base = Self.base(of: local, remote: remote)
         var summary = PullSummary()
-        let action = try SyncPlan.pull(local: l, remote: r, known: k) {
-            let remoteBytes = try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
-            return remoteBytes == (try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize))
-        }
 
-        // Staged and authenticated before anything here changes.
-        let here = try RemotePush.localItems(paths)
-        let needsManifest = action == .fetch || action == .merge
-        let wanted = needsManifest ? layout.items.filter { here[$0.key] != $0.value }.keys.sorted() : []
+        // The header always, the manifest unless its identity shows it is
+        // ours or the base (then nothing there is new): staged and
+        // authenticated before anything here changes.
         let staging = try StagingDirectory(beside: paths.root, purpose: "pulling")
-        let files = [RemoteNames.header] + (needsManifest ? [RemoteNames.manifest] + wanted.map { "items/" + $0 } : [])
-        try rclone.download(files, from: target, into: staging.path, progress: progress)
+        let cheap: SyncPlan.PullAction? = remoteIdentity == localSide.identity ? .inStep
+            : remoteIdentity == base?.side.identity ? .remoteBehind : nil
+        try rclone.download([RemoteNames.header] + (cheap == nil ? [RemoteNames.manifest] : []), from: target, into: staging.path)
         try staging.syncAll()
+        // The header first: another vault key (a rekey on either side) is
+        // refused before the manifest is opened with ours.
         let stagedHeader = try authenticatedHeader(staging.path + "/" + RemoteNames.header, local: local, target: target,
-                                                   remoteChanged: action == .merge)
+                                                   remoteChanged: remoteIdentity != base?.side.identity)
+        let action: SyncPlan.PullAction
+        var opened: UnlockedVault?
+        if let cheap {
+            action = cheap
+        } else {
+            let copy = try local.unlockCopy(try Vault(at: staging.path))
+            try SyncPlan.checkAnnounced(authenticated: copy.manifest.generation, announced: r)
+            let remoteSide = SyncPlan.Side(identity: remoteIdentity, generation: r,
+                                           history: copy.manifest.historyKnown ? copy.manifest.history : nil)
+            action = try SyncPlan.pull(local: localSide, remote: remoteSide, base: base?.side)
+            opened = copy
+        }
+        let merging = if case .merge = action { true } else { false }
+        let takesManifest = merging || action == .fetch
         let ours = local.vault.header
         let headerAction = try SyncPlan.header(
             local: SyncPlan.Header(digest: try RemotePush.digest(ours.bytes), counter: ours.counter),
             remote: SyncPlan.Header(digest: try RemotePush.digest(stagedHeader.bytes), counter: stagedHeader.counter),
             synced: remote.header)
 
-        var known = k
+        // The blobs a new manifest needs, into the same staging.
+        let here = try RemotePush.localItems(paths)
+        var wanted: [String] = []
+        if takesManifest {
+            wanted = layout.items.filter { here[$0.key] != $0.value }.keys.sorted()
+            try rclone.download(wanted.map { "items/" + $0 }, from: target, into: staging.path, progress: progress)
+            try staging.syncAll()
+        }
+        let stagedManifest = { try VaultDirectory.readFile(staging.path + "/" + RemoteNames.manifest, limit: Manifest.maxFileSize) }
+
+        var known = remote.known
         // The manifest both sides hold after this pull, remembered as the
-        // base of the next merge (RemoteBase) before K records it.
-        var base: [UInt8]?
+        // base of the next merge or push (RemoteBase) before K records it.
+        var newBase: [UInt8]?
         switch action {
         case .inStep:
             summary.state = .inStep(generation: r)
             known = r
-            base = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
-        case .merge:
+            newBase = localBytes
+        case .merge(let withBase):
             // Writes the base itself, in step with the merged manifest.
-            let merged = try RemoteMerge.merge(staging, layout: layout, here: here, wanted: wanted, announced: r, known: k,
-                                               local: local, remote: remote)
+            let merged = try RemoteMerge.merge(opened!, staging: staging, layout: layout, here: here, wanted: wanted,
+                                               local: local, remote: remote, base: withBase ? base?.manifest : nil)
             summary.state = .merged(remote: r, generation: merged.manifest.generation, conflicts: merged.conflicts)
             summary.files = 2 + wanted.count
             summary.bytes = ([RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 })
                 .reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
             known = r
-        case .remoteBehind(let adopt):
-            summary.state = .remoteBehind(remote: r, local: l)
-            // A remote added by hand over an older copy: from now on it is
-            // this vault's, and a push may update it.
-            if adopt { known = r }
+        case .remoteBehind:
+            summary.state = .remoteBehind(remote: r, local: local.manifest.generation)
+            // Ours descends from it (proven): a push may replace it.
+            newBase = cheap == nil ? try stagedManifest() : nil
+            known = r
         case .fetch:
-            (summary.files, summary.bytes) = try fetch(staging, layout: layout, here: here, wanted: wanted, announced: r,
-                                                       known: k, local: local, target: target)
+            (summary.files, summary.bytes) = try fetch(opened!, staging: staging, layout: layout, here: here, wanted: wanted,
+                                                       local: local)
             summary.state = .fetched(generation: r)
             known = r
-            base = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
+            newBase = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
         }
-        if let base { try RemoteBase.write(base, vault: paths.root, remote: remote.name) }
+        if let newBase { try RemoteBase.write(newBase, vault: paths.root, remote: remote.name) }
         // The manifest (if fetched) is in; then the header, only if the
         // remote's is the newer: either header opens either manifest (the
         // vault key is the same, checked above).
@@ -127,14 +154,26 @@ public enum RemotePull {
             summary.headerTaken = true
         }
         let synced = headerAction == .keepLocal ? remote.header : try RemotePush.digest(stagedHeader.bytes)
-        if known != k || synced != remote.header {
+        if known != remote.known || synced != remote.header {
             try RemoteConfig.modify(vault: paths.root, remote) { ($0.known, $0.header) = (known, synced) }
         }
-        if action == .fetch || action == .merge {
+        if takesManifest {
             summary.sentAndRemoved = try RemoteMerge.settleDropIns(layout, vault: local, remote: remote)
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         return summary
+    }
+
+    /// The base kept for the remote (RemoteBase), opened with this vault's
+    /// key; nil when none is kept or it does not open (then nothing is
+    /// proven by it: a push needs a pull first, and a merge has no base).
+    static func base(of local: UnlockedVault, remote: RemoteConfig.Remote) -> (side: SyncPlan.Side, manifest: Manifest)? {
+        // A base that cannot be read counts as none: the safe direction
+        // (a merge with only tombstones removes nothing else).
+        guard let bytes = try? RemoteBase.read(vault: local.vault.paths.root, remote: remote.name),
+              let manifest = try? local.openManifest(bytes), let identity = try? ManifestPrefix.identity(of: bytes) else { return nil }
+        return (SyncPlan.Side(identity: identity, generation: manifest.generation,
+                              history: manifest.historyKnown ? manifest.history : nil), manifest)
     }
 
     /// The staged header, parsed and verified under this vault's master key:
@@ -156,22 +195,16 @@ public enum RemotePull {
         return header
     }
 
-    /// With the header, manifest and the blobs we lack staged: opens the
-    /// staged manifest with this vault's master key, checks its
-    /// authenticated generation (SyncPlan.checkFetched), reads every staged
+    /// With the header, manifest and the blobs we lack staged, and the
+    /// staged copy opened with this vault's master key (`opened`, its
+    /// generation checked against the announced one): reads every staged
     /// blob to the end (every chunk authenticated, as `check --read-data`),
     /// checks that every other blob it names is here, then moves the blobs
     /// in and replaces the manifest (atomically).
     /// `here`: the blobs in our items/ (RemotePush.localItems), listed once.
-    static func fetch(_ staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64], wanted: [String],
-                      announced r: UInt64, known k: UInt64, local: UnlockedVault, target: String) throws -> (Int, UInt64) {
+    static func fetch(_ opened: UnlockedVault, staging: StagingDirectory, layout: RemoteLayout, here: [String: UInt64],
+                      wanted: [String], local: UnlockedVault) throws -> (Int, UInt64) {
         let paths = local.vault.paths
-        let staged = try Vault(at: staging.path)
-        // With this vault's master key: the remote's header may carry another
-        // password (changed on the other machine), never another key.
-        let opened = try local.unlockCopy(staged)
-        try SyncPlan.checkFetched(authenticated: opened.manifest.generation, announced: r,
-                                  local: local.manifest.generation, known: k)
         let verified = try verifyStaged(opened, staged: Set(wanted), here: here)
         try moveIn(verified, from: staging, vault: local)
         try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)

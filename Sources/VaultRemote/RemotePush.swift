@@ -63,13 +63,16 @@ public enum RemotePush {
         let headerBytes = try VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength)
         let manifestBytes = try VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize)
         let local = try ManifestPrefix.generation(of: manifestBytes)
+        let localIdentity = try ManifestPrefix.identity(of: manifestBytes)
         let localItems = try Self.localItems(paths)
         var summary = PushSummary()
         summary.generation = local
 
         let target = remote.target
         let listing = try rclone.list(target)
-        let remoteGeneration = try Self.remoteGeneration(listing, target: target, rclone: rclone)
+        let remotePrefix = try Self.remotePrefix(listing, target: target, rclone: rclone)
+        let remoteGeneration = try remotePrefix.map(ManifestPrefix.generation)
+        let remoteIdentity = try remotePrefix.map(ManifestPrefix.identity)
         // The remote's header, if any, must be this vault's (same vault id).
         // Its counter is read without a key: a lie can only make this push
         // refuse, or put our own header back.
@@ -105,12 +108,16 @@ public enum RemotePush {
         summary.remoteHeaderNewer = headerAction == .takeRemote
 
         let plan: SyncPlan.PushAction
+        let baseIdentity = try RemoteBase.read(vault: root, remote: remote.name).flatMap { try? ManifestPrefix.identity(of: $0) }
+        var pendingManifest: [UInt8]?
         do {
-            plan = try SyncPlan.push(local: local, remote: remoteGeneration, known: remote.known) {
+            plan = try SyncPlan.push(local: localIdentity, remote: remoteIdentity, base: baseIdentity,
+                                     remoteGeneration: remoteGeneration ?? 0) {
                 guard let pending = remote.pending, pending.generation == remoteGeneration,
-                      let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize)
-                else { return false }
-                return try digest(there) == pending.digest
+                      let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize),
+                      try digest(there) == pending.digest else { return false }
+                pendingManifest = there
+                return true
             }
         } catch RemoteError.remoteChanged(let r, _) {
             // Another machine pushed: only a merge can go on from here.
@@ -119,12 +126,14 @@ public enum RemotePush {
             summary.seconds = Syscall.monotonicSeconds() - started
             return summary
         }
-        if plan.adoptPending, let r = remoteGeneration {
-            // The remote holds the manifest a killed push of ours left: it
-            // is known from now on. Without this, the pending mark this push
-            // is about to write would forget it, and a kill before our own
-            // manifest lands would leave the remote "changed by another
-            // machine" for good (found by RemoteCrashTests).
+        if plan.adoptPending, let r = remoteGeneration, let pendingManifest {
+            // The remote holds the manifest a killed push of ours left (one
+            // this vault held, so ours descends from it): it is the base
+            // from now on. Without this, the pending mark this push is about
+            // to write would forget it, and a kill before our own manifest
+            // lands would leave the remote "changed by another machine" for
+            // good (found by RemoteCrashTests).
+            try RemoteBase.write(pendingManifest, vault: root, remote: remote.name)
             remote = try RemoteConfig.modify(vault: root, remote) { ($0.known, $0.pending) = (r, nil) }
         }
 
@@ -143,9 +152,10 @@ public enum RemotePush {
 
         // 3 and 4. The manifest, unless the remote has this very one.
         if plan.uploadManifest {
-            let again = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length)
-                .map(ManifestPrefix.generation(of:))
-            guard again == remoteGeneration else { throw RemoteError.remoteChanged(remote: again ?? 0, known: remote.known) }
+            let again = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.identityLength)
+            guard try again.map(ManifestPrefix.identity) == remoteIdentity else {
+                throw RemoteError.remoteChanged(remote: try again.map(ManifestPrefix.generation) ?? 0, known: remote.known)
+            }
             // Remember what is about to be there: a rerun after a kill
             // recognises its own manifest by this and its bytes.
             let pending = RemoteConfig.Pending(generation: local, digest: try Self.digest(manifestBytes))
@@ -241,10 +251,11 @@ public enum RemotePush {
         return items
     }
 
-    /// The generation of the remote's manifest (nil: the remote has none yet).
-    static func remoteGeneration(_ listing: [String: UInt64], target: String, rclone: Rclone) throws -> UInt64? {
+    /// The first bytes of the remote's manifest, its identity
+    /// (ManifestPrefix; nil: the remote has none yet).
+    static func remotePrefix(_ listing: [String: UInt64], target: String, rclone: Rclone) throws -> [UInt8]? {
         guard listing[RemoteNames.manifest] != nil else { return nil }
-        return try ManifestPrefix.generation(of: rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.length))
+        return try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.identityLength)
     }
 
     /// The first 16 bytes of SHA-256, hex: how `remotes` names a manifest.

@@ -1,11 +1,15 @@
+import VaultCore
+
 /// The one decision behind `push` and `pull` (docs/FORMAT.md, "Sync
 /// decision"): from what each side holds and what this vault remembers of
 /// the remote, what to move and what to refuse. Pure: no I/O, so every cell
 /// of the table is a test (SyncPlanTests); RemotePush and RemotePull only
 /// gather the inputs and move the bytes.
 ///
-/// Manifests are ordered by their generation, headers by their counter
-/// (VaultHeaderV4.swift). A pull authenticates both before it acts (the
+/// Manifests are related by their histories (ManifestHistory, in
+/// VaultCore: authenticated, so only a pull can read them), and by the
+/// base this vault kept of the remote (RemoteBase); headers by their
+/// counter (VaultHeaderV4.swift). A pull authenticates both before it acts (the
 /// staged copy is opened with this vault's master key); a push cannot (it
 /// has no key), so what a hostile remote says can only make a push refuse
 /// or overwrite the remote with this vault's own files, never change
@@ -53,57 +57,84 @@ public enum SyncPlan {
         throw RemoteError.headersDiverged
     }
 
-    public enum PullAction: Equatable, Sendable {
-        /// Nothing new there; `known` becomes the generation.
-        case inStep
-        /// Fetch the remote's manifest and the blobs it needs.
-        case fetch
-        /// The remote is older than ours: a push updates it. `adopt`: it was
-        /// never synced (K = 0), so it is ours from now on (K = R).
-        case remoteBehind(adopt: Bool)
-        /// Both changed since they were last in step: fetch the remote's
-        /// manifest and blobs, and merge (ManifestMerge) with ours.
-        case merge
+    /// One manifest as the decisions see it: the identity of its write
+    /// (`ManifestPrefix.identity`: its first 32 bytes, which hold the
+    /// random nonce drawn for each write, so equal identities are one
+    /// write), its generation, and its history (nil: a manifest from
+    /// before version 5, whose ancestry is unknown). For a pull all three
+    /// are authenticated (the manifest was opened with the master key).
+    public struct Side: Equatable, Sendable {
+        public let identity: String
+        public let generation: UInt64
+        public let history: ManifestHistory?
+        public init(identity: String, generation: UInt64, history: ManifestHistory?) {
+            (self.identity, self.generation, self.history) = (identity, generation, history)
+        }
     }
 
-    /// K = `known` (last pushed or pulled), L = `local`, R = `remote`.
-    /// `sameBytes` is asked only when R = L and K differs.
-    public static func pull(local l: UInt64, remote r: UInt64, known k: UInt64,
-                            sameBytes: () throws -> Bool) throws -> PullAction {
-        if r < k { throw RemoteError.remoteRollback(remote: r, known: k) }
-        if r == l {
-            if k != r, !(try sameBytes()) { return .merge }
-            return .inStep
+    public enum PullAction: Equatable, Sendable {
+        /// Both hold the same manifest.
+        case inStep
+        /// The remote's history contains ours: take its manifest (and the
+        /// blobs it needs).
+        case fetch
+        /// Ours contains the remote's: nothing to take; it becomes the base,
+        /// and a push updates the remote.
+        case remoteBehind
+        /// Neither contains the other: fetch the remote's manifest and
+        /// blobs, and merge (ManifestMerge) with ours, against the base
+        /// (`withBase`) or, when no base both descend from is known, none
+        /// (then only tombstones remove anything: a union).
+        case merge(withBase: Bool)
+    }
+
+    /// The pull decision (docs/FORMAT.md, "Sync decision"). `base` is the
+    /// manifest this vault last held in step with the remote (nil: none
+    /// kept, as after `remote add`). Proven history decides, never a
+    /// comparison of generations (issue 37): a copy's history contains
+    /// another's when it holds every write of it (ManifestHistory), or
+    /// when the other is the base and the copy contains the base.
+    /// Refused as a rollback: a remote that neither holds what this vault
+    /// last held in step with it nor is contained in ours (an older copy
+    /// put back there and written on since).
+    public static func pull(local l: Side, remote r: Side, base b: Side?) throws -> PullAction {
+        if r.identity == l.identity { return .inStep }
+        if contains(l, r, base: b, local: true) { return .remoteBehind }
+        if contains(r, l, base: b, local: false) { return .fetch }
+        guard let b else { return .merge(withBase: false) }
+        let proven = r.history != nil && b.history != nil
+        let remoteHasBase = contains(r, b, base: b, local: false)
+        // Without histories on both, only the generations can say (the
+        // rule before version 5): a lower one than the base's is a rollback.
+        if proven ? !remoteHasBase : r.generation < b.generation {
+            throw RemoteError.remoteRollback(remote: r.generation, known: b.generation)
         }
-        if r > l { return l <= k ? .fetch : .merge }
-        // Ours is the newer. The remote changed too since K (another
-        // machine pushed), unless it was never synced: a remote added by
-        // hand over an older copy of this vault is adopted, not merged (a
-        // merge with no base would bring back what was removed since).
-        return r > k && k != 0 ? .merge : .remoteBehind(adopt: k == 0)
+        return .merge(withBase: contains(l, b, base: b, local: true))
+    }
+
+    /// Whether `x`'s history contains `y`'s: the same write; or both
+    /// histories known and x's holds y's; or, for this vault's own
+    /// manifest (`local`), y is the base: ours only moves forward from the
+    /// manifest it last held in step (a rollback here is refused by the
+    /// rollback guard first). A manifest from before version 5 is known
+    /// no other way.
+    static func contains(_ x: Side, _ y: Side, base: Side?, local: Bool) -> Bool {
+        if x.identity == y.identity { return true }
+        if let hx = x.history, let hy = y.history { return hx.contains(hy) }
+        return local && base?.identity == y.identity
     }
 
     /// The checks on the staged manifest, once opened with the master key:
     /// its authenticated generation must be the one announced (a remote
     /// that answers a short read with one manifest and the whole read with
-    /// another is caught here), above ours, and not below what this vault
-    /// knew of the remote.
-    public static func checkFetched(authenticated g: UInt64, announced r: UInt64, local l: UInt64, known k: UInt64) throws {
+    /// another is caught here).
+    public static func checkAnnounced(authenticated g: UInt64, announced r: UInt64) throws {
         guard g == r else { throw RemoteError.remoteChangedWhileReading(announced: r, found: g) }
-        guard g > l else { throw RemoteError.remoteRollback(remote: g, known: max(k, l)) }
-        guard g >= k else { throw RemoteError.remoteRollback(remote: g, known: k) }
-    }
-
-    /// The same for a staged manifest about to be merged with ours: the
-    /// generation announced, and not below K (it may be below ours).
-    public static func checkMergeable(authenticated g: UInt64, announced r: UInt64, known k: UInt64) throws {
-        guard g == r else { throw RemoteError.remoteChangedWhileReading(announced: r, found: g) }
-        guard g >= k else { throw RemoteError.remoteRollback(remote: g, known: k) }
     }
 
     public struct PushAction: Equatable, Sendable {
         /// The remote holds the manifest a killed push of ours left there
-        /// (PENDING): it is known from now on (K = R).
+        /// (PENDING): it becomes the base from now on.
         public let adoptPending: Bool
         /// Upload our manifest (after the blobs); false when the remote
         /// holds it already.
@@ -113,20 +144,23 @@ public enum SyncPlan {
         }
     }
 
-    /// R = nil: the remote has no manifest. `pendingThere` is asked only
-    /// when R > K: whether the remote's manifest is the one a killed push of
-    /// ours was about to put there (its generation and digest; a manifest's
-    /// nonce is random per write, so another machine's cannot match). An
-    /// R below K (an older copy put back there) is overwritten: the push
-    /// makes the remote current again.
-    public static func push(local l: UInt64, remote r: UInt64?, known k: UInt64,
+    /// The push decision, without a key (docs/FORMAT.md, "Sync decision"):
+    /// identities only (ManifestPrefix.identity, read from the remote
+    /// without a key). A push replaces the remote's manifest, and deletes
+    /// what ours no longer names, only over a manifest this vault's own
+    /// descends from: the base (what both last held in step; ours only
+    /// moved forward from it), or the one a killed push of ours left there
+    /// (`pendingThere`, asked only then: its generation and digest). Any
+    /// other manifest there (another machine pushed, or none is known, as
+    /// after `remote add`) stops the push: a pull, with the password,
+    /// proves how the two relate and merges. `remote` nil: no manifest
+    /// there yet.
+    public static func push(local: String, remote: String?, base: String?, remoteGeneration: UInt64,
                             pendingThere: () throws -> Bool) throws -> PushAction {
-        guard let r else { return PushAction(adoptPending: false, uploadManifest: true) }
-        var k = k, adopt = false
-        if r > k {
-            guard try pendingThere() else { throw RemoteError.remoteChanged(remote: r, known: k) }
-            (k, adopt) = (r, true)
-        }
-        return PushAction(adoptPending: adopt, uploadManifest: !(r == l && k == l))
+        guard let remote else { return PushAction(adoptPending: false, uploadManifest: true) }
+        if remote == local { return PushAction(adoptPending: false, uploadManifest: false) }
+        if remote == base { return PushAction(adoptPending: false, uploadManifest: true) }
+        guard try pendingThere() else { throw RemoteError.remoteChanged(remote: remoteGeneration, known: 0) }
+        return PushAction(adoptPending: true, uploadManifest: true)
     }
 }

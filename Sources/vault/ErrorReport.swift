@@ -98,6 +98,16 @@ enum ErrorReport {
         case .tooManyVersions(let name):
             return CLIError(message: "item '\(name)' has \(Manifest.maxVersions) versions, as many as a vault keeps",
                             hints: ["drop old ones with 'vault forget \(name) --keep-last N', then try again"])
+        case .waitingSnapshotUnreadable(let dropIn):
+            return CLIError(message: "a backup waiting in the inbox cannot be read (inbox/\(dropIn).item): prune stopped, since what it needs cannot be known",
+                            hints: ["nothing was deleted; 'vault check --repair' sets damaged drop-ins aside, then prune again"],
+                            code: .corrupted)
+        case .itemIDRemoved(let name):
+            return CLIError(message: "'\(name)' has the id of an item this vault removed: ids are never taken in again",
+                            hints: ["nothing was changed"], code: .corrupted)
+        case .invalidName(let name) where BackupItems.isReservedName(name):
+            return CLIError(message: "'\(name)' cannot be an item name: it is the name of a backup's storage",
+                            hints: ["choose another name (--name)"])
         case .invalidName(let name):
             return CLIError(message: "'\(name)' cannot be an item name",
                             hints: ["names are not empty, have no '/' or control characters, and are not too long"])

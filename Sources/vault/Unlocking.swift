@@ -31,6 +31,18 @@ extension Context {
             terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
                              hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])
         }
+        let shown = 5
+        for (name, why) in report.setAside.prefix(shown) {
+            let reason = switch why {
+            case .idRemoved: "its id is that of an item this vault removed (a replayed or forged copy)"
+            case .reservedName: "only a backup's storage may carry that name"
+            }
+            terminal.warning("drop-in '\(Terminal.printable(name))' was refused: \(reason); it was set aside in quarantine/")
+        }
+        if report.setAside.count > shown {
+            terminal.warning("\(Format.count(report.setAside.count - shown, "more drop-in")) were refused the same way and set aside in quarantine/",
+                             hints: ["'vault check --repair --purge' deletes what quarantine/ holds"])
+        }
         if !report.rejected.isEmpty {
             terminal.warning("\(Format.count(report.rejected.count, "drop-in")) could not be opened and were left in the inbox",
                              hints: ["run 'vault check' for details"])

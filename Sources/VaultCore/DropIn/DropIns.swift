@@ -29,6 +29,8 @@ extension Vault {
                        landed: @escaping () -> Void = {},
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
+        // Absorb would set it aside: say so here, before anything is written.
+        guard !BackupItems.isReservedName(name) else { throw VaultError.invalidName(name) }
         let itemHeader = try ItemHeader.random(flags: flags)
         let fileKey = try FileKey.random()
         let blob = Hex.encode(itemHeader.itemID)

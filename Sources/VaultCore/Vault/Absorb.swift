@@ -20,7 +20,21 @@ extension UnlockedVault {
         /// Another user's drop-ins under a name whose current version is
         /// not theirs, kept under a name of their own instead (`laneName`).
         public var keptApart: [(asked: String, kept: String, by: Dropper)] = []
+        /// Drop-ins refused for good and set aside in quarantine/, by the
+        /// name they asked for, each with why (`Refusal`).
+        public var setAside: [(name: String, why: Refusal)] = []
         public init() {}
+    }
+
+    /// Why a drop-in is refused for good (set aside, never taken in).
+    public enum Refusal: Sendable, Equatable {
+        /// Its item id is one this vault held and let go (a tombstone): a
+        /// replayed copy of something removed, forgotten or pruned, or a
+        /// pack dropped under the id of one prune rewrote.
+        case idRemoved
+        /// A file or folder under a name only a backup's pack, snapshot or
+        /// repack may carry (BackupItems.isReservedName).
+        case reservedName
     }
 
     /// Moves waiting drop-ins into the manifest. Idempotent and crash-safe:
@@ -54,7 +68,8 @@ extension UnlockedVault {
         let (all, unopened) = try openInbox(with: keys)
         report.rejected = unopened.map { $0 + ".env" }
         let checks = try parallelMap(all.count) { i -> ContentCheck in
-            manifest.entry(itemID: all[i].entry.itemID) != nil ? .notDone : checkWaitingContent(of: all[i])
+            manifest.entry(itemID: all[i].entry.itemID) != nil || refusal(of: all[i].entry) != nil
+                ? .notDone : checkWaitingContent(of: all[i])
         }
         // An envelope goes once every drop-in it names is in the manifest.
         var left: [String: Int] = [:]
@@ -65,6 +80,18 @@ extension UnlockedVault {
             waiting.append((d, check))
         }
         var rejected = Set<String>()
+        // Refused for good: set aside, by name, before anything is taken in.
+        // Done for their envelope's sake (a batch's others go on); a single
+        // one's envelope goes to quarantine/ with its content.
+        var refused: [WaitingDropIn] = []
+        waiting.removeAll { w in
+            guard let why = refusal(of: w.dropIn.entry) else { return false }
+            report.setAside.append((w.dropIn.entry.name, why))
+            refused.append(w.dropIn)
+            left[w.dropIn.envelope, default: 0] -= 1
+            return true
+        }
+        try setAside(refused)
         // Backup snapshots last, so the packs they need (dropped before
         // them) are in the manifest when they are checked.
         waiting = dropInOrder(waiting.filter { $0.dropIn.entry.kind != .snapshot })
@@ -117,6 +144,24 @@ extension UnlockedVault {
         removeEnvelopes(done)
         try Syscall.fsyncDirectory(paths.inbox)
         return report
+    }
+
+    /// Why `entry`, waiting in the inbox, may never be taken in; nil if it may be.
+    func refusal(of entry: ManifestEntry) -> Refusal? {
+        if manifest.tombstones.contains(entry.itemID) { return .idRemoved }
+        if !entry.kind.isBackupStorage, BackupItems.isReservedName(entry.name) { return .reservedName }
+        return nil
+    }
+
+    /// Moves refused drop-ins to quarantine/: a single one's envelope and
+    /// content, a batch member's content (its envelope goes once the
+    /// others are done). Kept there, not deleted, until `check --repair
+    /// --purge`: what was refused can still be looked at.
+    private func setAside(_ refused: [WaitingDropIn]) throws {
+        guard !refused.isEmpty else { return }
+        let singles = refused.filter { $0.contentStem == $0.envelope }
+        _ = try quarantine(singles.map { FilePath("inbox/" + $0.envelope + ".env") })
+        _ = try quarantine(refused.map { FilePath("inbox/" + $0.contentStem + ".item") })
     }
 
     /// The user other than us whose files hold drop-in `entry` in the

@@ -47,6 +47,41 @@ public enum BackupItems {
         } catch { throw VaultError.corruptedOrTampered }
     }
 
+    /// Whether `name` is one only a backup's storage may carry: "pack-",
+    /// "snapshot-" or "repack-" and 32 lower-case hex digits. The manifest
+    /// holds no file or folder under such a name (Manifest.add, rename),
+    /// so no item of the user's is ever taken for a pack, a snapshot or a
+    /// repack, nor one of those for an item.
+    public static func isReservedName(_ name: String) -> Bool {
+        for prefix in [packPrefix, snapshotPrefix, repackPrefix] where name.hasPrefix(prefix) {
+            let hex = name.utf8.dropFirst(prefix.utf8.count)
+            return hex.count == 32 && hex.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        }
+        return false
+    }
+
+    /// The pack id a pack or repack entry's name carries (nil for other kinds).
+    static func storageID(of e: ManifestEntry) -> [UInt8]? {
+        let prefix: String
+        switch e.kind {
+        case .pack: prefix = packPrefix
+        case .repack: prefix = repackPrefix
+        default: return nil
+        }
+        return Hex.decode(String(e.name.dropFirst(prefix.count)))
+    }
+
+    /// Whether an entry's kind and name agree: backup storage under its
+    /// reserved name, anything else under any other.
+    static func nameFitsKind(_ e: ManifestEntry) -> Bool {
+        switch e.kind {
+        case .file, .folder: return !isReservedName(e.name)
+        case .pack: return e.name.hasPrefix(packPrefix) && isReservedName(e.name)
+        case .snapshot: return e.name.hasPrefix(snapshotPrefix) && isReservedName(e.name)
+        case .repack: return e.name.hasPrefix(repackPrefix) && isReservedName(e.name)
+        }
+    }
+
     /// A dropped-in pack or snapshot must carry the name its item id gives
     /// it, and that name must be new: they are never versioned or replaced.
     static func checkDropped(_ e: ManifestEntry, in manifest: Manifest) -> Bool {

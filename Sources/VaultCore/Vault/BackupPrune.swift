@@ -35,6 +35,9 @@ extension UnlockedVault {
     /// after the inbox is absorbed, with the ids of the packs that the
     /// snapshots still waiting in the inbox list (refused ones: their
     /// packs must stay as they are). Prune (VaultBackup) decides inside.
+    /// A waiting snapshot whose record does not read stops it
+    /// (`waitingSnapshotUnreadable`): what it needs cannot be known, and
+    /// restic stops the same way "to prevent (additional) data loss".
     public func pruning<T>(waiting: (() -> Void)? = nil, _ body: (_ waitingPacks: Set<[UInt8]>) throws -> T) throws -> T {
         try requireLock()
         let lock = try DropLock(paths, exclusive: true, waiting: waiting)
@@ -43,9 +46,11 @@ extension UnlockedVault {
         try absorbInbox()
         var listed = Set<[UInt8]>()
         for d in try openInbox(with: keys).waiting where d.entry.kind == .snapshot {
-            guard let content = try? snapshotContent(d.entry, at: paths.dropInContent(d.contentStem)),
-                  let ids = try? BackupItems.packIDs(inSnapshot: content) else { continue }
-            listed.formUnion(ids)
+            do {
+                listed.formUnion(try BackupItems.packIDs(inSnapshot: snapshotContent(d.entry, at: paths.dropInContent(d.contentStem))))
+            } catch {
+                throw VaultError.waitingSnapshotUnreadable(dropIn: d.contentStem)
+            }
         }
         return try body(listed)
     }
@@ -66,26 +71,29 @@ extension UnlockedVault {
                                  name: BackupItems.repackName(pack))
     }
 
-    /// One manifest write that drops `removed` (backup storage only) and
-    /// names `added` (repacks whose blobs are durable); then the dropped
+    /// One manifest write that drops `removed` (backup storage only; their
+    /// ids become tombstones), names `added` (repacks whose blobs are
+    /// durable) and, with `marks`, replaces prune's marks; then the dropped
     /// blobs go. A kill before the write leaves the old manifest and
     /// unnamed blobs; after it, blobs no manifest names: never a manifest
     /// naming a missing blob.
-    public func replaceBackupStorage(removing removed: [ManifestEntry], adding added: [ManifestEntry]) throws {
+    public func replaceBackupStorage(removing removed: [ManifestEntry], adding added: [ManifestEntry],
+                                     marks: PruneMarks? = nil) throws {
         try requireLock()
         guard removed.allSatisfy({ $0.kind.isBackupStorage }), added.allSatisfy({ $0.kind == .repack }) else {
             throw VaultError.invalidArgument("only backup packs and snapshots are replaced this way")
         }
-        guard !removed.isEmpty || !added.isEmpty else { return }
+        guard !removed.isEmpty || !added.isEmpty || (marks != nil && marks != manifest.pruneMarks) else { return }
         let before = manifest
         let gone = manifest.remove(itemIDs: removed.map(\.itemID))
         do {
             for e in added { try manifest.add(e) }
+            if let marks { manifest.pruneMarks = marks }
+            try saveManifest()
         } catch {
             manifest = before
             throw error
         }
-        try saveManifest()
         for e in gone { try? Syscall.unlink(paths.item(e.blobName)) }
         try Syscall.fsyncDirectory(paths.items)
     }

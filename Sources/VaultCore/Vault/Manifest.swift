@@ -1,14 +1,19 @@
 import ByteLayout
+import System
 import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x04 || 3 zero bytes || generation u64be
+//   magic "VAULTMAN" (8) || version 0x05 || 3 zero bytes || generation u64be
 //   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
-//   plaintext = u32be record count || records
+//   plaintext = u32be record count || records || history || tombstones || marks
 //   record    = u32be version number || dropper (Dropper.swift) || entry (ManifestEntry.swift)
+//   history (ManifestHistory.swift), tombstones (Tombstones.swift), marks (PruneMarks.swift)
 //
-// Version 4 adds who dropped a version in, when another user of the
+// Version 5 adds the trailer: the manifest's ancestry, the ids it let go,
+// and prune's marks (issue 37: sync decides from proven history). Version
+// 4 (read; written only for the published vector) has no trailer: its
+// history is unknown. Version 4 adds who dropped a version in, when another user of the
 // machine did (a shared inbox). Version 3 (read; written only for the
 // published vector) has records without the dropper. Version 3 keeps an item's history: several entries may share a name, each
 // with its own version number (1, 2, …; gaps where versions were forgotten);
@@ -24,7 +29,7 @@ import VaultCrypto
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 4
+    public static let version: UInt8 = 5
     static let prefixLength = 32
     static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
@@ -40,6 +45,8 @@ public struct Manifest: Sendable {
     /// A version 4 record's fixed part before its entry: the version
     /// number and the dropper's first byte.
     static let recordPrefixLength = versionFieldLength + 1
+    /// A version 5 trailer with no history, tombstones or marks.
+    static let emptyTrailerLength = 2 + 4 + 4
 
     public private(set) var entries: [ManifestEntry]
     /// Indexes into `entries`, so lookups and the uniqueness checks of a
@@ -49,8 +56,19 @@ public struct Manifest: Sendable {
     /// Per name, the indexes of its versions in ascending version order.
     private var byName: [ByteKey: [Int]] = [:]
     private var byID: [ByteKey: Int] = [:]
-    /// The version 4 plaintext's size: 4 + the sum of the records' lengths.
-    public private(set) var plaintextSize = 4
+    /// 4 + the sum of the records' lengths (as version 4 and 5 records).
+    private var recordsSize = 4
+    /// The version 5 plaintext's size: the records and the trailer.
+    public var plaintextSize: Int { recordsSize + history.encodedLength + tombstones.encodedLength + pruneMarks.encodedLength }
+    /// The writes this manifest descends from (ManifestHistory.swift).
+    public internal(set) var history = ManifestHistory()
+    /// Whether `history` was read from the manifest (version 5) or is
+    /// unknown (an older version: nothing can be proven about its ancestry).
+    public internal(set) var historyKnown = true
+    /// The ids this vault let go (Tombstones.swift).
+    public internal(set) var tombstones = Tombstones()
+    /// Prune's marks (PruneMarks.swift).
+    public var pruneMarks = PruneMarks()
     /// How many times this vault's manifest has been written (0 for a
     /// version 1 manifest, which did not count). `sealed` writes it as is;
     /// `UnlockedVault.saveManifest` raises it first.
@@ -82,6 +100,17 @@ public struct Manifest: Sendable {
         }
     }
 
+    /// Before each write of this manifest by the copy whose replica id is
+    /// `replica` (Replica.swift): one more generation, and one more write
+    /// of that replica in the history. A merged manifest, whose generation
+    /// the merge chose, takes only the write (`countGeneration` false).
+    mutating func recordWrite(by replica: [UInt8], countGeneration: Bool = true) throws {
+        try history.advance(replica: replica)
+        historyKnown = true
+        guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
+        if countGeneration { generation += 1 }
+    }
+
     /// The current (highest) version of `name`.
     public func entry(named name: String) -> ManifestEntry? { byName[ByteKey(name)]?.last.map { entries[$0] } }
     /// Version `version` of `name`, if the manifest holds it.
@@ -107,6 +136,9 @@ public struct Manifest: Sendable {
     /// Whether `extra` more entries with names (and droppers' names) of
     /// `nameBytes` bytes in all still fit.
     func hasRoom(entries extra: Int = 1, nameBytes: Int) -> Bool {
+        // A tombstone per item id the manifest holds may come (its removal
+        // frees more than the tombstone takes) and a history of up to that
+        // many replicas: checked when they are added, not here.
         entries.count + extra <= Self.maxEntries
             && plaintextSize + extra * (Self.recordPrefixLength + ManifestEntry.fixedLength) + nameBytes <= plaintextCapacity + parseSlack
     }
@@ -121,8 +153,9 @@ public struct Manifest: Sendable {
         versionFieldLength + Dropper.encodedLength(e.droppedBy) + e.encodedLength
     }
 
-    /// Adds an entry as it is: its (name, version) and item id must be new,
-    /// and the name must have fewer than `maxVersions` versions.
+    /// Adds an entry as it is: its (name, version) and item id must be new
+    /// (never held before: not a tombstone), and the name must have fewer
+    /// than `maxVersions` versions.
     public mutating func add(_ e: ManifestEntry) throws {
         let name = ByteKey(e.name), id = ByteKey(e.itemID)
         let existing = byName[name]
@@ -135,6 +168,8 @@ public struct Manifest: Sendable {
         }
         guard (existing?.count ?? 0) < Self.maxVersions else { throw VaultError.tooManyVersions(name: e.name) }
         guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        guard !tombstones.contains(e.itemID) else { throw VaultError.itemIDRemoved(name: e.name) }
+        guard BackupItems.nameFitsKind(e) else { throw VaultError.invalidName(e.name) }
         guard hasRoom(for: e) else { throw VaultError.manifestFull }
         let i = entries.count
         if inOrder {
@@ -145,7 +180,7 @@ public struct Manifest: Sendable {
         }
         byID[id] = i
         entries.append(e)
-        plaintextSize += Self.recordLength(e)
+        recordsSize += Self.recordLength(e)
     }
 
     /// Adds `e` as the newest version of its name (version 1 of a new name).
@@ -167,25 +202,27 @@ public struct Manifest: Sendable {
     }
 
     /// Removes every version of the named items (all of them exist, or
-    /// nothing changes).
-    public mutating func remove(named names: [String]) throws -> [ManifestEntry] {
+    /// nothing changes); their ids become tombstones removed at `now`.
+    public mutating func remove(named names: [String], now: Int64 = Syscall.now()) throws -> [ManifestEntry] {
         var doomed = Set<Int>()
         for name in names {
             guard let indexes = byName[ByteKey(name)] else { throw VaultError.noSuchItem(name: name) }
             doomed.formUnion(indexes)
         }
-        return removeIndexes(doomed)
+        return removeIndexes(doomed, now: now)
     }
 
-    /// Removes the entries with these item ids (unknown ids are ignored).
-    public mutating func remove(itemIDs ids: [[UInt8]]) -> [ManifestEntry] {
-        removeIndexes(Set(ids.compactMap { byID[ByteKey($0)] }))
+    /// Removes the entries with these item ids (unknown ids are ignored);
+    /// their ids become tombstones removed at `now`.
+    public mutating func remove(itemIDs ids: [[UInt8]], now: Int64 = Syscall.now()) -> [ManifestEntry] {
+        removeIndexes(Set(ids.compactMap { byID[ByteKey($0)] }), now: now)
     }
 
-    private mutating func removeIndexes(_ doomed: Set<Int>) -> [ManifestEntry] {
+    private mutating func removeIndexes(_ doomed: Set<Int>, now: Int64) -> [ManifestEntry] {
         let removed = doomed.sorted().map { entries[$0] }
         entries = entries.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
-        plaintextSize -= removed.reduce(0) { $0 + Self.recordLength($1) }
+        recordsSize -= removed.reduce(0) { $0 + Self.recordLength($1) }
+        for e in removed { tombstones.insert(e.itemID, at: now) }
         reindex()
         return removed
     }
@@ -193,13 +230,14 @@ public struct Manifest: Sendable {
     /// Renames an item with its whole history.
     public mutating func rename(_ name: String, to newName: String) throws {
         try ManifestEntry.checkName(newName)
+        guard !BackupItems.isReservedName(newName) else { throw VaultError.invalidName(newName) }
         let old = ByteKey(name), new = ByteKey(newName)
         guard let indexes = byName[old] else { throw VaultError.noSuchItem(name: name) }
         guard byName[new] == nil else { throw VaultError.alreadyExists(path: newName) }
         let growth = indexes.count * (new.bytes.count - old.bytes.count)
         guard plaintextSize + growth <= plaintextCapacity else { throw VaultError.manifestFull }
         for i in indexes { entries[i].name = newName }
-        plaintextSize += growth
+        recordsSize += growth
         byName[old] = nil
         byName[new] = indexes
     }
@@ -207,9 +245,12 @@ public struct Manifest: Sendable {
     /// Gives the entry at `index` a new item id and file key (what a rekey
     /// does to every entry). Names, versions and sizes stay, so the names'
     /// index is untouched: a copy of this manifest made before shares it.
-    mutating func replaceKey(at index: Int, itemID: [UInt8], fileKey: FileKey) throws {
+    /// The old id becomes a tombstone: the storage saw it as a blob name,
+    /// and a drop-in under it must not be taken in after the rekey.
+    mutating func replaceKey(at index: Int, itemID: [UInt8], fileKey: FileKey, now: Int64 = Syscall.now()) throws {
         let id = ByteKey(itemID)
-        guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        guard byID[id] == nil, !tombstones.contains(itemID) else { throw VaultError.invalidArgument("duplicate item id") }
+        tombstones.insert(entries[index].itemID, at: now)
         byID[ByteKey(entries[index].itemID)] = nil
         byID[id] = index
         entries[index].itemID = itemID
@@ -225,9 +266,9 @@ public struct Manifest: Sendable {
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.itemID), $0) })
     }
 
-    /// The sealed file bytes, in format version 4; `formatVersion` 3 or 2
-    /// only for the published vectors (no droppers; for 2, every name once,
-    /// each version 1).
+    /// The sealed file bytes, in format version 5; `formatVersion` 4, 3 or
+    /// 2 only for the published vectors (no trailer; for 3 no droppers
+    /// either; for 2, every name once, each version 1).
     func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
                 formatVersion: UInt8 = Self.version) throws -> [UInt8] {
         var out = [UInt8]()
@@ -235,7 +276,7 @@ public struct Manifest: Sendable {
         return out
     }
 
-    /// The size `sealed` returns (format version 4).
+    /// The size `sealed` returns (format version 5).
     var sealedSize: Int { Self.prefixLength + plaintextSize + AEADAlgorithm.tagLength }
 
     /// `sealed`, appended to `out` and sealed in place there: no second
@@ -245,7 +286,7 @@ public struct Manifest: Sendable {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
-        let droppers = formatVersion == Self.version, records = formatVersion >= 3
+        let trailer = formatVersion == Self.version, droppers = formatVersion >= 4, records = formatVersion >= 3
         guard droppers || (formatVersion == 3 && entries.allSatisfy({ $0.droppedBy == nil }))
                 || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 && $0.droppedBy == nil })) else {
             throw VaultError.invalidArgument("manifest format version \(formatVersion)")
@@ -258,6 +299,11 @@ public struct Manifest: Sendable {
             if records { plain += ByteWriter.bigEndian(e.version) }
             if droppers { Dropper.encode(e.droppedBy, into: &plain) }
             e.encode(into: &plain)
+        }
+        if trailer {
+            history.encode(into: &plain)
+            tombstones.encode(into: &plain)
+            pruneMarks.encode(into: &plain)
         }
         defer { SecureZero.zero(&plain) }
         var w = ByteWriter(Self.magic + [formatVersion, 0, 0, 0])
@@ -304,18 +350,21 @@ public struct Manifest: Sendable {
     }
 
     /// Parses a decrypted manifest: exact shape, unique (name, version)
-    /// pairs and ids, at most `maxVersions` per name. Version 4: a version
-    /// number and a dropper before each entry; 3: a version number only;
-    /// 1 and 2: every entry is version 1.
+    /// pairs and ids, at most `maxVersions` per name. Version 5: as 4, then
+    /// the trailer (history, tombstones none of which is a record's id,
+    /// marks); 4: a version number and a dropper before each entry; 3: a
+    /// version number only; 1 and 2: every entry is version 1.
     static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
                       formatVersion: UInt8 = version) throws -> Manifest {
-        let records = formatVersion >= 3, droppers = formatVersion >= 4
+        let records = formatVersion >= 3, droppers = formatVersion >= 4, trailer = formatVersion >= 5
         var r = RawByteReader(b)
         let count: Int
         do { count = try r.length(UInt32.self, max: maxEntries) } catch { throw VaultError.corruptedOrTampered }
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
-        m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count
+        // An older version read in grows when written as version 5: its
+        // records by 5 or 1 bytes each, and by an empty trailer.
+        m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count + (trailer ? 0 : emptyTrailerLength)
         for _ in 0..<count {
             do {
                 let version = records ? try r.u32() : 1
@@ -325,6 +374,18 @@ public struct Manifest: Sendable {
                 e.droppedBy = dropper
                 try m.add(e)
             } catch { throw VaultError.corruptedOrTampered }
+        }
+        if trailer {
+            m.history = try ManifestHistory.decode(&r)
+            m.tombstones = try Tombstones.decode(&r)
+            m.pruneMarks = try PruneMarks.decode(&r, max: maxEntries)
+            // An id is held or let go, never both.
+            guard m.tombstones.count == 0 || !m.entries.contains(where: { m.tombstones.contains($0.itemID) }) else {
+                throw VaultError.corruptedOrTampered
+            }
+            guard m.plaintextSize <= m.plaintextCapacity else { throw VaultError.corruptedOrTampered }
+        } else {
+            m.historyKnown = false
         }
         guard r.isAtEnd else { throw VaultError.corruptedOrTampered }
         m.parseSlack = 0

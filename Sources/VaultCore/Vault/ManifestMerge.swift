@@ -1,3 +1,5 @@
+import System
+
 // Three-way merge of manifests (docs/FORMAT.md, "Merge"): what `push` and
 // `pull` do when this vault and a remote both changed since they were last
 // in step. Pure: no I/O, no keys; ManifestMergeTests checks the published
@@ -55,15 +57,37 @@ public enum ManifestMerge {
                 }
             }
         }
-        return try merge(base: keep.isEmpty ? base : base.filter { !keep.contains(ByteKey($0.itemID)) }, ours: ours, theirs: theirs)
+        return try merge(base: keep.isEmpty ? base : base.filter { !keep.contains(ByteKey($0.itemID)) }, ours: ours, theirs: theirs,
+                         now: Syscall.now(), exempt: keep)
     }
 
     /// Merges `ours` and `theirs`, which both descend from `base` (the
     /// entries of the manifest both last held; empty when not known: then
-    /// nothing counts as removed). The result's generation is above both.
-    /// Symmetric: swapping ours and theirs gives the same manifest.
+    /// only what a side's tombstones say it let go counts as removed). The
+    /// result's generation is above both, its history holds both, its
+    /// tombstones are both sides' and every id it drops (let go at `now`
+    /// unless a side says earlier), its marks both sides' for the packs it
+    /// keeps. Symmetric: swapping ours and theirs gives the same manifest.
+    /// `exempt`: ids that never count as in the base (step 0's packs).
     /// Throws what `Manifest` throws when the result would not fit.
-    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest) throws -> Result {
+    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest, now: Int64 = Syscall.now()) throws -> Result {
+        try merge(base: base, ours: ours, theirs: theirs, now: now, exempt: [])
+    }
+
+    static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest, now: Int64, exempt: Set<ByteKey>) throws -> Result {
+        // An id one side holds and the other let go (its tombstone) counts
+        // as in the base, under the holder's name: the other side removed
+        // it since, whether or not this vault kept the manifest both last
+        // held (issue 37: a remote added again had no base, and a merge
+        // without one brought back what the other side had removed).
+        var base = base
+        let known = Set(base.map { ByteKey($0.itemID) })
+        for (side, other) in [(ours, theirs), (theirs, ours)] where other.tombstones.count > 0 {
+            base += side.entries.filter {
+                let id = ByteKey($0.itemID)
+                return other.tombstones.contains($0.itemID) && !known.contains(id) && !exempt.contains(id)
+            }
+        }
         let b = Dictionary(base.map { (ByteKey($0.itemID), $0) }, uniquingKeysWith: { a, _ in a })
         let o = Dictionary(uniqueKeysWithValues: ours.entries.map { (ByteKey($0.itemID), $0) })
         let t = Dictionary(uniqueKeysWithValues: theirs.entries.map { (ByteKey($0.itemID), $0) })
@@ -131,6 +155,12 @@ public enum ManifestMerge {
 
         var merged = try Manifest(entries: number(picks))
         merged.generation = max(ours.generation, theirs.generation) + 1
+        merged.history = try ours.history.union(theirs.history)
+        merged.tombstones = ours.tombstones.union(theirs.tombstones) { merged.entry(itemID: $0.bytes) != nil }
+        for id in Set(o.keys).union(t.keys) where picks[id] == nil { merged.tombstones.insert(id.bytes, at: now) }
+        merged.pruneMarks = ours.pruneMarks.union(theirs.pruneMarks)
+        merged.pruneMarks.keep(only: Set(merged.entries.compactMap { BackupItems.storageID(of: $0) }))
+        guard merged.plaintextSize <= merged.plaintextCapacity else { throw VaultError.manifestFull }
         let listed = conflicts.values.sorted { ByteKey($0.kept).bytes.lexicographicallyPrecedes(ByteKey($1.kept).bytes) }
         return Result(manifest: merged, conflicts: listed)
     }

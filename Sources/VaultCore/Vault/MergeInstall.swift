@@ -20,6 +20,10 @@ extension UnlockedVault {
     package func install(merged: Manifest) throws {
         try requireLock()
         guard merged.generation > manifest.generation else { throw VaultError.invalidArgument("a merged manifest must be newer") }
+        // The merge is this copy's write: its history holds both sides' and
+        // one more write of ours, so it contains each and neither contains it.
+        var merged = merged
+        try merged.recordWrite(by: Replica.id(paths), countGeneration: false)
         let before = manifest
         try VaultDirectory.atomicWrite(merged.sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
         manifest = merged

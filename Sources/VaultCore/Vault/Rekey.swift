@@ -97,7 +97,7 @@ extension UnlockedVault {
         let header = try VaultHeader.seal(vaultID: old.vaultID, options: old.options, masterKey: master, slots: [slot],
                                           counter: try old.nextCounter())
         let newKeys = try VaultKeys(masterKey: master, vaultID: old.vaultID)
-        manifest.generation += 1
+        try manifest.recordWrite(by: Replica.id(paths))
         let current = try VaultHeader(parsing: VaultDirectory.readFile(paths.header, limit: VaultHeader.maxLength + 1))
         let pending = try RekeySwitch(replacing: current, with: header, manifest: manifest, manifestKey: newKeys.manifest,
                                       absorbed: absorbed, masterKey: master)

@@ -52,11 +52,12 @@ public final class UnlockedVault {
     /// mount`, which may stay for days, unlocks, absorbs, then reads only).
     public func releaseWriterLock() { lock = nil }
 
-    /// Writes the manifest with its generation one higher, and remembers
-    /// that generation (RollbackGuard).
+    /// Writes the manifest with its generation one higher and this copy's
+    /// write in its history (Replica.swift), and remembers that generation
+    /// (RollbackGuard).
     func saveManifest() throws {
         try requireLock()
-        manifest.generation += 1
+        try manifest.recordWrite(by: Replica.id(paths))
         try VaultDirectory.atomicWrite(manifest.sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
         rollbackGuard?.saw(vaultID: vaultID, generation: manifest.generation)
     }

@@ -21,9 +21,10 @@ struct SnapshotsCommand: Command {
     static let keepWithinOption = ValueOption<String>.text("--keep-within", as: "DURATION")
     static let pruneFlag = FlagOption("--prune")
     static let dryRunFlag = FlagOption("--dry-run")
+    static let graceOption = ValueOption<String>.text("--grace", as: "DURATION")
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
     static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
-        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec]
+        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
@@ -36,8 +37,8 @@ struct SnapshotsCommand: Command {
                vault snapshots forget [--keep-last N] [--keep-hourly N] [--keep-daily N]
                                       [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
                                       [--keep-within DURATION] [--host HOST] [--tag TAG]...
-                                      [--prune] [--dry-run]
-               vault snapshots prune [--dry-run]
+                                      [--prune [--grace DURATION]] [--dry-run]
+               vault snapshots prune [--grace DURATION] [--dry-run]
 
         The snapshots 'vault backup' made (it needs no password; these do).
         Waiting snapshots are taken in first; one whose packs are missing or
@@ -88,6 +89,12 @@ struct SnapshotsCommand: Command {
         unused with only what is needed (the next backup of its host then
         stores those files again); it waits for running backups to finish,
         and first brings in the backups waiting in each remote's inbox.
+        A pack goes only once prune has found it unused (or its unused
+        part as it is) for the grace, 24 hours unless --grace says
+        otherwise, counted from the first prune that found it so: a backup
+        another machine is sending has that long to land its snapshot.
+        Earlier runs say what waits and until when; --grace 0 deletes at
+        once, for when no backup is running anywhere.
 
         Options:
           --host HOST         list: only snapshots of HOST
@@ -109,6 +116,8 @@ struct SnapshotsCommand: Command {
                               forget: every snapshot within DURATION of the group's
                               newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
           --prune             forget: then prune (delete or rewrite unused packs)
+          --grace DURATION    forget --prune, prune: how long a pack must have been
+                              found unused before it goes (default 24h; 0: at once)
           --dry-run           forget, prune: only say what would go
 
         Examples:
@@ -134,6 +143,8 @@ struct SnapshotsCommand: Command {
     }
 
     let action: Action
+    /// prune's grace, in seconds (PruneSafety.deleteGrace unless --grace).
+    let grace: Int64
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = arguments.positionals.isEmpty ? ["list"] : arguments.positionals
@@ -149,6 +160,14 @@ struct SnapshotsCommand: Command {
             return s
         }
         let prune = arguments.isSet(Self.pruneFlag), dryRun = arguments.isSet(Self.dryRunFlag)
+        let graceText = try arguments.value(Self.graceOption)
+        grace = try graceText.map { text throws(CLIError) in
+            guard let s = text == "0" ? 0 : Self.duration(text) else { throw arguments.usageError("'\(text)' is not a duration (such as 0, 12h or 2d)") }
+            return s
+        } ?? PruneSafety.deleteGrace
+        if graceText != nil && !(words[0] == "prune" || (words[0] == "forget" && prune)) {
+            throw arguments.usageError("--grace goes with 'snapshots prune' and 'snapshots forget --prune'")
+        }
         let output = try arguments.value(Self.outputOption)
         if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
         let forgetOptions = !policy.isEmpty || prune || dryRun
@@ -359,13 +378,16 @@ struct SnapshotsCommand: Command {
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
-        let s = try Prune.run(vault, dryRun: dryRun) { context.terminal.note("waiting for running backups to finish") }
+        let s = try Prune.run(vault, dryRun: dryRun, grace: grace) { context.terminal.note("waiting for running backups to finish") }
         for id in s.unreadable {
             context.terminal.warning("snapshot \(id.prefix(8)) cannot be read whole: its packs were left as they are (run 'vault check')")
         }
         var line = "\(dryRun ? "would delete" : "deleted") \(Format.count(s.deleted, "unused pack")) (\(Format.size(s.deletedBytes)))"
         if s.repacked > 0 {
             line += ", \(dryRun ? "would repack" : "repacked") \(Format.count(s.repacked, "pack")) (\(Format.size(s.repackedFrom)) to \(Format.size(s.repackedTo)))"
+        }
+        if s.waiting > 0, let due = s.nextDue {
+            line += "; \(Format.count(s.waiting, "pack")) (\(Format.size(s.waitingBytes))) \(dryRun ? "would wait" : "wait") out the grace, the first until \(Format.time(due))"
         }
         if dryRun && !forgetting.isEmpty { line += ", not counting what the snapshots above would free" }
         if dryRun && !remotes.isEmpty { line += "; backups waiting in remotes' inboxes are looked at only by a prune that runs" }
