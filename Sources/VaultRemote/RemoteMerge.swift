@@ -17,6 +17,7 @@ enum RemoteMerge {
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
         // A snapshot's pack list: ours from items/, theirs staged (or here already).
         let result = try ManifestMerge.merge(base: baseEntries(local, base: base, theirs: opened.manifest, remote: remote, layout: layout),
+                                             baseTombstones: base?.tombstones ?? Tombstones(),
                                              ours: local.manifest, theirs: opened.manifest) { e, side in
             for v in side == .ours ? [local] : [opened, local] {
                 // A record that does not open lists nothing (docs/FORMAT.md, Merge, step 0).

@@ -27,23 +27,29 @@ struct ManifestMergeTests {
 
     // MARK: the vector
 
-    /// The `<!-- merge-vector -->` block of FORMAT.md: sections `base`,
-    /// `ours`, `theirs`, `merged`, each with its generation, then rows
-    /// `id name version added` (the name may hold spaces).
-    static func vector() throws -> [String: (generation: UInt64, rows: [Row])] {
+    /// A vector block of FORMAT.md (`<!-- merge-vector -->`, or another
+    /// `name`): sections `base`, `ours`, `theirs`, `merged`, each with its
+    /// generation, then rows `id name version added` (the name may hold
+    /// spaces) and `removed id...` (the section's tombstones).
+    static func vector(_ name: String = "merge-vector") throws -> [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>)] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        guard let start = text.range(of: "<!-- merge-vector -->"), let end = text.range(of: "<!-- end merge-vector -->") else {
-            throw VectorError("no merge vector in FORMAT.md")
+        guard let start = text.range(of: "<!-- \(name) -->"), let end = text.range(of: "<!-- end \(name) -->") else {
+            throw VectorError("no \(name) in FORMAT.md")
         }
-        var out: [String: (generation: UInt64, rows: [Row])] = [:]
+        var out: [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>)] = [:]
         var current = ""
         for line in text[start.upperBound..<end.lowerBound].split(separator: "\n") {
             let words = line.split(separator: " ")
             if line.hasPrefix("    ") && !line.hasPrefix("     ") {
                 guard words.count == 2, let g = UInt64(words[1]) else { throw VectorError("bad section line: \(line)") }
                 current = String(words[0])
-                out[current] = (g, [])
+                out[current] = (g, [], [])
+            } else if words.first == "removed" {
+                for w in words.dropFirst() {
+                    guard let byte = UInt8(w, radix: 16) else { throw VectorError("bad id: \(line)") }
+                    out[current]!.removed.insert(Array(repeating: byte, count: 16))
+                }
             } else if words.count >= 4, let byte = UInt8(words[0], radix: 16), let v = UInt32(words[words.count - 2]),
                       let added = Int64(words[words.count - 1]) {
                 let name = words[1..<(words.count - 2)].joined(separator: " ")
@@ -60,23 +66,31 @@ struct ManifestMergeTests {
         init(_ d: String) { description = d }
     }
 
-    static func manifest(_ rows: [Row], generation: UInt64) throws -> Manifest {
+    static func manifest(_ rows: [Row], generation: UInt64, removed: Set<[UInt8]> = []) throws -> Manifest {
         var m = try Manifest(entries: rows.map { try entry($0.id, $0.name, $0.version, $0.added) })
         m.generation = generation
+        for id in removed { m.tombstones.insert(id, at: 1) }
         return m
     }
 
-    @Test func thePublishedVector() throws {
+    @Test(arguments: ["merge-vector", "merge-vector-tombstones"]) func thePublishedVectors(_ name: String) throws {
+        let v = try Self.vector(name)
+        let m = try v.mapValues { try Self.manifest($0.rows, generation: $0.generation, removed: $0.removed) }
+        let (base, ours, theirs) = (m["base"]!, m["ours"]!, m["theirs"]!)
+        for (o, t) in [(ours, theirs), (theirs, ours)] {
+            let r = try ManifestMerge.merge(base: base.entries, baseTombstones: base.tombstones, ours: o, theirs: t)
+            #expect(Self.rows(r.manifest) == v["merged"]!.rows, "records, in their order")
+            #expect(r.manifest.generation == v["merged"]!.generation)
+            #expect(Set(r.manifest.tombstones.ids) == v["merged"]!.removed, "tombstones")
+            #expect(r.conflicts.map(\.kept) == (name == "merge-vector" ? ["draft-ours.md (conflict)", "plan.txt (conflict)"] : []))
+        }
+    }
+
+    @Test func thePublishedVectorsConflicts() throws {
         let v = try Self.vector()
         let base = try Self.manifest(v["base"]!.rows, generation: v["base"]!.generation)
         let ours = try Self.manifest(v["ours"]!.rows, generation: v["ours"]!.generation)
         let theirs = try Self.manifest(v["theirs"]!.rows, generation: v["theirs"]!.generation)
-        for (o, t) in [(ours, theirs), (theirs, ours)] {
-            let r = try ManifestMerge.merge(base: base.entries, ours: o, theirs: t)
-            #expect(Self.rows(r.manifest) == v["merged"]!.rows, "records, in their order")
-            #expect(r.manifest.generation == v["merged"]!.generation)
-            #expect(r.conflicts.map(\.kept) == ["draft-ours.md (conflict)", "plan.txt (conflict)"])
-        }
         let r = try ManifestMerge.merge(base: base.entries, ours: ours, theirs: theirs)
         #expect(r.conflicts[0].kind == .renamedOnBoth(ours: "draft-ours.md", theirs: "draft-theirs.md"))
         #expect(r.conflicts[1].kind == .removedAndChanged(removedBy: .theirs))
@@ -120,9 +134,11 @@ struct ManifestMergeTests {
     // MARK: random schedules
 
     /// Three machines and a remote, in memory: each adds (a new item or a
-    /// new version), removes, renames, forgets, and syncs (merge with the
+    /// new version), removes, renames, forgets, forgets its base (as
+    /// `remote remove` and `remote add` do: its next merge has none, and
+    /// only tombstones remove anything), and syncs (merge with the
     /// remote against its base, then the remote takes the result), in
-    /// random order. After every machine has synced twice in turn, all
+    /// random order. VAULT_MERGE_TRACE=N prints schedule N step by step. After every machine has synced twice in turn, all
     /// hold the remote's manifest; every id added and never removed is
     /// there; every id removed is gone unless a conflict kept it. Each
     /// merge is also checked to be symmetric, and to be a fast-forward
@@ -160,13 +176,16 @@ struct ManifestMergeTests {
         }
         let (vectorStatus, vectorOut) = try python(["check-vector", root.appendingPathComponent("docs/FORMAT.md").path], input: Data())
         #expect(vectorStatus == 0, "\(String(decoding: vectorOut, as: UTF8.self))")
-        let (status, out) = try python(["merge"], input: try JSONSerialization.data(withJSONObject: merges.map { $0.filter { $0.key != "merged" } }))
+        let (status, out) = try python(["merge"], input: try JSONSerialization.data(withJSONObject: merges.map {
+            $0.filter { $0.key != "merged" && $0.key != "removed" }
+        }))
         #expect(status == 0)
         let answers = try JSONSerialization.jsonObject(with: out) as? [[String: Any]] ?? []
         #expect(answers.count == merges.count && merges.count >= minimum, "\(answers.count) answers to \(merges.count) merges")
         for (i, (mine, theirs)) in zip(merges, answers).enumerated() {
             #expect((mine["merged"] as? [[Any]]).map(Self.json) == (theirs["entries"] as? [[Any]]).map(Self.json), "merge \(i) differs")
             #expect(mine["generation"] as? UInt64 == (theirs["generation"] as? NSNumber)?.uint64Value, "merge \(i): generation")
+            if let gone = mine["removed"] as? [String] { #expect(gone == theirs["removed"] as? [String], "merge \(i): tombstones") }
         }
     }
 
@@ -189,35 +208,63 @@ struct ManifestMergeTests {
 
     static let names = ["a", "b", "c", "d", "e"]
 
+    /// `items` in name order: its own order is a dictionary's, which
+    /// differs from run to run, and a schedule must replay from its seed.
+    static func sortedItems(_ m: Manifest) -> [(current: ManifestEntry, versions: Int)] {
+        m.items.sorted { $0.current.name.utf8.lexicographicallyPrecedes($1.current.name.utf8) }
+    }
+
     static func run(schedule: Int, _ g: inout WriterLimitTests.SplitMix, _ merges: inout [[String: Any]]) throws {
         var remote = try Manifest()
         var machines = Array(repeating: Machine(manifest: try Manifest(), base: try Manifest()), count: 3)
         var added = Set<[UInt8]>(), removed = Set<[UInt8]>(), conflicted = Set<[UInt8]>()
         var time: Int64 = 0
         let steps = Int.random(in: 5...40, using: &g)
+        // What each step did, named in a failure.
+        var log: [String] = []
+        func short(_ id: [UInt8]) -> String { Hex.encode(id.prefix(2)) }
         for _ in 0..<steps {
             let i = Int.random(in: 0..<3, using: &g)
             time += 1
             var m = machines[i].manifest
-            switch Int.random(in: 0..<10, using: &g) {
+            let op = Int.random(in: 0..<10, using: &g)
+            log.append("\(i):\(op)")
+            defer { log[log.count - 1] += " " + m.entries.map { short($0.itemID) + "=" + $0.name }.sorted().joined(separator: ",") }
+            let traced = ProcessInfo.processInfo.environment["VAULT_MERGE_TRACE"] == String(schedule)
+            defer {
+                if traced {
+                    func show(_ x: Manifest) -> String {
+                        x.entries.map { short($0.itemID) + "=" + $0.name }.sorted().joined(separator: ",") + " t:" + x.tombstones.ids.map(short).joined(separator: ",")
+                    }
+                    print(log.last!)
+                    for (k, x) in machines.enumerated() { print("   m\(k) \(show(x.manifest))  base \(show(x.base))") }
+                    print("   remote \(show(remote))")
+                }
+            }
+            switch op {
             case 0...2:  // add: a new item, or a new version of one
                 let e = try entry((0..<16).map { _ in UInt8.random(in: 0...255, using: &g) }, names.randomElement(using: &g)!, 1, time)
                 try m.addVersion(e)
                 added.insert(e.itemID)
             case 3:
-                if let item = m.items.randomElement(using: &g) {
+                if let item = sortedItems(m).randomElement(using: &g) {
                     removed.formUnion(try m.remove(named: [item.current.name]).map(\.itemID))
                 }
             case 4:
-                if let item = m.items.randomElement(using: &g) {
+                if let item = sortedItems(m).randomElement(using: &g) {
                     let to = names.randomElement(using: &g)! + String(Int.random(in: 0..<3, using: &g))
                     if !m.contains(name: to) { try m.rename(item.current.name, to: to) }
                 }
             case 5:  // forget one version that is not the current one
-                if let item = m.items.filter({ $0.versions > 1 }).randomElement(using: &g) {
+                if let item = sortedItems(m).filter({ $0.versions > 1 }).randomElement(using: &g) {
                     let old = m.versions(named: item.current.name).dropLast().randomElement(using: &g)!
                     removed.formUnion(m.remove(itemIDs: [old.itemID]).map(\.itemID))
                 }
+            case 6 where Int.random(in: 0..<3, using: &g) == 0:
+                // The base forgotten (`remote remove`, `remote add`): the
+                // next merge has none, and only tombstones remove anything.
+                machines[i].base = try Manifest()
+                continue
             default:
                 m.generation += 1
                 machines[i].manifest = m
@@ -234,7 +281,7 @@ struct ManifestMergeTests {
         let ids = Set(remote.entries.map(\.itemID))
         for id in added.subtracting(removed) { #expect(ids.contains(id), "schedule \(schedule): an added item was lost") }
         for id in removed.intersection(ids) {
-            #expect(conflicted.contains(id), "schedule \(schedule): a removed item came back without a conflict")
+            #expect(conflicted.contains(id), "schedule \(schedule): a removed item (\(short(id))) came back without a conflict: \(log)")
         }
     }
 
@@ -242,15 +289,20 @@ struct ManifestMergeTests {
     /// else the merge; then both hold the result.
     static func sync(_ m: inout Machine, _ remote: inout Manifest, _ conflicted: inout Set<[UInt8]>,
                      _ merges: inout [[String: Any]]) throws {
-        let oursChanged = Set(rows(m.manifest)) != Set(rows(m.base))
-        let theirsChanged = Set(rows(remote)) != Set(rows(m.base))
+        // Tombstones count: after a base was forgotten, ours may hold no
+        // entry it lacks and still have let go of what theirs holds.
+        let oursChanged = Set(rows(m.manifest)) != Set(rows(m.base)) || m.manifest.tombstones != m.base.tombstones
+        let theirsChanged = Set(rows(remote)) != Set(rows(m.base)) || remote.tombstones != m.base.tombstones
         var result = m.manifest
         if theirsChanged {
-            let r = try ManifestMerge.merge(base: m.base.entries, ours: m.manifest, theirs: remote)
+            let r = try ManifestMerge.merge(base: m.base.entries, baseTombstones: m.base.tombstones, ours: m.manifest, theirs: remote)
             merges.append(["base": rows(json: m.base.entries), "ours": rows(json: m.manifest.entries), "theirs": rows(json: remote.entries),
                            "ours_generation": Int(m.manifest.generation), "theirs_generation": Int(remote.generation),
-                           "merged": rows(json: r.manifest.entries), "generation": r.manifest.generation])
-            let swapped = try ManifestMerge.merge(base: m.base.entries, ours: remote, theirs: m.manifest)
+                           "base_removed": m.base.tombstones.ids.map(Hex.encode), "ours_removed": m.manifest.tombstones.ids.map(Hex.encode),
+                           "theirs_removed": remote.tombstones.ids.map(Hex.encode),
+                           "merged": rows(json: r.manifest.entries), "generation": r.manifest.generation,
+                           "removed": r.manifest.tombstones.ids.map(Hex.encode)])
+            let swapped = try ManifestMerge.merge(base: m.base.entries, baseTombstones: m.base.tombstones, ours: remote, theirs: m.manifest)
             #expect(rows(r.manifest) == rows(swapped.manifest), "the merge is symmetric")
             if !oursChanged { #expect(Set(rows(r.manifest)) == Set(rows(remote)), "unchanged here: theirs, as it is") }
             for c in r.conflicts {

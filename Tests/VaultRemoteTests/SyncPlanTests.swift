@@ -1,4 +1,5 @@
 import Testing
+@testable import VaultCore
 @testable import VaultRemote
 
 /// Every cell of the sync decision (SyncPlan), as a table: the rule push and
@@ -16,51 +17,104 @@ import Testing
         do { return try body() } catch let e as RemoteError { return .refused(e) } catch { return .refused(.malformedRemote("\(error)")) }
     }
 
-    // (L, R, K, same bytes when asked) -> pull
-    static let pullTable: [(UInt64, UInt64, UInt64, Bool, Outcome)] = [
-        (5, 5, 5, false, .pull(.inStep)),
-        (5, 5, 3, true, .pull(.inStep)),                              // both reached 5 the same way (a copy)
-        (5, 5, 3, false, .pull(.merge)),                              // both reached 5 differently
-        (5, 7, 5, false, .pull(.fetch)),
-        (3, 7, 5, false, .pull(.fetch)),                              // we are behind what we knew: fine
-        (6, 7, 5, false, .pull(.merge)),
-        (7, 6, 5, false, .pull(.merge)),                              // both changed, ours is the higher
-        (7, 6, 0, false, .pull(.remoteBehind(adopt: true))),          // never synced: adopted, not merged
-        (7, 5, 5, false, .pull(.remoteBehind(adopt: false))),
-        (7, 5, 0, false, .pull(.remoteBehind(adopt: true))),
-        (7, 4, 5, false, .refused(.remoteRollback(remote: 4, known: 5))),
-        (5, 4, 5, false, .refused(.remoteRollback(remote: 4, known: 5))),
-        (0, 0, 0, false, .pull(.inStep)),
+    /// A history from (replica letter, count, tag letter) triples: replica
+    /// ids and tags are that letter repeated.
+    static func history(_ dots: [(Character, UInt64, Character)]) -> ManifestHistory {
+        var h = ManifestHistory()
+        for (replica, count, tag) in dots {
+            let id = Array(repeating: UInt8(replica.asciiValue!), count: 16)
+            for _ in 0..<count { try! h.advance(replica: id, tag: Array(repeating: UInt8(tag.asciiValue!), count: 8)) }
+        }
+        return h
+    }
+
+    /// A manifest as the decision sees it: its identity, generation and
+    /// history (nil: from before version 5).
+    static func side(_ identity: String, _ generation: UInt64, _ dots: [(Character, UInt64, Character)]?) -> SyncPlan.Side {
+        SyncPlan.Side(identity: identity, generation: generation, history: dots.map(history))
+    }
+
+    // (local, remote, base) -> pull. Generations are chosen to mislead: the
+    // decision must never read them where histories speak.
+    static let pullTable: [(SyncPlan.Side, SyncPlan.Side, SyncPlan.Side?, Outcome)] = [
+        (side("L", 5, [("a", 5, "x")]), side("L", 5, [("a", 5, "x")]), nil, .pull(.inStep)),
+        (side("L", 2, [("a", 2, "x")]), side("R", 9, [("a", 1, "x")]), nil, .pull(.remoteBehind)),
+        (side("L", 9, [("a", 1, "x")]), side("R", 2, [("a", 2, "x")]), nil, .pull(.fetch)),
+        // Issue 37, item 1: a fork whose generation is the smaller is no
+        // older: both changed since the base, merge with it.
+        (side("L", 2, [("a", 3, "x")]), side("R", 1, [("a", 1, "x"), ("b", 1, "y")]), side("B", 0, [("a", 1, "x")]),
+         .pull(.merge(withBase: true))),
+        // Item 2: a remote added again, no base: merge with none (a union
+        // less what tombstones say), never adopt.
+        (side("L", 2, [("a", 2, "x")]), side("R", 1, [("a", 1, "x"), ("b", 1, "y")]), nil, .pull(.merge(withBase: false))),
+        // One replica that forked (a directory put back and written again):
+        // the same count with another tag is no descendant.
+        (side("L", 2, [("a", 2, "x")]), side("R", 2, [("a", 2, "y")]), side("B", 1, [("a", 1, "x")]), .pull(.merge(withBase: true))),
+        // The remote lost a write we shared (an older copy put back) but ours
+        // holds all it has: it is behind, a push puts ours back.
+        (side("L", 3, [("a", 3, "x"), ("b", 2, "y")]), side("R", 2, [("a", 2, "x"), ("b", 1, "y")]),
+         side("B", 3, [("a", 2, "x"), ("b", 2, "y")]), .pull(.remoteBehind)),
+        // It lost a write we shared and holds one we do not: a rollback
+        // written on since. Refused, whatever the generations say.
+        (side("L", 3, [("a", 1, "x"), ("b", 2, "y")]), side("R", 9, [("a", 1, "x"), ("b", 1, "y"), ("c", 1, "z")]),
+         side("B", 3, [("a", 1, "x"), ("b", 2, "y")]), .refused(.remoteRollback(remote: 9, known: 3))),
+        // Ours does not hold the base (rolled back here on purpose): merge without it.
+        (side("L", 2, [("a", 2, "z")]), side("R", 3, [("a", 2, "x"), ("b", 1, "y")]), side("B", 2, [("a", 2, "x")]),
+         .pull(.merge(withBase: false))),
+        // Manifests from before version 5 (no history): the base, then generations.
+        (side("L", 4, nil), side("B", 3, nil), side("B", 3, nil), .pull(.remoteBehind)),
+        (side("L", 4, [("a", 1, "x")]), side("B", 3, nil), side("B", 3, nil), .pull(.remoteBehind)),
+        (side("L", 4, [("a", 1, "x")]), side("R", 5, nil), side("B", 3, nil), .pull(.merge(withBase: true))),
+        (side("L", 3, nil), side("R", 4, nil), side("L", 3, nil), .pull(.merge(withBase: true))),
+        (side("L", 4, [("a", 1, "x")]), side("R", 2, nil), side("B", 3, nil), .refused(.remoteRollback(remote: 2, known: 3))),
+        (side("L", 4, nil), side("R", 5, nil), nil, .pull(.merge(withBase: false))),
     ]
 
     @Test func pullCells() {
-        for (l, r, k, same, want) in Self.pullTable {
-            var asked = false
-            let got = Self.outcome { .pull(try SyncPlan.pull(local: l, remote: r, known: k) { asked = true; return same }) }
-            #expect(got == want, "L=\(l) R=\(r) K=\(k)")
-            // The manifests' bytes are compared only when R = L and K differs.
-            #expect(asked == (r == l && k != r && r >= k), "L=\(l) R=\(r) K=\(k): asked \(asked)")
+        for (i, (l, r, b, want)) in Self.pullTable.enumerated() {
+            let got = Self.outcome { .pull(try SyncPlan.pull(local: l, remote: r, base: b)) }
+            #expect(got == want, "row \(i)")
         }
     }
 
-    // (L, R (nil: none), K, pending there) -> push
-    static let pushTable: [(UInt64, UInt64?, UInt64, Bool, Outcome)] = [
-        (1, nil, 0, false, .push(.init(adoptPending: false, uploadManifest: true))),
-        (5, 5, 5, false, .push(.init(adoptPending: false, uploadManifest: false))),
-        (6, 5, 5, false, .push(.init(adoptPending: false, uploadManifest: true))),
-        (6, 3, 5, false, .push(.init(adoptPending: false, uploadManifest: true))),   // rolled back there: put right
-        (6, 7, 5, false, .refused(.remoteChanged(remote: 7, known: 5))),
-        (7, 7, 5, true, .push(.init(adoptPending: true, uploadManifest: false))),    // a killed push of ours landed
-        (8, 7, 5, true, .push(.init(adoptPending: true, uploadManifest: true))),
-        (7, 7, 5, false, .refused(.remoteChanged(remote: 7, known: 5))),             // another machine's 7
-        (5, 5, 0, false, .refused(.remoteChanged(remote: 5, known: 0))),
+    // (local, remote (nil: none), base, pending there) -> push
+    static let pushTable: [(String, String?, String?, Bool, Outcome)] = [
+        ("L", nil, nil, false, .push(.init(adoptPending: false, uploadManifest: true))),
+        ("L", "L", "B", false, .push(.init(adoptPending: false, uploadManifest: false))),
+        ("L", "B", "B", false, .push(.init(adoptPending: false, uploadManifest: true))),
+        ("L", "P", "B", true, .push(.init(adoptPending: true, uploadManifest: true))),    // a killed push of ours landed
+        ("L", "R", "B", false, .refused(.remoteChanged(remote: 7, known: 0))),           // another machine's
+        // Issue 37, items 1 and 2: no base kept (a remote added again) is
+        // no proof: a pull with the password decides first.
+        ("L", "R", nil, false, .refused(.remoteChanged(remote: 7, known: 0))),
     ]
 
     @Test func pushCells() {
-        for (l, r, k, pending, want) in Self.pushTable {
-            let got = Self.outcome { .push(try SyncPlan.push(local: l, remote: r, known: k) { pending }) }
-            #expect(got == want, "L=\(l) R=\(String(describing: r)) K=\(k)")
+        for (i, (l, r, b, pending, want)) in Self.pushTable.enumerated() {
+            var asked = false
+            let got = Self.outcome {
+                .push(try SyncPlan.push(local: l, remote: r, base: b, remoteGeneration: 7) { asked = true; return pending })
+            }
+            #expect(got == want, "row \(i)")
+            // PENDING is read (a download) only when nothing cheaper decided.
+            #expect(asked == (r != nil && r != l && r != b), "row \(i)")
         }
+    }
+
+    /// Containment, cell by cell: more writes contain fewer; an equal
+    /// count only with the same tag; a replica the other lacks never.
+    @Test func historyContainment() {
+        let h = Self.history
+        #expect(h([("a", 2, "x")]).contains(h([("a", 1, "y")])))
+        #expect(h([("a", 2, "x")]).contains(h([("a", 2, "x")])))
+        #expect(!h([("a", 2, "x")]).contains(h([("a", 2, "y")])))
+        #expect(!h([("a", 2, "x")]).contains(h([("a", 1, "x"), ("b", 1, "x")])))
+        #expect(h([("a", 1, "x"), ("b", 1, "x")]).contains(ManifestHistory()))
+        let u = try! h([("a", 2, "x"), ("b", 1, "y")]).union(h([("a", 1, "x"), ("b", 3, "z"), ("c", 1, "w")]))
+        #expect(u == h([("a", 2, "x"), ("b", 3, "z"), ("c", 1, "w")]))
+        // A forked dot: the greater tag, and the union contains neither fork.
+        let forked = try! h([("a", 2, "x")]).union(h([("a", 2, "y")]))
+        #expect(forked == h([("a", 2, "y")]) && forked == (try! h([("a", 2, "y")]).union(h([("a", 2, "x")]))))
     }
 
     static func h(_ d: String, _ c: UInt64) -> SyncPlan.Header { SyncPlan.Header(digest: d, counter: c) }
@@ -93,28 +147,12 @@ import Testing
         }
     }
 
-    /// A manifest to merge may be below ours, never below K, and must be the one announced.
-    @Test func mergedManifestMustBeTheOneAnnounced() {
-        #expect(throws: Never.self) { try SyncPlan.checkMergeable(authenticated: 6, announced: 6, known: 5) }
-        #expect(throws: RemoteError.remoteChangedWhileReading(announced: 9, found: 6)) {
-            try SyncPlan.checkMergeable(authenticated: 6, announced: 9, known: 5)
-        }
-        #expect(throws: RemoteError.remoteRollback(remote: 4, known: 5)) {
-            try SyncPlan.checkMergeable(authenticated: 4, announced: 4, known: 5)
-        }
-    }
-
-    @Test func fetchedManifestMustBeTheOneAnnounced() {
-        #expect(throws: Never.self) { try SyncPlan.checkFetched(authenticated: 7, announced: 7, local: 5, known: 5) }
-        // The repro of issue 23: the short read said 999, the whole read was generation 1.
+    /// The staged manifest must be the one announced (issue 23's repro:
+    /// the short read said 999, the whole read was generation 1).
+    @Test func stagedManifestMustBeTheOneAnnounced() {
+        #expect(throws: Never.self) { try SyncPlan.checkAnnounced(authenticated: 7, announced: 7) }
         #expect(throws: RemoteError.remoteChangedWhileReading(announced: 999, found: 1)) {
-            try SyncPlan.checkFetched(authenticated: 1, announced: 999, local: 3, known: 3)
-        }
-        #expect(throws: RemoteError.remoteRollback(remote: 5, known: 5)) {
-            try SyncPlan.checkFetched(authenticated: 5, announced: 5, local: 5, known: 3)
-        }
-        #expect(throws: RemoteError.remoteRollback(remote: 4, known: 6)) {
-            try SyncPlan.checkFetched(authenticated: 4, announced: 4, local: 3, known: 6)
+            try SyncPlan.checkAnnounced(authenticated: 1, announced: 999)
         }
     }
 }

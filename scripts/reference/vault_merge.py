@@ -5,12 +5,15 @@ alone, as a second implementation to check the first against.
 An entry is (id bytes, name bytes, version, added); every other field of an
 entry is copied by id and plays no part in the rule.
 
-    vault_merge.py check-vector FORMAT.md   checks the published vector
+    vault_merge.py check-vector FORMAT.md   checks the published vectors
     vault_merge.py merge < cases.json        merges each case of a JSON list
         [{"base": [[id hex, name, version, added], ...], "ours": [...],
           "theirs": [...], "ours_generation": n, "theirs_generation": n,
-          "needs": {snapshot id hex: [pack id hex, ...]}}]   ("needs" optional: step 0)
-      and prints one JSON list of {"entries": [...], "generation": n}.
+          "needs": {snapshot id hex: [pack id hex, ...]},    (optional: step 0)
+          "base_removed": [id hex, ...], "ours_removed": [...],
+          "theirs_removed": [...]}]                         (optional: tombstones)
+      and prints one JSON list of {"entries": [...], "generation": n,
+      "removed": [id hex, ...]} (the merged tombstones' ids, ascending).
 """
 import json
 import sys
@@ -46,7 +49,27 @@ def keep_packs(base, ours, theirs, needs):
             for p in needs.get(e[0].hex(), []):
                 if b"pack-" + p.encode() in by_name:
                     keep.add(by_name[b"pack-" + p.encode()])
-    return [e for e in base if e[0] not in keep]
+    return [e for e in base if e[0] not in keep], keep
+
+
+def with_tombstones(base, ours, theirs, removed, keep):
+    """Step 1 with tombstones: an id one side holds and the other let go,
+    that the base's tombstones do not hold and that is neither in the base
+    nor kept by step 0, counts as in the base under the holder's entry."""
+    in_base = {e[0] for e in base}
+    out = list(base)
+    for side, other in (("ours", "theirs"), ("theirs", "ours")):
+        for e in {"ours": ours, "theirs": theirs}[side]:
+            if e[0] in removed[other] and e[0] not in removed["base"] and e[0] not in in_base and e[0] not in keep:
+                out.append(e)
+    return out
+
+
+def merged_removed(ours, theirs, removed, merged):
+    """Both sides' tombstones and every id the merge dropped, less what it holds."""
+    live = {e[0] for e in merged}
+    held = {e[0] for e in ours} | {e[0] for e in theirs}
+    return sorted((removed["ours"] | removed["theirs"] | held) - live)
 
 
 def merge(base, ours, theirs, ours_generation, theirs_generation):
@@ -134,9 +157,10 @@ def merge(base, ours, theirs, ours_generation, theirs_generation):
     return out, max(ours_generation, theirs_generation) + 1
 
 
-def parse_vector(path):
+def parse_vector(path, name="merge-vector"):
+    """Sections (generation, entries, removed ids) of a vector block."""
     text = open(path, encoding="utf-8").read()
-    block = text.split("<!-- merge-vector -->")[1].split("<!-- end merge-vector -->")[0]
+    block = text.split("<!-- %s -->" % name)[1].split("<!-- end %s -->" % name)[0]
     sections, current = {}, None
     for line in block.splitlines():
         if not line.strip():
@@ -144,7 +168,9 @@ def parse_vector(path):
         words = line.split()
         if line.startswith("    ") and not line.startswith("     "):
             current = words[0]
-            sections[current] = (int(words[1]), [])
+            sections[current] = (int(words[1]), [], set())
+        elif words[0] == "removed":
+            sections[current][2].update(bytes([int(w, 16)]) * 16 for w in words[1:])
         else:
             entry = (bytes([int(words[0], 16)]) * 16, " ".join(words[1:-2]).encode(), int(words[-2]), int(words[-1]))
             sections[current][1].append(entry)
@@ -153,22 +179,29 @@ def parse_vector(path):
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "check-vector":
-        v = parse_vector(sys.argv[2])
-        for ours, theirs in (("ours", "theirs"), ("theirs", "ours")):
-            got, generation = merge(v["base"][1], v[ours][1], v[theirs][1], v[ours][0], v[theirs][0])
-            if got != v["merged"][1] or generation != v["merged"][0]:
-                print("merge vector: mismatch", got, generation)
-                return 1
-        print("merge vector: ok")
+        for name in ("merge-vector", "merge-vector-tombstones"):
+            v = parse_vector(sys.argv[2], name)
+            for ours, theirs in (("ours", "theirs"), ("theirs", "ours")):
+                removed = {"base": v["base"][2], "ours": v[ours][2], "theirs": v[theirs][2]}
+                base = with_tombstones(v["base"][1], v[ours][1], v[theirs][1], removed, set())
+                got, generation = merge(base, v[ours][1], v[theirs][1], v[ours][0], v[theirs][0])
+                gone = merged_removed(v[ours][1], v[theirs][1], removed, got)
+                if got != v["merged"][1] or generation != v["merged"][0] or gone != sorted(v["merged"][2]):
+                    print(name + ": mismatch", got, generation, gone)
+                    return 1
+            print(name + ": ok")
         return 0
     if len(sys.argv) == 2 and sys.argv[1] == "merge":
         results = []
         for case in json.load(sys.stdin):
             side = lambda k: [(bytes.fromhex(e[0]), e[1].encode(), e[2], e[3]) for e in case[k]]
-            base = keep_packs(side("base"), side("ours"), side("theirs"), case.get("needs", {}))
+            base, keep = keep_packs(side("base"), side("ours"), side("theirs"), case.get("needs", {}))
+            removed = {k: {bytes.fromhex(i) for i in case.get(k + "_removed", [])} for k in ("base", "ours", "theirs")}
+            base = with_tombstones(base, side("ours"), side("theirs"), removed, keep)
             got, generation = merge(base, side("ours"), side("theirs"),
                                     case["ours_generation"], case["theirs_generation"])
-            results.append({"entries": [[e[0].hex(), e[1].decode(), e[2], e[3]] for e in got], "generation": generation})
+            results.append({"entries": [[e[0].hex(), e[1].decode(), e[2], e[3]] for e in got], "generation": generation,
+                            "removed": [i.hex() for i in merged_removed(side("ours"), side("theirs"), removed, got)]})
         json.dump(results, sys.stdout)
         return 0
     print(__doc__, file=sys.stderr)

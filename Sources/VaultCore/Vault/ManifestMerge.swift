@@ -46,7 +46,7 @@ public enum ManifestMerge {
     /// counts as not in the base (so it stays as an addition of that side).
     /// `packsOf` gives a snapshot's pack list (nil: it does not open, and
     /// needs nothing).
-    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest,
+    public static func merge(base: [ManifestEntry], baseTombstones: Tombstones = Tombstones(), ours: Manifest, theirs: Manifest,
                              packsOf: (ManifestEntry, Side) -> [[UInt8]]?) throws -> Result {
         let inBase = Set(base.map { ByteKey($0.itemID) })
         var keep = Set<ByteKey>()
@@ -57,35 +57,42 @@ public enum ManifestMerge {
                 }
             }
         }
-        return try merge(base: keep.isEmpty ? base : base.filter { !keep.contains(ByteKey($0.itemID)) }, ours: ours, theirs: theirs,
-                         now: Syscall.now(), exempt: keep)
+        return try merge(base: keep.isEmpty ? base : base.filter { !keep.contains(ByteKey($0.itemID)) }, baseTombstones: baseTombstones,
+                         ours: ours, theirs: theirs, now: Syscall.now(), exempt: keep)
     }
 
     /// Merges `ours` and `theirs`, which both descend from `base` (the
-    /// entries of the manifest both last held; empty when not known: then
-    /// only what a side's tombstones say it let go counts as removed). The
+    /// entries of the manifest both last held, and its tombstones; empty
+    /// when not known: then only what a side's tombstones say it let go
+    /// counts as removed). The
     /// result's generation is above both, its history holds both, its
     /// tombstones are both sides' and every id it drops (let go at `now`
     /// unless a side says earlier), its marks both sides' for the packs it
     /// keeps. Symmetric: swapping ours and theirs gives the same manifest.
     /// `exempt`: ids that never count as in the base (step 0's packs).
     /// Throws what `Manifest` throws when the result would not fit.
-    public static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest, now: Int64 = Syscall.now()) throws -> Result {
-        try merge(base: base, ours: ours, theirs: theirs, now: now, exempt: [])
+    public static func merge(base: [ManifestEntry], baseTombstones: Tombstones = Tombstones(), ours: Manifest, theirs: Manifest,
+                             now: Int64 = Syscall.now()) throws -> Result {
+        try merge(base: base, baseTombstones: baseTombstones, ours: ours, theirs: theirs, now: now, exempt: [])
     }
 
-    static func merge(base: [ManifestEntry], ours: Manifest, theirs: Manifest, now: Int64, exempt: Set<ByteKey>) throws -> Result {
-        // An id one side holds and the other let go (its tombstone) counts
-        // as in the base, under the holder's name: the other side removed
-        // it since, whether or not this vault kept the manifest both last
-        // held (issue 37: a remote added again had no base, and a merge
-        // without one brought back what the other side had removed).
+    static func merge(base: [ManifestEntry], baseTombstones: Tombstones, ours: Manifest, theirs: Manifest, now: Int64,
+                      exempt: Set<ByteKey>) throws -> Result {
+        // An id one side holds and the other let go since the base (a
+        // tombstone the base does not have) counts as in the base, under
+        // the holder's name: the other side removed it, whether or not
+        // this vault kept the manifest both last held (issue 37: a remote
+        // added again had no base, and a merge without one brought back
+        // what the other side had removed). One the base had let go
+        // already and a side holds again was kept since by a conflict
+        // (step 3) that side saw: it stays that side's.
         var base = base
         let known = Set(base.map { ByteKey($0.itemID) })
         for (side, other) in [(ours, theirs), (theirs, ours)] where other.tombstones.count > 0 {
             base += side.entries.filter {
                 let id = ByteKey($0.itemID)
-                return other.tombstones.contains($0.itemID) && !known.contains(id) && !exempt.contains(id)
+                return other.tombstones.contains($0.itemID) && !baseTombstones.contains($0.itemID)
+                    && !known.contains(id) && !exempt.contains(id)
             }
         }
         let b = Dictionary(base.map { (ByteKey($0.itemID), $0) }, uniquingKeysWith: { a, _ in a })
