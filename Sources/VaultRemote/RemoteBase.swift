@@ -15,6 +15,12 @@ import VaultCore
 ///                          that remote's inbox (a push sent them, or a
 ///                          pull took them), so each goes up once, comes
 ///                          in once, and is known as shared once gone there
+///     remote.<NAME>.older  "vault older v1\n" || (64 hex identity "\n")*:
+///                          manifests (ManifestPrefix.identity) this
+///                          vault's descends from, older than the base:
+///                          the bases before it, and an older copy a pull
+///                          proved ours contains; a push puts ours over
+///                          one of them (an older copy put back there)
 ///
 /// Both written atomically. The base is written before `remotes` records
 /// the generation it goes with, so after a kill the base is never older
@@ -45,10 +51,43 @@ public enum RemoteBase {
         return bytes
     }
 
-    /// Remembers `manifest` (a manifest file's bytes) as the base, unless it is already.
+    /// Remembers `manifest` (a manifest file's bytes) as the base, unless
+    /// it is already; the base it replaces joins the older ones (each base
+    /// descends from the one before it: see FORMAT.md, "Merge base").
     public static func write(_ manifest: [UInt8], vault: String, remote name: String) throws {
-        if let kept = try? read(vault: vault, remote: name), kept == manifest { return }
+        // A base that cannot be read is none: nothing older to remember.
+        let kept = try? read(vault: vault, remote: name)
+        if kept == manifest { return }
+        if let kept, let identity = try? ManifestPrefix.identity(of: kept) { try addOlder([identity], vault: vault, remote: name) }
         try VaultDirectory.atomicWrite(manifest, to: basePath(vault, name))
+    }
+
+    static let olderFirstLine = "vault older v1"
+    /// At most this many older identities (the newest kept; 65 bytes each).
+    static let maxOlder = 1_000
+    static func olderPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).older" }
+
+    /// The identities of manifests older than the base that this vault's
+    /// own descends from. A damaged file reads as empty: a push then needs
+    /// a pull first, never the reverse.
+    public static func older(vault: String, remote name: String) -> [String] {
+        guard let raw = try? VaultDirectory.readFile(olderPath(vault, name), limit: 64 + 65 * maxOlder),
+              let text = String(validating: raw, as: UTF8.self) else { return [] }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(olderFirstLine), lines.last == "" else { return [] }
+        lines.removeFirst(); lines.removeLast()
+        guard lines.allSatisfy({ $0.utf8.count == 64 && Hex.decode(String($0)) != nil }) else { return [] }
+        return lines.map(String.init)
+    }
+
+    /// Appends identities to the older ones (the oldest go past `maxOlder`).
+    public static func addOlder(_ identities: [String], vault: String, remote name: String) throws {
+        var all = older(vault: vault, remote: name)
+        let fresh = identities.filter { !all.contains($0) }
+        guard !fresh.isEmpty else { return }
+        all = Array((all + fresh).suffix(maxOlder))
+        let text = ([olderFirstLine] + all).map { $0 + "\n" }.joined()
+        try VaultDirectory.atomicWrite(Array(text.utf8), to: olderPath(vault, name))
     }
 
     /// The ids (hex) of drop-ins that passed between this vault and the
@@ -132,7 +171,8 @@ public enum RemoteBase {
 
     /// Forgets everything about the remote (`remote remove`).
     public static func remove(vault: String, remote name: String) throws {
-        for path in [basePath(vault, name), listPath(vault, name), mergingPath(vault, name)] where try Syscall.status(of: path) != nil {
+        for path in [basePath(vault, name), listPath(vault, name), mergingPath(vault, name), olderPath(vault, name)]
+        where try Syscall.status(of: path) != nil {
             try Syscall.unlink(path)
         }
     }

@@ -14,8 +14,10 @@ public enum RemoteError: Error, Equatable, Sendable {
     /// merged (exit 11). `remoteChanged`: the remote moved on too.
     case keysDiffer(remoteChanged: Bool)
     /// The remote's manifest is older than one this vault already had from
-    /// it: an older copy was put back there.
-    case remoteRollback(remote: UInt64, known: UInt64)
+    /// it: an older copy was put back there. `changedSince`: and written on
+    /// since (it holds what this vault does not), so a push cannot simply
+    /// put ours back.
+    case remoteRollback(remote: UInt64, known: UInt64, changedSince: Bool)
     /// Both this vault's header and the remote's changed (key slots or a
     /// password, on two machines) since they were last in step, or neither
     /// is newer: nothing is replaced (exit 11).

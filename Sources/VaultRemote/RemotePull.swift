@@ -94,7 +94,14 @@ public enum RemotePull {
             try SyncPlan.checkAnnounced(authenticated: copy.manifest.generation, announced: r)
             let remoteSide = SyncPlan.Side(identity: remoteIdentity, generation: r,
                                            history: copy.manifest.historyKnown ? copy.manifest.history : nil)
-            action = try SyncPlan.pull(local: localSide, remote: remoteSide, base: base?.side)
+            do {
+                action = try SyncPlan.pull(local: localSide, remote: remoteSide, base: base?.side)
+            } catch RemoteError.remoteRollback(let r, let k, false) {
+                // An older copy put back there, which ours holds all of
+                // (proven): a push may put ours back over it.
+                try RemoteBase.addOlder([remoteIdentity], vault: paths.root, remote: remote.name)
+                throw RemoteError.remoteRollback(remote: r, known: k, changedSince: false)
+            }
             opened = copy
         }
         let merging = if case .merge = action { true } else { false }

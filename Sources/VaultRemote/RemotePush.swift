@@ -18,6 +18,9 @@ public struct PushSummary: Sendable {
     public var seconds = 0.0
     /// This vault's waiting drop-ins uploaded to the remote's inbox.
     public var dropInsSent = 0
+    /// The remote held an older copy of this vault (put back there): this
+    /// push made it current again.
+    public var remoteWasOlder = false
     /// The remote's manifest generation when another machine had pushed
     /// since this vault last synced: nothing but drop-ins went up, and a
     /// merge (which needs the password) must come first.
@@ -112,6 +115,7 @@ public enum RemotePush {
         var pendingManifest: [UInt8]?
         do {
             plan = try SyncPlan.push(local: localIdentity, remote: remoteIdentity, base: baseIdentity,
+                                     older: RemoteBase.older(vault: root, remote: remote.name),
                                      remoteGeneration: remoteGeneration ?? 0) {
                 guard let pending = remote.pending, pending.generation == remoteGeneration,
                       let there = try rclone.headIfPresent(RemoteNames.join(target, RemoteNames.manifest), count: Manifest.maxFileSize),
@@ -126,6 +130,7 @@ public enum RemotePush {
             summary.seconds = Syscall.monotonicSeconds() - started
             return summary
         }
+        summary.remoteWasOlder = plan.remoteWasOlder
         if plan.adoptPending, let r = remoteGeneration, let pendingManifest {
             // The remote holds the manifest a killed push of ours left (one
             // this vault held, so ours descends from it): it is the base

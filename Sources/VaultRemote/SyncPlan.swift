@@ -94,22 +94,24 @@ public enum SyncPlan {
     /// comparison of generations (issue 37): a copy's history contains
     /// another's when it holds every write of it (ManifestHistory), or
     /// when the other is the base and the copy contains the base.
-    /// Refused as a rollback: a remote that neither holds what this vault
-    /// last held in step with it nor is contained in ours (an older copy
-    /// put back there and written on since).
+    /// Refused as a rollback: a remote that does not hold what this vault
+    /// last held in step with it (an older copy put back there; `changed
+    /// Since` when it also holds what ours does not).
     public static func pull(local l: Side, remote r: Side, base b: Side?) throws -> PullAction {
         if r.identity == l.identity { return .inStep }
+        if let b {
+            // The remote must hold what this vault last held in step with it.
+            // Without histories on both, only the generations can say (the
+            // rule before version 5): a lower one than the base's is a rollback.
+            let proven = r.history != nil && b.history != nil
+            if proven ? !contains(r, b, base: b, local: false) : r.generation < b.generation {
+                throw RemoteError.remoteRollback(remote: r.generation, known: b.generation,
+                                                 changedSince: !contains(l, r, base: b, local: true))
+            }
+        }
         if contains(l, r, base: b, local: true) { return .remoteBehind }
         if contains(r, l, base: b, local: false) { return .fetch }
-        guard let b else { return .merge(withBase: false) }
-        let proven = r.history != nil && b.history != nil
-        let remoteHasBase = contains(r, b, base: b, local: false)
-        // Without histories on both, only the generations can say (the
-        // rule before version 5): a lower one than the base's is a rollback.
-        if proven ? !remoteHasBase : r.generation < b.generation {
-            throw RemoteError.remoteRollback(remote: r.generation, known: b.generation)
-        }
-        return .merge(withBase: contains(l, b, base: b, local: true))
+        return .merge(withBase: b.map { contains(l, $0, base: b, local: true) } ?? false)
     }
 
     /// Whether `x`'s history contains `y`'s: the same write; or both
@@ -139,8 +141,11 @@ public enum SyncPlan {
         /// Upload our manifest (after the blobs); false when the remote
         /// holds it already.
         public let uploadManifest: Bool
-        public init(adoptPending: Bool, uploadManifest: Bool) {
-            (self.adoptPending, self.uploadManifest) = (adoptPending, uploadManifest)
+        /// The remote holds a manifest older than the base that ours
+        /// descends from (an older copy put back there): ours replaces it.
+        public let remoteWasOlder: Bool
+        public init(adoptPending: Bool, uploadManifest: Bool, remoteWasOlder: Bool = false) {
+            (self.adoptPending, self.uploadManifest, self.remoteWasOlder) = (adoptPending, uploadManifest, remoteWasOlder)
         }
     }
 
@@ -149,17 +154,19 @@ public enum SyncPlan {
     /// without a key). A push replaces the remote's manifest, and deletes
     /// what ours no longer names, only over a manifest this vault's own
     /// descends from: the base (what both last held in step; ours only
-    /// moved forward from it), or the one a killed push of ours left there
+    /// moved forward from it), one older than it (`older`: an older copy
+    /// put back there), or the one a killed push of ours left there
     /// (`pendingThere`, asked only then: its generation and digest). Any
     /// other manifest there (another machine pushed, or none is known, as
     /// after `remote add`) stops the push: a pull, with the password,
     /// proves how the two relate and merges. `remote` nil: no manifest
     /// there yet.
-    public static func push(local: String, remote: String?, base: String?, remoteGeneration: UInt64,
+    public static func push(local: String, remote: String?, base: String?, older: [String] = [], remoteGeneration: UInt64,
                             pendingThere: () throws -> Bool) throws -> PushAction {
         guard let remote else { return PushAction(adoptPending: false, uploadManifest: true) }
         if remote == local { return PushAction(adoptPending: false, uploadManifest: false) }
         if remote == base { return PushAction(adoptPending: false, uploadManifest: true) }
+        if older.contains(remote) { return PushAction(adoptPending: false, uploadManifest: true, remoteWasOlder: true) }
         guard try pendingThere() else { throw RemoteError.remoteChanged(remote: remoteGeneration, known: 0) }
         return PushAction(adoptPending: true, uploadManifest: true)
     }

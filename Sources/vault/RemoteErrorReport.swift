@@ -20,9 +20,13 @@ extension ErrorReport {
                                 ? ["nothing was changed; clone the remote into a new directory ('vault clone NAME DIR'), then copy the items you want across with 'vault get' and 'vault add'"]
                                 : ["nothing was changed; if this vault was rekeyed, 'vault push' puts it on the remote; if the remote was, clone it into a new directory ('vault clone NAME DIR')"],
                             code: .busy)
-        case .remoteRollback(let remote, let known):
+        case .remoteRollback(let remote, let known, false):
             return CLIError(message: "the remote's list of items is older than one this vault already had from it (generation \(remote), had \(known)): an older copy was put back there",
                             hints: ["nothing was changed here; 'vault push' makes the remote current again"], code: .corrupted)
+        case .remoteRollback(let remote, let known, true):
+            return CLIError(message: "the remote's list of items is older than one this vault already had from it (generation \(remote), had \(known)): an older copy was put back there, and changed since",
+                            hints: ["nothing was changed here; to merge with it as it is now, 'vault remote remove NAME' and 'vault remote add NAME TARGET' make this vault forget what it had from it, and the next pull merges"],
+                            code: .corrupted)
         case .headersDiverged:
             return CLIError(message: "both this vault and the remote changed their key slots or passwords since they were last in step",
                             hints: ["no header or list of items was changed (a push still sent its waiting drop-ins); if this vault's key slots are the ones to keep, 'vault push --replace-header' puts them on the remote, and other machines take them at their next pull"],

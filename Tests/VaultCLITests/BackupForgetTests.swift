@@ -20,11 +20,11 @@ struct BackupForgetTests {
         _ = try f.backup()
         _ = try f.snapshots([])
         let before = try Self.items(f)
-        let dry = try f.snapshots(["forget", "--keep-last", "1", "--prune", "--dry-run"])
+        let dry = try f.snapshots(["forget", "--keep-last", "1", "--prune", "--grace", "0", "--dry-run"])
         #expect(dry.status == 0 && dry.stderr.contains("would forget snapshot \(s1.prefix(8))"), "\(dry.stderr)")
         #expect(try Self.items(f) == before, "a dry run changes nothing")
 
-        let r = try f.snapshots(["forget", "--keep-last", "1", "--prune"])
+        let r = try f.snapshots(["forget", "--keep-last", "1", "--prune", "--grace", "0"])
         #expect(r.status == 0 && r.stderr.contains("forgot 1 snapshot, kept 1") && r.stderr.contains("deleted 1 unused pack"), "\(r.stderr)")
         #expect(try Self.items(f).count == before.count - 2, "the old snapshot and its own pack")
         let out = f.v.path + "/out"
@@ -50,7 +50,7 @@ struct BackupForgetTests {
         _ = try f.backup()
         let pack = try #require(try f.inbox(".item").first)
         unlink(f.v.dir + "/inbox/" + pack)
-        let r = try f.snapshots(["forget", s1, "--prune"])
+        let r = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
         #expect(r.status == 0 && r.stderr.contains("was refused") && r.stderr.contains("deleted 0 unused packs"), "\(r.stderr)")
         let left = try Self.items(f)
         #expect(firstPacks.subtracting(left).count == 1, "only the forgotten snapshot went: \(firstPacks) → \(left)")

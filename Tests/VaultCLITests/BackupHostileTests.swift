@@ -116,7 +116,7 @@ struct BackupHostileTests {
         let id = try f.drop(into: v.dir, root: root, counts: Self.counts(1))
         #expect(try v.run(["snapshots"]).status == 0)
         let before = try v.filesInVault()
-        let r = try v.run(["snapshots", "prune"])
+        let r = try v.run(["snapshots", "prune", "--grace", "0"])
         #expect(r.status == 3 && r.stderr.contains("snapshot \(id.prefix(8)) cannot be read whole") && r.stderr.contains("deleted 0 unused packs"),
                 "\(r.status) \(r.stderr)")
         // (prune's drop lock file may be new; the items are as they were)

@@ -69,7 +69,7 @@ struct BackupMergeTests {
         let s3 = try Self.backup(desktop)                       // z, from P: the laptop does not know it yet
 
         // The laptop sees s1 and s2: x is all of P that is needed, so P is rewritten with x alone.
-        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune"])
+        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune", "--grace", "0"])
         #expect(pruned.status == 0 && pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
         try Self.push(laptop)
 
@@ -83,7 +83,7 @@ struct BackupMergeTests {
 
         // Now the desktop's prune sees every snapshot: the repack goes (the
         // pack shadows it) and P is rewritten with x and z.
-        let again = try desktop.run(["snapshots", "prune"])
+        let again = try desktop.run(["snapshots", "prune", "--grace", "0"])
         #expect(again.status == 0 && again.stderr.contains("repacked 1 pack"), "\(again.stderr)")
         try Self.push(desktop)
         try Self.pull(laptop)
@@ -105,7 +105,7 @@ struct BackupMergeTests {
         try Self.write(desktop, "y", seed: 6)
         let s2 = try Self.backup(desktop)                       // x from P, y in a new pack
 
-        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune"])
+        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune", "--grace", "0"])
         #expect(pruned.status == 0 && pruned.stderr.contains("deleted 1 unused pack"), "\(pruned.stderr)")
         try Self.push(laptop)
         try Self.push(desktop)
@@ -134,14 +134,14 @@ struct BackupMergeTests {
 
         #expect(try f.v.run(["remote", "add", "gone", "no-such-rclone-remote:vault"]).status == 0)
         let before = try f.v.filesInVault()
-        let refused = try f.snapshots(["forget", s1, "--prune"])
+        let refused = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
         #expect(refused.status == 20 && refused.stderr.contains("inbox of remote 'gone'") && refused.stderr.contains("nothing was forgotten or deleted"),
                 "\(refused.stderr)")
         // Drop-ins from 'usb' may have come into the inbox; nothing else changed.
         #expect(try f.v.filesInVault().filter { !$0.hasPrefix("inbox/") } == before.filter { !$0.hasPrefix("inbox/") })
         #expect(try f.v.run(["remote", "remove", "gone"]).status == 0)
 
-        let pruned = try f.snapshots(["forget", s1, "--prune"])
+        let pruned = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
         #expect(pruned.status == 0 && pruned.stderr.contains("deleted 0 unused packs") && !pruned.stderr.contains("repacked"), "\(pruned.stderr)")
         #expect(try f.v.filesInVault().filter { $0.hasPrefix("items/") }.count == before.filter { $0.hasPrefix("items/") }.count + 1,
                 "s1 went, its pack stayed, and s2 and its own pack came in")

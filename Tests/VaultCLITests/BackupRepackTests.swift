@@ -51,10 +51,10 @@ struct BackupRepackTests {
         // s1's pack holds a, b, c, d: forgetting s1 leaves a and b needed, half.
         #expect(try f.snapshots(["forget", s1]).status == 0)
         let before = try Self.items(f)
-        let dry = try f.snapshots(["prune", "--dry-run"])
+        let dry = try f.snapshots(["prune", "--grace", "0", "--dry-run"])
         #expect(dry.status == 0 && dry.stderr.contains("would repack 1 pack"), "\(dry.stderr)")
         #expect(try Self.items(f) == before, "a dry run changes nothing")
-        let r = try f.snapshots(["prune"])
+        let r = try f.snapshots(["prune", "--grace", "0"])
         #expect(r.status == 0 && r.stderr.contains("repacked 1 pack"), "\(r.stderr)")
         let after = try Self.items(f)
         #expect(after.values.reduce(0, +) < before.values.reduce(0, +) - 350_000, "c and d are gone: \(before) → \(after)")
@@ -64,12 +64,12 @@ struct BackupRepackTests {
         #expect(check.status == 0, "\(check.stderr)")
 
         // Nothing more to do: a second prune changes nothing.
-        let again = try f.snapshots(["prune"])
+        let again = try f.snapshots(["prune", "--grace", "0"])
         #expect(again.status == 0 && again.stderr.contains("deleted 0 unused packs") && !again.stderr.contains("repack"), "\(again.stderr)")
         #expect(try Self.items(f) == after)
 
         // A repack is repacked in turn: forgetting s2 leaves only a of a and b.
-        let third = try f.snapshots(["forget", s2, "--prune"])
+        let third = try f.snapshots(["forget", s2, "--prune", "--grace", "0"])
         #expect(third.status == 0 && third.stderr.contains("repacked 1 pack"), "\(third.stderr)")
         try Self.restores(f, s3, ["a": Self.content(10)])
         #expect(try f.v.run(["check", "--read-data"]).status == 0)
@@ -80,7 +80,7 @@ struct BackupRepackTests {
         try f.write("e", Self.content(20))
         unlink(f.source + "/a")
         _ = try f.backup()
-        let last = try f.snapshots(["forget", s3, "--prune"])
+        let last = try f.snapshots(["forget", s3, "--prune", "--grace", "0"])
         #expect(last.status == 0 && last.stderr.contains("deleted 2 unused packs"), "\(last.stderr)")
         try Self.restores(f, "latest", ["e": Self.content(20)])
     }
@@ -133,7 +133,7 @@ struct BackupRepackTests {
             return f.cacheEnv.merging(["XDG_STATE_HOME": f.v.path + "/state-\(serial)"]) { $1 }
         }
         func prune(killAfter delay: Double, _ env: [String: String]) throws -> CLIHarness.Result {
-            try runKilled(after: delay, ["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "prune"],
+            try runKilled(after: delay, ["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "prune", "--grace", "0"],
                           environment: f.v.environment(env))
         }
         for run in 0..<runs {
@@ -149,7 +149,7 @@ struct BackupRepackTests {
             #expect(restore.status == 0, "run \(run): \(restore.stderr)")
             #expect(FileManager.default.contents(atPath: restored + "/src/a") == Data(expected["a"] ?? []), "run \(run)")
             try? FileManager.default.removeItem(atPath: restored)
-            let finish = try f.v.run(["snapshots", "prune"], env)
+            let finish = try f.v.run(["snapshots", "prune", "--grace", "0"], env)
             #expect(finish.status == 0, "run \(run): \(finish.stderr)")
             let check = try f.v.run(["check", "--read-data"], env)
             #expect(check.status == 0, "run \(run): \(check.stderr)")

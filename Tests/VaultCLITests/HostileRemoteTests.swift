@@ -90,7 +90,7 @@ struct HostileRemoteTests {
         let cases: [(String, Int32?, String)] = [
             ("old=\(old)", nil, ""), ("prefix=999,old=\(old)", nil, ""), ("truncate", 14, "header"),
             ("fail-midway", 20, "connection reset"), ("biglist=2000", 10, "no vault"),
-            ("prefix=0", 14, "older than one this vault already had"), ("prefix=999", 14, "announced generation 999")]
+            ("prefix=0", 14, "announced generation 0"), ("prefix=999", 14, "announced generation 999")]
         for (modes, status, message) in cases {
             let before = try Self.snapshot(b.dir)
             let r = try b.run(["pull"], Self.hostile(modes, target: remote), timeout: 120)

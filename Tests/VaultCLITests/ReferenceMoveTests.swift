@@ -41,7 +41,8 @@ import VaultCrypto
         while let rel = e?.nextObject() as? String {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
-                  !["lock", "drop.lock", "attempts"].contains(rel) else { continue }
+                  // The machine's own files (a replica id belongs to its directory): never moved.
+                  !["lock", "drop.lock", "attempts", "replica"].contains(rel) else { continue }
             out[rel] = try sha256(file: dir + "/" + rel)
         }
         return out

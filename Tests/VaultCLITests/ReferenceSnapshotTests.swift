@@ -59,7 +59,7 @@ struct ReferenceSnapshotTests {
         let s1 = try #require(try f.backup()["snapshot"] as? String)
         for name in ["b", "c"] { unlink(f.source + "/" + name) }
         let s2 = try #require(try f.backup()["snapshot"] as? String)
-        let pruned = try f.snapshots(["forget", s1, "--prune"])
+        let pruned = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
         #expect(pruned.status == 0 && pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
         let out = f.v.path + "/py"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)

@@ -48,6 +48,18 @@ struct VaultVectorTests {
         return m
     }
 
+    /// The version 5 vector (FORMAT.md): the version 4 manifest, generation
+    /// 4, with a history of two replicas, one tombstone and one prune mark.
+    static func historyManifest() throws -> Manifest {
+        var m = try droppedManifest()
+        m.generation = 4
+        for _ in 0..<3 { try m.history.advance(replica: seq(0xa0, 16), tag: seq(0xb0, 8)) }
+        try m.history.advance(replica: seq(0xc0, 16), tag: seq(0xd0, 8))
+        m.tombstones.insert(seq(0xe0, 16), at: 1_767_398_400)
+        m.pruneMarks[seq(0xf0, 16)] = PruneMarks.Mark(since: 1_767_484_800, needed: 4096)
+        return m
+    }
+
     static let expected: [String: String] = [
         "kek": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
         "header mac key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
@@ -74,6 +86,15 @@ struct VaultVectorTests {
             "6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6bc0e90043cfee9c176045e3e" +
             "3669156860fd2d5b785a33732472cfc8600b6fabbe6e470dc77339b857fa25744544040b7358341239a053f7f1e38d13" +
             "ded82616f4872562b4c6066e62032c1bbe56955d26578839",
+        "manifest v5": "5641554c544d414e050000000000000000000004909192939495969798999a9bc38c27290a79623b9d72b51d80915c1f" +
+            "ebcc36fb21c597011939de67fdbe7c0d06eda4cfe22300560cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317" +
+            "ef63dbf614b16cd2f8bdde5f60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d" +
+            "6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6bc0e90043cfee9c176045e3e" +
+            "3669156860fd2d5b785a33732472cfc8600b6fabbe6e470dc77339b857fa25744544040b7358341239a053f7f1e38d13" +
+            "ded82616f487256281d783641365ea0fe8b6e5e3bfbb9f577b7ea68e72d16a2a13dc01c7b46c19aecf06e64afe33f392" +
+            "6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61ae173535b9dfb2077f88e2d8d" +
+            "5287319c8abd9f09d616c507093217f64c777364022f72aafb40b3fbd3f9471cbf4f088d1cf751265b8c113cf576d268" +
+            "6b72ec99e3b1eb490c02",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
             "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
@@ -105,6 +126,8 @@ struct VaultVectorTests {
         got["manifest v3"] = Hex.encode(try Self.versionedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
                                                                            nonce: Self.manifestNonce, formatVersion: 3))
         got["manifest v4"] = Hex.encode(try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
+                                                                         nonce: Self.manifestNonce, formatVersion: 4))
+        got["manifest v5"] = Hex.encode(try Self.historyManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
                                                                          nonce: Self.manifestNonce))
         // The envelope, with the ephemeral key fixed (only a test may do that).
         var payload = [UInt8]()
@@ -138,6 +161,13 @@ struct VaultVectorTests {
         #expect(v3.entries.allSatisfy { $0.droppedBy == nil })
         let v4 = try Manifest.open(Hex.decode(got["manifest v4"]!)!, key: manifestKey, vaultID: Self.vaultID)
         #expect(v4.versions(named: "hello.txt").map(\.droppedBy) == [Dropper(uid: 1001, name: "ncshare"), nil] && v4.generation == 3)
+        #expect(!v4.historyKnown && v4.tombstones.count == 0)
+        let v5 = try Manifest.open(Hex.decode(got["manifest v5"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        let wanted = try Self.historyManifest()
+        #expect(v5.historyKnown && v5.history == wanted.history && v5.generation == 4)
+        #expect(v5.tombstones.removedAt(Self.seq(0xe0, 16)) == 1_767_398_400)
+        #expect(v5.pruneMarks[Self.seq(0xf0, 16)] == PruneMarks.Mark(since: 1_767_484_800, needed: 4096))
+        #expect(v5.versions(named: "hello.txt").map(\.droppedBy) == [Dropper(uid: 1001, name: "ncshare"), nil])
         // A dropper cannot be written in the older formats.
         #expect(throws: VaultError.self) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
                 let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),

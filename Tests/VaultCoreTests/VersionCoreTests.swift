@@ -136,7 +136,7 @@ struct VersionCoreTests {
             return p
         }
         func parsed(_ dropper: [UInt8]) -> Dropper?? {
-            (try? record(dropper).withUnsafeBytes { try Manifest.parse(plaintext: $0) }).map { $0.entries[0].droppedBy }
+            (try? record(dropper).withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: 4) }).map { $0.entries[0].droppedBy }
         }
         #expect(parsed([0]) == .some(nil))
         #expect(parsed([1, 0, 0, 0x03, 0xe9, 7] + Array("ncshare".utf8)) == .some(Dropper(uid: 1001, name: "ncshare")))

@@ -12,6 +12,13 @@ import VaultCore
         let g: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
         #expect(try ManifestPrefix.generation(of: Self.start + [2, 0, 0, 0] + g) == 0x0102_0304_0506_0708)
         #expect(try ManifestPrefix.generation(of: Self.start + [3, 0, 0, 0] + g + [9, 9]) == 0x0102_0304_0506_0708)
+        #expect(try ManifestPrefix.generation(of: Self.start + [5, 0, 0, 0] + g) == 0x0102_0304_0506_0708)
+        // The identity is the first 32 bytes, which hold the write's random nonce.
+        let file = Self.start + [5, 0, 0, 0] + g + Array(0..<12) + [0xaa, 0xbb]
+        #expect(try ManifestPrefix.identity(of: file) == Hex.encode(Array(file.prefix(32))))
+        #expect(throws: RemoteError.malformedRemote("the remote's manifest is too short")) {
+            try ManifestPrefix.identity(of: Array(file.prefix(31)))
+        }
         #expect(try ManifestPrefix.generation(of: Self.start + [1, 0, 0, 0]) == 0)
         #expect(try ManifestPrefix.generation(of: Self.start + [1, 0, 0, 0] + g) == 0)
     }
@@ -32,7 +39,7 @@ import VaultCore
                 try ManifestPrefix.generation(of: Array((Self.start + [2, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])[..<n]))
             }
         }
-        for v: UInt8 in [0, 5, 255] {
+        for v: UInt8 in [0, 6, 255] {
             #expect(throws: RemoteError.malformedRemote("the remote's manifest has an unknown version \(v)")) {
                 try ManifestPrefix.generation(of: Self.start + [v, 0, 0, 0] + [UInt8](repeating: 0, count: 8))
             }

@@ -50,14 +50,14 @@ import Testing
         // One replica that forked (a directory put back and written again):
         // the same count with another tag is no descendant.
         (side("L", 2, [("a", 2, "x")]), side("R", 2, [("a", 2, "y")]), side("B", 1, [("a", 1, "x")]), .pull(.merge(withBase: true))),
-        // The remote lost a write we shared (an older copy put back) but ours
-        // holds all it has: it is behind, a push puts ours back.
+        // The remote lost a write we shared (an older copy put back): refused
+        // (issue 23), though ours holds all it has (a push puts ours back).
         (side("L", 3, [("a", 3, "x"), ("b", 2, "y")]), side("R", 2, [("a", 2, "x"), ("b", 1, "y")]),
-         side("B", 3, [("a", 2, "x"), ("b", 2, "y")]), .pull(.remoteBehind)),
+         side("B", 3, [("a", 2, "x"), ("b", 2, "y")]), .refused(.remoteRollback(remote: 2, known: 3, changedSince: false))),
         // It lost a write we shared and holds one we do not: a rollback
         // written on since. Refused, whatever the generations say.
         (side("L", 3, [("a", 1, "x"), ("b", 2, "y")]), side("R", 9, [("a", 1, "x"), ("b", 1, "y"), ("c", 1, "z")]),
-         side("B", 3, [("a", 1, "x"), ("b", 2, "y")]), .refused(.remoteRollback(remote: 9, known: 3))),
+         side("B", 3, [("a", 1, "x"), ("b", 2, "y")]), .refused(.remoteRollback(remote: 9, known: 3, changedSince: true))),
         // Ours does not hold the base (rolled back here on purpose): merge without it.
         (side("L", 2, [("a", 2, "z")]), side("R", 3, [("a", 2, "x"), ("b", 1, "y")]), side("B", 2, [("a", 2, "x")]),
          .pull(.merge(withBase: false))),
@@ -66,7 +66,7 @@ import Testing
         (side("L", 4, [("a", 1, "x")]), side("B", 3, nil), side("B", 3, nil), .pull(.remoteBehind)),
         (side("L", 4, [("a", 1, "x")]), side("R", 5, nil), side("B", 3, nil), .pull(.merge(withBase: true))),
         (side("L", 3, nil), side("R", 4, nil), side("L", 3, nil), .pull(.merge(withBase: true))),
-        (side("L", 4, [("a", 1, "x")]), side("R", 2, nil), side("B", 3, nil), .refused(.remoteRollback(remote: 2, known: 3))),
+        (side("L", 4, [("a", 1, "x")]), side("R", 2, nil), side("B", 3, nil), .refused(.remoteRollback(remote: 2, known: 3, changedSince: true))),
         (side("L", 4, nil), side("R", 5, nil), nil, .pull(.merge(withBase: false))),
     ]
 
@@ -87,17 +87,19 @@ import Testing
         // Issue 37, items 1 and 2: no base kept (a remote added again) is
         // no proof: a pull with the password decides first.
         ("L", "R", nil, false, .refused(.remoteChanged(remote: 7, known: 0))),
+        // An older copy put back there, one ours descends from: made current again.
+        ("L", "O", "B", false, .push(.init(adoptPending: false, uploadManifest: true, remoteWasOlder: true))),
     ]
 
     @Test func pushCells() {
         for (i, (l, r, b, pending, want)) in Self.pushTable.enumerated() {
             var asked = false
             let got = Self.outcome {
-                .push(try SyncPlan.push(local: l, remote: r, base: b, remoteGeneration: 7) { asked = true; return pending })
+                .push(try SyncPlan.push(local: l, remote: r, base: b, older: ["O", "P0"], remoteGeneration: 7) { asked = true; return pending })
             }
             #expect(got == want, "row \(i)")
             // PENDING is read (a download) only when nothing cheaper decided.
-            #expect(asked == (r != nil && r != l && r != b), "row \(i)")
+            #expect(asked == (r != nil && r != l && r != b && r != "O"), "row \(i)")
         }
     }
 

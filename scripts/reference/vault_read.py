@@ -263,22 +263,60 @@ def parse_dropper(buf, off):
     return (uid, name.decode("ascii")), off + 6 + k
 
 
+MAX_REPLICAS = 65535
+MAX_TOMBSTONES = 1000000
+
+
+def parse_trailer(pt, off, entries):
+    """Version 5's trailer: history = u16be(h) || (replica (16) || count u64be
+    || tag (8)) x h, replicas ascending, count >= 1; tombstones = u32be(t) ||
+    (item id (16) || removed i64be) x t, ids ascending, none a record's id;
+    marks = u32be(p) || (pack id (16) || since i64be || needed u64be) x p,
+    ids ascending. Returns (history, tombstones, marks, offset)."""
+    def table(count_size, limit, row, fields):
+        nonlocal off
+        if len(pt) - off < count_size:
+            raise corrupted()
+        n = int.from_bytes(pt[off:off + count_size], "big")
+        off += count_size
+        if n > limit or len(pt) - off < n * row:
+            raise corrupted()
+        out = []
+        for _ in range(n):
+            key = bytes(pt[off:off + 16])
+            rest = struct.unpack(fields, pt[off + 16:off + row])
+            if out and not out[-1][0] < key:
+                raise corrupted()
+            out.append((key,) + rest)
+            off += row
+        return out
+    history = table(2, MAX_REPLICAS, 32, ">Q8s")
+    if any(count < 1 for _, count, _ in history):
+        raise corrupted()
+    tombstones = table(4, MAX_TOMBSTONES, 24, ">q")
+    if {t[0] for t in tombstones} & {e.item_id for e in entries}:
+        raise corrupted()
+    marks = table(4, MAX_ENTRIES, 32, ">qQ")
+    return history, tombstones, marks, off
+
+
 def open_manifest(v, data):
-    """Version 4: magic, 0x04, 3 zero bytes, generation u64be, nonce (12),
+    """Version 5: magic, 0x05, 3 zero bytes, generation u64be, nonce (12),
     sealed; the aad is vault id || bytes 0..<32; the plaintext is u32be(n)
-    then n records, each u32be(version) || dropper || entry. Version 3: the
-    same, records without the dropper. Version 2: the same prefix,
-    plaintext u32be(n) || entries. Version 1 (no generation): nonce at
-    12..<24, aad vault id || bytes 0..<24."""
+    then n records, each u32be(version) || dropper || entry, then the
+    trailer (history, tombstones, marks). Version 4: the same without the
+    trailer. Version 3: records without the dropper either. Version 2: the
+    same prefix, plaintext u32be(n) || entries. Version 1 (no generation):
+    nonce at 12..<24, aad vault id || bytes 0..<24."""
     if len(data) > MANIFEST_MAX or len(data) < 9 or data[:8] != MANIFEST_MAGIC:
         raise corrupted()
-    if data[8] in (0x02, 0x03, 0x04):
+    if data[8] in (0x02, 0x03, 0x04, 0x05):
         prefix = 32
     elif data[8] == 0x01:
         prefix = 24
     else:
         raise VaultError("unsupported version")
-    records, droppers = data[8] >= 0x03, data[8] == 0x04
+    records, droppers = data[8] >= 0x03, data[8] >= 0x04
     if len(data) < prefix + 16 + 4 or data[9:12] != b"\x00\x00\x00":
         raise corrupted()
     v.manifest_generation = struct.unpack(">Q", data[12:20])[0] if prefix == 32 else 0
@@ -306,6 +344,9 @@ def open_manifest(v, data):
         e.version = version
         e.dropper = dropper
         entries.append(e)
+    v.manifest_history, v.manifest_tombstones, v.manifest_marks = None, [], []
+    if data[8] == 0x05:
+        v.manifest_history, v.manifest_tombstones, v.manifest_marks, off = parse_trailer(pt, off, entries)
     if off != len(pt):
         raise corrupted()
     if len({(e.name, e.version) for e in entries}) != n or len({e.item_id for e in entries}) != n:
@@ -648,6 +689,23 @@ bc0e90043cfee9c176045e3e3669156860fd2d5b785a33732472cfc8600b6fabbe6e470d
 c77339b857fa25744544040b7358341239a053f7f1e38d13ded82616f4872562b4c6066e
 62032c1bbe56955d26578839
 """)
+# Version 5: the version 4 records, generation 4, then the trailer: replica
+# a0..af with count 3 and tag b0..b7, replica c0..cf count 1 tag d0..d7; one
+# tombstone e0..ef removed 1767398400; one mark, pack f0..ff since 1767484800
+# needing 4096 bytes.
+VEC_MANIFEST_V5 = _h("""
+5641554c544d414e050000000000000000000004909192939495969798999a9bc38c2729
+0a79623b9d72b51d80915c1febcc36fb21c597011939de67fdbe7c0d06eda4cfe2230056
+0cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317ef63dbf614b16cd2f8bdde5f
+60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d
+6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6
+bc0e90043cfee9c176045e3e3669156860fd2d5b785a33732472cfc8600b6fabbe6e470d
+c77339b857fa25744544040b7358341239a053f7f1e38d13ded82616f487256281d78364
+1365ea0fe8b6e5e3bfbb9f577b7ea68e72d16a2a13dc01c7b46c19aecf06e64afe33f392
+6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61a
+e173535b9dfb2077f88e2d8d5287319c8abd9f09d616c507093217f64c777364022f72aa
+fb40b3fbd3f9471cbf4f088d1cf751265b8c113cf576d2686b72ec99e3b1eb490c02
+""")
 VEC_V2_ITEM_ID = _seq(0xd0, 0xdf)
 VEC_V2_FILE_KEY = _seq(0xe0, 0xff)
 VEC_V2_ENTRY = dict(kind=0, origin=0, mode=0o600, size=5, count=1, added=1767312000,
@@ -798,6 +856,24 @@ def check_vector():
                    AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V4[0:32]))
             except VaultError as err:
                 diffs.append("manifest v4: %s" % err)
+            # 6. the version 5 manifest vector: the same records, then the trailer
+            try:
+                v5 = open_manifest(v, VEC_MANIFEST_V5)
+                eq("v5 generation", v.manifest_generation, 4)
+                eq("v5 entries = v4 entries", [(e.raw, e.dropper) for e in v5], [(e.raw, e.dropper) for e in v4])
+                eq("v5 history", v.manifest_history, [(_seq(0xa0, 0xaf), 3, _seq(0xb0, 0xb7)), (_seq(0xc0, 0xcf), 1, _seq(0xd0, 0xd7))])
+                eq("v5 tombstones", v.manifest_tombstones, [(_seq(0xe0, 0xef), 1767398400)])
+                eq("v5 marks", v.manifest_marks, [(_seq(0xf0, 0xff), 1767484800, 4096)])
+                trailer = struct.pack(">H", 2) + _seq(0xa0, 0xaf) + struct.pack(">Q", 3) + _seq(0xb0, 0xb7) \
+                    + _seq(0xc0, 0xcf) + struct.pack(">Q", 1) + _seq(0xd0, 0xd7) \
+                    + struct.pack(">I", 1) + _seq(0xe0, 0xef) + struct.pack(">q", 1767398400) \
+                    + struct.pack(">I", 1) + _seq(0xf0, 0xff) + struct.pack(">qQ", 1767484800, 4096)
+                pt = struct.pack(">I", 2) + struct.pack(">I", 1) + b"\x01" + struct.pack(">I", 1001) + b"\x07ncshare" \
+                    + v5[0].raw + struct.pack(">I", 2) + b"\x00" + v5[1].raw + trailer
+                eq("manifest v5 (re-sealed from inputs)", VEC_MANIFEST_V5[32:],
+                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V5[0:32]))
+            except VaultError as err:
+                diffs.append("manifest v5: %s" % err)
         # a wrong password must be told apart
         with open(pwfile, "w", encoding="utf-8") as f:
             f.write("wrong\n")

@@ -3,9 +3,10 @@
 runs the real rclone, but lies the way a remote the attacker controls can.
 vault finds it through VAULT_RCLONE. HOSTILE is a comma-separated list of:
 
-  prefix=N      a `cat --count 20` of the manifest answers generation N
+  prefix=N      a short read (`cat --count 32` or less) of the manifest
+                answers generation N
   old=DIR       every download (`copy`) and every whole read (`cat` of more
-                than 20 bytes) is served from DIR, an older copy of the
+                than 32 bytes) is served from DIR, an older copy of the
                 remote, while listings and short reads see the real one:
                 an object swapped between two reads
   truncate      every file a download writes is cut to half its size
@@ -55,9 +56,10 @@ def main():
     if cmd == "cat":
         count = int(args[args.index("--count") + 1]) if "--count" in args else -1
         path = args[-1]
-        if "old" in m and count != 20:
+        short = 0 <= count <= 32
+        if "old" in m and not short:
             args[-1] = redirect(path, root, m["old"])
-        if "prefix" in m and count == 20 and path.endswith("/manifest"):
+        if "prefix" in m and short and path.endswith("/manifest"):
             real = subprocess.run([REAL] + args, stdout=subprocess.PIPE)
             data = bytearray(real.stdout)
             if len(data) >= 20:

@@ -87,6 +87,9 @@ struct PushCommand: Command {
         if let pulled { RemoteSync.report(pulled, remote: remote.name, terminal: context.terminal, pushing: true) }
         context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
                               bytes: summary.uploadedBytes, seconds: summary.seconds))
+        if summary.remoteWasOlder {
+            context.terminal.note("'\(remote.name)' held an older copy of this vault (put back there): it is current again")
+        }
         if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
         if summary.remoteHeaderNewer {
             context.terminal.note("the remote's header is newer (key slots changed on another machine): left there",
