@@ -24,7 +24,7 @@ DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev z
 PIP := sh -c 'python3 -m pip install -q --root-user-action=ignore "$$@" 2>/dev/null \
 	  || python3 -m pip install -q --root-user-action=ignore --break-system-packages "$$@"' pip
 
-.PHONY: all deps test-deps build test demo bench bench-backup fuzz ct install uninstall clean crashtest
+.PHONY: all deps test-deps build test test-long demo bench bench-backup fuzz ct install uninstall clean crashtest
 
 all: build
 
@@ -55,6 +55,14 @@ build: deps
 
 test: build test-deps
 	VAULT_BIN=$(CURDIR)/$(BIN) $(SWIFT) test
+
+# The random schedules with many more schedules than the suite's few:
+# every party of issue 37 (PartiesModelTests), the merge through the CLI
+# (MultiMachineTests) and in memory (ManifestMergeTests).
+test-long: build test-deps
+	VAULT_BIN=$(CURDIR)/$(BIN) VAULT_PARTIES_SCHEDULES=$${VAULT_PARTIES_SCHEDULES:-60} VAULT_PARTIES_STEPS=$${VAULT_PARTIES_STEPS:-30} \
+	  VAULT_MERGE_CLI_SCHEDULES=$${VAULT_MERGE_CLI_SCHEDULES:-20} VAULT_MERGE_SCHEDULES=$${VAULT_MERGE_SCHEDULES:-5000} \
+	  $(SWIFT) test --filter 'PartiesModelTests|MultiMachineTests|ManifestMergeTests'
 
 # The crash harness with many more kills than the suite's 50 per operation.
 crashtest: build test-deps

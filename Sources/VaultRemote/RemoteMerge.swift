@@ -25,8 +25,15 @@ enum RemoteMerge {
             }
             return nil
         }
-        let named = Set(result.manifest.entries.map(\.blobName))
-        try RemotePull.moveIn(verified.filter(named.contains), from: staging, vault: local)
+        // Theirs' staged blobs the merge keeps as theirs (an id both hold
+        // for two items keeps ours unless the base holds theirs: never
+        // their blob under our entry).
+        let kept = verified.filter { blob in
+            guard let id = Hex.decode(blob), let merged = result.manifest.entry(itemID: id),
+                  let theirs = opened.manifest.entry(itemID: id) else { return false }
+            return merged.fileKey.same(as: theirs.fileKey)
+        }
+        try RemotePull.moveIn(kept, from: staging, vault: local)
         // Theirs becomes the base only once the merge is written: a kill in
         // between must not leave the old base beside the merged manifest
         // (a rerun would take the merge's own renames for changes).

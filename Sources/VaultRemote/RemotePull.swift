@@ -279,6 +279,13 @@ public enum RemotePull {
         var wanted: [String] = []
         for id in layout.dropIns where !exchanged.contains(id) {
             if try Syscall.status(of: paths.item(id)) != nil || Syscall.status(of: paths.dropInEnvelope(id)) != nil { continue }
+            // An id the remote stores as a blob is no fresh drop-in: it was
+            // taken in somewhere (the manifest brings it), or it is a copy
+            // made by someone who read the remote's listing to claim an id
+            // in use (issue 37): either way not taken from the inbox.
+            if layout.items[id] != nil { continue }
+            // One this vault holds or let go: the same (absorb would refuse it).
+            if let bytes = Hex.decode(id), local.manifest.entry(itemID: bytes) != nil || local.manifest.tombstones.contains(bytes) { continue }
             wanted.append(id)
         }
         guard !wanted.isEmpty else { return ([], 0) }

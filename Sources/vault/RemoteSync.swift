@@ -64,7 +64,8 @@ enum RemoteSync {
             break
         case .remoteBehind(let r, let l):
             if !pushing {
-                terminal.note("'\(remote)' is older than this vault (generation \(r) < \(l))", hint: "'vault push \(remote)' updates it")
+                terminal.note("'\(remote)' is behind this vault: it holds nothing this vault lacks (its generation \(r), here \(l))",
+                              hint: "'vault push \(remote)' updates it")
             }
         }
         if !s.dropIns.isEmpty {
@@ -92,6 +93,8 @@ enum RemoteSync {
         case .removedAndChanged(let by):
             let (removed, changed) = by == .ours ? ("here", "there") : ("there", "here")
             return "conflict: '\(Terminal.printable(c.base ?? c.kept))' was removed \(removed) and changed \(changed): kept as '\(kept)'"
+        case .idClaimedTwice(let side):
+            return "conflict: '\(kept)' has an item id that the other side holds for another item (one was forged by a dropper): kept \(side == .ours ? "this vault's" : "the remote's"); see 'vault check'"
         }
     }
 

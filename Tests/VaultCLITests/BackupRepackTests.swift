@@ -109,20 +109,26 @@ struct BackupRepackTests {
         try Self.restores(f, s1, ["a": Self.content(30)])
     }
 
-    /// Kills `snapshots prune` at random moments on copies of one vault:
-    /// after each, every snapshot restores whole, and a prune run again
-    /// finishes the job.
-    @Test func aKilledPruneLeavesEverySnapshotWhole() throws {
+    /// Kills `snapshots prune` at random moments on copies of one vault, in
+    /// each of its phases (issue 37): planning and marking (the default
+    /// grace: only marks are written), and executing what the marks made
+    /// due (`--grace 0` over a vault a prune marked before). After each,
+    /// every snapshot restores whole, and a prune run again finishes the job.
+    @Test(arguments: [false, true]) func aKilledPruneLeavesEverySnapshotWhole(executing: Bool) throws {
         let f = try BackupFixture()
         for (i, name) in ["a", "b", "c", "d"].enumerated() { try f.write(name, BackupFixture.random(3 << 20, seed: UInt64(40 + i))) }
         let s1 = try #require(try f.backup()["snapshot"] as? String)
         for name in ["b", "c", "d"] { unlink(f.source + "/" + name) }
         let s2 = try #require(try f.backup()["snapshot"] as? String)
         #expect(try f.snapshots(["forget", s1]).status == 0)
+        if executing {
+            let marked = try f.snapshots(["prune"])
+            #expect(marked.stderr.contains("wait out the grace"), "\(marked.stderr)")
+        }
         let pristine = f.v.path + "/pristine"
         try FileManager.default.copyItem(atPath: f.v.dir, toPath: pristine)
         let expected = ["a": BackupFixture.random(3 << 20, seed: 40)]
-        let runs = min(CrashTests.runs, 20)
+        let runs = min(CrashTests.runs, 12)
         var killed = 0, duration = 0.0, serial = 0
         /// A fresh copy of the pristine vault, and a state directory of its
         /// own (each copy is a new vault to the rollback guard).
@@ -133,8 +139,8 @@ struct BackupRepackTests {
             return f.cacheEnv.merging(["XDG_STATE_HOME": f.v.path + "/state-\(serial)"]) { $1 }
         }
         func prune(killAfter delay: Double, _ env: [String: String]) throws -> CLIHarness.Result {
-            try runKilled(after: delay, ["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "prune", "--grace", "0"],
-                          environment: f.v.environment(env))
+            try runKilled(after: delay, ["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "prune"]
+                            + (executing ? ["--grace", "0"] : []), environment: f.v.environment(env))
         }
         for run in 0..<runs {
             if run % 10 == 0 { duration = try CrashTests.calibrate { try prune(killAfter: CrashTests.noKill, try fresh()) } }

@@ -18,8 +18,11 @@ struct ManifestMergeTests {
         m.entries.map { Row(id: $0.itemID, name: $0.name, version: $0.version, added: $0.added) }
     }
 
-    static func entry(_ id: [UInt8], _ name: String, _ version: UInt32, _ added: Int64) throws -> ManifestEntry {
-        var e = try ManifestEntry(itemID: id, fileKey: FileKey.random(), kind: .file, origin: .unlocked, mode: 0o600,
+    /// An entry whose file key follows from its id (`keyByte` aside): one
+    /// id names one item on every side, as it does in a vault.
+    static func entry(_ id: [UInt8], _ name: String, _ version: UInt32, _ added: Int64, keyByte: UInt8 = 0) throws -> ManifestEntry {
+        let key = try (id + id).map { $0 ^ keyByte }.withUnsafeBytes { try FileKey(secret: SecretBytes(copying: $0)) }
+        var e = try ManifestEntry(itemID: id, fileKey: key, kind: .file, origin: .unlocked, mode: 0o600,
                                   size: 1, fileCount: 1, added: added, modified: added, name: name)
         e.version = version
         return e
@@ -111,6 +114,22 @@ struct ManifestMergeTests {
         let r = try ManifestMerge.merge(base: base.entries, ours: ours, theirs: base)
         #expect(Array(r.manifest.entries[0].name.utf8) == Array("cafe\u{301}".utf8), "the rename applies")
         #expect(r.conflicts.isEmpty)
+    }
+
+    /// One id, two items (a dropper who read a listing claimed an id one
+    /// side has not seen): each side keeps its own, unless the base holds
+    /// the other's; never a mix, and it is listed.
+    @Test func anIDClaimedTwiceKeepsOneWholeItem() throws {
+        let x = Self.id(9)
+        let ours = try Manifest(entries: [try Self.entry(x, "real.txt", 1, 10)])
+        let theirs = try Manifest(entries: [try Self.entry(x, "forged.bin", 1, 20, keyByte: 0x5a)])
+        let r = try ManifestMerge.merge(base: [], ours: ours, theirs: theirs)
+        #expect(r.manifest.entries.map(\.name) == ["real.txt"])
+        #expect(r.manifest.entries[0].fileKey.same(as: ours.entries[0].fileKey))
+        #expect(r.conflicts.map(\.kind) == [.idClaimedTwice(kept: .ours)])
+        let withBase = try ManifestMerge.merge(base: theirs.entries, ours: ours, theirs: theirs)
+        #expect(withBase.manifest.entries[0].fileKey.same(as: theirs.entries[0].fileKey))
+        #expect(withBase.conflicts.map(\.kind) == [.idClaimedTwice(kept: .theirs)])
     }
 
     @Test func aConflictNameStaysWithinTheLimit() {

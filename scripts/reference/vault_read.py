@@ -8,6 +8,8 @@ HKDF-SHA256), HKDF-SHA256, AES-256-GCM) is implemented here from the RFC.
 usage: vault_read.py list      VAULTDIR PASSWORDFILE
        vault_read.py versions  VAULTDIR PASSWORDFILE NAME
        vault_read.py get       VAULTDIR PASSWORDFILE NAME [VERSION]   > content
+       vault_read.py hashes    VAULTDIR PASSWORDFILE   every stored file version:
+                               name TAB version TAB SHA-256 of its content
        vault_read.py check-vector
 
 The password file's content has one trailing newline stripped, is normalised
@@ -607,6 +609,13 @@ def cmd_versions(vaultdir, pwfile, name, out):
         out.write("%d\t%d\t%s\t%s\n" % (e.version, e.size, "folder" if e.kind else "file", origin_text(e)))
 
 
+def cmd_hashes(vaultdir, pwfile, out):
+    """Every stored file version (kind 0) of the manifest, each read through."""
+    v = open_vault(vaultdir, read_password(pwfile))
+    for e in sorted((e for e in v.entries if e.kind == 0), key=lambda e: (e.name, e.version)):
+        out.write("%s\t%d\t%s\n" % (e.name.replace("\t", " "), e.version, hashlib.sha256(read_item(v, e)).hexdigest()))
+
+
 def cmd_get(vaultdir, pwfile, name, version=None):
     v = open_vault(vaultdir, read_password(pwfile))
     if version is not None:
@@ -898,6 +907,9 @@ def main(argv):
             return 0
         if len(argv) == 4 and argv[1] == "list":
             cmd_list(argv[2], argv[3], sys.stdout)
+            return 0
+        if len(argv) == 4 and argv[1] == "hashes":
+            cmd_hashes(argv[2], argv[3], sys.stdout)
             return 0
         if len(argv) == 5 and argv[1] == "versions":
             cmd_versions(argv[2], argv[3], argv[4], sys.stdout)

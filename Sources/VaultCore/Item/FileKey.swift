@@ -24,4 +24,9 @@ public struct FileKey: Sendable {
     }
 
     public static func random() throws -> FileKey { try FileKey(secret: .random(count: length)) }
+
+    /// Whether two keys are the same (in constant time).
+    public func same(as other: FileKey) -> Bool {
+        withUnsafeBytes { a in other.withUnsafeBytes { b in constantTimeEqual(a, b) } }
+    }
 }

@@ -23,6 +23,12 @@ public enum ManifestMerge {
             /// `removedBy` removed the item (every version) while the other
             /// side renamed it or added a version to it.
             case removedAndChanged(removedBy: Side)
+            /// Both sides hold one item id for two different items (other
+            /// file keys or kinds): ids are random, so one was forged by a
+            /// dropper who learned the id (docs/SECURITY.md). Each side
+            /// keeps its own unless the base holds the other's; `kept` is
+            /// the side kept.
+            case idClaimedTwice(kept: Side)
         }
         public let kind: Kind
         /// The item's name in the base (nil: not in the base).
@@ -103,6 +109,14 @@ public enum ManifestMerge {
 
         for id in Set(o.keys).union(t.keys) {
             switch (o[id], t[id]) {
+            case let (mine?, other?) where !sameItem(mine, other):
+                // One id, two items: ours stays (its blob is the one here)
+                // unless the base holds theirs; never a mix of the two.
+                let theirsInBase = b[id].map { sameItem($0, other) } ?? false
+                let kept = theirsInBase ? other : mine
+                picks[id] = Pick(entry: kept, name: kept.name, own: kept.version, shared: nil)
+                conflicts[kept.name] = Conflict(kind: .idClaimedTwice(kept: theirsInBase ? .theirs : .ours), base: b[id]?.name,
+                                                kept: kept.name)
             case let (mine?, other?):
                 let base = b[id]
                 // The number both give it, or the one of the side that
@@ -229,6 +243,12 @@ public enum ManifestMerge {
             let (x, y) = (ByteKey(a.name), ByteKey(b.name))
             return x == y ? a.version < b.version : x.bytes.lexicographicallyPrecedes(y.bytes)
         }
+    }
+
+    /// Whether two entries of one id are the same item: the same file key
+    /// and kind (an item id names one immutable blob).
+    static func sameItem(_ a: ManifestEntry, _ b: ManifestEntry) -> Bool {
+        a.kind == b.kind && a.fileKey.same(as: b.fileKey)
     }
 
     /// Names compare byte for byte (docs/FORMAT.md): Swift's `==` would

@@ -1,0 +1,330 @@
+import Foundation
+import Testing
+import VaultBackup
+import VaultCrypto
+@testable import VaultCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 37's model: every party that changes one vault, in seeded random
+/// schedules. Three machines of the owner (one makes the vault, the others
+/// clone it when the schedule says), one remote (a plain directory), a
+/// dropper (`add --to`), a password-free backup host (`backup --to`), and
+/// an attacker who replays captured drop-ins and drops junk packs under
+/// ids in use. Steps: add, absorb, remove, rename, forget versions, local
+/// backups, `--to` backups, forget a snapshot, prune (default grace, and
+/// grace 0 followed by a push, as one who knows nothing runs would do),
+/// push with and without the password, pull, `remote remove` and `remote
+/// add`, clone. Then everyone syncs twice, and:
+///   - every machine holds the same items and snapshots;
+///   - every file version whose add exited 0 and that no machine removed
+///     or forgot while holding it reads back byte for byte on every machine
+///     (the independent reader, scripts/reference/vault_read.py, reads them);
+///   - nothing removed comes back, except under a " (conflict)" name (a
+///     remove on one machine while another changed the item keeps both);
+///   - every snapshot whose backup exited 0 and that was not forgotten is
+///     on every machine and restores byte for byte; no forgotten one is;
+///   - `check --read-data` passes everywhere, and on the remote.
+/// VAULT_PARTIES_SCHEDULES (default 2), VAULT_PARTIES_STEPS (default 18),
+/// VAULT_PARTIES_SEED=S replays one schedule (its steps print on failure);
+/// `make test-long` runs many.
+@Suite("Issue 37: every party, random schedules", .serialized)
+struct PartiesModelTests {
+    @Test func randomSchedulesLoseNothingAndBringNothingBack() throws {
+        let env = ProcessInfo.processInfo.environment
+        let count = max(1, Int(env["VAULT_PARTIES_SCHEDULES"] ?? "") ?? 2)
+        let steps = max(1, Int(env["VAULT_PARTIES_STEPS"] ?? "") ?? 18)
+        let replay = env["VAULT_PARTIES_SEED"].flatMap { UInt64($0) }
+        var seeds = SystemRandomNumberGenerator()
+        for _ in 0..<(replay == nil ? count : 1) {
+            let seed = replay ?? seeds.next()
+            let world = try World(seed: seed)
+            try world.run(steps: steps)
+            try world.finalSync()
+            try world.checkInvariants()
+        }
+    }
+}
+
+/// One schedule's parties and the model of what they did.
+final class World {
+    typealias Machine = MultiMachineTests.Machine
+
+    var g: MultiMachineTests.SplitMix
+    let seed: UInt64
+    let owner: VaultFixture
+    var machines: [Machine?]
+    let remote: String
+    /// The backup host: no vault, no password.
+    let host: Sandbox, hostSource: String
+    let dropper: Sandbox
+    let fingerprint: String
+    var serial = 0
+    var log: [String] = []
+
+    enum State { case live, removed }
+    /// Every file version added, by the SHA-256 of its content (each is unique).
+    var contents: [String: State] = [:]
+    var names: [String] = []
+    /// Every snapshot made, by id: its files (path under the source: bytes).
+    var snapshots: [String: (files: [String: [UInt8]], live: Bool)] = [:]
+    /// Copies of drop-in pairs (file names and bytes) an attacker kept.
+    var captured: [[(String, Data)]] = []
+
+    init(seed: UInt64) throws {
+        self.seed = seed
+        g = MultiMachineTests.SplitMix(state: seed)
+        owner = try VaultFixture()
+        let first = Machine(v: owner, env: [:])
+        remote = owner.path + "/remote"
+        machines = [first, nil, nil]
+        host = try Sandbox()
+        hostSource = host.path + "/src"
+        try FileManager.default.createDirectory(atPath: hostSource, withIntermediateDirectories: false)
+        dropper = try Sandbox()
+        #expect(try first.run(["remote", "add", "origin", remote]).status == 0)
+        #expect(try first.run(["push"]).status == 0)
+        fingerprint = try owner.info()["public_key_fingerprint"] as? String ?? ""
+        for i in 0..<3 { try FileManager.default.createDirectory(atPath: source(i), withIntermediateDirectories: true) }
+    }
+
+    var label: String { "schedule VAULT_PARTIES_SEED=\(seed): \(log)" }
+    /// Machine i's backup source; every source is named "src", so every
+    /// snapshot restores as "src/...".
+    func source(_ i: Int) -> String { owner.path + "/m\(i)/src" }
+    func pick<T>(_ xs: [T]) -> T? { xs.isEmpty ? nil : xs[Int.random(in: 0..<xs.count, using: &g)] }
+    func note(_ s: String) { log.append(s) }
+
+    static func sha(_ bytes: [UInt8]) -> String {
+        (try? VaultCrypto.SHA256.hash(bytes)).map { Hex.encode($0) } ?? ""
+    }
+
+    /// Every stored file version of machine `m` (after an absorb): hash → names.
+    func held(_ m: Machine) throws -> [String: [String]] {
+        let r = try ReferenceReaderTests().python(["hashes", m.v.dir, m.v.passwordFile], m.v)
+        #expect(r.status == 0, "\(label): vault_read.py hashes: \(r.stderr)")
+        var out: [String: [String]] = [:]
+        for line in r.stdoutText.split(separator: "\n") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false)
+            if f.count == 3 { out[String(f[2]), default: []].append(String(f[0])) }
+        }
+        return out
+    }
+
+    func inboxPairs(_ dir: String) -> Set<String> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") })
+    }
+
+    func capture(_ dir: String, new: Set<String>) {
+        guard !new.isEmpty, Int.random(in: 0..<2, using: &g) == 0 else { return }
+        captured.append(new.sorted().compactMap { n in FileManager.default.contents(atPath: dir + "/" + n).map { (n, $0) } })
+    }
+
+    func expectOK(_ r: CLIHarness.Result, _ what: String) {
+        #expect(r.status == 0, "\(label): \(what): \(r.stderr)")
+    }
+
+    // MARK: the steps
+
+    func run(steps: Int) throws {
+        for _ in 0..<steps {
+            let present = machines.indices.filter { machines[$0] != nil }
+            let i = pick(present)!
+            let m = machines[i]!
+            switch Int.random(in: 0..<20, using: &g) {
+            case 0, 1, 2:
+                serial += 1
+                let name = Int.random(in: 0..<3, using: &g) == 0 ? (pick(names) ?? "n\(serial)") : "n\(serial)"
+                let text = "\(name) #\(serial) on \(i) \(UInt64.random(in: 0...UInt64.max, using: &g))"
+                note("\(i) add \(name)")
+                let before = inboxPairs(m.v.dir + "/inbox")
+                let r = try m.addFile(name, text)
+                expectOK(r, "add")
+                if r.status == 0 {
+                    contents[Self.sha(Array(text.utf8))] = .live
+                    if !names.contains(name) { names.append(name) }
+                    capture(m.v.dir + "/inbox", new: inboxPairs(m.v.dir + "/inbox").subtracting(before))
+                }
+            case 3:
+                note("\(i) list")
+                expectOK(try m.run(["list"]), "list")
+            case 4:
+                guard let name = pick(names) else { continue }
+                note("\(i) remove \(name)")
+                expectOK(try m.run(["list"]), "list")
+                let heldThere = try held(m).filter { $0.value.contains(name) }.keys
+                if try m.run(["remove", "--yes", name]).status == 0 {
+                    for h in heldThere { contents[h] = .removed }
+                }
+            case 5:
+                guard let name = pick(names) else { continue }
+                serial += 1
+                note("\(i) rename \(name) r\(serial)")
+                if try m.run(["rename", name, "r\(serial)"]).status == 0 { names.append("r\(serial)") }
+            case 6:
+                guard let name = pick(names) else { continue }
+                note("\(i) forget \(name)")
+                expectOK(try m.run(["list"]), "list")
+                let before = Set(try held(m).filter { $0.value.contains(name) }.keys)
+                if try m.run(["forget", name, "--keep-last", "1"]).status == 0 {
+                    let after = Set(try held(m).filter { $0.value.contains(name) }.keys)
+                    for h in before.subtracting(after) { contents[h] = .removed }
+                }
+            case 7:
+                note("\(i) backup")
+                let files = try changeSource(source(i))
+                let r = try m.bare(["backup", source(i), "--json"])
+                expectOK(r, "backup")
+                if r.status == 0, let id = (try? JSONObject.parse(r.stdout))?["snapshot"] as? String { snapshots[id] = (files, true) }
+            case 8:
+                note("host backup --to")
+                let files = try changeSource(hostSource)
+                let before = inboxPairs(remote + "/inbox")
+                let r = try CLIHarness.run(["backup", hostSource, "--to", remote, "--fingerprint", fingerprint, "--json"],
+                                           environment: host.environment(), cwd: host.path, timeout: 60)
+                expectOK(r, "backup --to")
+                if r.status == 0, let id = (try? JSONObject.parse(r.stdout))?["snapshot"] as? String { snapshots[id] = (files, true) }
+                capture(remote + "/inbox", new: inboxPairs(remote + "/inbox").subtracting(before))
+            case 9:
+                let listed = try m.run(["snapshots", "list", "--json"])
+                let ids = ((try? JSONObject.parse(listed.stdout))?["snapshots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                guard let id = pick(ids.sorted()) else { continue }
+                note("\(i) forget snapshot \(id.prefix(6))")
+                if try m.run(["snapshots", "forget", id]).status == 0 { snapshots[id]?.live = false }
+            case 10:
+                note("\(i) prune")
+                expectOK(try m.run(["snapshots", "prune"]), "prune")
+            case 11:
+                note("\(i) prune --grace 0, push")
+                expectOK(try m.run(["snapshots", "prune", "--grace", "0"]), "prune --grace 0")
+                expectOK(try m.run(["push"]), "push after prune")
+            case 12:
+                note("\(i) push")
+                expectOK(try m.run(["push"]), "push")
+            case 13:
+                note("\(i) push (no password)")
+                expectOK(try m.bare(["push"]), "push without the password")
+            case 14:
+                note("\(i) pull")
+                expectOK(try m.run(["pull"]), "pull")
+            case 15:
+                note("\(i) remote remove, add")
+                expectOK(try m.run(["remote", "remove", "origin"]), "remote remove")
+                expectOK(try m.run(["remote", "add", "origin", remote]), "remote add")
+            case 16:
+                guard let free = machines.firstIndex(where: { $0 == nil }) else { continue }
+                note("\(free) clone")
+                let x = Machine(v: try VaultFixture(password: owner.password, create: false), env: [:])
+                let r = try x.run(["clone", remote, x.v.dir])
+                expectOK(r, "clone")
+                if r.status == 0 { machines[free] = x }
+            case 17:
+                serial += 1
+                let name = "d\(serial)"
+                let text = "\(name) from the dropper \(UInt64.random(in: 0...UInt64.max, using: &g))"
+                note("dropper add --to \(name)")
+                let file = dropper.path + "/" + name
+                try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+                let before = inboxPairs(remote + "/inbox")
+                let r = try CLIHarness.run(["add", "--to", remote, "--fingerprint", fingerprint, file],
+                                           environment: dropper.environment(), cwd: dropper.path, timeout: 60)
+                expectOK(r, "add --to")
+                if r.status == 0 {
+                    contents[Self.sha(Array(text.utf8))] = .live
+                    names.append(name)
+                    capture(remote + "/inbox", new: inboxPairs(remote + "/inbox").subtracting(before))
+                }
+            case 18:
+                guard let pair = pick(captured) else { continue }
+                let into = Int.random(in: 0..<2, using: &g) == 0 ? remote : m.v.dir
+                note("replay into \(into == remote ? "the remote" : "\(i)")")
+                try FileManager.default.createDirectory(atPath: into + "/inbox", withIntermediateDirectories: true)
+                for (n, bytes) in pair { try bytes.write(to: URL(fileURLWithPath: into + "/inbox/" + n)) }
+            default:
+                // A junk pack under an id in use (or once in use) somewhere.
+                let blobs = (try? FileManager.default.contentsOfDirectory(atPath: m.v.dir + "/items")) ?? []
+                guard let blob = pick(blobs.sorted()), let id = Hex.decode(blob), id.count == 16 else { continue }
+                let into = Int.random(in: 0..<2, using: &g) == 0 ? remote : m.v.dir
+                note("junk pack \(blob.prefix(6)) into \(into == remote ? "the remote" : "\(i)")")
+                var junk = HostileDropIn()
+                junk.itemID = id
+                junk.kind = 2
+                junk.name = Array(BackupItems.packName(id).utf8)
+                junk.size = 100
+                try FileManager.default.createDirectory(atPath: into + "/inbox", withIntermediateDirectories: true)
+                try junk.drop(into: into, item: try junk.item([UInt8](repeating: 0, count: 100)))
+            }
+        }
+    }
+
+    /// A new file in `dir`, sometimes one removed: the tree a backup takes.
+    func changeSource(_ dir: String) throws -> [String: [UInt8]] {
+        serial += 1
+        let bytes = BackupFixture.random(Int.random(in: 1...40_000, using: &g), seed: UInt64(serial) &* 7919 &+ seed)
+        try Data(bytes).write(to: URL(fileURLWithPath: dir + "/f\(serial)"))
+        let present = (try FileManager.default.contentsOfDirectory(atPath: dir)).sorted()
+        if present.count > 2, Int.random(in: 0..<3, using: &g) == 0, let gone = pick(present) {
+            try FileManager.default.removeItem(atPath: dir + "/" + gone)
+        }
+        var files: [String: [UInt8]] = [:]
+        for n in try FileManager.default.contentsOfDirectory(atPath: dir) {
+            files[n] = Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/" + n)))
+        }
+        return files
+    }
+
+    // MARK: the end
+
+    func finalSync() throws {
+        let all = machines.compactMap { $0 }
+        for _ in 0..<2 {
+            for m in all {
+                expectOK(try m.run(["list"]), "final list")
+                expectOK(try m.run(["push"]), "final push")
+            }
+        }
+        for m in all { expectOK(try m.run(["pull"]), "final pull") }
+    }
+
+    func checkInvariants() throws {
+        let all = machines.compactMap { $0 }
+        let first = try all[0].items()
+        var snapshotLists: [Set<String>] = []
+        for m in all {
+            #expect(try m.items() == first, "\(label): the machines differ")
+            let held = try self.held(m)
+            for (h, state) in contents {
+                switch state {
+                case .live:
+                    #expect(held[h] != nil, "\(label): a live version (\(h.prefix(8))) is missing on \(m.v.path)")
+                case .removed:
+                    let back = held[h]?.filter { !$0.hasSuffix(ManifestMerge.conflictSuffix) } ?? []
+                    #expect(back.isEmpty, "\(label): a removed version came back as \(back) on \(m.v.path)")
+                }
+            }
+            let listed = try m.run(["snapshots", "list", "--json"])
+            let ids = ((try? JSONObject.parse(listed.stdout))?["snapshots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            snapshotLists.append(Set(ids))
+            for (id, s) in snapshots {
+                #expect(ids.contains(id) == s.live, "\(label): snapshot \(id.prefix(8)) \(s.live ? "missing" : "came back") on \(m.v.path)")
+            }
+            let check = try m.run(["check", "--read-data"])
+            #expect(check.status == 0, "\(label): check: \(check.stderr)")
+        }
+        #expect(Set(snapshotLists).count <= 1, "\(label): the machines' snapshots differ")
+        let m = all[0]
+        for (id, s) in snapshots.sorted(by: { $0.key < $1.key }) where s.live {
+            let out = m.v.path + "/restored-\(id.prefix(8))"
+            let r = try m.run(["snapshots", "restore", id, "--to", out])
+            #expect(r.status == 0, "\(label): restore \(id.prefix(8)): \(r.stderr)")
+            for (name, bytes) in s.files {
+                #expect(FileManager.default.contents(atPath: out + "/src/" + name) == Data(bytes),
+                        "\(label): snapshot \(id.prefix(8)) restored \(name) wrong")
+            }
+            try? FileManager.default.removeItem(atPath: out)
+        }
+        let remoteCheck = try m.run(["check", "--remote", "origin", "--read-data"])
+        #expect(remoteCheck.status == 0, "\(label): remote check: \(remoteCheck.stderr)")
+    }
+}
