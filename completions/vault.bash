@@ -15,8 +15,8 @@ _vault_opts_for() {
         snapshots)
             case $2 in
                 restore) echo "--to --include --exclude" ;;
-                forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --dry-run" ;;
-                prune)   echo "--dry-run" ;;
+                forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --grace --dry-run" ;;
+                prune)   echo "--grace --dry-run" ;;
                 dump)    echo "-o --output" ;;
                 ls | diff) ;;
                 stats)   echo "--json" ;;

@@ -156,6 +156,7 @@ complete -c vault -n '__vault_using snapshots' -l keep-within -x -d 'forget: eve
 complete -c vault -n '__vault_using snapshots' -s o -l output -r -F -d 'dump: write to FILE'
 complete -c vault -n '__vault_using snapshots' -l prune -d 'forget: then delete the packs no snapshot needs'
 complete -c vault -n '__vault_using snapshots' -l dry-run -d 'forget, prune: only say what would go'
+complete -c vault -n '__vault_using snapshots' -l grace -x -d 'forget --prune, prune: how long a pack must have been unused'
 complete -c vault -n '__vault_using snapshots' -l host -x -d 'list: only snapshots of HOST'
 complete -c vault -n '__vault_using snapshots' -l tag -x -d 'list: only snapshots with TAG'
 complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON document on standard output'
