@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultBackup
 import VaultCrypto
+import VaultRemote
 @testable import VaultCore
 #if canImport(Glibc)
 import Glibc

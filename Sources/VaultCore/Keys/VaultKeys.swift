@@ -1,9 +1,9 @@
 import VaultCrypto
 
 /// The keys an unlocked vault works with, all derived from the master key.
-struct VaultKeys: Sendable {
+package struct VaultKeys: Sendable {
     let master: MasterKey
-    let manifest: SecretBytes
+    package let manifest: SecretBytes
     /// Opens X25519 envelopes (sealed to a version-1 header, or before an upgrade).
     let privateKey: X25519PrivateKey
     /// Opens X-Wing envelopes (version-2 headers). Built once per unlock: one

@@ -61,7 +61,7 @@ public enum BackupItems {
     }
 
     /// The pack id a pack or repack entry's name carries (nil for other kinds).
-    static func storageID(of e: ManifestEntry) -> [UInt8]? {
+    package static func storageID(of e: ManifestEntry) -> [UInt8]? {
         let prefix: String
         switch e.kind {
         case .pack: prefix = packPrefix

@@ -142,7 +142,7 @@ extension UnlockedVault {
 
     /// Moves `files` (relative paths) into quarantine/ under their own names
     /// (a name taken there gets ".2", ".3", ...). Returns what moved.
-    func quarantine(_ files: [FilePath]) throws -> [FilePath] {
+    package func quarantine(_ files: [FilePath]) throws -> [FilePath] {
         try requireLock()
         guard !files.isEmpty else { return [] }
         let root = FilePath(paths.root), q = FilePath(paths.quarantine)

@@ -61,12 +61,12 @@ public struct Manifest: Sendable {
     /// The version 5 plaintext's size: the records and the trailer.
     public var plaintextSize: Int { recordsSize + history.encodedLength + tombstones.encodedLength + pruneMarks.encodedLength }
     /// The writes this manifest descends from (ManifestHistory.swift).
-    public internal(set) var history = ManifestHistory()
+    public package(set) var history = ManifestHistory()
     /// Whether `history` was read from the manifest (version 5) or is
     /// unknown (an older version: nothing can be proven about its ancestry).
-    public internal(set) var historyKnown = true
+    public package(set) var historyKnown = true
     /// The ids this vault let go (Tombstones.swift).
-    public internal(set) var tombstones = Tombstones()
+    public package(set) var tombstones = Tombstones()
     /// Prune's marks (PruneMarks.swift).
     public var pruneMarks = PruneMarks()
     /// How many times this vault's manifest has been written (0 for a
@@ -76,7 +76,7 @@ public struct Manifest: Sendable {
     /// The file size this manifest may seal to: `maxFileSize`, smaller only
     /// in tests (which fill it to the brim without 256 MiB of names).
     let capacity: Int
-    var plaintextCapacity: Int { capacity - Self.prefixLength - AEADAlgorithm.tagLength }
+    package var plaintextCapacity: Int { capacity - Self.prefixLength - AEADAlgorithm.tagLength }
     /// Room beyond the capacity while a version 2 or 3 manifest is parsed:
     /// its entries cost 5 or 1 bytes more each as version 4 records, so one
     /// filled to the brim still opens (and then takes no growth until it shrinks).
@@ -104,7 +104,7 @@ public struct Manifest: Sendable {
     /// `replica` (Replica.swift): one more generation, and one more write
     /// of that replica in the history. A merged manifest, whose generation
     /// the merge chose, takes only the write (`countGeneration` false).
-    mutating func recordWrite(by replica: [UInt8], countGeneration: Bool = true) throws {
+    package mutating func recordWrite(by replica: [UInt8], countGeneration: Bool = true) throws {
         try history.advance(replica: replica)
         historyKnown = true
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
@@ -269,7 +269,7 @@ public struct Manifest: Sendable {
     /// The sealed file bytes, in format version 5; `formatVersion` 4, 3 or
     /// 2 only for the published vectors (no trailer; for 3 no droppers
     /// either; for 2, every name once, each version 1).
-    func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
+    package func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
                 formatVersion: UInt8 = Self.version) throws -> [UInt8] {
         var out = [UInt8]()
         try seal(appendingTo: &out, key: key, vaultID: vaultID, nonce: nonce, formatVersion: formatVersion)
@@ -324,7 +324,7 @@ public struct Manifest: Sendable {
 
     /// Opens and parses a sealed manifest: exact shape, every entry valid,
     /// unique names and ids, no trailing bytes.
-    static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
+    package static func open(_ file: [UInt8], key: SecretBytes, vaultID: [UInt8], capacity: Int = maxFileSize) throws -> Manifest {
         var r = ByteReader(file)
         let formatVersion: UInt8, generation: UInt64, nonce: [UInt8]
         do {
@@ -396,9 +396,9 @@ public struct Manifest: Sendable {
 /// A name or item id as bytes, for the manifest's indexes. Hashed in one
 /// call: an [UInt8] key is hashed byte by byte, which was most of the time
 /// spent opening a 130,000-item manifest.
-struct ByteKey: Hashable {
-    let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-    init(_ name: String) { bytes = Array(name.utf8) }
-    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+package struct ByteKey: Hashable {
+    package let bytes: [UInt8]
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ name: String) { bytes = Array(name.utf8) }
+    package func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

@@ -44,7 +44,7 @@ public struct PruneMarks: Sendable, Equatable {
 
     /// Both sides' marks: per pack the later one (then the one needing
     /// fewer bytes), so the grace is never shortened. Symmetric.
-    func union(_ other: PruneMarks) -> PruneMarks {
+    package func union(_ other: PruneMarks) -> PruneMarks {
         var out = self
         for (id, theirs) in other.marks {
             guard let ours = out.marks[id] else { out.marks[id] = theirs; continue }

@@ -14,7 +14,7 @@ import VaultCrypto
 // sits in another directory, finds the file not its own, and makes an id
 // of its own at its first write. Not secret; not carried by a move.
 
-enum Replica {
+package enum Replica {
     static let firstLine = "vault replica v1"
 
     static func path(_ paths: VaultPaths) -> String { paths.root + "/replica" }
@@ -22,7 +22,7 @@ enum Replica {
     /// This directory's replica id: the one in `replica` if that was made
     /// for this very directory, else a new random one, written (atomically)
     /// before it is used.
-    static func id(_ paths: VaultPaths) throws -> [UInt8] {
+    package static func id(_ paths: VaultPaths) throws -> [UInt8] {
         guard let dir = try Syscall.status(of: paths.root), dir.kind == .directory else {
             throw VaultError.unsafeVaultPath(paths.root)
         }

@@ -71,7 +71,7 @@ public final class RollbackGuard: Sendable {
 
     /// Remembers `generation` if it is newer (best effort: a state directory
     /// that cannot be written only weakens this guard).
-    func saw(vaultID: [UInt8], generation: UInt64, evenIfLower: Bool = false) {
+    package func saw(vaultID: [UInt8], generation: UInt64, evenIfLower: Bool = false) {
         guard evenIfLower || generation > remembered(vaultID: vaultID) else { return }
         try? Vault.ensureDirectory(directory)
         try? VaultDirectory.atomicWrite(Array("\(generation)\n".utf8), to: path(vaultID))

@@ -40,7 +40,7 @@ public struct Tombstones: Sendable, Equatable {
     public var ids: [[UInt8]] { removed.keys.sorted().map(\.bytes) }
 
     /// Records `id` as let go at `time` (an earlier time already recorded stays).
-    mutating func insert(_ id: [UInt8], at time: Int64) {
+    package mutating func insert(_ id: [UInt8], at time: Int64) {
         guard let key = ItemID(id) else { return }
         if let t = removed[key], t <= time { return }
         removed[key] = time
@@ -53,7 +53,7 @@ public struct Tombstones: Sendable, Equatable {
 
     /// Both sides' tombstones (the earlier time where both have one),
     /// without `live` (ids the merged manifest holds again). Symmetric.
-    func union(_ other: Tombstones, except live: (ItemID) -> Bool) -> Tombstones {
+    package func union(_ other: Tombstones, except live: (ItemID) -> Bool) -> Tombstones {
         var out = Tombstones()
         out.removed = removed.filter { !live($0.key) }
         for (id, t) in other.removed where !live(id) {
@@ -101,7 +101,7 @@ public struct Tombstones: Sendable, Equatable {
 /// A 16-byte id (an item id, a pack id) as two integers: a million of
 /// them as dictionary keys cost 16 bytes each, not an array's allocation.
 /// Ordered as its bytes are (big-endian halves).
-struct ItemID: Hashable, Comparable, Sendable {
+package struct ItemID: Hashable, Comparable, Sendable {
     let high: UInt64, low: UInt64
 
     init(_ high: UInt64, _ low: UInt64) { (self.high, self.low) = (high, low) }
@@ -112,7 +112,7 @@ struct ItemID: Hashable, Comparable, Sendable {
         low = bytes[8...].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    var bytes: [UInt8] { ByteWriter.bigEndian(high) + ByteWriter.bigEndian(low) }
+    package var bytes: [UInt8] { ByteWriter.bigEndian(high) + ByteWriter.bigEndian(low) }
 
-    static func < (a: ItemID, b: ItemID) -> Bool { (a.high, a.low) < (b.high, b.low) }
+    package static func < (a: ItemID, b: ItemID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 }

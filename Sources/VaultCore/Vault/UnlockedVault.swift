@@ -7,9 +7,9 @@ import System
 /// crash at any instant leaves a vault that opens with every completed item.
 public final class UnlockedVault {
     public internal(set) var vault: Vault
-    var keys: VaultKeys
+    package var keys: VaultKeys
     private(set) var lock: WriterLock?
-    public internal(set) var manifest: Manifest
+    public package(set) var manifest: Manifest
 
     /// Whether this process holds the writer lock (read-only otherwise).
     public var canWrite: Bool { lock != nil }
@@ -17,7 +17,7 @@ public final class UnlockedVault {
     /// user's copy): nothing is absorbed or tidied, every read works.
     public let readOnly: Bool
     package var paths: VaultPaths { vault.paths }
-    var vaultID: [UInt8] { vault.header.vaultID }
+    package var vaultID: [UInt8] { vault.header.vaultID }
 
     /// The key slot this unlock used (nil for a recovery kit).
     public internal(set) var unlockedSlot: String?
@@ -27,7 +27,7 @@ public final class UnlockedVault {
     var slotKEK: KeyEncryptionKey?
 
     /// This machine's memory of the newest manifest seen, if the caller keeps one.
-    let rollbackGuard: RollbackGuard?
+    package let rollbackGuard: RollbackGuard?
 
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
         self.readOnly = readOnly
@@ -46,7 +46,7 @@ public final class UnlockedVault {
         if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 
-    func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
+    package func requireLock() throws { guard lock != nil else { throw VaultError.busy } }
 
     /// Lets other writers in: from here this vault only reads (`vault
     /// mount`, which may stay for days, unlocks, absorbs, then reads only).

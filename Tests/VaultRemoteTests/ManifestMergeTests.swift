@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 @testable import VaultCore
+@testable import VaultRemote
 
 /// The three-way merge of manifests (ManifestMerge; docs/FORMAT.md,
 /// "Merge"): the published vector, read from FORMAT.md itself, the rule's
@@ -152,6 +153,19 @@ struct ManifestMergeTests {
 
     // MARK: random schedules
 
+    /// SplitMix64 (with the constants the schedules were first drawn with,
+    /// in VaultCoreTests' WriterLimitTests): the same schedules every run.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D4_9BB1_3311_49EB
+            return z ^ (z >> 31)
+        }
+    }
+
     /// Three machines and a remote, in memory: each adds (a new item or a
     /// new version), removes, renames, forgets, forgets its base (as
     /// `remote remove` and `remote add` do: its next merge has none, and
@@ -164,7 +178,7 @@ struct ManifestMergeTests {
     /// when one side did not change.
     @Test func randomSchedulesConverge() throws {
         // The same schedules every run (WriterLimitTests' SplitMix64); VAULT_MERGE_SEED picks others.
-        var generator = WriterLimitTests.SplitMix(state: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
+        var generator = SplitMix(state: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
         var merges: [[String: Any]] = []
         for schedule in 0..<Self.schedules {
             try Self.run(schedule: schedule, &generator, &merges)
@@ -233,7 +247,7 @@ struct ManifestMergeTests {
         m.items.sorted { $0.current.name.utf8.lexicographicallyPrecedes($1.current.name.utf8) }
     }
 
-    static func run(schedule: Int, _ g: inout WriterLimitTests.SplitMix, _ merges: inout [[String: Any]]) throws {
+    static func run(schedule: Int, _ g: inout SplitMix, _ merges: inout [[String: Any]]) throws {
         var remote = try Manifest()
         var machines = Array(repeating: Machine(manifest: try Manifest(), base: try Manifest()), count: 3)
         var added = Set<[UInt8]>(), removed = Set<[UInt8]>(), conflicted = Set<[UInt8]>()

@@ -1,4 +1,5 @@
 import System
+import VaultCore
 
 // What a merging pull needs of the unlocked vault (docs/FORMAT.md, "Merge"):
 // another manifest file opened with this vault's manifest key (the base

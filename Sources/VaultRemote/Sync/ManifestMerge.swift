@@ -1,4 +1,5 @@
 import System
+import VaultCore
 
 // Three-way merge of manifests (docs/FORMAT.md, "Merge"): what `push` and
 // `pull` do when this vault and a remote both changed since they were last
