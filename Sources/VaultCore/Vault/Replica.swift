@@ -17,7 +17,7 @@ import VaultCrypto
 package enum Replica {
     static let firstLine = "vault replica v1"
 
-    static func path(_ paths: VaultPaths) -> String { paths.root + "/replica" }
+    static func path(_ paths: VaultPaths) -> String { paths.replica }
 
     /// This directory's replica id: the one in `replica` if that was made
     /// for this very directory, else a new random one, written (atomically)
