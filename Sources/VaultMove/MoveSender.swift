@@ -127,6 +127,8 @@ public final class MoveSender {
         for f in files where !headers.contains(f.path) { try? Syscall.unlink(root + "/" + f.path) }
         try? Syscall.unlink(paths.attempts)
         try? Syscall.unlink(paths.dropLock)
+        try? Syscall.unlink(paths.legacyDropLock)
+        try? Syscall.unlink(paths.dropFence)
         Eraser.erase(FilePath(root + "/scratch"))
         try? Syscall.fsyncDirectory(paths.items)
         try? Syscall.fsyncDirectory(paths.inbox)

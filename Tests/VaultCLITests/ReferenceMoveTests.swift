@@ -33,7 +33,7 @@ import VaultCrypto
     }
 
     /// Every regular file under `dir` (relative path) with its SHA-256,
-    /// without the machine's own files (`lock`, `drop.lock`, `attempts`),
+    /// without the machine's own files (`lock`, `owner.lock`, `attempts`),
     /// which do not move.
     static func movableFiles(_ dir: String) throws -> [String: String] {
         var out: [String: String] = [:]
@@ -41,7 +41,7 @@ import VaultCrypto
         while let rel = e?.nextObject() as? String {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
-                  !["lock", "drop.lock", "attempts"].contains(rel) else { continue }
+                  !["lock", "owner.lock", "attempts"].contains(rel) else { continue }
             out[rel] = try sha256(file: dir + "/" + rel)
         }
         return out
