@@ -43,7 +43,10 @@ final class DropLock {
             try DropFence.wait(paths, waiting: waiting)
             return
         }
-        let fd = try Syscall.open(paths.dropLock, [.readWrite, .create, .noFollow], mode: 0o600)
+        let fd: Int32
+        do { fd = try Syscall.open(paths.dropLock, [.readOnly, .noFollow]) } catch let error as SystemError where error.errno == .noSuchFile {
+            fd = try Syscall.open(paths.dropLock, [.readWrite, .create, .noFollow], mode: 0o600)
+        }
         do {
             if try !Syscall.flock(fd, exclusive: exclusive, wait: false) {
                 waiting?()
