@@ -148,8 +148,10 @@ public final class SnapshotRestore {
     public func run() throws -> RestoreSummary {
         Syscall.raiseOpenFileLimit()
         let target = try Directory(fd: try Syscall.open(options.target, [.directory]), display: options.target)
+        // Best effort: a state directory that cannot be written costs only
+        // the modes and times of directories a killed run made.
         if let dir = options.journalDirectory {
-            journal = try RestoreJournal(directory: dir, snapshot: reader.id, target: target.status)
+            do { journal = try RestoreJournal(directory: dir, snapshot: reader.id, target: target.status) } catch { journal = nil }
         }
         stack = [Frame(name: [], display: "", entry: nil, wanted: false, directory: target)]
         do {
