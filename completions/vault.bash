@@ -14,7 +14,7 @@ _vault_opts_for() {
         backup)  echo "--exclude --exclude-file --exclude-caches --exclude-larger-than --one-file-system --tag --host --dry-run --json --to --fingerprint" ;;
         snapshots)
             case $2 in
-                restore) echo "--to --include --exclude" ;;
+                restore) echo "--to --include --exclude --overwrite" ;;
                 forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --grace --dry-run" ;;
                 prune)   echo "--grace --dry-run" ;;
                 dump)    echo "-o --output" ;;

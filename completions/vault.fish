@@ -163,6 +163,7 @@ complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON docume
 complete -c vault -n '__vault_using snapshots' -l to -x -a '(__fish_complete_directories)' -d 'restore: where to write'
 complete -c vault -n '__vault_using snapshots' -l include -x -d 'restore: only what matches'
 complete -c vault -n '__vault_using snapshots' -l exclude -x -d 'restore: leave out what matches'
+complete -c vault -n '__vault_using snapshots' -l overwrite -x -a 'never if-changed always' -d 'restore: what to do with a file there with other content'
 
 # init
 complete -c vault -n '__vault_using init' -l kdf-memory -x -d 'Argon2id memory in MiB'

@@ -19,6 +19,12 @@ int csystem_open_tmpfile(const char *directory, unsigned int mode) {
 int csystem_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
+int csystem_open_tmpfile_at(int directory, unsigned int mode) {
+    return openat(directory, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+}
+int csystem_renameat_noreplace(int directory, const char *from, const char *to) {
+    return renameat2(directory, from, directory, to, RENAME_NOREPLACE);
+}
 int csystem_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 int csystem_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 int csystem_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

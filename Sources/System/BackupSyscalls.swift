@@ -1,6 +1,7 @@
 // The calls `vault backup` and snapshot restores need beyond the others:
 // the host name, hard links, ownership and times to the nanosecond, each
 // on the path itself (never through a symbolic link).
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,5 +59,106 @@ extension Syscall {
         FilePath(bytes: pattern).withCString { p in
             FilePath(bytes: name).withCString { n in fnmatch(p, n, pathname ? FNM_PATHNAME : 0) == 0 }
         }
+    }
+}
+
+// Snapshot restores work relative to open directories (each made or
+// checked once, never reached again by a path that could pass through a
+// link or outgrow PATH_MAX): the *at forms of the calls above.
+extension Syscall {
+    /// A new file with no name in the open directory `directory`
+    /// (`openat(directory, ".", O_TMPFILE | O_WRONLY)`, 0600), or nil where
+    /// the file system has no such thing.
+    public static func openNameless(inDirectory directory: Int32) throws -> Int32? {
+        let fd = csystem_open_tmpfile_at(directory, 0o600)
+        if fd >= 0 { return fd }
+        let e = Errno.current
+        if e == .notSupported || e == .isDirectory || e == .invalidArgument { return nil }
+        throw SystemError(operation: "open", errno: e)
+    }
+
+    /// Gives a nameless (O_TMPFILE) file, or another name of a file, the
+    /// name `name` in `directory`; EEXIST if it is taken. The corresponding
+    /// C call is `linkat(AT_FDCWD, "/proc/self/fd/N", directory, name, AT_SYMLINK_FOLLOW)`.
+    public static func link(_ fd: Int32, in directory: Int32, _ name: [UInt8], display: String) throws {
+        _ = try retrying("link", path: display) {
+            FilePath(bytes: name).withCString { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", directory, $0, AT_SYMLINK_FOLLOW) }
+        }
+    }
+
+    /// `linkat(AT_FDCWD, existing, directory, name, 0)`: a new name for the
+    /// file at `existing` (not for a link there: its last component is not followed).
+    public static func link(_ existing: FilePath, in directory: Int32, _ name: [UInt8], display: String) throws {
+        _ = try retrying("link", path: display) {
+            existing.withCString { e in FilePath(bytes: name).withCString { linkat(AT_FDCWD, e, directory, $0, 0) } }
+        }
+    }
+
+    /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)`; nil if nothing is there.
+    public static func statusIfPresent(in directory: Int32, _ name: [UInt8], display: String) throws -> FileStatus? {
+        var st = stat()
+        let r = FilePath(bytes: name).withCString { fstatat(directory, $0, &st, AT_SYMLINK_NOFOLLOW) }
+        if r == 0 { return FileStatus(st) }
+        let e = Errno.current
+        if e == .noSuchFile { return nil }
+        throw SystemError(operation: "stat", path: display, errno: e)
+    }
+
+    /// `renameat(directory, from, directory, to)`: replaces `to`.
+    public static func rename(in directory: Int32, _ from: [UInt8], _ to: [UInt8], display: String) throws {
+        _ = try retrying("rename", path: display) {
+            FilePath(bytes: from).withCString { a in FilePath(bytes: to).withCString { b in renameat(directory, a, directory, b) } }
+        }
+    }
+
+    /// `renameat2(directory, from, directory, to, RENAME_NOREPLACE)`: EEXIST if `to` is taken.
+    public static func renameNoReplace(in directory: Int32, _ from: [UInt8], _ to: [UInt8], display: String) throws {
+        _ = try retrying("rename", path: display) {
+            FilePath(bytes: from).withCString { a in FilePath(bytes: to).withCString { b in csystem_renameat_noreplace(directory, a, b) } }
+        }
+    }
+
+    /// `symlinkat(target, directory, name)`.
+    public static func symlink(target: [UInt8], in directory: Int32, _ name: [UInt8], display: String) throws {
+        _ = try retrying("symlink", path: display) {
+            FilePath(bytes: target).withCString { t in FilePath(bytes: name).withCString { symlinkat(t, directory, $0) } }
+        }
+    }
+
+    /// `fchown`.
+    public static func setOwner(_ fd: Int32, user: UInt32, group: UInt32) throws {
+        _ = try retrying("chown") { fchown(fd, user, group) }
+    }
+
+    /// `fchownat(directory, name, ..., AT_SYMLINK_NOFOLLOW)`: a symbolic link's own owner.
+    public static func setOwner(in directory: Int32, _ name: [UInt8], user: UInt32, group: UInt32, display: String) throws {
+        _ = try retrying("chown", path: display) {
+            FilePath(bytes: name).withCString { fchownat(directory, $0, user, group, AT_SYMLINK_NOFOLLOW) }
+        }
+    }
+
+    /// `futimens`, to the nanosecond.
+    public static func setTime(_ fd: Int32, seconds: Int64, nanoseconds: UInt32) throws {
+        let t = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+        var times = [t, t]
+        _ = try retrying("utimensat") { futimens(fd, &times) }
+    }
+
+    /// `utimensat(directory, name, ..., AT_SYMLINK_NOFOLLOW)`: a symbolic link's own time.
+    public static func setTime(in directory: Int32, _ name: [UInt8], seconds: Int64, nanoseconds: UInt32, display: String) throws {
+        let t = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+        var times = [t, t]
+        _ = try retrying("utimensat", path: display) {
+            FilePath(bytes: name).withCString { utimensat(directory, $0, &times, AT_SYMLINK_NOFOLLOW) }
+        }
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit (a deep
+    /// restore holds one per directory on the way down). Best effort.
+    public static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 }

@@ -214,6 +214,11 @@ public enum Syscall {
         _ = try retrying("mkdir", path: p.description) { p.withCString { Glibc.mkdir($0, mode_t(mode)) } }
     }
 
+    /// `mkdirat(directory, name, mode)`: a name relative to an open directory.
+    public static func makeDirectory(in directory: Int32, _ name: [UInt8], mode: UInt16, display: String) throws {
+        _ = try retrying("mkdir", path: display) { FilePath(bytes: name).withCString { mkdirat(directory, $0, mode_t(mode)) } }
+    }
+
     public static func rename(_ from: some FilePathRepresentable, _ to: some FilePathRepresentable) throws {
         let (f, t) = (from.filePath, to.filePath)
         _ = try retrying("rename", path: t.description) { f.withCString { a in t.withCString { b in Glibc.rename(a, b) } } }

@@ -13,6 +13,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let noSuchFile = Errno(rawValue: ENOENT)
     public static let fileExists = Errno(rawValue: EEXIST)
     public static let tooManySymlinks = Errno(rawValue: ELOOP)
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
     public static let readOnlyFileSystem = Errno(rawValue: EROFS)
     public static let permissionDenied = Errno(rawValue: EACCES)
     public static let notPermitted = Errno(rawValue: EPERM)

@@ -17,7 +17,10 @@ import VaultCrypto
 // the vault directory (in items/, or whole in the inbox), is dropped, and
 // what it named is read and stored again. Slower, never wrong. So is a log
 // of another shape ("VPIECES1", before pieces were compressed): it is
-// started anew, never read as this one.
+// started anew, never read as this one. A pack whose presence cannot be
+// known (permission denied: another user's vault shared before items/ was
+// made searchable) is neither used nor dropped: its pieces are stored
+// again this time, and the log keeps it for when it can be known.
 
 public final class BackupCache {
     public let directory: String
@@ -39,27 +42,26 @@ public final class BackupCache {
     }
 
     public var pieceCount: Int { pieces.count }
+    /// Packs of the log left unused because whether they are still in the
+    /// vault could not be known (`PackPresence.unknown`).
+    public private(set) var unconfirmedPacks = 0
     var piecesPath: String { directory + "/pieces" }
 
     /// Opens (or makes) the cache of `vaultID` under `base`; `vault`'s
     /// directory says which packs are still there.
-    public convenience init(base: String, vaultID: [UInt8], vault: VaultPaths) throws {
-        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { pack in
-            let hex = Hex.encode(pack)
-            return Syscall.exists(vault.item(hex))
-                || (Syscall.exists(vault.dropInContent(hex)) && Syscall.exists(vault.dropInEnvelope(hex)))
-        })
+    public convenience init(base: String, vaultID: [UInt8], vault: Vault) throws {
+        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { try vault.presence(ofPack: $0) })
     }
 
     /// Opens (or makes) the cache in `directory`; `present` says which
     /// packs are still there (the local vault's, or a remote's listing for
     /// `backup --to`).
-    public init(directory: String, present: ([UInt8]) -> Bool) throws {
+    public init(directory: String, present: ([UInt8]) throws -> PackPresence) throws {
         self.directory = directory
         try Vault.ensureDirectory(directory)
         try Syscall.chmod(FilePath(directory), 0o700)
         key = try Self.loadKey(directory + "/key")
-        if !loadPieces(present: present) { try rewritePieces() }
+        if try !loadPieces(present: present) { try rewritePieces() }
     }
 
     /// The cache's key, made on first use. Never replaced once there: two
@@ -89,7 +91,9 @@ public final class BackupCache {
 
     /// Reads the pieces log; false if part of it was dropped (a torn or
     /// damaged block, or packs no longer there), so it should be rewritten.
-    private func loadPieces(present: ([UInt8]) -> Bool) -> Bool {
+    /// A pack only unconfirmed leaves the log as it is (true): rewriting it
+    /// from what is in use would drop that pack's pieces for good.
+    private func loadPieces(present: ([UInt8]) throws -> PackPresence) throws -> Bool {
         guard let file = try? VaultDirectory.readFile(piecesPath, limit: Self.maxLength) else { return false }
         var r = ByteReader(file)
         guard (try? r.expect(Self.magic)) != nil else { return false }
@@ -99,9 +103,25 @@ public final class BackupCache {
             for (pack, record) in block { add(record, pack: pack) }
         }
         var keep = [Bool](repeating: true, count: packs.count)
-        for (i, p) in packs.enumerated() where !present(p) { keep[i] = false; clean = false }
+        for (i, p) in packs.enumerated() {
+            switch try present(p) {
+            case .present: continue
+            case .gone: clean = false
+            case .unknown: unconfirmedPacks += 1
+            }
+            keep[i] = false
+        }
         if keep.contains(false) { pieces = pieces.filter { keep[Int($0.value.pack)] } }
-        return clean
+        return clean || unconfirmedPacks > 0
+    }
+
+    /// Forgets the pieces of `gone` (packs a prune removed while a backup
+    /// used them): the log is rewritten without them.
+    public func forget(packs gone: [[UInt8]]) throws {
+        let drop = Set(gone.compactMap { packIndex[$0] })
+        guard !drop.isEmpty else { return }
+        pieces = pieces.filter { !drop.contains($0.value.pack) }
+        if unconfirmedPacks == 0 { try rewritePieces() }
     }
 
     private func readBlock(_ r: inout ByteReader) throws -> [([UInt8], Record)] {
@@ -110,7 +130,7 @@ public final class BackupCache {
         guard count <= r.remaining / Self.recordLength else { throw BackupError.invalidCache }
         var records: [([UInt8], Record)] = []
         for _ in 0..<count {
-            let id = PieceID(try r.bytes(32)), pack = try r.bytes(16)
+            let id = try PieceID(r.bytes(32)), pack = try r.bytes(16)
             let record = Record(id: id, offset: try r.u64(), count: try r.u32(), stored: try r.u32())
             guard record.stored <= record.count else { throw BackupError.invalidCache }
             records.append((pack, record))

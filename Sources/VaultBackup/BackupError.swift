@@ -15,4 +15,8 @@ public enum BackupError: Error, Equatable, Sendable {
     /// An entry that restore will not write: its name, or a link target it
     /// would have to write through.
     case unsafeEntry(path: String, reason: String)
+    /// Another user's backup: a prune of the vault ran while it ran and
+    /// removed `count` packs its snapshot needs; the snapshot was taken
+    /// back and the cache forgot those packs, so a run again stores them.
+    case packsRemovedMeanwhile(count: Int)
 }

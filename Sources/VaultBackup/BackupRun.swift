@@ -30,6 +30,9 @@ public struct BackupSummary: Sendable {
     /// Relative paths (names joined by '/') read with problems.
     public var unreadable: [String] = [], changedWhileRead: [String] = [], skipped: [String] = []
     public var parentUsed = false
+    /// Another user's backup could not check that every pack its snapshot
+    /// lists is still in the vault (items/ not searchable: `PackPresence.unknown`).
+    public var packsUnconfirmed = false
 }
 
 /// One backup (docs/FORMAT.md, "Backups"): walks the paths depth first,
@@ -104,6 +107,14 @@ public final class BackupRun {
         try content.withUnsafeBytes { try drop.write($0) }
         try drop.land(modified: Int64(ended.timeIntervalSince1970))
         try landed?(Hex.encode(drop.itemID))
+        // Another user's backup holds no lock prune waits for: it checks.
+        switch try vault.confirmLanded(snapshot: Hex.encode(drop.itemID), packs: snapshot.packs) {
+        case .whole: break
+        case .unconfirmed: summary.packsUnconfirmed = true
+        case .packsGone(let gone):
+            try cache?.forget(packs: gone)
+            throw BackupError.packsRemovedMeanwhile(count: gone.count)
+        }
         summary.snapshot = Hex.encode(drop.itemID)
         summary.bytesStored = packs.sealedBytes + drop.sealedLength
         try list?.commit()

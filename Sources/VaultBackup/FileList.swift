@@ -107,7 +107,7 @@ final class FileListCursor {
         guard (try? Self.verify(f, bodyEnd: bodyEnd)) == true else { return nil }
         var check = [UInt8](repeating: 0, count: 32)
         guard (try? check.withUnsafeMutableBytes({ try f.read(at: UInt64(FileList.magic.count), into: $0) })) == 32,
-              let want = try? key.id(of: FileList.keyCheckLabel), PieceID(check) == want else { return nil }
+              let want = try? key.id(of: FileList.keyCheckLabel), (try? PieceID(check)) == want else { return nil }
         advance()
     }
 

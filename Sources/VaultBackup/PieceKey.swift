@@ -20,7 +20,7 @@ public final class PieceKey: Sendable {
     public static func random() throws -> PieceKey { try PieceKey(secret: SecretBytes.random(count: length)) }
 
     public func id(of piece: UnsafeRawBufferPointer) throws -> PieceID {
-        PieceID(try HMACSHA256.authenticate(key: secret, data: piece))
+        try PieceID(HMACSHA256.authenticate(key: secret, data: piece))
     }
 
     public func id(of piece: [UInt8]) throws -> PieceID { try piece.withUnsafeBytes { try id(of: $0) } }
@@ -35,11 +35,15 @@ public final class PieceKey: Sendable {
 public struct PieceID: Hashable, Sendable {
     public let a: UInt64, b: UInt64, c: UInt64, d: UInt64
 
-    /// From 32 bytes (callers pass exactly that; shorter input reads as zeros, never a trap).
-    public init(_ bytes: [UInt8]) {
+    public static let length = 32
+
+    /// From exactly 32 bytes: anything shorter or longer is a typed error,
+    /// never zeros (issue 38: a short id read as zeros would name another
+    /// piece than the one meant).
+    public init(_ bytes: [UInt8]) throws(ByteLayoutError) {
         var r = ByteReader(bytes)
-        func word() -> UInt64 { (try? r.u64()) ?? 0 }
-        (a, b, c, d) = (word(), word(), word(), word())
+        (a, b, c, d) = (try r.u64(), try r.u64(), try r.u64(), try r.u64())
+        try r.finish()
     }
 
     public var bytes: [UInt8] {

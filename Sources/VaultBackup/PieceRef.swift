@@ -46,6 +46,6 @@ public struct PieceRef: Hashable, Sendable {
         let offset = try r.u64(), count = try r.u32()
         let stored = legacy ? count : try r.u32()
         guard stored <= count, stored > 0 || count == 0 else { throw ByteLayoutError.badLength(UInt64(stored)) }
-        return PieceRef(pack: pack, offset: offset, count: count, stored: stored, id: PieceID(try r.bytes(32)))
+        return PieceRef(pack: pack, offset: offset, count: count, stored: stored, id: try PieceID(r.bytes(32)))
     }
 }

@@ -265,6 +265,7 @@ extension FolderArchive {
                 }
             }
             guard let target = try plan.admit(entry) else { continue }
+            if plan.lastImplied > 0 { try makeImplied(plan.lastImplied, of: target.path, under: root) }
             try disk.writeHeader(target, name: entry.displayPath)
             if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk, stop: stop) }
             try disk.finishEntry()
@@ -273,6 +274,26 @@ extension FolderArchive {
         try disk.close()
         try reader.drainInput()
         return summary
+    }
+}
+
+/// Makes the `count` deepest parent directories of `path` (absolute, under
+/// `root`, checked by ExtractionPlan), each relative to its parent's open
+/// descriptor. libarchive would make them itself, each by its whole path,
+/// so ~2,000 implied directories cost it ~2,000² steps of path lookup in
+/// the kernel (issue 38); made here, each costs one, and libarchive finds
+/// the parent there. Mode 0777 less the umask, as libarchive makes implied
+/// directories; never through a link (O_NOFOLLOW on every step).
+private func makeImplied(_ count: Int, of path: [UInt8], under root: [UInt8]) throws {
+    let parts = path.dropFirst(root.count).split(separator: slash).dropLast().map(Array.init)
+    let display = String(decoding: path, as: UTF8.self)
+    var dir = OpenFile(try Syscall.open(FilePath(bytes: root), [.directory, .noFollow]))
+    for (i, part) in parts.enumerated() {
+        if i >= parts.count - count {
+            do { try Syscall.makeDirectory(in: dir.fd, part, mode: 0o777, display: display) } catch let error as SystemError
+                where error.errno == .fileExists {}
+        }
+        dir = OpenFile(try Syscall.open(in: dir.fd, part, [.directory, .noFollow], display: display))
     }
 }
 
@@ -289,15 +310,42 @@ private func within(_ subtree: [[UInt8]], _ path: [UInt8]) -> [UInt8]? {
 /// What extraction has created so far, and the rules each new entry must
 /// pass before libarchive (whose own secure checks stay on) sees it.
 /// libarchive's NO_OVERWRITE silently skips an existing path, so refusing
-/// duplicates has to happen here.
+/// duplicates has to happen here. Paths are kept as a PathTree (one node
+/// per component), so an entry costs work and memory in proportion to its
+/// path's bytes, however many implied directories it names.
 struct ExtractionPlan {
     let root: [UInt8]
-    /// Paths of entries extracted so far, with their kinds.
-    var created: [[UInt8]: PaxEntry.Kind] = [:]
-    /// Directories libarchive made on the way to an entry.
-    var implied: Set<[UInt8]> = []
+    /// Each node's tag: what an entry created there (`Self.tag`), or 0 for
+    /// a directory libarchive made on the way to an entry (implied).
+    private(set) var tree = PathTree()
+    /// The node of the entry `admit` last let through.
+    private(set) var lastAdmitted = PathTree.root
+    /// How many of that entry's deepest ancestors it implied (directories
+    /// no entry had named or implied before: they must be made now).
+    private(set) var lastImplied = 0
 
     init(root: [UInt8]) { self.root = root }
+
+    private static let implied: UInt32 = 0
+    private static func tag(_ kind: PaxEntry.Kind) -> UInt32 {
+        switch kind {
+        case .directory: 1
+        case .regular: 2
+        case .symlink: 3
+        case .hardlink: 4
+        case .special: 5
+        }
+    }
+
+    /// The node at `parts`, if every component has one.
+    private func node(_ parts: [ArraySlice<UInt8>]) -> PathTree.Node? {
+        var n = PathTree.root
+        for part in parts {
+            guard let c = tree.child(n, part) else { return nil }
+            n = c
+        }
+        return n
+    }
 
     /// The entry to hand to libarchive (paths under `root`, setuid and
     /// setgid cleared, hard links without data), nil to skip it (the
@@ -311,42 +359,52 @@ struct ExtractionPlan {
             throw refuse(.emptyPath)
         }
         let path = parts.joined(separator: [slash]).map { $0 }
-        if created[path] != nil { throw refuse(.alreadyExists) }
-        if implied.contains(path), entry.kind != .directory { throw refuse(.alreadyExists) }
-        var ancestor: [UInt8] = []
+        // The ancestors that exist, each a directory (made or implied).
+        var n = PathTree.root
+        var existing = true
         for part in parts.dropLast() {
-            ancestor += ancestor.isEmpty ? part : [slash] + part
-            switch created[ancestor] {
-            case nil, .directory?: continue
-            case .symlink?: throw refuse(.throughSymlink)
+            guard let c = tree.child(n, part) else { existing = false; break }
+            switch tree.tags[Int(c)] {
+            case Self.implied, Self.tag(.directory): n = c
+            case Self.tag(.symlink): throw refuse(.throughSymlink)
             default: throw refuse(.parentNotDirectory)
             }
+        }
+        if existing, let here = tree.child(n, parts[parts.count - 1]) {
+            // Made before, or implied by an earlier entry: only a directory
+            // entry may name a directory libarchive made on the way.
+            if tree.tags[Int(here)] != Self.implied || entry.kind != .directory { throw refuse(.alreadyExists) }
         }
 
         var target = entry
         target.path = try placed(path, refuse)
         target.permissions &= 0o1777
         if entry.kind == .hardlink {
-            guard let linkParts = try? components(entry.linkTarget, refuse) else { throw refuse(.hardLinkOutside) }
-            let link = linkParts.joined(separator: [slash]).map { $0 }
-            switch created[link] {
-            case .regular?, .hardlink?: target.linkTarget = try placed(link, refuse)
+            guard let linkParts = try? components(entry.linkTarget, refuse), let link = node(linkParts) else {
+                throw refuse(.hardLinkOutside)
+            }
+            switch tree.tags[Int(link)] {
+            case Self.tag(.regular), Self.tag(.hardlink):
+                target.linkTarget = try placed(linkParts.joined(separator: [slash]).map { $0 }, refuse)
             default: throw refuse(.hardLinkOutside)
             }
             target.size = 0
         }
 
-        created[path] = entry.kind
-        ancestor = []
-        for part in parts.dropLast() {
-            ancestor += ancestor.isEmpty ? part : [slash] + part
-            if created[ancestor] == nil { implied.insert(ancestor) }
+        var made = PathTree.root
+        lastImplied = 0
+        for (i, part) in parts.enumerated() {
+            let before = tree.count
+            made = tree.addChild(made, part)
+            if i < parts.count - 1, tree.count > before { lastImplied += 1 }
         }
+        tree.setTag(made, Self.tag(entry.kind))
+        lastAdmitted = made
         return target
     }
 
     /// The path's components without "." and empty ones; nil if none are left.
-    private func components(_ path: [UInt8], _ refuse: (ArchiveError.Refusal) -> ArchiveError) throws -> [ArraySlice<UInt8>]? {
+    func components(_ path: [UInt8], _ refuse: (ArchiveError.Refusal) -> ArchiveError) throws -> [ArraySlice<UInt8>]? {
         if path.isEmpty { throw refuse(.emptyPath) }
         if path.first == slash { throw refuse(.absolutePath) }
         let parts = path.split(separator: slash, omittingEmptySubsequences: true)

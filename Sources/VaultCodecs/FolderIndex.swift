@@ -23,6 +23,15 @@ public struct FolderIndex: Sendable {
     }
 
     public let entries: [Entry]
+    /// The archive's directories and entries, one node per path component
+    /// (implied directories too), for a view that walks the folder by name
+    /// (the mount) without a dictionary per directory.
+    public let tree: PathTree
+    /// The entry at each node that has one (implied directories have none).
+    private let entryAtNode: [PathTree.Node: Int]
+
+    /// The entry at `node`, nil for a directory no entry names.
+    public func entry(at node: PathTree.Node) -> Entry? { entryAtNode[node].map { entries[$0] } }
 
     /// Reads `stream` (a whole archive) once, to its end.
     public static func build(from stream: ByteStream) throws -> FolderIndex {
@@ -30,10 +39,11 @@ public struct FolderIndex: Sendable {
         var plan = ExtractionPlan(root: [])
         var entries: [Entry] = []
         var byPath: [[UInt8]: Int] = [:]
-        var pending: (entry: PaxEntry, header: UInt64)?
+        var pending: (entry: PaxEntry, header: UInt64, node: PathTree.Node)?
+        var entryAtNode: [PathTree.Node: Int] = [:]
 
         func settle(endingAt next: UInt64) throws {
-            guard let (e, header) = pending else { return }
+            guard let (e, header, node) = pending else { return }
             pending = nil
             var size = e.size, offset: UInt64 = 0
             let kind: Entry.Kind
@@ -56,6 +66,7 @@ public struct FolderIndex: Sendable {
                 offset = next - blocks
             }
             byPath[e.path] = entries.count
+            entryAtNode[node] = entries.count
             entries.append(Entry(path: e.path, kind: kind, size: size, permissions: e.permissions & 0o777,
                                  mtime: e.mtime?.seconds ?? 0, dataOffset: offset,
                                  linkTarget: kind == .symlink ? e.linkTarget : []))
@@ -65,10 +76,10 @@ public struct FolderIndex: Sendable {
             let header = reader.headerPosition
             try settle(endingAt: header)
             guard let target = try plan.admit(entry) else { continue }
-            pending = (target, header)
+            pending = (target, header, plan.lastAdmitted)
         }
         try settle(endingAt: reader.headerPosition)
         try reader.drainInput()
-        return FolderIndex(entries: entries)
+        return FolderIndex(entries: entries, tree: plan.tree, entryAtNode: entryAtNode)
     }
 }

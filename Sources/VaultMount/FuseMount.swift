@@ -190,6 +190,10 @@ public final class FuseMount: Sendable {
             Self.nanoseconds(st, ns)
         case .folder(let e), .broken(let e):
             vault_fuse_stat(st, Self.directoryType | 0o555, 2, 0, e.modified, e.added, uid, gid)
+        case .archivedDirectory(let c, let t):
+            let (modified, permissions) = c.attributes(t)
+            let links = UInt(2 + c.index.tree.children(t).count)
+            vault_fuse_stat(st, Self.directoryType | permissions | 0o500, links, 0, modified, modified, uid, gid)
         case .file(let e):
             vault_fuse_stat(st, Self.regularType | UInt32(e.mode & 0o555), 1, Int64(clamping: e.size), e.modified, e.added, uid, gid)
         case .archived(let item, _, let size, let permissions, let modified):
@@ -251,8 +255,11 @@ public final class FuseMount: Sendable {
             case .failure(let e): return e.code
             case .success(let n): node = n
             }
-            guard me.tree.expanded(node) else { return -EIO }
-            guard case .directory(let names, let children, _, _, _) = me.tree.node(node) else { return -ENOTDIR }
+            switch me.tree.node(node) {
+            case .directory, .archivedDirectory, .folder, .broken, .snapshots, .snapshotRoot, .snapshotDirectory, .unreadable: break
+            default: return -ENOTDIR
+            }
+            guard let listing = me.tree.listing(node) else { return -EIO }
             // Each entry carries the offset of the one after it (".", "..",
             // then the names), so a listing is served in as many requests as
             // the kernel's buffers need; only so does libfuse send readdirplus
@@ -260,10 +267,10 @@ public final class FuseMount: Sendable {
             // looks none of them up again (`cp -r`, `ls -l`).
             let plus = flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0
             var st = stat()
-            guard offset >= 0, offset < 2 + names.count else { return 0 }
-            for i in Int(offset)..<(2 + names.count) {
-                let name = (i == 0 ? Array(".".utf8) : i == 1 ? Array("..".utf8) : names[i - 2]) + [0]
-                let child = plus && i >= 2 ? children[names[i - 2]] : nil
+            guard offset >= 0, offset < 2 + listing.count else { return 0 }
+            for i in Int(offset)..<(2 + listing.count) {
+                let name = (i == 0 ? Array(".".utf8) : i == 1 ? Array("..".utf8) : listing[i - 2].name) + [0]
+                let child = plus && i >= 2 ? listing[i - 2].node : nil
                 if let child { me.fill(&st, child) }
                 let full = name.withUnsafeBufferPointer { p in
                     p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) {

@@ -25,10 +25,32 @@ import VaultCore
 /// String key would merge canonically equivalent ones.
 ///
 /// Callbacks of the multi-threaded FUSE loop use it at once: the nodes are
-/// behind one lock, held while a folder is indexed (so each is indexed once;
-/// other lookups wait meanwhile), and handed out as values.
+/// behind one lock, held only for quick steps. What takes time (indexing a
+/// folder, reading a snapshot's tree) is done outside it, with only the
+/// lookups that need that same node waiting for it (one `ExpansionGate`
+/// each): a mount indexing a large or hostile folder never makes an
+/// unrelated lookup wait (issue 38). A folder's inside is its index's
+/// PathTree, one small node per path component; a MountTree node is made
+/// for what is looked up, and a directory's sorted listing when it is
+/// listed, never for the whole folder at once.
 final class MountTree: Sendable {
     public static let versionsDirectory = Array(".versions".utf8)
+
+    /// A folder item once indexed, shared by the nodes made from it.
+    final class FolderContents: Sendable {
+        let item: ManifestEntry
+        let index: FolderIndex
+        /// The folder's own node (the directory the item shows as).
+        let root: Int
+        init(item: ManifestEntry, index: FolderIndex, root: Int) { (self.item, self.index, self.root) = (item, index, root) }
+
+        /// A directory's time and permission bits: its entry's, or for one
+        /// no entry names (the folder itself, an implied directory) the item's.
+        func attributes(_ node: PathTree.Node) -> (modified: Int64, permissions: UInt32) {
+            guard let e = index.entry(at: node), e.kind == .directory else { return (item.modified, 0o555) }
+            return (e.mtime, e.permissions & 0o555)
+        }
+    }
 
     public enum Node: Sendable {
         /// Children by name; `names` in byte order for listings.
@@ -36,6 +58,9 @@ final class MountTree: Sendable {
         case file(ManifestEntry)
         /// A file inside a folder item: `size` bytes at `offset` of the item's archive.
         case archived(item: ManifestEntry, offset: UInt64, size: UInt64, permissions: UInt32, modified: Int64)
+        /// A directory inside an indexed folder item (or the folder
+        /// itself): node `node` of its tree, not listed yet.
+        case archivedDirectory(FolderContents, node: PathTree.Node)
         case symlink(target: [UInt8], modified: Int64, nanoseconds: UInt32 = 0)
         /// A folder item not indexed yet.
         case folder(ManifestEntry)
@@ -56,8 +81,22 @@ final class MountTree: Sendable {
 
     public enum Lookup: Equatable, Sendable { case node(Int), missing, failed }
 
-    private let nodes: Mutex<[Node]>
-    /// Called only under `nodes`' lock, so one folder is indexed at a time.
+    /// What the lock guards.
+    private struct State {
+        var nodes: [Node]
+        /// Nodes made for what lies inside indexed folders, by (folder's node, tree node).
+        var inside: [InsideKey: Int] = [:]
+        /// Nodes being expanded, each with the gate the threads that want it wait on.
+        var gates: [Int: ExpansionGate] = [:]
+    }
+
+    private struct InsideKey: Hashable { let folder: Int, node: PathTree.Node }
+
+    /// Held by the one thread expanding a node, for as long as that takes.
+    private final class ExpansionGate: Sendable { let lock = Mutex(()) }
+
+    private let state: Mutex<State>
+    /// Called outside the tree's lock; one folder is indexed by one thread at a time.
     private let indexer: @Sendable (ManifestEntry) throws -> FolderIndex
     /// The vault's snapshots, if it holds any.
     private let snapshots: MountedSnapshots?
@@ -89,7 +128,7 @@ final class MountTree: Sendable {
         if snapshots != nil { root[Self.snapshotsDirectory] = add(.snapshots(modified: newest)) }
         nodes[1] = Self.directory(versions, modified: newest)
         nodes[0] = Self.directory(root, modified: newest)
-        self.nodes = Mutex(nodes)
+        self.state = Mutex(State(nodes: nodes))
     }
 
     static func add(_ node: Node, to nodes: inout [Node]) -> Int {
@@ -98,94 +137,147 @@ final class MountTree: Sendable {
     }
 
     /// Node `i` as it is now (a folder's node changes once, when it is indexed).
-    public func node(_ i: Int) -> Node { nodes.withLock { $0[i] } }
+    public func node(_ i: Int) -> Node { state.withLock { $0.nodes[i] } }
 
     static func directory(_ children: [[UInt8]: Int], modified: Int64, nanoseconds: UInt32 = 0, permissions: UInt32 = 0o555) -> Node {
         .directory(names: children.keys.sorted { $0.lexicographicallyPrecedes($1) }, children: children,
                    modified: modified, nanoseconds: nanoseconds, permissions: permissions)
     }
 
+    /// One step of a walk under the lock: its result, or a node to expand first.
+    private enum Step { case done(Lookup), expand(Int) }
+
     /// The node at an absolute path ("/", "/a", "/.versions/a/2/dir/f").
     public func lookup(_ path: [UInt8]) -> Lookup {
-        nodes.withLock { nodes in
-            var node = 0
-            for part in path.split(separator: UInt8(ascii: "/")) {
-                guard expanded(node, &nodes) else { return .failed }
-                guard case .directory(_, let children, _, _, _) = nodes[node], let next = children[Array(part)] else { return .missing }
-                node = next
+        let parts = path.split(separator: UInt8(ascii: "/"))
+        while true {
+            let step: Step = state.withLock { s in
+                var node = 0
+                for part in parts {
+                    switch s.nodes[node] {
+                    case .directory(_, let children, _, _, _):
+                        guard let next = children[Array(part)] else { return .done(.missing) }
+                        node = next
+                    case .archivedDirectory(let c, let t):
+                        guard let child = c.index.tree.child(t, part) else { return .done(.missing) }
+                        node = Self.inside(c, child, &s)
+                    case .folder, .snapshots, .snapshotRoot, .snapshotDirectory: return .expand(node)
+                    case .broken, .unreadable: return .done(.failed)
+                    default: return .done(.missing)
+                    }
+                }
+                return .done(.node(node))
             }
-            return .node(node)
+            switch step {
+            case .done(let result): return result
+            case .expand(let node): expand(node)
+            }
         }
     }
 
-    /// Makes sure a folder node is expanded into directories (indexing its
-    /// archive); false if it failed to index.
-    public func expanded(_ node: Int) -> Bool { nodes.withLock { expanded(node, &$0) } }
+    /// A directory's entries in byte order, each with its node; nil if it
+    /// failed to read (or is no directory). A folder's directory becomes a
+    /// listed one here, once: a listing is asked for again and again, one
+    /// part at a time.
+    public func listing(_ node: Int) -> [(name: [UInt8], node: Int)]? {
+        while true {
+            let step: Step = state.withLock { s in
+                switch s.nodes[node] {
+                case .directory: break
+                case .archivedDirectory(let c, let t):
+                    var children: [[UInt8]: Int] = [:]
+                    for child in c.index.tree.children(t) { children[Array(c.index.tree.name(child))] = Self.inside(c, child, &s) }
+                    let (modified, permissions) = c.attributes(t)
+                    s.nodes[node] = Self.directory(children, modified: modified, permissions: permissions)
+                case .folder, .snapshots, .snapshotRoot, .snapshotDirectory: return .expand(node)
+                default: return .done(.failed)
+                }
+                return .done(.node(node))
+            }
+            switch step {
+            case .expand(let n): expand(n)
+            case .done(.node):
+                guard case .directory(let names, let children, _, _, _) = self.node(node) else { return nil }
+                return names.map { ($0, children[$0]!) }
+            case .done: return nil
+            }
+        }
+    }
 
-    private func expanded(_ node: Int, _ nodes: inout [Node]) -> Bool {
-        switch nodes[node] {
-        case .folder(let item): return expand(node, item, &nodes)
-        case .broken, .unreadable: return false
-        case .snapshots(let modified):
-            guard let snapshots else { return false }
-            expandSnapshots(node, snapshots.list(), modified: modified, &nodes)
-            return true
-        case .snapshotRoot(let listed):
-            guard let snapshots else { return false }
-            return expandSnapshotRoot(node, listed, snapshots, &nodes)
-        case .snapshotDirectory(let snapshot, let tree, let modified, let ns, let permissions):
-            guard let snapshots, let entries = try? snapshots.tree(snapshot, tree) else {
-                nodes[node] = .unreadable(modified: modified)
-                return false
+    /// The node for child `child` of a folder's tree, made the first time it is asked for.
+    private static func inside(_ c: FolderContents, _ child: PathTree.Node, _ s: inout State) -> Int {
+        let key = InsideKey(folder: c.root, node: child)
+        if let n = s.inside[key] { return n }
+        let node: Node
+        switch c.index.entry(at: child) {
+        case let e? where e.kind == .file:
+            node = .archived(item: c.item, offset: e.dataOffset, size: e.size, permissions: e.permissions & 0o555, modified: e.mtime)
+        case let e? where e.kind == .symlink:
+            node = .symlink(target: e.linkTarget, modified: e.mtime)
+        default:
+            node = .archivedDirectory(c, node: child)
+        }
+        let n = add(node, to: &s.nodes)
+        s.inside[key] = n
+        return n
+    }
+
+    /// What expanding a node read, outside the lock.
+    private enum Expansion {
+        case folder(FolderIndex?), snapshots([MountedSnapshots.Listed]), entries([TreeEntry]?)
+    }
+
+    /// Expands `node` (a folder, `snapshots/` or a snapshot's directory)
+    /// if nobody has yet: the reading happens with only this node's gate
+    /// held, so lookups elsewhere go on meanwhile.
+    private func expand(_ node: Int) {
+        let gate = state.withLock { s in
+            if let g = s.gates[node] { return g }
+            let g = ExpansionGate()
+            s.gates[node] = g
+            return g
+        }
+        gate.lock.withLock { _ in
+            let current = self.node(node)
+            let read: Expansion
+            switch current {
+            case .folder(let item): read = .folder(try? indexer(item))
+            case .snapshots: read = .snapshots(snapshots?.list() ?? [])
+            case .snapshotRoot(let listed): read = .entries(snapshots.flatMap { try? $0.tree(listed.index, listed.root) })
+            case .snapshotDirectory(let snapshot, let tree, _, _, _): read = .entries(snapshots.flatMap { try? $0.tree(snapshot, tree) })
+            default:   // expanded by the thread that held the gate before us
+                state.withLock { s in s.gates[node] = nil }
+                return
+            }
+            state.withLock { s in
+                s.gates[node] = nil
+                install(node, current, read, &s)
+            }
+        }
+    }
+
+    /// Puts what `expand` read in place of the node (under the lock: no reading here).
+    private func install(_ node: Int, _ current: Node, _ read: Expansion, _ s: inout State) {
+        switch (current, read) {
+        case (.folder(let item), .folder(let index)):
+            guard let index else {
+                s.nodes[node] = .broken(item)
+                return
+            }
+            s.nodes[node] = .archivedDirectory(FolderContents(item: item, index: index, root: node), node: PathTree.root)
+        case (.snapshots(let modified), .snapshots(let listed)):
+            expandSnapshots(node, listed, modified: modified, &s.nodes)
+        case (.snapshotRoot(let listed), .entries(let entries)):
+            expandSnapshotRoot(node, listed, entries, &s.nodes)
+        case (.snapshotDirectory(let snapshot, let tree, let modified, let ns, let permissions), .entries(let entries)):
+            guard let entries else {
+                s.nodes[node] = .unreadable(modified: modified)
+                return
             }
             var children: [[UInt8]: Int] = [:]
-            for e in entries { children[e.name] = Self.add(Self.node(of: e, in: tree, snapshot), to: &nodes) }
-            nodes[node] = Self.directory(children, modified: modified, nanoseconds: ns, permissions: permissions)
-            return true
-        default: return true
+            for e in entries { children[e.name] = Self.add(Self.node(of: e, in: tree, snapshot), to: &s.nodes) }
+            s.nodes[node] = Self.directory(children, modified: modified, nanoseconds: ns, permissions: permissions)
+        default: break
         }
-    }
-
-    private func expand(_ node: Int, _ item: ManifestEntry, _ nodes: inout [Node]) -> Bool {
-        guard let index = try? indexer(item) else {
-            nodes[node] = .broken(item)
-            return false
-        }
-        func add(_ n: Node) -> Int { Self.add(n, to: &nodes) }
-        let slash = UInt8(ascii: "/")
-        // Directory path (components joined by "/"; root: []) -> children, time, permissions.
-        var dirs: [[UInt8]: (children: [[UInt8]: Int], modified: Int64, permissions: UInt32)] = [[]: ([:], item.modified, 0o555)]
-        func ensure(_ parts: ArraySlice<ArraySlice<UInt8>>) {
-            for i in 0...parts.count {
-                let path = Array(parts.prefix(i).joined(separator: [slash]))
-                if dirs[path] == nil { dirs[path] = ([:], item.modified, 0o555) }
-            }
-        }
-        for e in index.entries {
-            let parts = e.path.split(separator: slash)[...]
-            guard let last = parts.last else { continue }
-            let parent = Array(parts.dropLast().joined(separator: [slash]))
-            ensure(parts.dropLast())
-            switch e.kind {
-            case .directory:
-                ensure(parts)
-                dirs[Array(parts.joined(separator: [slash]))]!.modified = e.mtime
-                dirs[Array(parts.joined(separator: [slash]))]!.permissions = e.permissions & 0o555
-            case .file:
-                dirs[parent]!.children[Array(last)] = add(.archived(item: item, offset: e.dataOffset, size: e.size,
-                                                                    permissions: e.permissions & 0o555, modified: e.mtime))
-            case .symlink:
-                dirs[parent]!.children[Array(last)] = add(.symlink(target: e.linkTarget, modified: e.mtime))
-            }
-        }
-        // Each directory gets a node (the folder's own root: this one), then joins its parent.
-        var ids: [[UInt8]: Int] = [[]: node]
-        for path in dirs.keys where !path.isEmpty { ids[path] = add(.broken(item)) }
-        for path in dirs.keys where !path.isEmpty {
-            let parts = path.split(separator: slash)
-            dirs[Array(parts.dropLast().joined(separator: [slash]))]!.children[Array(parts.last!)] = ids[path]
-        }
-        for (path, d) in dirs { nodes[ids[path]!] = Self.directory(d.children, modified: d.modified, permissions: d.permissions) }
-        return true
     }
 }

@@ -1,8 +1,8 @@
 import VaultBackup
 
 /// How `snapshots/` grows into directories (MountTree's doc comment has the
-/// layout), one level at a time and under the tree's lock, as a folder item
-/// is indexed.
+/// layout), one level at a time: what each level needs is read outside the
+/// tree's lock (MountTree.expand), and put in place under it here.
 extension MountTree {
     /// `snapshots/HOST/TIME` for each snapshot, and `snapshots/HOST/latest`.
     func expandSnapshots(_ node: Int, _ listed: [MountedSnapshots.Listed], modified: Int64, _ nodes: inout [Node]) {
@@ -30,11 +30,12 @@ extension MountTree {
     /// the root tree's entry of that name. An entry no path names (or whose
     /// path is not made of safe names) is shown at the top; where a path's
     /// directory and an entry share a name, the entry is shown.
-    func expandSnapshotRoot(_ node: Int, _ s: MountedSnapshots.Listed, _ snapshots: MountedSnapshots, _ nodes: inout [Node]) -> Bool {
+    /// `entries`: the snapshot's root tree, read outside the lock (nil: it did not read).
+    func expandSnapshotRoot(_ node: Int, _ s: MountedSnapshots.Listed, _ entries: [TreeEntry]?, _ nodes: inout [Node]) {
         let time = (s.start.seconds, s.start.nanoseconds)
-        guard let entries = try? snapshots.tree(s.index, s.root) else {
+        guard let entries else {
             nodes[node] = .unreadable(modified: time.0)
-            return false
+            return
         }
         var parentOf: [[UInt8]: [[UInt8]]] = [:]
         for p in s.paths {
@@ -53,7 +54,6 @@ extension MountTree {
             if children[parent, default: [:]][path[path.count - 1]] == nil { children[parent, default: [:]][path[path.count - 1]] = ids[path] }
         }
         for (path, c) in children { if let id = ids[path] { nodes[id] = Self.directory(c, modified: time.0, nanoseconds: time.1) } }
-        return true
     }
 
     /// The node of an entry of `tree` (read-only permission bits, as for

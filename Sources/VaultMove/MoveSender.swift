@@ -128,6 +128,8 @@ public final class MoveSender {
         try? Syscall.unlink(paths.attempts)
         try? Syscall.unlink(paths.dropLock)
         try? Syscall.unlink(paths.replica)
+        try? Syscall.unlink(paths.legacyDropLock)
+        try? Syscall.unlink(paths.dropFence)
         Eraser.erase(FilePath(root + "/scratch"))
         try? Syscall.fsyncDirectory(paths.items)
         try? Syscall.fsyncDirectory(paths.inbox)

@@ -31,10 +31,18 @@ struct ChunkerTests {
         }
     }
 
-    @Test func gearTable() {
+    @Test func gearTable() throws {
         #expect(Chunker.gear.count == 256)
         #expect(Chunker.gear[0] == 0x1339bb293da4eabd)
         #expect(Chunker.gear[255] == 0x016772c6847a7e50)
+        // Every entry as FORMAT.md defines it: the first 8 bytes, big-endian,
+        // of SHA-256("vault gear v1" || i). The table is written out, so no
+        // failure at run time can turn it into zeros.
+        for i in 0...255 {
+            let digest = try SHA256.hash(Array("vault gear v1".utf8) + [UInt8(i)])
+            #expect(Chunker.gear[i] == digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }, "gear[\(i)]")
+        }
+        #expect(!Chunker.gear.contains(0))
     }
 
     @Test func vector() throws {

@@ -22,6 +22,17 @@ struct PieceVectorTests {
         return out
     }
 
+    /// A piece id is exactly 32 bytes: shorter or longer is a typed error,
+    /// never an id of zeros (issue 38; on 4f9261d `PieceID([1, 2])` was
+    /// the id 0102000…0, and 33 bytes dropped the last).
+    @Test func aPieceIDIsExactly32Bytes() throws {
+        #expect(throws: ByteLayoutError.truncated(needed: 8, remaining: 2)) { try PieceID([1, 2]) }
+        #expect(throws: ByteLayoutError.truncated(needed: 8, remaining: 0)) { try PieceID([]) }
+        #expect(throws: ByteLayoutError.trailingBytes(count: 1)) { try PieceID([UInt8](repeating: 7, count: 33)) }
+        let bytes = (0..<32).map { UInt8($0) }
+        #expect(try PieceID(bytes).bytes == bytes)
+    }
+
     @Test func vectors() throws {
         let v = try Self.published()
         let piece = Array(String(repeating: "vault piece vector\n", count: 64).utf8)

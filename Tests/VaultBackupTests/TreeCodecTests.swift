@@ -9,7 +9,7 @@ import VaultCrypto
 /// larger than the bytes, sizes that disagree with the pieces, trailing bytes.
 @Suite("Backup tree and snapshot codecs")
 struct TreeCodecTests {
-    static let ref = PieceRef(pack: Array(repeating: 7, count: 16), offset: 42, count: 5, stored: 3, id: PieceID(Array(repeating: 9, count: 32)))
+    static let ref = PieceRef(pack: Array(repeating: 7, count: 16), offset: 42, count: 5, stored: 3, id: try! PieceID(Array(repeating: 9, count: 32)))
 
     static func file(_ name: String, size: UInt64 = 5, pieces: [PieceRef] = [ref]) -> TreeEntry {
         var e = TreeEntry(name: Array(name.utf8), kind: .file, mode: 0o640, user: 1000, group: 100, modified: 1_700_000_000,

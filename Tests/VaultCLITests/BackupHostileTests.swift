@@ -120,7 +120,7 @@ struct BackupHostileTests {
         #expect(r.status == 3 && r.stderr.contains("snapshot \(id.prefix(8)) cannot be read whole") && r.stderr.contains("deleted 0 unused packs"),
                 "\(r.status) \(r.stderr)")
         // (prune's drop lock file may be new; the items are as they were)
-        let after = try v.filesInVault().filter { $0 != "drop.lock" }
+        let after = try v.filesInVault().filter { $0 != "owner.lock" }
         #expect(after == before, "its pack, all of it unused as far as prune can tell, stayed: \(Set(before).symmetricDifference(after))")
     }
 

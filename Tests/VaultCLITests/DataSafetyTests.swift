@@ -61,7 +61,7 @@ import Glibc
         #expect(try v.add(["add", try v.write("a.txt", [1, 2, 3])]).status == 0)
         #expect(try v.listed().count == 1)
         let oldKey = try v.info()["public_key_fingerprint"] as? String
-        let fd = open(v.dir + "/drop.lock", O_RDWR | O_CREAT, 0o600)
+        let fd = open(v.dir + "/owner.lock", O_RDWR | O_CREAT, 0o600)
         #expect(fd >= 0 && flock(fd, LOCK_SH) == 0)
         let rekey = try Background(["--vault", v.dir, "--password-file", v.passwordFile, "rekey", "--yes"],
                                    environment: v.environment(), cwd: v.path)

@@ -33,7 +33,7 @@ import VaultCrypto
     }
 
     /// Every regular file under `dir` (relative path) with its SHA-256,
-    /// without the machine's own files (`lock`, `drop.lock`, `attempts`),
+    /// without the machine's own files (`lock`, `owner.lock`, `attempts`),
     /// which do not move.
     static func movableFiles(_ dir: String) throws -> [String: String] {
         var out: [String: String] = [:]
@@ -42,7 +42,7 @@ import VaultCrypto
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
                   // The machine's own files (a replica id belongs to its directory): never moved.
-                  !["lock", "drop.lock", "attempts", "replica"].contains(rel) else { continue }
+                  !["lock", "owner.lock", "attempts", "replica"].contains(rel) else { continue }
             out[rel] = try sha256(file: dir + "/" + rel)
         }
         return out

@@ -46,8 +46,8 @@ final class VaultFixture {
     }
 
     /// `vault --vault DIR ARGS` (no password source), in the sandbox.
-    func add(_ args: [String], stdin: [UInt8] = [], _ extra: [String: String] = [:]) throws -> CLIHarness.Result {
-        try CLIHarness.run(["--vault", dir] + args, stdin: stdin, environment: environment(extra), cwd: sandbox.path)
+    func add(_ args: [String], stdin: [UInt8] = [], _ extra: [String: String] = [:], timeout: Double = 30) throws -> CLIHarness.Result {
+        try CLIHarness.run(["--vault", dir] + args, stdin: stdin, environment: environment(extra), cwd: sandbox.path, timeout: timeout)
     }
 
     /// `vault --vault DIR --password-file PW ARGS`, in the sandbox.

@@ -17,6 +17,10 @@ int csystem_syncfs(int fd);
 int csystem_open_tmpfile(const char *directory, unsigned int mode);
 // renameat2(..., RENAME_NOREPLACE); -1 with ENOSYS or EINVAL where unsupported.
 int csystem_rename_noreplace(const char *from, const char *to);
+// openat(directory, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode).
+int csystem_open_tmpfile_at(int directory, unsigned int mode);
+// renameat2(directory, from, directory, to, RENAME_NOREPLACE).
+int csystem_renameat_noreplace(int directory, const char *from, const char *to);
 // prctl(PR_SET_DUMPABLE, 0).
 int csystem_set_not_dumpable(void);
 // prctl(PR_SET_NAME, name): the process name ps -o comm, pgrep and top show.

@@ -118,6 +118,7 @@ public final class DropInBatch {
         // until the envelopes have landed: a rekey that ran while the
         // contents were written has switched keys by now, and one that
         // starts now waits for these envelopes and takes them in (DropLock).
+        // Another user's add holds nothing and checks afterwards (`confirm`).
         let dropLock = try DropLock(vault.paths, exclusive: false)
         let current = try Vault(at: vault.paths.root).header
         // Nameless until linked under its own name: whole or absent.
@@ -127,16 +128,28 @@ public final class DropInBatch {
             try envelope.withUnsafeBytes { try temp.file.write($0) }
             try temp.commit(to: target, durable: perItemSync)
         }
+        var landed: [DropLock.Landed] = []
         if let batchID {
-            try write(DropInEnvelope.seal(batch: group.map(\.entry), to: current.publicKey, vaultID: current.vaultID), as: batchID)
+            let entries = group.map(\.entry)
+            try write(DropInEnvelope.seal(batch: entries, to: current.publicKey, vaultID: current.vaultID), as: batchID)
+            landed = [DropLock.Landed(stem: batchID) { try DropInEnvelope.seal(batch: entries, to: $0.publicKey, vaultID: $0.vaultID) }]
         } else {
             // One HPKE seal each (~0.1 ms for X-Wing): on every core at once.
             let envelopes = try parallelMap(group.count) { i in
                 try DropInEnvelope.seal(group[i].entry, to: current.publicKey, vaultID: current.vaultID)
             }
-            for (item, envelope) in zip(group, envelopes) { try write(envelope, as: item.entry.blobName) }
+            for (item, envelope) in zip(group, envelopes) {
+                try write(envelope, as: item.entry.blobName)
+                let entry = item.entry
+                landed.append(DropLock.Landed(stem: entry.blobName) { try DropInEnvelope.seal(entry, to: $0.publicKey, vaultID: $0.vaultID) })
+            }
         }
         if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
+        // Another user's add holds no lock a rekey waits for: it looks again.
+        try dropLock.confirm(landed, sealedTo: current.publicKey) { stem, envelope in
+            try write(envelope, as: stem)
+            if !perItemSync { try Syscall.syncFileSystem(of: first.content.file.fd) }
+        }
         // The contents' flocks (their TempFiles' descriptors) must outlive
         // the envelopes' landing: without them a `list` takes an
         // envelope-less content for a leftover and deletes it, leaving an

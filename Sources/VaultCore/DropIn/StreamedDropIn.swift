@@ -50,7 +50,11 @@ public final class StreamedDropIn {
         let dropLock = try DropLock(vault.paths, exclusive: false)
         let current = try Vault(at: vault.paths.root).header
         let envelope = try DropInEnvelope.seal(entry, to: current.publicKey, vaultID: current.vaultID)
-        try VaultDirectory.atomicWrite(envelope, to: vault.paths.dropInEnvelope(blob), mode: vault.dropInFileMode)
+        let target = vault.paths.dropInEnvelope(blob), mode = vault.dropInFileMode
+        try VaultDirectory.atomicWrite(envelope, to: target, mode: mode)
+        // Another user's drop-in holds no lock a rekey waits for: it looks again.
+        try dropLock.confirm([DropLock.Landed(stem: blob) { try DropInEnvelope.seal(entry, to: $0.publicKey, vaultID: $0.vaultID) }],
+                             sealedTo: current.publicKey) { _, envelope in try VaultDirectory.atomicWrite(envelope, to: target, mode: mode) }
         withExtendedLifetime((dropLock, content)) {}
         return entry
     }

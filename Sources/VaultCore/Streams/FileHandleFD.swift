@@ -78,7 +78,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
     }
 
     /// Takes ownership of an open descriptor (of the file at `path`).
-    init(owning fd: Int32, path: String?) {
+    public init(owning fd: Int32, path: String?) {
         self.fd = fd
         self.path = path
         owned = true

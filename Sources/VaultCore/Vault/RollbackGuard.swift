@@ -55,9 +55,10 @@ public final class RollbackGuard: Sendable {
     }
 
     /// Refuses a manifest older than one seen before (unless accepted), and
-    /// remembers this one.
-    func check(vaultID: [UInt8], generation: UInt64) throws {
-        let seen = remembered(vaultID: vaultID)
+    /// remembers this one. `seenBefore`: what was remembered before the
+    /// manifest was read (a newer one remembered since is another
+    /// process's save, not a rollback of the one read).
+    func check(vaultID: [UInt8], generation: UInt64, seenBefore seen: UInt64) throws {
         if generation < seen && !acceptRollback { throw VaultError.rollback(seen: seen, found: generation) }
         if generation != seen { saw(vaultID: vaultID, generation: generation, evenIfLower: acceptRollback) }
     }

@@ -50,7 +50,10 @@ public final class Scratch: Sendable {
         if try Syscall.status(of: base) == nil {
             do { try Syscall.mkdir(base, mode: 0o700) } catch let error as SystemError where error.errno == .fileExists {}
         }
-        guard let st = try Syscall.status(of: base), st.kind == .directory else { throw VaultError.unsafeVaultPath(base) }
+        // Not a directory of ours (a symbolic link someone planted at
+        // /dev/shm/vault-UID, say): refused as unsafe for private copies,
+        // which `open` skips for the next place (issue 38), never followed.
+        guard let st = try Syscall.status(of: base), st.kind == .directory else { throw VaultError.unsafeScratch(base) }
         guard st.owner == Syscall.userID, !st.isWritableByOthers else { throw VaultError.unsafeScratch(base) }
         // Nor may others rename it away and put their own in its place: its
         // parent is ours or root's, and shared only if sticky (like /tmp).

@@ -5,11 +5,16 @@ import System
 ///
 ///   DIR            0711   enter, not list
 ///   DIR/vault.header  0644   read the public key (it is public)
-///   DIR/drop.lock  0644   hold it shared while sealing (DropLock)
+///   DIR/items      0711   look up an item by a name they know (their own
+///                         packs' ids: whether a backup's cache may still
+///                         point at them), not list or read any
 ///   DIR/inbox      1733   create files, not list, read, rename or delete
 ///                         them (sticky: only a file's owner, or the
 ///                         vault's owner, may remove it)
-///   everything else unchanged: items/ 0700, manifest and attempts 0600.
+///   everything else unchanged: owner.lock, manifest and attempts 0600, items 0600.
+///
+/// No lock of the owner's is theirs to take (DropLock.swift): they wait only
+/// for `drop.fence`, which they can neither make nor hold up.
 ///
 /// A dropper's files in the inbox are 0644 so the owner can read them; they
 /// hold only ciphertext sealed to the vault. Absorb copies such a file into
@@ -18,7 +23,7 @@ import System
 extension Vault {
     /// (path, mode when shared, mode when private), in the order sharing sets them.
     func sharedModes() -> [(path: String, shared: UInt16, private: UInt16)] {
-        [(paths.root, 0o711, 0o700), (paths.header, 0o644, 0o600), (paths.dropLock, 0o644, 0o600), (paths.inbox, 0o1733, 0o700)]
+        [(paths.root, 0o711, 0o700), (paths.header, 0o644, 0o600), (paths.items, 0o711, 0o700), (paths.inbox, 0o1733, 0o700)]
     }
 
     /// Whether other users may drop items in.
@@ -61,15 +66,14 @@ extension Vault {
         return Syscall.userName(of: root.owner) ?? "uid \(root.owner)"
     }
 
-    /// Sets the modes above, or back to private. drop.lock is made first if
-    /// missing (another user cannot create it). The inbox is opened last on
+    /// Sets the modes above, or back to private. The inbox is opened last on
     /// sharing and closed first on unsharing, so no one ever finds it open
-    /// with the rest shut.
+    /// with the rest shut. A `drop.lock` an earlier version shared (0644:
+    /// any user could hold it and stall the owner) is removed: nothing uses
+    /// it any more, and a descriptor someone keeps open on it then locks a
+    /// file no one looks at.
     public func setShared(_ on: Bool) throws {
-        if try Syscall.status(of: paths.dropLock) == nil {
-            let fd = try Syscall.open(paths.dropLock, [.readWrite, .create, .noFollow])
-            Syscall.close(fd)
-        }
+        do { try Syscall.unlink(paths.legacyDropLock) } catch let error as SystemError where error.errno == .noSuchFile {}
         let order = on ? sharedModes() : sharedModes().reversed()
         for entry in order {
             let path = entry.path

@@ -36,13 +36,30 @@ public final class UnlockedVault {
         self.keys = keys
         self.lock = lock
         try vault.pendingRekey?.verify(masterKey: keys.master)
+        // What was seen here before the manifest is read: a writer of ours
+        // that saves a newer one (and remembers it) while we read is no
+        // rollback (issue 38, item 7: a `list` beside another `list`'s
+        // absorb said "older than one seen here", exit 14).
+        let seen = self.rollbackGuard?.remembered(vaultID: vault.header.vaultID)
         let sealed = try vault.pendingRekey.map { Array($0.manifest) } ?? VaultDirectory.readFile(vault.paths.manifest, limit: Manifest.maxFileSize)
         manifest = try Manifest.open(sealed, key: keys.manifest, vaultID: vault.header.vaultID)
         // Before anything acts on this manifest: not older than one seen here.
-        try self.rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation)
+        try self.rollbackGuard?.check(vaultID: vault.header.vaultID, generation: manifest.generation, seenBefore: seen ?? 0)
         // And the header (authenticated by now: the caller verified its MAC
         // under this key) not older than one seen here.
-        try self.rollbackGuard?.check(vaultID: vault.header.vaultID, headerCounter: vault.header.counter)
+        do {
+            try self.rollbackGuard?.check(vaultID: vault.header.vaultID, headerCounter: vault.header.counter)
+        } catch VaultError.headerRollback {
+            // The header was read before the password was asked for; a
+            // `passwd` or key-slot change of ours since then has put a newer
+            // one in place (same master key) and remembered it. The header
+            // there now, authenticated under this key and not older, says
+            // so; anything else is the rollback it looks like.
+            let now = try VaultHeader(parsing: VaultDirectory.readFile(vault.paths.header, limit: VaultHeader.maxLength + 1))
+            let seenHeader = self.rollbackGuard?.remembered(vaultID: vault.header.vaultID, header: true) ?? 0
+            do { try now.verify(masterKey: keys.master) } catch { throw VaultError.headerRollback(seen: seenHeader, found: vault.header.counter) }
+            guard now.counter >= seenHeader else { throw VaultError.headerRollback(seen: seenHeader, found: vault.header.counter) }
+        }
         if lock != nil, let pending = vault.pendingRekey { try pending.apply(vault.paths) }
     }
 

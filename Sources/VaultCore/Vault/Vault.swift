@@ -156,9 +156,15 @@ public final class Vault: Sendable {
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
             let orphanContent = name.hasSuffix(".item") && !VaultPaths.isContentWithEnvelope(name, in: inbox)
-            if (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) {
-                out.append(FilePath("inbox/" + name))
+            guard (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) else { continue }
+            // Looked for again after the lock: an add links its envelope
+            // before it lets go of its content's flock, so one that landed
+            // (and exited) since the listing shows now. Without this look
+            // a `list` deleted a drop-in whose add had said "added" (issue 38, item 7).
+            if orphanContent, try Syscall.status(of: paths.dropInEnvelope(String(VaultPaths.envelopeStem(ofContent: name)))) != nil {
+                continue
             }
+            out.append(FilePath("inbox/" + name))
         }
         for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
             if unlocked(paths.root, name) { out.append(FilePath(name)) }

@@ -6,7 +6,10 @@
 //   DIR/inbox/<id>.item   a drop-in's sealed content
 //   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
 //   DIR/lock              the writers' flock
-//   DIR/drop.lock         held shared by adds, exclusively by rekey (DropLock.swift)
+//   DIR/owner.lock        the drop lock: 0600 always; held shared by the owner's adds
+//                         and backups, exclusively by rekey and prune (DropLock.swift)
+//   DIR/drop.fence        there while rekey or prune decides (0644); other users'
+//                         drop-ins wait while it stands (DropLock.swift)
 //   DIR/attempts          the wrong-password delay state (AttemptThrottle.swift)
 //   DIR/rekey.pending     a rekey's new header and manifest (RekeySwitch.swift)
 //   DIR/quarantine/       what `check --repair` set aside (orphans, drop-ins that do not open)
@@ -30,7 +33,13 @@ public struct VaultPaths: Sendable {
     public var items: String { root + "/items" }
     public var inbox: String { root + "/inbox" }
     public var lock: String { root + "/lock" }
-    public var dropLock: String { root + "/drop.lock" }
+    /// The drop lock: the owner's processes' only (DropLock.swift).
+    public var dropLock: String { root + "/owner.lock" }
+    /// What other users wait for while rekey or prune decides.
+    public var dropFence: String { root + "/drop.fence" }
+    /// Where versions before issue 38 kept the drop lock (0644 once shared,
+    /// which let any user stall the owner): no longer used; `vault share` removes it.
+    public var legacyDropLock: String { root + "/drop.lock" }
     public var attempts: String { root + "/attempts" }
     public var rekeyPending: String { root + "/rekey.pending" }
     public var quarantine: String { root + "/quarantine" }

@@ -20,8 +20,18 @@ package final class WriterLock {
 }
 
 /// Whether some process holds a flock on `path` (a file being written).
+/// What cannot be opened or tested counts as held: this answer decides
+/// whether cleanup deletes a file, and "permission denied" (another user's
+/// file while it is still 0600) is no proof that nobody writes it (issue 38).
+/// Only a file that is gone, or a symbolic link (no writer's file), is not held.
 func isLockedByWriter(_ path: String) -> Bool {
-    guard let fd = try? Syscall.open(path, [.noFollow, .nonBlocking]) else { return false }
+    let fd: Int32
+    do { fd = try Syscall.open(path, [.noFollow, .nonBlocking]) } catch let error as SystemError
+        where error.errno == .noSuchFile || error.errno == .tooManySymlinks {
+        return false
+    } catch {
+        return true
+    }
     defer { Syscall.close(fd) }
-    return (try? Syscall.flock(fd)) == false
+    do { return try !Syscall.flock(fd) } catch { return true }
 }

@@ -172,7 +172,11 @@ struct BackupCommand: Command {
                 if let remote {
                     cache = try Self.remoteCache(base: base, remote, context)
                 } else {
-                    cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault.paths)
+                    cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault)
+                }
+                if let unknown = cache?.unconfirmedPacks, unknown > 0 {
+                    context.terminal.warning("cannot tell whether \(Format.count(unknown, "pack")) this host stored earlier \(unknown == 1 ? "is" : "are") still in the vault (permission denied on its items/): what \(unknown == 1 ? "it holds" : "they hold") is stored again",
+                                             hints: ["the vault's owner can run 'vault share' again, which lets other users look up their own packs"])
                 }
             } catch {
                 context.terminal.warning("no backup cache (\(ErrorReport.cliError(for: error, vaultDirectory: nil).message)): every file is read")
@@ -196,6 +200,10 @@ struct BackupCommand: Command {
         for p in summary.unreadable { context.terminal.warning("could not read '\(Terminal.printable(p))'; left out") }
         for p in summary.changedWhileRead { context.terminal.warning("'\(Terminal.printable(p))' changed while it was read; kept as read") }
         for p in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': not a regular file, folder or symlink") }
+        if summary.packsUnconfirmed {
+            context.terminal.warning("cannot check that the packs this backup used are still in the vault (permission denied on its items/): if its owner pruned it meanwhile, this snapshot waits refused",
+                                     hints: ["the vault's owner can run 'vault share' again, which lets other users look up their own packs"])
+        }
         if json {
             try context.terminal.printLine(try JSONOutput.encode(JSONOutput.Backup(summary, host: options.host, seconds: seconds, dryRun: dryRun)))
         } else {
@@ -231,7 +239,7 @@ struct BackupCommand: Command {
             + Hex.encode(Array(try SHA256.hash(Array(RemoteNames.canonicalTarget(remote.target).utf8)).prefix(8)))
         return try BackupCache(directory: base + "/" + name) { pack in
             let hex = Hex.encode(pack)
-            return layout.items[hex] != nil || dropIns.contains(hex)
+            return layout.items[hex] != nil || dropIns.contains(hex) ? .present : .gone
         }
     }
 

@@ -14,13 +14,17 @@ struct ShareCommand: Command {
         enter the vault directory but not list it, read the public key, and
         create files in the inbox that they cannot list, read back, rename or
         delete afterwards. The items, the manifest and everything already
-        stored stay yours alone (0700 and 0600). Their drop-ins are copied
-        into files of your own when a command of yours takes them in. No
-        password is needed: only the file modes change.
+        stored stay yours alone (0600): they can only look up an item whose
+        name they know (their own backups' packs, so those are not stored
+        again). Their drop-ins are copied into files of your own when a
+        command of yours takes them in. Nothing of theirs can make your
+        commands wait: they take no lock of yours. No password is needed:
+        only the file modes change.
 
-        Modes set: the vault directory 0711, vault.header 0644, drop.lock 0644,
+        Modes set: the vault directory 0711, vault.header 0644, items/ 0711,
         inbox/ 1733 (sticky, like /tmp). --off puts back 0700 and 0600; drop-ins
-        already waiting are still taken in.
+        already waiting are still taken in. A drop.lock an earlier version
+        shared is removed.
 
         Then it checks that others can reach the vault: every directory
         above it needs o+x (a home directory at 0700 keeps them out). It

@@ -15,6 +15,7 @@ struct SnapshotsCommand: Command {
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
     static let includeOption = ValueOption<String>.repeated("--include", as: "PATTERN")
     static let excludeOption = ValueOption<String>.repeated("--exclude", as: "PATTERN")
+    static let overwriteOption = ValueOption<String>.text("--overwrite", as: "WHEN")
     static let keepOptions = ["last", "hourly", "daily", "weekly", "monthly", "yearly"].map {
         ValueOption<UInt32>.number("--keep-\($0)", as: "N")
     }
@@ -23,12 +24,14 @@ struct SnapshotsCommand: Command {
     static let dryRunFlag = FlagOption("--dry-run")
     static let graceOption = ValueOption<String>.text("--grace", as: "DURATION")
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
-    static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec]
+    static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec,
+                          overwriteOption.spec]
         + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
+                                       [--overwrite never|if-changed|always]
                vault snapshots dump SNAPSHOT PATH [-o FILE]
                vault snapshots find PATTERN [--host HOST] [--tag TAG]...
                vault snapshots diff SNAPSHOT SNAPSHOT
@@ -56,11 +59,18 @@ struct SnapshotsCommand: Command {
         restore writes the snapshot under DIR (default: the current
         directory; created if missing), each backed-up path as its last name:
         modes, times to the nanosecond, symbolic links, hard links, and owners
-        when run as root. Nothing existing is overwritten (those are skipped
-        and named, exit 3), and nothing is written outside DIR. With
-        --include, only what matches (and everything under it); --exclude
-        leaves out what matches. A pattern without '/' matches each name, one
-        with '/' the path from the snapshot's root ('/Documents/*.pdf').
+        when run as root. Each file is written with no name and named only
+        once it is whole, so an interrupted restore leaves no torn file: run
+        it again and it completes what is missing. A file or link already
+        there is compared: with the snapshot's content it is left as it is
+        and counts as restored; with other content it is skipped and named
+        (exit 3), unless --overwrite says otherwise. A directory already
+        there is used as it is: its mode, owner and time are never changed
+        (only those of directories the restore makes). Nothing is written
+        outside DIR. With --include, only what matches (and everything under
+        it); --exclude leaves out what matches. A pattern without '/' matches
+        each name, one with '/' the path from the snapshot's root
+        ('/Documents/*.pdf').
 
         dump writes one file of the snapshot to standard output (to a
         terminal only if it is text, unless '-o -'), or to a new FILE with -o.
@@ -105,6 +115,10 @@ struct SnapshotsCommand: Command {
           --to DIR            restore: where to write (default: the current directory)
           --include PATTERN   restore: only what matches (repeatable)
           --exclude PATTERN   restore: leave out what matches (repeatable)
+          --overwrite WHEN    restore: what to do with a file that is there with other
+                              content: never (skip it and name it, the default),
+                              if-changed (replace it; the same content is left as it
+                              is), always (replace every file there, unread)
           --keep-last N       forget: keep the N newest of each group
           --keep-hourly N     forget: the newest of each of the last N hours
                               that have one
@@ -133,7 +147,7 @@ struct SnapshotsCommand: Command {
     enum Action {
         case list(host: String?, tags: [String], json: Bool)
         case ls(snapshot: String, path: String?)
-        case restore(snapshot: String, to: String, includes: [String], excludes: [String])
+        case restore(snapshot: String, to: String, includes: [String], excludes: [String], overwrite: RestoreOverwrite)
         case dump(snapshot: String, path: String, output: String?)
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
         case prune(dryRun: Bool)
@@ -151,6 +165,13 @@ struct SnapshotsCommand: Command {
         let host = try arguments.value(Self.hostOption), tags = arguments.values(Self.tagOption)
         let json = arguments.isSet(Self.jsonFlag), to = try arguments.value(Self.toOption)
         let includes = arguments.values(Self.includeOption), excludes = arguments.values(Self.excludeOption)
+        let overwriteText = try arguments.value(Self.overwriteOption)
+        let overwrite = try overwriteText.map { text throws(CLIError) in
+            guard let o = RestoreOverwrite(rawValue: text) else {
+                throw arguments.usageError("--overwrite takes never, if-changed or always, not '\(text)'")
+            }
+            return o
+        } ?? .never
         var policy = SnapshotPolicy()
         let keeps = try Self.keepOptions.map { option throws(CLIError) in try arguments.value(option).map(Int.init) }
         (policy.last, policy.hourly, policy.daily) = (keeps[0] ?? 0, keeps[1] ?? 0, keeps[2] ?? 0)
@@ -172,7 +193,7 @@ struct SnapshotsCommand: Command {
         if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
         let forgetOptions = !policy.isEmpty || prune || dryRun
         let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
-        let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty
+        let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty || overwriteText != nil
         if forgetOptions && words[0] != "forget" && !(words[0] == "prune" && !prune && policy.isEmpty) {
             throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--dry-run also with 'prune')")
         }
@@ -182,7 +203,7 @@ struct SnapshotsCommand: Command {
         switch words[0] {
         case "list":
             try only(words.count == 1, "snapshots list takes no arguments")
-            try only(!restoreOptions, "--to, --include and --exclude go with 'snapshots restore'")
+            try only(!restoreOptions, "--to, --include, --exclude and --overwrite go with 'snapshots restore'")
             action = .list(host: host, tags: tags, json: json)
         case "ls":
             try only((2...3).contains(words.count), "snapshots ls takes SNAPSHOT and perhaps a PATH")
@@ -191,7 +212,7 @@ struct SnapshotsCommand: Command {
         case "restore":
             try only(words.count == 2, "snapshots restore takes one SNAPSHOT")
             try only(!listOptions, "--host, --tag and --json go with 'snapshots list'")
-            action = .restore(snapshot: words[1], to: to ?? ".", includes: includes, excludes: excludes)
+            action = .restore(snapshot: words[1], to: to ?? ".", includes: includes, excludes: excludes, overwrite: overwrite)
         case "dump":
             try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
             try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
@@ -318,7 +339,7 @@ struct SnapshotsCommand: Command {
                 })
             }
             return .ok
-        case .restore(let id, let to, let includes, let excludes):
+        case .restore(let id, let to, let includes, let excludes, let overwrite):
             let reader = try Self.find(vault, id)
             if let st = try Syscall.status(of: to, followLinks: true) {
                 guard st.isDirectory else { throw CLIError(message: "'\(to)' is not a directory") }
@@ -329,11 +350,20 @@ struct SnapshotsCommand: Command {
             var options = RestoreOptions(target: to)
             options.includes = includes.map { Array($0.utf8) }
             options.excludes = excludes.map { Array($0.utf8) }
+            options.overwrite = overwrite
+            options.journalDirectory = context.stateDirectory + "/restore"
+            options.partials = context.partialOutputs
             let summary = try SnapshotRestore(reader, options: options).run()
-            for p in summary.existing { context.terminal.warning("skipped '\(Terminal.printable(p))': it exists") }
-            context.terminal.note("restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
-                                  + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))")
-            return summary.existing.isEmpty ? .ok : .partial
+            for p in summary.linksApart {
+                context.terminal.warning("'\(Terminal.printable(p))' is a hard link in the snapshot whose content differs from its group's: restored as a file of its own")
+            }
+            for (p, reason) in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': \(reason)") }
+            var line = "restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
+                + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))"
+            if summary.unchanged > 0 { line += "; \(summary.unchanged) already there" }
+            if summary.replaced > 0 { line += "; \(summary.replaced) replaced" }
+            context.terminal.note(line)
+            return summary.skipped.isEmpty ? .ok : .partial
         case .dump(let id, let path, let output):
             let reader = try Self.find(vault, id)
             let e = try reader.entry(at: Self.components(path))
