@@ -1,4 +1,5 @@
 import Foundation
+import FormatVectors
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore

@@ -100,29 +100,3 @@ final class TempVault {
         try Data(b).write(to: url)
     }
 }
-
-/// The test vectors docs/FORMAT.md publishes, read from FORMAT.md itself.
-enum FormatVectors {
-    /// The hex blocks of one section (from the heading `section` to the next
-    /// heading of its level or above): a line `name:` in backquotes followed
-    /// by indented hex lines.
-    static func published(section: String) throws -> [String: String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        guard let start = text.range(of: section) else { return [:] }
-        let level = section.prefix { $0 == "#" }.count
-        var out: [String: String] = [:], current: String?
-        for line in text[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
-            let hashes = line.prefix { $0 == "#" }.count
-            if hashes > 0 && hashes <= level { break }
-            if line.hasPrefix("       "), let c = current {
-                out[c, default: ""] += line.trimmingCharacters(in: .whitespaces)
-            } else if line.hasSuffix(":"), line.hasPrefix("`") {
-                current = String(line.dropLast().split(separator: "`").first ?? "")
-            } else if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                current = nil
-            }
-        }
-        return out
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import System
+import FormatVectors
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore
@@ -13,7 +14,7 @@ import Testing
 /// prints what this code computes.
 @Suite("Move, hybrid handshake")
 struct MoveHybridTests {
-    typealias V = VaultVectorTests
+    typealias V = MoveVectorBytes
     static let seed = V.seq(0x00, 32), token = V.seq(0x40, 16), eseed = V.seq(0x60, 64)
 
     static func receiverKey() throws -> XWing.PrivateKey { try XWing.PrivateKey(seed: V.secret(seed)) }

@@ -1,5 +1,6 @@
 import Foundation
 import System
+import FormatVectors
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore
@@ -11,7 +12,7 @@ import Testing
 /// this code computes), and the handshake messages' exact shapes.
 @Suite("Move, short code")
 struct MoveShortCodeTests {
-    typealias V = VaultVectorTests
+    typealias V = MoveVectorBytes
     static let code = "41237-guitar-orbit-velvet"
     static let sid = V.seq(0x80, 16)
     /// CPace scalars: the draft's ya and yb (appendix B.3), valid scalars.
