@@ -74,17 +74,18 @@ let package = Package(
         .testTarget(name: "ByteLayoutTests", dependencies: ["ByteLayout"]),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"],
                     resources: [.copy("Vectors")]),
-        .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System"]),
-        // docs/FORMAT.md's published vectors, read by the tests that check them.
-        .target(name: "FormatVectors", path: "Tests/FormatVectors"),
+        .testTarget(name: "VaultCodecsTests", dependencies: ["VaultCodecs", "System", "TestSupport"]),
+        // What several test targets share (test targets cannot import each
+        // other): FORMAT.md's published vectors, the schedules' SplitMix.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
-        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto", "System", "FormatVectors"]),
-        .testTarget(name: "VaultMoveTests", dependencies: ["VaultMove", "VaultCore", "VaultCrypto", "System", "FormatVectors"]),
+        .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto", "System", "TestSupport"]),
+        .testTarget(name: "VaultMoveTests", dependencies: ["VaultMove", "VaultCore", "VaultCrypto", "System", "TestSupport"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultCore", "VaultCrypto", "System"]),
         .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultBackup", "VaultCore", "VaultCodecs", "System"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultCore", "VaultCrypto", "VaultCodecs", "ByteLayout", "System"]),
-        .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System"]),
+        .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System", "TestSupport"]),
         .testTarget(name: "VaultCLITests", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultAgent", "VaultBackup", "VaultCrypto",
-                                                          "VaultCodecs", "System"]),
+                                                          "VaultCodecs", "System", "TestSupport"]),
     ]
 )

@@ -11,6 +11,12 @@ public enum MoveError: Error, Equatable, Sendable {
     /// Short code, receiver: a sender got as far as its key confirmation
     /// and it failed. That tested one guess of the code, which is now spent.
     case wrongShortCode
+    /// Short code, receiver: the sender at `peer` tried a wrong code, so
+    /// this one is spent and the receive stops (MoveAccept).
+    case shortCodeSpent(peer: String)
+    /// Long code, receiver: this many connections did not hold the code;
+    /// the receive stops listening (MoveAccept).
+    case tooManyWrongCodes(count: Int)
     /// The connection ended before the move was confirmed.
     case connectionLost
     /// The receiver refused what it was sent.

@@ -31,11 +31,9 @@ public final class MoveReceiver: Sendable {
         // on a new machine.
         if parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try Vault.makeDirectories(parent) }
         let name = String(target.split(separator: "/").last ?? "vault")
-        guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
-        }
+        let stamp = try ProcessStamp.current()
         Self.removeAbandoned(in: parent, for: name)
-        staging = parent + "/.\(name).moving-\(Syscall.processID)-\(start)"
+        staging = parent + "/.\(name).moving-" + stamp.text()
     }
 
     deinit { discard() }
@@ -50,8 +48,7 @@ public final class MoveReceiver: Sendable {
         let prefix = ".\(name).moving-"
         for entry in (try? VaultDirectory.names(in: parent)) ?? [] where entry.hasPrefix(prefix) {
             let owner = entry.dropFirst(prefix.count).split(separator: "-")
-            if owner.count == 2, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
-               Syscall.startTime(of: pid) == start { continue }
+            if owner.count == 2, let stamp = ProcessStamp(fields: owner), stamp.isRunning { continue }
             Eraser.erase(parent + "/" + entry)
         }
     }

@@ -9,18 +9,14 @@ import VaultCrypto
 /// has another start time), as `vault move receive` does with its staging.
 enum ScratchNames {
     static func make(_ prefix: String) throws -> String {
-        guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
-        }
-        return "\(prefix)\(Syscall.processID)-\(start)-" + Hex.encode(SecureRandom.bytes(4))
+        prefix + (try ProcessStamp.current().text()) + "-" + Hex.encode(SecureRandom.bytes(4))
     }
 
     /// Erases `parent/<prefix>*` left by processes that are gone.
     static func removeAbandoned(in parent: String, prefix: String) {
         for entry in (try? VaultDirectory.names(in: parent)) ?? [] where entry.hasPrefix(prefix) {
             let owner = entry.dropFirst(prefix.count).split(separator: "-")
-            if owner.count == 3, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
-               Syscall.startTime(of: pid) == start { continue }
+            if owner.count == 3, let stamp = ProcessStamp(fields: owner), stamp.isRunning { continue }
             _ = Eraser.erase(parent + "/" + entry)
         }
     }

@@ -171,6 +171,12 @@ enum ErrorReport {
         case .receiverKeyMismatch:
             return CLIError(message: "the receiver's key is corrupted or tampered with: it does not match the move code",
                             hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+        case .shortCodeSpent(let peer):
+            return CLIError(message: "\(peer) tried a wrong short code, so this code is spent; stopped listening",
+                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .corrupted)
+        case .tooManyWrongCodes(let count):
+            return CLIError(message: "\(count) connections did not hold the move code; stopped listening",
+                            hints: ["nothing was received; start 'vault move receive' again for a new code"], code: .corrupted)
         case .wrongShortCode:
             return CLIError(message: "a sender tried a wrong short code, so this code is spent; stopped listening",
                             hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .corrupted)

@@ -22,3 +22,16 @@ import Testing
         #expect(FilePath("dir").appending("x").description == "dir/x")
     }
 }
+
+/// Who made a scratch name: this process runs, a stamp with another start
+/// time (a reused pid) does not, and names parse only with both fields.
+@Suite struct ProcessStampTests {
+    @Test func aStampKnowsWhetherItsProcessRuns() throws {
+        let me = try ProcessStamp.current()
+        #expect(me.isRunning)
+        #expect(!ProcessStamp(pid: me.pid, start: me.start &+ 1).isRunning)
+        #expect(ProcessStamp(fields: me.text().split(separator: "-")) == me)
+        #expect(ProcessStamp(fields: ["12"]) == nil && ProcessStamp(fields: ["x", "1"]) == nil)
+        #expect(me.text(separator: " ") == "\(me.pid) \(me.start)")
+    }
+}

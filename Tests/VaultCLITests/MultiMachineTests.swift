@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 27: many machines, one vault. Real `vault` binaries with a HOME
 /// each (their own state directories), one remote: push and pull merge,
@@ -300,17 +301,6 @@ struct MultiMachineTests {
         }
     }
 
-    /// SplitMix64: a schedule's choices from its seed, so a failure replays.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func schedule(_ number: Int, seed: UInt64, target: String?, env: [String: String], _ g: inout SplitMix) throws {
         let (m, _) = try Self.machines(3, target: target, env: env)

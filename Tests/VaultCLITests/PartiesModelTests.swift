@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VaultBackup
 import VaultCrypto
 import VaultRemote
@@ -52,7 +53,7 @@ struct PartiesModelTests {
 final class World {
     typealias Machine = MultiMachineTests.Machine
 
-    var g: MultiMachineTests.SplitMix
+    var g: SplitMix
     let seed: UInt64
     let owner: VaultFixture
     var machines: [Machine?]
@@ -75,7 +76,7 @@ final class World {
 
     init(seed: UInt64) throws {
         self.seed = seed
-        g = MultiMachineTests.SplitMix(state: seed)
+        g = SplitMix(state: seed)
         owner = try VaultFixture()
         let first = Machine(v: owner, env: [:])
         remote = owner.path + "/remote"

@@ -1,5 +1,5 @@
 import Foundation
-import FormatVectors
+import TestSupport
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore

@@ -228,3 +228,21 @@ struct VersionCoreTests {
         #expect(t.files("items").count == 3)
     }
 }
+
+/// A file that an earlier vault stored under a name now reserved for
+/// backup storage keeps opening, renamed (version 4 and older only).
+@Suite struct ReservedNameCompatibilityTests {
+    @Test func anOldFileUnderAReservedNameIsRenamedNotRefused() throws {
+        let name = "pack-" + String(repeating: "0a", count: 16)
+        var e = try ManifestEntry(itemID: SecureRandom.bytes(16), fileKey: FileKey.random(), kind: .file, origin: .droppedIn,
+                                  mode: 0o600, size: 1, fileCount: 1, added: 1, modified: 1, name: "placeholder")
+        e.name = name   // as a version 4 writer could store it
+        var plain = withUnsafeBytes(of: UInt32(1).bigEndian, Array.init) + withUnsafeBytes(of: UInt32(1).bigEndian, Array.init) + [0]
+        e.encode(into: &plain)
+        let old = try plain.withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: 4) }
+        #expect(old.entries.map(\.name) == [name + " (file)"])
+        #expect(throws: VaultError.corruptedOrTampered) {
+            try (plain + [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).withUnsafeBytes { try Manifest.parse(plaintext: $0, formatVersion: 5) }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import VaultCrypto
 @testable import VaultCore
 
@@ -8,16 +9,6 @@ import Testing
 @Suite("Writer limits")
 struct WriterLimitTests {
     /// A reproducible generator, so a failing sequence can be replayed from its seed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D4_9BB1_3311_49EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Names that sit on every edge the format has.
     static let hostileNames: [String] = [

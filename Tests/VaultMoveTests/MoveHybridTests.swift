@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import System
-import FormatVectors
+import TestSupport
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore

@@ -1,6 +1,6 @@
 import Foundation
 import System
-import FormatVectors
+import TestSupport
 import Testing
 @testable import VaultCrypto
 @testable import VaultCore

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VaultCrypto
 @testable import VaultCore
 @testable import VaultRemote
@@ -153,18 +154,6 @@ struct ManifestMergeTests {
 
     // MARK: random schedules
 
-    /// SplitMix64 (with the constants the schedules were first drawn with,
-    /// in VaultCoreTests' WriterLimitTests): the same schedules every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D4_9BB1_3311_49EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Three machines and a remote, in memory: each adds (a new item or a
     /// new version), removes, renames, forgets, forgets its base (as
@@ -177,7 +166,7 @@ struct ManifestMergeTests {
     /// merge is also checked to be symmetric, and to be a fast-forward
     /// when one side did not change.
     @Test func randomSchedulesConverge() throws {
-        // The same schedules every run (WriterLimitTests' SplitMix64); VAULT_MERGE_SEED picks others.
+        // The same schedules every run (TestSupport's SplitMix64); VAULT_MERGE_SEED picks others.
         var generator = SplitMix(state: UInt64(ProcessInfo.processInfo.environment["VAULT_MERGE_SEED"] ?? "") ?? 27)
         var merges: [[String: Any]] = []
         for schedule in 0..<Self.schedules {

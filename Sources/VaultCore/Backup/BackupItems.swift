@@ -115,8 +115,7 @@ extension UnlockedVault {
     /// A snapshot item's whole content, authenticated, from `path` (its
     /// drop-in in the inbox, or its place in items/).
     func snapshotContent(_ entry: ManifestEntry, at path: String) throws -> [UInt8] {
-        let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1)
-        try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
+        let r = try ItemRules.open(entry, at: path, threads: 1)
         guard r.contentLength <= UInt64(BackupItems.maxSnapshotLength) else { throw VaultError.corruptedOrTampered }
         let sink = MemoryBytes()
         try r.readAll(to: sink, batchChunks: 1)
@@ -140,8 +139,7 @@ extension UnlockedVault {
     func packIsWhole(_ entry: ManifestEntry) -> Bool {
         let inInbox = paths.dropInContent(entry.blobName)
         let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
-        guard let r = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1),
-              (try? ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)) != nil else { return false }
+        guard let r = try? ItemRules.open(entry, at: path, threads: 1) else { return false }
         return (try? r.readAll(to: DiscardingSink())) != nil
     }
 

@@ -132,9 +132,7 @@ extension UnlockedVault {
             var entry = dropIn.entry
             // No room (full manifest, or too many versions) fails the rekey
             // before the switch: skipping would strand a drop-in sealed to the old key.
-            guard let reader = try? ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.dropInContent(dropIn.contentStem))),
-                  (try? ItemRules.checkItem(entry, header: reader.header, contentLength: reader.contentLength)) != nil
-            else { continue }
+            guard let reader = try? ItemRules.open(entry, at: paths.dropInContent(dropIn.contentStem)) else { continue }
             let stored = try storeItem(flags: reader.header.flags, durable: false, expectedLength: reader.contentLength) { writer in
                 try reader.readAll(to: writer)
                 return (entry.size, entry.fileCount)

@@ -129,6 +129,14 @@ extension UnlockedVault {
                 rejected.insert(dropIn.envelope)
                 continue
             }
+            // Another user's snapshot was checked in their file, which they
+            // may have changed before we copied it: check our copy again.
+            if entry.kind == .snapshot, entry.droppedBy != nil, let reason = snapshotRefusal(entry) {
+                try Syscall.unlink(paths.item(entry.blobName))
+                report.refusedSnapshots.append((entry.name, reason))
+                rejected.insert(dropIn.envelope)
+                continue
+            }
             try manifest.addVersion(entry)
             report.absorbed.append(entry.name)
             left[dropIn.envelope, default: 0] -= 1
@@ -217,13 +225,7 @@ extension UnlockedVault {
     /// Whether the sealed item at `path` opens under the entry's file key
     /// and agrees with the entry (ItemRules).
     private func contentAgrees(_ entry: ManifestEntry, at path: String) -> Bool {
-        do {
-            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: 1)
-            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
-            return true
-        } catch {
-            return false
-        }
+        (try? ItemRules.open(entry, at: path, threads: 1)) != nil
     }
 
     /// Moves a drop-in's content into items/ once it opens under the entry's
@@ -266,12 +268,12 @@ extension UnlockedVault {
             // A sealed item is never longer than its padded stream allows.
             guard copied <= ItemCipher.maxSealedLength else { return false }
         }
-        do {
-            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: copy.path), threads: 1)
-            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
-        } catch {
-            return false
-        }
+        // Our copy is what lands, so our copy is what is checked: the
+        // dropper may change their file after any check of it (issue 38).
+        // A backup's pack or snapshot is read whole, every chunk
+        // authenticated, as `packIsWhole` read theirs.
+        guard let r = try? ItemRules.open(entry, at: copy.path, threads: 1) else { return false }
+        if entry.kind.isBackupStorage { guard (try? r.readAll(to: DiscardingSink())) != nil else { return false } }
         try copy.commit(to: stored, noReplace: true)
         try Syscall.unlink(inInbox)
         return true

@@ -79,8 +79,7 @@ enum DropFence {
     /// killed owner's process left. Held (flock'ed) until the TempFile goes.
     static func raise(_ paths: VaultPaths) throws -> TempFile {
         let fence = try TempFile(beside: paths.dropFence, mode: 0o644)
-        let start = Syscall.startTime(of: Syscall.processID) ?? 0
-        try Array("\(Syscall.processID) \(start)\n".utf8).withUnsafeBytes { try fence.file.write($0) }
+        try Array((try ProcessStamp.current().text(separator: " ") + "\n").utf8).withUnsafeBytes { try fence.file.write($0) }
         try fence.commit(to: paths.dropFence, durable: false)
         return fence
     }
@@ -109,8 +108,7 @@ enum DropFence {
         var raw = [UInt8](repeating: 0, count: 64)
         let n = try raw.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
         let fields = String(decoding: raw[..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard fields.count == 2, let pid = Int32(fields[0]), let start = UInt64(fields[1]),
-              Syscall.startTime(of: pid) == start else { return false }   // left by a process that is gone
+        guard fields.count == 2, let stamp = ProcessStamp(fields: fields), stamp.isRunning else { return false }   // left by a process that is gone
         return try !Syscall.flock(fd, exclusive: false, wait: false)
     }
 }

@@ -19,6 +19,15 @@ public enum ItemRules {
               e.kind == .folder || e.fileCount == 1 else { throw VaultError.corruptedOrTampered }
     }
 
+    /// Opens the sealed item at `path` under `entry`'s file key (its final
+    /// chunk authenticated) and checks it agrees with the entry: the one way
+    /// readers, absorb, rekey and prune open an item.
+    static func open(_ entry: ManifestEntry, at path: String, threads: Int = 2) throws -> ItemReader {
+        let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: threads)
+        try checkItem(entry, header: r.header, contentLength: r.contentLength)
+        return r
+    }
+
     /// What the item's header and content length (known once its final chunk
     /// opened) must agree with. Cheap: no content is read.
     static func checkItem(_ e: ManifestEntry, header: ItemHeader, contentLength: UInt64) throws {

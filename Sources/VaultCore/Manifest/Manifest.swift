@@ -45,6 +45,9 @@ public struct Manifest: Sendable {
     /// A version 4 record's fixed part before its entry: the version
     /// number and the dropper's first byte.
     static let recordPrefixLength = versionFieldLength + 1
+    /// What a file or folder under a reserved name in a manifest before
+    /// version 5 is called from then on.
+    static let renamedReservedSuffix = " (file)"
     /// A version 5 trailer with no history, tombstones or marks.
     static let emptyTrailerLength = 2 + 4 + 4
 
@@ -372,6 +375,10 @@ public struct Manifest: Sendable {
                 var e = try ManifestEntry.decode(&r)
                 e.version = version
                 e.droppedBy = dropper
+                // Before version 5 a file could carry a name now reserved for
+                // backup storage ("pack-" and 32 hex digits): it keeps
+                // opening, under that name with " (file)" after it.
+                if !trailer, !e.kind.isBackupStorage, BackupItems.isReservedName(e.name) { e.name += Self.renamedReservedSuffix }
                 try m.add(e)
             } catch { throw VaultError.corruptedOrTampered }
         }

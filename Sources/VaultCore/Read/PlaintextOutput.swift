@@ -110,10 +110,7 @@ public struct PartialOutputs: Sendable {
     public func record(_ output: String) throws -> Record {
         try Vault.ensureDirectory(directory)
         let absolute = output.hasPrefix("/") ? output : (try Syscall.realPath(".").description) + "/" + output
-        guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
-        }
-        let path = directory + "/\(Syscall.processID)-\(start)-" + Hex.encode(SecureRandom.bytes(4))
+        let path = directory + "/" + (try ProcessStamp.current().text()) + "-" + Hex.encode(SecureRandom.bytes(4))
         try VaultDirectory.atomicWrite(Array(absolute.utf8), to: path)
         return Record(path: path)
     }
@@ -126,8 +123,8 @@ public struct PartialOutputs: Sendable {
         var erased: [String] = [], failed: [FilePath] = []
         for name in names {
             let fields = name.split(separator: "-")
-            guard fields.count == 3, let pid = Int32(fields[0]), let start = UInt64(fields[1]) else { continue }
-            if Syscall.startTime(of: pid) == start { continue }
+            guard fields.count == 3, let stamp = ProcessStamp(fields: fields) else { continue }
+            if stamp.isRunning { continue }
             let record = directory + "/" + name
             if let raw = try? VaultDirectory.readFile(record, limit: 8192), let output = String(validating: raw, as: UTF8.self),
                output.split(separator: "/").last?.contains(Self.marker) == true {

@@ -63,10 +63,7 @@ public final class Scratch: Sendable {
               !up.isWritableByOthers || up.permissions & 0o1000 != 0 else { throw VaultError.unsafeScratch(parent) }
         path = base + "/" + Self.prefix + Hex.encode(SecureRandom.bytes(8))
         try Syscall.mkdir(path, mode: 0o700)
-        guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
-        }
-        let owner = Array("\(Syscall.processID) \(start)\n".utf8)
+        let owner = Array((try ProcessStamp.current().text(separator: " ") + "\n").utf8)
         try VaultDirectory.atomicWrite(owner, to: path + "/owner")
     }
 
@@ -120,7 +117,7 @@ public final class Scratch: Sendable {
             return Syscall.now() - st.modified < 60
         }
         let fields = String(decoding: raw, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard fields.count == 2, let pid = Int32(fields[0]), let start = UInt64(fields[1]) else { return false }
-        return Syscall.startTime(of: pid) == start
+        guard fields.count == 2, let stamp = ProcessStamp(fields: fields) else { return false }
+        return stamp.isRunning
     }
 }

@@ -91,9 +91,7 @@ public final class UnlockedVault {
     /// missing, unreadable, damaged or mismatched blob is `itemCorrupted(name)`.
     public func reader(for entry: ManifestEntry) throws -> ItemReader {
         do {
-            let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: paths.item(entry.blobName)))
-            try ItemRules.checkItem(entry, header: r.header, contentLength: r.contentLength)
-            return r
+            return try ItemRules.open(entry, at: paths.item(entry.blobName))
         } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .tooManySymlinks {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath {

@@ -152,9 +152,6 @@ struct MoveCommand: Command {
 // once the vault is durable in place: at every instant at least one
 // complete copy exists.
 extension MoveCommand {
-    /// Connections that fail the handshake before the receiver gives up.
-    static let maxFailedAttempts = 3
-
     private func receive(_ context: Context) throws -> ExitCode {
         let terminal = context.terminal
         let receiver: MoveReceiver
@@ -191,34 +188,11 @@ extension MoveCommand {
         terminal.note(short == nil ? "the code is a secret: show it only to the machine that sends"
                                    : "the code is a secret, good for one attempt: a wrong code typed on the old machine ends this receive")
 
-        var failures = 0
-        var channel: MoveChannel?
-        while channel == nil {
-            let connection = try listener!.accept()
-            do {
-                if let short {
-                    channel = try MoveChannel.accept(connection, shortCode: short, ownKey: ownKey)
-                } else {
-                    channel = try MoveChannel.accept(connection, ownKey: ownKey, token: token)
-                }
-            } catch MoveError.wrongShortCode {
-                // CPace allows one guess per connection; one is all this code gives.
-                throw CLIError(message: "\(connection.peer) tried a wrong short code, so this code is spent; stopped listening",
-                               hints: ["nothing was received; start 'vault move receive --words' again for a new code"],
-                               code: .corrupted)
-            } catch let error as VaultError {
-                guard case .corruptedOrTampered = error else { throw error }
-                failures += 1
-                terminal.warning("refused a connection from \(connection.peer): it does not hold this move code (\(failures) of \(Self.maxFailedAttempts))")
-                if failures == Self.maxFailedAttempts {
-                    throw CLIError(message: "\(Self.maxFailedAttempts) connections did not hold the move code; stopped listening",
-                                   hints: ["nothing was received; start 'vault move receive' again for a new code"],
-                                   code: .corrupted)
-                }
-            }
+        let channel = try MoveAccept.sender(on: listener!, ownKey: ownKey, token: token, short: short) { peer, failures in
+            terminal.warning("refused a connection from \(peer): it does not hold this move code (\(failures) of \(MoveAccept.maxFailedAttempts))")
         }
         listener = nil  // one move per code: a second sender is refused by the kernel
-        let move = channel!
+        let move = channel
         terminal.note("connected to \(move.connection.peer)")
         terminal.note("security code: \(move.sas) (the sender shows the same)")
 

@@ -6,9 +6,6 @@ struct RestoreCommand: Command {
     static let name = "restore"
     static let abstract = "write items out under a directory"
     static let toOption = ValueOption<String>.text("--to", as: "DIR")
-    /// Files of a restore of many items made durable by one syncfs: bounds
-    /// the descriptors held open (one per file waiting for its name).
-    static let groupSize = 128
     static let options = [toOption.spec] + VersionChoice.specs
     static let help = """
         Usage: vault restore NAME... [--to DIR] [--version N | --at DATE]
@@ -74,7 +71,6 @@ struct RestoreCommand: Command {
         var skipped: [String] = []
         var failure: CLIError?
         var hints: [String] = []
-        var unsyncedNames = false
         func failed(_ name: String, _ error: Error) {
             skipped.append(name)
             let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
@@ -115,30 +111,10 @@ struct RestoreCommand: Command {
                 failed(name, error)
             }
         }
-        // Many items: files are written nameless and unsynced, in groups of
-        // up to 128 (the descriptors held); one syncfs makes a group
-        // durable, then each file is named if its name is still free, and
-        // the directory is fsync'ed once at the end. One sync per group, not
-        // one per file, and still no restored name before its bytes are on
-        // disk.
-        var group: [(entry: ManifestEntry, target: String, output: NewPlaintextFile, token: Interrupts.Token?)] = []
-        func commitGroup() {
-            defer { group = [] }
-            guard let first = group.first else { return }
-            var synced: Error?
-            do { try Syscall.syncFileSystem(of: first.output.file.fd) } catch { synced = error }
-            for g in group {
-                defer { g.token.map(Interrupts.unregister) }
-                do {
-                    if let synced { throw synced }
-                    try g.output.commit(sync: false, syncDirectory: false)
-                    unsyncedNames = true
-                    context.terminal.note("restored '\(g.entry.name)' to '\(g.target)'")
-                } catch {
-                    failed(g.entry.name, error)
-                }
-            }
-        }
+        // Many items: written nameless, named in groups, each group made
+        // durable first (OutputGroups, VaultCore: the durability is the
+        // library's, the words are ours).
+        let groups = OutputGroups(directory: directory)
         for entry in entries {
             let target = directory + "/" + entry.name
             if let warning = Format.droppedWarning(entry) { context.terminal.warning(warning) }
@@ -148,7 +124,7 @@ struct RestoreCommand: Command {
             defer { if !inGroup { token.map(Interrupts.unregister) } }
             do {
                 if entry.kind == .folder {
-                    commitGroup()   // the notes in the order of the items
+                    groups.flush()   // the notes in the order of the items
                     try vault.restoreFolder(entry, to: target, partials: context.partialOutputs) { partial, stop in
                         token = Interrupts.register {
                             stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
@@ -165,9 +141,13 @@ struct RestoreCommand: Command {
                     let output = try vault.exportUncommitted(entry, to: target, partials: context.partialOutputs, partial: { temp in
                         token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
                     }, progress: progress?.update, keepAttributes: true)
-                    group.append((entry, target, output, token))
-                    inGroup = true   // commitGroup unregisters its token
-                    if group.count == Self.groupSize { commitGroup() }
+                    inGroup = true   // unregistered once it is named
+                    groups.add(output) { error in
+                        token.map(Interrupts.unregister)
+                        if let error { failed(entry.name, error) } else {
+                            context.terminal.note("restored '\(entry.name)' to '\(target)'")
+                        }
+                    }
                     continue
                 }
                 context.terminal.note("restored '\(entry.name)' to '\(target)'")
@@ -175,8 +155,7 @@ struct RestoreCommand: Command {
                 failed(entry.name, error)
             }
         }
-        commitGroup()
-        if unsyncedNames { try Syscall.fsyncDirectory(directory) }
+        try groups.finish()
         guard !skipped.isEmpty else { return .ok }
         let total = files.count + entries.count
         let restored = total - skipped.count
