@@ -45,7 +45,8 @@ let package = Package(
         // Byte layouts: ByteReader/ByteWriter, the one big-endian codec every
         // format uses (headers, manifests, envelopes, move frames, agent
         // requests). A target of its own, with no dependencies, rather than a
-        // part of System: it calls no libc, and VaultCrypto can use it too.
+        // part of System: it calls no libc. VaultCrypto does not depend on it
+        // (HPKE's sequence number is laid out by hand in its pointer code).
         .target(name: "ByteLayout"),
 
         .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL"]),

@@ -30,6 +30,7 @@ struct HybridVectorTests {
                                           kdf: V.kdf, salt: V.salt, kek: kek, created: created, nonce: V.wrapNonce,
                                           version: 2)
         got["vault.header"] = Hex.encode(header.bytes)
+        got["public key fingerprint"] = header.fingerprint
         var payload = [UInt8]()
         try V.entry().encode(into: &payload)
         let (enc, sender) = try HPKE.setupSender(recipient: xwing.publicKey, info: DropInEnvelope.xwingInfo(vaultID: V.vaultID),

@@ -61,6 +61,80 @@ struct ItemVectorTests {
         #expect(try F.open(sealed, key: Self.key) == content)
     }
 
+    /// "Test vectors: readers' edge cases" (FORMAT.md, read from it): each
+    /// item sealed again here, then read through a vault the way `get`
+    /// reads it (ItemRules, the decoder, a folder's archive checks).
+    @Test func readersEdgeCases() throws {
+        let published = try FormatVectors.published(section: "### Test vectors: readers' edge cases")
+        #expect(Set(published.keys) == ["flag bit 3", "skippable frames, content", "skippable frames, sealed",
+                                         "a skippable frame alone, sealed", "folder, frame", "folder, archive SHA-256",
+                                         "folder, sealed"], "FORMAT.md names \(published.keys.sorted())")
+        func bytes(_ name: String) throws -> [UInt8] { try #require(Hex.decode(published[name] ?? "")) }
+        func le(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        func header(_ flags: ItemFlags) throws -> ItemHeader {
+            try ItemHeader(flags: flags, itemID: Self.header.itemID, noncePrefix: Self.header.noncePrefix)
+        }
+
+        // Skippable frames (RFC 8878 3.1.2) around vector 5's raw frame, and one alone.
+        let raw = try #require(Hex.decode("28b52ffda00c000000610000")) + Self.hello
+        let skipped = le(0x184D_2A50) + le(4) + Array("skip".utf8) + raw + le(0x184D_2A5F) + le(0)
+        #expect(try bytes("skippable frames, content") == skipped)
+        #expect(hex(try F.seal(skipped, key: Self.key, header: header(.zstd))) == published["skippable frames, sealed"])
+        let alone = le(0x184D_2A5E) + le(0)
+        #expect(hex(try F.seal(alone, key: Self.key, header: header(.zstd))) == published["a skippable frame alone, sealed"])
+        #expect(hex(try F.seal(try bytes("folder, frame"), key: Self.key, header: header([.archive, .zstd])))
+                == published["folder, sealed"])
+
+        // Flag bit 3: ItemHeader makes no such header, so it is sealed by
+        // hand here: vector 2's stream (Padmé(20) = 20: the content and its
+        // length) under the header with 0x0008.
+        var header8 = Self.header.bytes
+        header8[11] = 0x08
+        let stream = Self.hello + withUnsafeBytes(of: UInt64(Self.hello.count).bigEndian) { Array($0) }
+        let sealed8 = header8 + (try AEAD(.aes256GCM, key: Self.key.secret).seal(
+            nonce: ItemCipher.nonce(prefix: Self.header.noncePrefix, index: 0),
+            aad: ItemCipher.aad(header: header8, index: 0, final: true), plaintext: stream))
+        #expect(hex(sealed8) == published["flag bit 3"])
+        #expect(throws: VaultError.newerItemFormat(item: "", flags: 8)) { try ItemReader(key: Self.key, source: MemoryBytes(sealed8)) }
+        var both = sealed8
+        both[11] = 0x0d   // bits 0, 2 and 3: the unknown bit is what is reported, not the two codecs
+        #expect(throws: VaultError.newerItemFormat(item: "", flags: 0x0d)) { try ItemReader(key: Self.key, source: MemoryBytes(both)) }
+
+        // Through a vault: each as the one item of its manifest, read as `get` reads it.
+        let tv = TempVault()
+        let v = try tv.create()
+        func stored(_ sealed: [UInt8], kind: ItemKind, size: UInt64) throws -> ManifestEntry {
+            try Data(sealed).write(to: URL(fileURLWithPath: tv.root + "/items/" + Hex.encode(Self.header.itemID)))
+            let e = try ManifestEntry(itemID: Self.header.itemID, fileKey: Self.key, kind: kind, origin: .unlocked, mode: 0o644,
+                                      size: size, fileCount: 1, added: 1_767_225_600, modified: 1_767_225_600, name: "x")
+            v.manifest = try Manifest(entries: [e])
+            return e
+        }
+        #expect(try tv.read(v, stored(try bytes("skippable frames, sealed"), kind: .file, size: 12)) == Self.hello)
+        #expect(try tv.read(v, stored(try bytes("a skippable frame alone, sealed"), kind: .file, size: 0)) == [])
+        let archive = try tv.read(v, stored(try bytes("folder, sealed"), kind: .folder, size: 5))
+        let digest = hex(try SHA256.hash(archive))
+        #expect(archive.count == 10_240 && digest == published["folder, archive SHA-256"])
+        let target = tv.dir + "/restored"
+        let summary = try v.restoreFolder(try stored(try bytes("folder, sealed"), kind: .folder, size: 5), to: target)
+        #expect(summary.files == 1 && summary.bytes == 5)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target + "/a.txt")) == Data("hello".utf8))
+        #expect(throws: VaultError.newerItemFormat(item: "x", flags: 8)) { try tv.read(v, stored(sealed8, kind: .file, size: 12)) }
+        // Absorb takes no drop-in whose content has the bit: it stays in the inbox.
+        v.manifest = try Manifest()
+        var entry = try ManifestEntry(itemID: Self.header.itemID, fileKey: Self.key, kind: .file, origin: .droppedIn, mode: 0o644,
+                                      size: 12, fileCount: 1, added: 1_767_225_600, modified: 1_767_225_600, name: "new.bin")
+        entry.version = 1
+        let blob = Hex.encode(Self.header.itemID)
+        try FileManager.default.removeItem(atPath: tv.root + "/items/" + blob)
+        try Data(sealed8).write(to: URL(fileURLWithPath: tv.root + "/inbox/" + blob + ".item"))
+        try Data(try DropInEnvelope.seal(entry, to: v.vault.header.publicKey, vaultID: v.vault.header.vaultID))
+            .write(to: URL(fileURLWithPath: tv.root + "/inbox/" + blob + ".env"))
+        let report = try v.absorbInbox()
+        #expect(report.absorbed.isEmpty && report.rejected == [blob + ".env"])
+        #expect(tv.files("inbox") == [blob + ".env", blob + ".item"])
+    }
+
     @Test("the independent Python reader opens what Swift sealed, and the reverse")
     func crossImplementation() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

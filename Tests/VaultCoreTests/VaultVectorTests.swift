@@ -174,4 +174,85 @@ struct VaultVectorTests {
                                                            vaultID: Self.vaultID)
         #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)
     }
+
+    /// "Test vector: manifest edge cases" (FORMAT.md, read from it): each
+    /// file sealed again from its description, by hand where `Manifest`
+    /// (which keeps every rule) cannot hold the record, then opened or
+    /// refused as the section says: the version-1 minimum (44 bytes),
+    /// version number 2^32 − 1, and backup storage's reserved names.
+    @Test func manifestEdgeCases() throws {
+        let published = try FormatVectors.published(section: "## Test vector: manifest edge cases")
+        let master = try MasterKey(secret: Self.secret(Self.vmk))
+        let key = try master.manifestKey(vaultID: Self.vaultID)
+        let upper = "pack-000102030405060708090A0B0C0D0E0F", lower = "pack-000102030405060708090a0b0c0d0e0f"
+        func be<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+        func entry(_ kind: ItemKind, _ name: String, version: UInt32 = 1) throws -> ManifestEntry {
+            var e = try Self.entry()
+            (e.kind, e.name, e.version) = (kind, name, version)
+            return e
+        }
+        func sealed(_ prefix: [UInt8], _ plaintext: [UInt8]) throws -> String {
+            Hex.encode(prefix + (try AEAD(.aes256GCM, key: key).seal(nonce: Self.manifestNonce, aad: Self.vaultID + prefix,
+                                                                        plaintext: plaintext)))
+        }
+        /// A version-5 file of one record, generation 5, empty trailer.
+        func v5(_ e: ManifestEntry) throws -> String {
+            var record = [UInt8]()
+            e.encode(into: &record)
+            return try sealed(Manifest.magic + [5, 0, 0, 0] + be(UInt64(5)) + Self.manifestNonce,
+                              be(UInt32(1)) + be(e.version) + [0] + record + [UInt8](repeating: 0, count: 10))
+        }
+        let cases: [(name: String, file: String, opens: Bool)] = [
+            ("manifest v1, empty", try sealed(Manifest.magic + [1, 0, 0, 0] + Self.manifestNonce, be(UInt32(0))), true),
+            ("manifest, version 4294967295", try v5(entry(.file, "hello.txt", version: .max)), true),
+            ("manifest, a file named pack- and upper-case hex", try v5(entry(.file, upper)), true),
+            ("manifest, a file named pack- and lower-case hex", try v5(entry(.file, lower)), false),
+            ("manifest, a pack named pack- and upper-case hex", try v5(entry(.pack, upper)), false),
+        ]
+        #expect(Set(published.keys) == Set(cases.map(\.name)), "FORMAT.md names \(published.keys.sorted())")
+        for c in cases {
+            #expect(published[c.name] == c.file, "vector \(c.name)")
+            let file = try #require(Hex.decode(published[c.name] ?? ""))
+            if c.opens {
+                let m = try Manifest.open(file, key: key, vaultID: Self.vaultID)
+                #expect(m.generation == (file[8] == 1 ? 0 : 5), "\(c.name)")
+            } else {
+                #expect(throws: VaultError.corruptedOrTampered, "\(c.name)") { try Manifest.open(file, key: key, vaultID: Self.vaultID) }
+            }
+        }
+        // The shortest: a version-1 manifest of no records; one byte less is refused unread.
+        let empty = try #require(Hex.decode(published["manifest v1, empty"] ?? ""))
+        let opened = try Manifest.open(empty, key: key, vaultID: Self.vaultID)
+        #expect(empty.count == 44 && opened.entries.isEmpty && opened.generation == 0)
+        #expect(throws: VaultError.corruptedOrTampered) { try Manifest.open(Array(empty.dropLast()), key: key, vaultID: Self.vaultID) }
+        // What the writer makes of the two accepted version-5 files: the same bytes.
+        for (name, e) in [("manifest, version 4294967295", try entry(.file, "hello.txt", version: .max)),
+                          ("manifest, a file named pack- and upper-case hex", try entry(.file, upper))] {
+            var m = try Manifest(entries: [e])
+            m.generation = 5
+            #expect(Hex.encode(try m.sealed(key: key, vaultID: Self.vaultID, nonce: Self.manifestNonce)) == published[name], "\(name)")
+        }
+        // 2^32 − 1 is a valid number, and the last: the addition after 2^32 − 2 gets it; none comes after it.
+        let top = try Manifest.open(try #require(Hex.decode(published["manifest, version 4294967295"] ?? "")), key: key,
+                                    vaultID: Self.vaultID)
+        #expect(top.entry(named: "hello.txt")?.version == UInt32.max && !top.canAddVersion(of: "hello.txt"))
+        var full = top
+        #expect(throws: VaultError.tooManyVersions(name: "hello.txt")) {
+            try full.addVersion(try entry(.file, "hello.txt").withID(Self.seq(0xd0, 16)))
+        }
+        var below = try Manifest(entries: [try entry(.file, "hello.txt", version: .max - 1)])
+        #expect(try below.addVersion(try entry(.file, "hello.txt").withID(Self.seq(0xd0, 16))).version == UInt32.max)
+        // The writer refuses the reserved names the reader refuses.
+        #expect(throws: VaultError.invalidName(lower)) { try Manifest(entries: [try entry(.file, lower)]) }
+        #expect(throws: VaultError.invalidName(upper)) { try Manifest(entries: [try entry(.pack, upper)]) }
+    }
+}
+
+extension ManifestEntry {
+    /// The same entry under another item id (a second version of it in a test).
+    func withID(_ id: [UInt8]) -> ManifestEntry {
+        var e = self
+        e.itemID = id
+        return e
+    }
 }

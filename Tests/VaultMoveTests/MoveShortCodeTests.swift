@@ -15,9 +15,12 @@ struct MoveShortCodeTests {
     typealias V = MoveVectorBytes
     static let code = "41237-guitar-orbit-velvet"
     static let sid = V.seq(0x80, 16)
-    /// CPace scalars: the draft's ya and yb (appendix B.3), valid scalars.
-    static let ya = "da3d23700a9e5699258aef94dc060dfda5ebb61f02a5ea77fad53f4ff0976d08"
-    static let yb = "d2316b454718c35362d83d69df6320f38578ed5984651435e2949762d900b80d"
+    static let section = "### Test vector: short-code handshake"
+    /// The vector's inputs FORMAT.md prints (the CPace scalars, the draft's
+    /// appendix B.3 ya and yb); every other block is an output.
+    static let inputs: Set<String> = ["ya", "yb"]
+    static var ya: String { get throws { try #require(try FormatVectors.published(section: section)["ya"]) } }
+    static var yb: String { get throws { try #require(try FormatVectors.published(section: section)["yb"]) } }
 
     static func unhex(_ h: String) -> [UInt8] {
         let d = Array(h.utf8)
@@ -30,11 +33,38 @@ struct MoveShortCodeTests {
                          scalar: SecretBytes(consuming: &s))
     }
 
+    /// lv_cat of FORMAT.md's "Short code (version 3)": each field after
+    /// its LEB128 length.
+    static func lvCat(_ fields: [UInt8]...) -> [UInt8] { fields.flatMap { CPace.prependLength($0) } }
+
+    static func sha512(_ b: [UInt8]) -> [UInt8] {
+        let h = Sodium.SHA512()
+        b.withUnsafeBytes { h.update($0) }
+        var out = [UInt8](repeating: 0, count: Sodium.SHA512.length)
+        out.withUnsafeMutableBytes { h.finish(into: $0) }
+        return out
+    }
+
     static func compute() throws -> [String: String] {
         let a = try party(ya), b = try party(yb)
         let iskA = try a.intermediateSessionKey(peerShare: b.share, ownData: [], peerData: [], initiator: true)
         let iskB = try b.intermediateSessionKey(peerShare: a.share, ownData: [], peerData: [], initiator: false)
         #expect(iskA == iskB)
+        // CPace's inner values, built here as FORMAT.md spells them out, each
+        // checked against what VaultCrypto.CPace computes.
+        let dsi = Array("CPaceRistretto255".utf8), prs = Array(code.utf8)
+        let zpad = max(0, 128 - 1 - CPace.prependLength(prs).count - CPace.prependLength(dsi).count)
+        let generatorString = lvCat(dsi, prs, [UInt8](repeating: 0, count: zpad), MoveShortKeyExchange.channel, sid)
+        var password = prs
+        let g = try CPace.generator(password: SecretBytes(consuming: &password), channel: MoveShortKeyExchange.channel, sid: sid)
+        var mapped = [UInt8](repeating: 0, count: 32)
+        try sha512(generatorString).withUnsafeBytes { d in try mapped.withUnsafeMutableBytes { try Sodium.ristrettoFromHash(d, into: $0) } }
+        #expect(mapped == g.withUnsafeBytes { Array($0) }, "g = ristretto255_from_hash(SHA-512(generator string))")
+        let k = try a.secretPoint(peerShare: b.share)
+        #expect(k == (try b.secretPoint(peerShare: a.share)))
+        let kBytes = k.withUnsafeBytes { Array($0) }
+        let iskInput = lvCat(Array("CPaceRistretto255_ISK".utf8), sid, kBytes) + lvCat(a.share, []) + lvCat(b.share, [])
+        #expect(sha512(iskInput) == iskA.withUnsafeBytes { Array($0) }, "ISK = SHA-512(ISK input)")
         // The X-Wing parts are the hybrid vector's (same seed and eseed).
         let sk = try MoveHybridTests.receiverKey()
         let shares = sid + a.share + b.share
@@ -46,6 +76,10 @@ struct MoveShortCodeTests {
         let secretHex = MoveTests.secretHex
         let receiverShare = MoveShortKeyExchange.receiverShare(share: b.share, key: sk.publicKey)
         return [
+            "generator string": hex(generatorString),
+            "g": MoveTests.secretHex(g),
+            "K": hex(kBytes),
+            "ISK input": hex(iskInput),
             "sender share message": hex(MoveShortKeyExchange.senderShare(sid: sid, share: a.share)),
             "receiver share message, first 33 bytes": hex(Array(receiverShare.prefix(33))),
             "ISK": secretHex(iskA),
@@ -63,7 +97,7 @@ struct MoveShortCodeTests {
         if ProcessInfo.processInfo.environment["VAULT_PRINT_VECTORS"] != nil {
             for (k, v) in got.sorted(by: { $0.key < $1.key }) { print("VECTOR \(k) = \(v)") }
         }
-        let published = try FormatVectors.published(section: "### Test vector: short-code handshake")
+        let published = try FormatVectors.published(section: Self.section).filter { !Self.inputs.contains($0.key) }
         #expect(Set(published.keys) == Set(got.keys), "FORMAT.md names \(published.keys.sorted())")
         for (k, v) in got { #expect(published[k] == v, "vector \(k)") }
     }

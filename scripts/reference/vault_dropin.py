@@ -2,7 +2,7 @@
 """Drops an arbitrary content file into a vault's inbox, as `vault add` does,
 written from docs/FORMAT.md ("Drop-in envelope", "Manifest entry", "Item
 content") and using only what `vault add` may use: the vault header's public
-key and vault id. No password, no secret. To a version-2 or version-3 header it seals
+key and vault id. No password, no secret. To a version-2, -3 or -4 header it seals
 an X-Wing envelope (vault_hybrid.py), to a version-1 header an X25519 one.
 
 It is the mirror of vault_read.py's envelope opening (RFC 9180 HPKE base

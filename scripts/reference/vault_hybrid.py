@@ -13,6 +13,7 @@ hashlib. HPKE's key schedule is vault_read.py's, with the X-Wing suite id.
 import hashlib
 import hmac
 import struct
+import unicodedata
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric import mlkem
@@ -122,6 +123,48 @@ class Slot:
     pass
 
 
+def slot_name_valid(name):
+    """FORMAT.md "Vault header, version 2": 1 to 32 bytes of UTF-8, each
+    scalar Alphabetic, an ASCII digit or one of -_.@. Alphabetic is taken
+    here as the letter categories and Nl from Python's unicodedata; the
+    Other_Alphabetic marks (and So letters such as circled ones) that
+    Unicode's property adds are not covered, so such a name is refused
+    here though vault accepts it."""
+    return 1 <= len(name.encode("utf-8")) <= 32 and all(
+        unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lm", "Lo", "Nl") or c in "0123456789-_.@" for c in name)
+
+
+def slot_names_unique(names):
+    """Unique under canonical equivalence: no two with the same NFC form."""
+    return len({unicodedata.normalize("NFC", n) for n in names}) == len(names)
+
+
+def check_slot_names(format_md):
+    """The `slot-names` block of FORMAT.md: valid, invalid, and pairs that
+    are the same name."""
+    diffs = []
+    text = open(format_md, encoding="utf-8").read()
+    start, end = text.find("<!-- slot-names -->"), text.find("<!-- end slot-names -->")
+    if start < 0 or end < 0:
+        return ["slot-names: no block in FORMAT.md"]
+    for line in text[start:end].split("\n")[1:]:
+        if not line.strip():
+            continue
+        kind, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        if kind == "valid" and not slot_name_valid(rest):
+            diffs.append("slot name %r: refused here, valid in FORMAT.md" % rest)
+        elif kind == "invalid" and slot_name_valid(rest):
+            diffs.append("slot name %r: accepted here, invalid in FORMAT.md" % rest)
+        elif kind == "same":
+            pair = rest.split(" ")
+            if len(pair) != 2 or pair[0] == pair[1] or slot_names_unique(pair):
+                diffs.append("slot names %r: not the same name here" % pair)
+        elif kind not in ("valid", "invalid", "same"):
+            diffs.append("slot-names: bad line %r" % line)
+    return diffs
+
+
 def v3_checksum(signed):
     return hashlib.sha256(V3_CHECKSUM_LABEL + signed).digest()
 
@@ -166,7 +209,7 @@ def parse_header_v2(vr, h, v):
             s.name = body[off:off + ln].decode("utf-8")
         except UnicodeDecodeError:
             raise corrupted()
-        if not all(c.isalpha() or c in "0123456789-_.@" for c in s.name):
+        if not slot_name_valid(s.name):
             raise corrupted()
         off += ln
         s.created = struct.unpack(">q", body[off:off + 8])[0]
@@ -195,7 +238,7 @@ def parse_header_v2(vr, h, v):
         if len(s.wrapped) != 48:
             raise corrupted()
         slots.append(s)
-    if off != len(body) or len({s.name for s in slots}) != n or not any(s.kind in (1, 2) for s in slots):
+    if off != len(body) or not slot_names_unique([s.name for s in slots]) or not any(s.kind in (1, 2) for s in slots):
         raise corrupted()
     v.header, v.version = h, version  # a version-3/4 header without its checksum: the MAC is its last 32 bytes
     v.vault_id, v.options, v.public_key = h[9:25], options, pk
@@ -260,6 +303,13 @@ def published_vectors(format_md, section="## Test vector: a hybrid vault"):
     return out
 
 
+def fingerprint(public_key):
+    """FORMAT.md "Public key fingerprint": the first 16 bytes of SHA-256 of
+    the header's public key field, hex in groups of four joined by '-'."""
+    h = hashlib.sha256(public_key).hexdigest()[:32]
+    return "-".join(h[i:i + 4] for i in range(0, 32, 4))
+
+
 def check_vector(vr, format_md):
     """Recomputes every published value from the inputs, independently."""
     diffs = []
@@ -272,7 +322,8 @@ def check_vector(vr, format_md):
     mac_key, _, _, _ = vr.derive_keys(vmk, vault_id)
     seed = vr.hkdf(vmk, vault_id, b"vault v1 x-wing seed", 32)
     _, _, pk = xwing_expand(seed)
-    got = {"x-wing seed": seed.hex(), "SHA-256(x-wing public key)": hashlib.sha256(pk).hexdigest()}
+    got = {"x-wing seed": seed.hex(), "SHA-256(x-wing public key)": hashlib.sha256(pk).hexdigest(),
+           "public key fingerprint": fingerprint(pk)}
     name = b"password"
     describing = bytes([1, len(name)]) + name + struct.pack(">q", 1767225600) + bytes([28]) \
         + struct.pack(">III", 256, 2, 1) + salt
@@ -303,6 +354,7 @@ def check_vector(vr, format_md):
             diffs.append("hybrid envelope payload differs")
     except Exception as err:  # noqa: BLE001  (any failure is a difference)
         diffs.append("hybrid vault: %s" % err)
+    diffs += check_slot_names(format_md)
     diffs += check_vector_v3(vr, format_md, unsigned, mac_key, password, vmk)
     diffs += check_vector_v4(vr, format_md, unsigned, mac_key, password, vmk)
     return diffs

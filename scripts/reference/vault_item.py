@@ -47,6 +47,14 @@ class Corrupted(Exception):
     pass
 
 
+class NewerFormat(Corrupted):
+    """A flag bit this reader does not know (bits 3 to 15): "a format this
+    version cannot read (or damage)", found from the header alone."""
+    def __init__(self, flags):
+        super().__init__("a format this version cannot read (item flags 0x%x)" % flags)
+        self.flags = flags
+
+
 def open_(key, sealed):
     if len(sealed) < HEADER_LEN + TAG + 8:
         raise Corrupted()
@@ -54,7 +62,9 @@ def open_(key, sealed):
     if header[:8] != MAGIC or header[8] != VERSION or header[9] != SUITE:
         raise Corrupted()
     flags = struct.unpack(">H", header[10:12])[0]
-    if flags & ~0x7 or (flags & 0x5) == 0x5:  # unknown bits, or both codecs (xz, zstd)
+    if flags & ~0x7:  # an unknown bit: reported as such, before the codec rule and any chunk
+        raise NewerFormat(flags)
+    if (flags & 0x5) == 0x5:  # both codecs (xz, zstd)
         raise Corrupted()
     prefix = header[28:36]
     body = sealed[HEADER_LEN:]

@@ -20,9 +20,11 @@ import hmac
 import lzma
 import os
 import re
+import io
 import stat
 import struct
 import sys
+import tarfile
 import tempfile
 import unicodedata
 
@@ -241,6 +243,18 @@ MAX_ENTRIES = 1000000
 
 MAX_VERSIONS = 10000
 
+# FORMAT.md "Manifest entry", reserved names: backup storage's names, which
+# a file or folder never carries and a pack, snapshot or repack always does.
+RESERVED_NAME = re.compile(r"(pack|snapshot|repack)-[0-9a-f]{32}")
+STORAGE_PREFIX = {2: "pack-", 3: "snapshot-", 4: "repack-"}
+
+
+def name_fits_kind(e):
+    reserved = RESERVED_NAME.fullmatch(e.name) is not None
+    if e.kind in (0, 1):
+        return not reserved
+    return reserved and e.name.startswith(STORAGE_PREFIX[e.kind])
+
 
 DROPPER_NAME_MAX = 32
 DROPPER_NAME_BYTES = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -343,6 +357,8 @@ def open_manifest(v, data):
         if droppers:
             dropper, off = parse_dropper(pt, off)
         e, off = parse_entry(pt, off)
+        if not name_fits_kind(e):
+            raise corrupted()
         e.version = version
         e.dropper = dropper
         entries.append(e)
@@ -523,6 +539,8 @@ def read_item(v, e):
     sealed = _read_regular(path)
     try:
         content = vault_item.open_(e.file_key, sealed)
+    except vault_item.NewerFormat as err:
+        raise VaultError(str(err))
     except vault_item.Corrupted:
         raise corrupted()
     # header is authenticated (it is in every chunk's aad)
@@ -542,7 +560,23 @@ def read_item(v, e):
         content = zstd_decode(content)
     if e.kind != 1 and len(content) != e.size:
         raise corrupted()
+    if e.kind == 1 and folder_summary(content) != (e.count, e.size):
+        raise corrupted()
     return content
+
+
+def folder_summary(archive):
+    """(files, bytes) of a folder item's archive: regular files and hard
+    links (0 bytes each) and the regular files' sizes. The archive is the
+    whole decoded content; what follows its end blocks is not looked at
+    (FORMAT.md, "Where reading stops")."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tf:
+            members = tf.getmembers()
+    except tarfile.TarError:
+        raise corrupted()
+    files = [m for m in members if m.isreg() or m.islnk()]
+    return len(files), sum(m.size for m in files if m.isreg())
 
 
 # FORMAT.md "Compressed content": one or more whole zstd frames, nothing
@@ -892,6 +926,112 @@ def check_vector():
         except VaultError as err:
             eq("wrong password error", str(err), "wrong password")
     diffs += vault_hybrid.check_vector(sys.modules[__name__], FORMAT_MD)
+    diffs += check_manifest_edge_cases()
+    diffs += check_item_edge_cases()
+    return diffs
+
+
+def check_item_edge_cases():
+    """FORMAT.md "Test vectors: readers' edge cases": each item sealed again
+    and read as this reader reads an entry of that kind and size."""
+    diffs = []
+    pub = vault_hybrid.published_vectors(FORMAT_MD, "### Test vectors: readers' edge cases")
+    key, iid, prefix = _seq(0x00, 0x1f), _seq(0xa0, 0xaf), _seq(0xc0, 0xc7)
+    hello = b"hello, vault"
+    raw = bytes.fromhex("28b52ffda00c000000610000") + hello
+    skipped = struct.pack("<II", 0x184D2A50, 4) + b"skip" + raw + struct.pack("<II", 0x184D2A5F, 0)
+    alone = struct.pack("<II", 0x184D2A5E, 0)
+    frame = bytes.fromhex(pub.get("folder, frame", ""))
+    want = {
+        "flag bit 3": vault_item.seal(key, iid, prefix, 8, hello),
+        "skippable frames, content": skipped,
+        "skippable frames, sealed": vault_item.seal(key, iid, prefix, 4, skipped),
+        "a skippable frame alone, sealed": vault_item.seal(key, iid, prefix, 4, alone),
+        "folder, frame": frame,
+        "folder, sealed": vault_item.seal(key, iid, prefix, 6, frame),
+    }
+    names = set(want) | {"folder, archive SHA-256"}
+    if set(pub) != names:
+        diffs.append("item edge cases: FORMAT.md has %s" % sorted(pub))
+    for name, b in want.items():
+        if pub.get(name) != b.hex():
+            diffs.append("item edge case %s: re-sealed bytes differ" % name)
+    with tempfile.TemporaryDirectory() as tmp:
+        v = Vault()
+        v.dir = tmp
+        os.mkdir(os.path.join(tmp, "items"))
+
+        def read(name, kind, size):
+            with open(os.path.join(tmp, "items", iid.hex()), "wb") as f:
+                f.write(bytes.fromhex(pub.get(name, "")))
+            e = Entry(b"", iid, key, kind, 0, 0o644, size, 1, 0, 0, "x")
+            return read_item(v, e)
+        try:
+            read("flag bit 3", 0, 12)
+            diffs.append("item edge case flag bit 3: read")
+        except VaultError as err:
+            if not str(err).startswith("a format this version cannot read"):
+                diffs.append("item edge case flag bit 3: %s" % err)
+        for name, kind, size, expect in (("skippable frames, sealed", 0, 12, hello),
+                                         ("a skippable frame alone, sealed", 0, 0, b"")):
+            try:
+                if read(name, kind, size) != expect:
+                    diffs.append("item edge case %s: other content" % name)
+            except VaultError as err:
+                diffs.append("item edge case %s: %s" % (name, err))
+        try:
+            archive = read("folder, sealed", 1, 5)
+            if len(archive) != 10240 or hashlib.sha256(archive).hexdigest() != pub.get("folder, archive SHA-256"):
+                diffs.append("item edge case folder: another archive")
+        except VaultError as err:
+            diffs.append("item edge case folder: %s" % err)
+    return diffs
+
+
+def check_manifest_edge_cases():
+    """FORMAT.md "Test vector: manifest edge cases": each file sealed again
+    from its description, then opened or refused as the section says."""
+    diffs = []
+    pub = vault_hybrid.published_vectors(FORMAT_MD, "## Test vector: manifest edge cases")
+    v = Vault()
+    v.vault_id = VEC_VAULT_ID
+    _, v.manifest_key, _, _ = derive_keys(VEC_VMK, VEC_VAULT_ID)
+    upper, lower = "pack-000102030405060708090A0B0C0D0E0F", "pack-000102030405060708090a0b0c0d0e0f"
+
+    def entry(kind, name):
+        n = name.encode("utf-8")
+        return VEC_ITEM_ID + VEC_FILE_KEY + bytes([kind, 1]) + struct.pack(
+            ">HQQqqH", VEC_ENTRY["mode"], VEC_ENTRY["size"], VEC_ENTRY["count"], VEC_ENTRY["added"],
+            VEC_ENTRY["modified"], len(n)) + n
+
+    def sealed(prefix, pt):
+        return prefix + AESGCM(v.manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + prefix)
+
+    def v5(version, kind, name):
+        pt = struct.pack(">II", 1, version) + b"\x00" + entry(kind, name) + bytes(10)
+        return sealed(MANIFEST_MAGIC + b"\x05\x00\x00\x00" + struct.pack(">Q", 5) + VEC_MANIFEST_NONCE, pt)
+
+    cases = [
+        ("manifest v1, empty", sealed(MANIFEST_MAGIC + b"\x01\x00\x00\x00" + VEC_MANIFEST_NONCE, struct.pack(">I", 0)), True),
+        ("manifest, version 4294967295", v5(0xFFFFFFFF, 0, "hello.txt"), True),
+        ("manifest, a file named pack- and upper-case hex", v5(1, 0, upper), True),
+        ("manifest, a file named pack- and lower-case hex", v5(1, 0, lower), False),
+        ("manifest, a pack named pack- and upper-case hex", v5(1, 2, upper), False),
+    ]
+    if set(pub) != {c[0] for c in cases}:
+        diffs.append("manifest edge cases: FORMAT.md has %s" % sorted(pub))
+    for name, want, opens in cases:
+        if pub.get(name) != want.hex():
+            diffs.append("manifest edge case %s: re-sealed bytes differ" % name)
+        try:
+            entries = open_manifest(v, bytes.fromhex(pub.get(name, "")))
+            if not opens:
+                diffs.append("manifest edge case %s: opened" % name)
+            elif name == "manifest, version 4294967295" and [e.version for e in entries] != [0xFFFFFFFF]:
+                diffs.append("manifest edge case %s: versions %s" % (name, [e.version for e in entries]))
+        except VaultError as err:
+            if opens:
+                diffs.append("manifest edge case %s: %s" % (name, err))
     return diffs
 
 
