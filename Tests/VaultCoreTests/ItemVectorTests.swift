@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VaultCrypto
 @testable import VaultCore
 

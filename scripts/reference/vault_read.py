@@ -357,6 +357,8 @@ def open_manifest(v, data):
         if droppers:
             dropper, off = parse_dropper(pt, off)
         e, off = parse_entry(pt, off)
+        if data[8] < 0x05 and e.kind in (0, 1) and RESERVED_NAME.fullmatch(e.name):
+            e.name += " (file)"  # before version 5 a file could carry such a name
         if not name_fits_kind(e):
             raise corrupted()
         e.version = version
