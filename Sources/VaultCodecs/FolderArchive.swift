@@ -50,6 +50,8 @@ public enum ArchiveError: Error, Equatable, Sendable {
     case destinationExists(path: String)
     /// A file shrank while it was being archived, so its stored copy would be wrong.
     case changedWhileReading(path: String)
+    /// Something other than a record's zero padding follows the archive's end.
+    case trailingData
     /// libarchive failed: a damaged or non-tar stream, or an I/O error.
     /// `code` is its ARCHIVE_* return, `errno` archive_errno, `message` archive_error_string.
     case library(function: String, code: Int, errno: Int32, message: String)

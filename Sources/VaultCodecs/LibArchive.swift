@@ -240,10 +240,18 @@ final class PaxWriter: LibArchiveHandle {
 
 private final class StreamBox {
     static let bufferSize = 64 << 10
+    /// How far past what the last header accounts for (its position, its
+    /// data) libarchive may read: headers, pax records and read-ahead fit
+    /// with room to spare. libarchive reads over null blocks after the end
+    /// on its own, so this is what bounds the bytes an item's archive may
+    /// be followed by.
+    static let slack: UInt64 = 1 << 20
     let stream: ByteStream
     /// Owned by the box; libarchive reads from it until the next callback.
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamBox.bufferSize, alignment: 16)
     var error: Error?
+    /// Bytes handed to libarchive so far, and how many it may have.
+    var delivered: UInt64 = 0, allowed: UInt64 = StreamBox.slack
     init(_ stream: ByteStream) { self.stream = stream }
     deinit { buffer.deallocate() }
 }
@@ -264,6 +272,8 @@ final class TarReader: LibArchiveHandle {
             let box = Unmanaged<StreamBox>.fromOpaque(client!).takeUnretainedValue()
             do {
                 let n = try box.stream.read(into: box.buffer)
+                box.delivered += UInt64(n)
+                guard box.delivered <= box.allowed else { throw ArchiveError.trailingData }
                 out?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
                 return n
             } catch {
@@ -281,7 +291,11 @@ final class TarReader: LibArchiveHandle {
         guard let e else {
             throw ArchiveError.library(function: "archive_read_next_header", code: Int(rc), errno: 0, message: "no entry")
         }
-        return readEntry(e)   // the entry belongs to the reader: read, not freed
+        let entry = readEntry(e)   // the entry belongs to the reader: read, not freed
+        // This entry's header and data, and the slack, may be read; no more.
+        let (end, overflow) = headerPosition.addingReportingOverflow(entry.size)
+        box.allowed = overflow ? .max : end &+ 1024 &+ StreamBox.slack
+        return entry
     }
 
     /// Where in the stream the header `next` last read (or the end-of-archive
@@ -304,9 +318,24 @@ final class TarReader: LibArchiveHandle {
 
     /// Reads the stream to its end, so the layer below sees all of it (an
     /// authenticated stream checks its final chunk only when it is reached).
+    /// After the archive's end only the zeros a tar writer pads its last
+    /// record with may follow (vault writes records of 10,240 bytes): more,
+    /// or anything else, is refused, so a small item cannot decode to an
+    /// archive followed by gigabytes that `get` would write out.
     func drainInput() throws {
-        while try box.stream.read(into: box.buffer) > 0 {}
+        var left = Self.maxTrailingPadding
+        while true {
+            let n = try box.stream.read(into: box.buffer)
+            if n == 0 { return }
+            guard n <= left, UnsafeRawBufferPointer(rebasing: box.buffer[..<n]).allSatisfy({ $0 == 0 }) else {
+                throw ArchiveError.trailingData
+            }
+            left -= n
+        }
     }
+
+    /// The most zero bytes that may follow an archive's end: one record.
+    static let maxTrailingPadding = 10_240
 }
 
 // MARK: - Writing to disk

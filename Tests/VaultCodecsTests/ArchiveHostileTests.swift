@@ -128,3 +128,26 @@ import Glibc
         #expect(scratch.contents == ["restored"])
     }
 }
+
+/// What may follow an archive's end is bounded (a record of zeros past
+/// what libarchive reads ahead, and at most 1 MiB past the last entry in
+/// all): a small folder item cannot decode to gigabytes `get` would write out.
+@Suite struct ArchiveTrailingDataTests {
+    static func archive() -> [UInt8] {
+        var t = TarBuilder()
+        t.add("notes.txt", data: Array("hello".utf8))
+        return t.finished
+    }
+
+    @Test func aRecordOfZerosMayFollowNothingElse() throws {
+        #expect(try FolderArchive.summarize(from: ArrayStream(Self.archive() + [UInt8](repeating: 0, count: 9_000))).files == 1)
+        #expect(throws: ArchiveError.trailingData) {
+            try FolderArchive.summarize(from: ArrayStream(Self.archive() + [UInt8](repeating: 0, count: 3 << 20)))
+        }
+        // What libarchive's read-ahead took in with the end is not seen
+        // again; past it, only zeros, a record's worth.
+        #expect(throws: ArchiveError.trailingData) {
+            try FolderArchive.summarize(from: ArrayStream(Self.archive() + [UInt8](repeating: 0, count: 100_000) + [1]))
+        }
+    }
+}

@@ -137,7 +137,7 @@ func archiveError<T>(_ body: () throws -> T) throws -> T {
         case .destinationExists(let path): throw VaultError.alreadyExists(path: path)
         case .changedWhileReading(let path): throw VaultError.invalidArgument("'\(path)' changed while it was being read")
         // An authenticated item whose archive libarchive cannot read.
-        case .library: throw VaultError.corruptedOrTampered
+        case .library, .trailingData: throw VaultError.corruptedOrTampered
         }
     }
 }
