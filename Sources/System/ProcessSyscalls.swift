@@ -10,14 +10,6 @@ public enum Termination: Equatable, Sendable {
     case exited(Int32)
     case signaled(Int32)
 
-    /// "exited with status 1", "was killed by signal 9".
-    public var description: String {
-        switch self {
-        case .exited(let code): return "exited with status \(code)"
-        case .signaled(let signal): return "was killed by signal \(signal)"
-        }
-    }
-
     init(status: Int32) {
         self = csystem_exited(status) != 0 ? .exited(csystem_exit_status(status)) : .signaled(csystem_term_signal(status))
     }
@@ -224,7 +216,7 @@ extension Syscall {
     /// everything else inherited; returns the pid and the pipe's read end.
     public static func spawnShell(_ command: String) throws -> (pid: Int32, output: Int32) {
         var fds: [Int32] = [-1, -1]
-        _ = try retrying("pipe") { csystem_pipe_cloexec(&fds) }
+        _ = try retrying(.pipe) { csystem_pipe_cloexec(&fds) }
         do {
             let pid = try spawnShell(command, arguments: [], directory: nil, stdout: fds[1])
             close(fds[1])
@@ -259,13 +251,13 @@ extension Syscall {
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, environ)
-        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: "/bin/sh", errno: Errno(rawValue: rc)) }
+        guard rc == 0 else { throw SystemError(operation: .posix_spawn, path: "/bin/sh", errno: Errno(rawValue: rc)) }
         return pid
     }
 
     public static func wait(_ pid: Int32) throws -> Termination {
         var status: Int32 = 0
-        _ = try retrying("waitpid") { waitpid(pid, &status, 0) }
+        _ = try retrying(.waitpid) { waitpid(pid, &status, 0) }
         return Termination(status: status)
     }
 
@@ -288,7 +280,7 @@ extension Syscall {
                 let e = Errno.current
                 if e == .interrupted { continue }
                 if e == .wouldBlock { break }
-                throw SystemError(operation: "read", errno: e)
+                throw SystemError(operation: .read, errno: e)
             }
             if count == buffer.count || ended != nil { return (count, ended) }
             var status: Int32 = 0
@@ -296,7 +288,7 @@ extension Syscall {
             if r == pid {
                 ended = Termination(status: status)   // one more pass drains what it wrote before exiting
             } else if r == -1 && Errno.current != .interrupted {
-                throw SystemError(operation: "waitpid", errno: .current)
+                throw SystemError(operation: .waitpid, errno: .current)
             } else {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 _ = poll(&p, 1, 100)

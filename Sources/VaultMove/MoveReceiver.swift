@@ -32,7 +32,7 @@ public final class MoveReceiver: Sendable {
         if parent != ".", try Syscall.status(of: parent, followLinks: true) == nil { try Vault.makeDirectories(parent) }
         let name = String(target.split(separator: "/").last ?? "vault")
         guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+            throw VaultError.noProcessStartTime
         }
         Self.removeAbandoned(in: parent, for: name)
         staging = parent + "/.\(name).moving-\(Syscall.processID)-\(start)"
@@ -69,7 +69,7 @@ public final class MoveReceiver: Sendable {
         let parent = VaultDirectory.directory(of: target)
         if let free = Syscall.freeSpace(parent), free < total + (16 << 20) {
             try? channel.send(.refused(.noSpace), final: true)
-            throw SystemError(operation: "receive \(total) bytes into", path: parent, errno: .noSpace)
+            throw MoveError.noSpace(bytes: total, directory: parent)
         }
         do {
             try state.withLock { s in
@@ -216,7 +216,7 @@ final class StagedFileWriter: @unchecked Sendable {
                     try file.write(raw)  // in 256 KiB write(2)s: see FileHandleFD.write
                 }
             } catch {
-                failure.withLock { $0 = (error as? VaultError) ?? (error as? SystemError) ?? SystemError(operation: "write", errno: .ioError) }
+                failure.withLock { $0 = (error as? VaultError) ?? (error as? SystemError) ?? SystemError(operation: .write, errno: .ioError) }
             }
         }
     }
@@ -228,7 +228,7 @@ final class StagedFileWriter: @unchecked Sendable {
             return try hash?.finish()
         }
         try rethrowFailure()
-        guard let digest else { throw VaultError.invalidArgument("no staged file open") }
+        guard let digest else { throw MoveError.misuse(.noStagedFile) }
         return digest
     }
 

@@ -10,7 +10,7 @@ import VaultCrypto
 enum ScratchNames {
     static func make(_ prefix: String) throws -> String {
         guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+            throw VaultError.noProcessStartTime
         }
         return "\(prefix)\(Syscall.processID)-\(start)-" + Hex.encode(SecureRandom.bytes(4))
     }

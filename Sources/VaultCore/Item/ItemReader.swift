@@ -123,7 +123,7 @@ public final class ItemReader: @unchecked Sendable {
     /// Reads chunk `index` on its own and returns its content bytes (empty
     /// for chunks that hold only padding).
     public func readChunk(_ index: UInt64) throws -> [UInt8] {
-        guard index < chunkCount else { throw VaultError.invalidArgument("chunk \(index) out of range") }
+        guard index < chunkCount else { throw VaultError.misuse(.chunkOutOfRange(index)) }
         let page = try PageBuffer(count: plaintextSize(index) + ItemCipher.tagLength)
         defer { withExtendedLifetime(page) {} }
         let buffer = page.raw
@@ -138,7 +138,7 @@ public final class ItemReader: @unchecked Sendable {
     /// allocation per chunk, for random access.
     public func readChunk(_ index: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard index < chunkCount, buffer.count >= plaintextSize(index) + ItemCipher.tagLength else {
-            throw VaultError.invalidArgument("chunk \(index) out of range")
+            throw VaultError.misuse(.chunkOutOfRange(index))
         }
         let n = try withContext { try readAndOpen(chunk: index, into: buffer, aead: $0) }
         return try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))

@@ -53,28 +53,14 @@ public final class FileHandleFD: ByteSink, ByteSource {
     /// device, a socket or a directory is never read (a read would wait for
     /// a writer forever, or never end). O_NONBLOCK stays set; it changes
     /// nothing for a regular file. `what` names the file in the error.
-    public static func regularFile(_ path: String, what: String) throws -> FileHandleFD {
+    public static func regularFile(_ path: String, what: UserFile) throws -> FileHandleFD {
         let file = FileHandleFD(owning: try Syscall.open(path, .nonBlocking), path: path)
         let kind = try Syscall.status(file.fd).kind
         guard kind == .regular else {
-            throw VaultError.notARegularFile(path: path, what: what, kind: Self.describe(kind))
+            throw VaultError.notARegularFile(path: path, what: what, kind: kind)
         }
         file.isRegularFile = true
         return file
-    }
-
-    /// "a FIFO", "a directory": for messages.
-    static func describe(_ kind: FileStatus.Kind) -> String {
-        switch kind {
-        case .regular: "a regular file"
-        case .directory: "a directory"
-        case .symlink: "a symbolic link"
-        case .fifo: "a FIFO (named pipe)"
-        case .socket: "a socket"
-        case .characterDevice: "a character device"
-        case .blockDevice: "a block device"
-        case .unknown: "of an unknown type"
-        }
     }
 
     /// Takes ownership of an open descriptor (of the file at `path`).
@@ -158,7 +144,7 @@ extension FileHandleFD {
     public func readAll(limit: Int) throws -> [UInt8] {
         var out = [UInt8](repeating: 0, count: limit + 1)
         let n = try out.withUnsafeMutableBytes { try readSequential(into: $0) }
-        guard n <= limit else { throw VaultError.invalidArgument("input larger than \(limit) bytes") }
+        guard n <= limit else { throw VaultError.inputTooLarge(limit: limit) }
         out.removeSubrange(n...)
         return out
     }

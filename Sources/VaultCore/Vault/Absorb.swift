@@ -16,7 +16,7 @@ extension UnlockedVault {
         public var deferred = 0
         /// Backup snapshots left waiting (also in `rejected`), each with why:
         /// a pack they need is missing or damaged (BackupItems.swift).
-        public var refusedSnapshots: [(name: String, reason: String)] = []
+        public var refusedSnapshots: [(name: String, reason: SnapshotRefusal)] = []
         /// Another user's drop-ins under a name whose current version is
         /// not theirs, kept under a name of their own instead (`laneName`).
         public var keptApart: [(asked: String, kept: String, by: Dropper)] = []

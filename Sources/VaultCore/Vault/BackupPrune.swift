@@ -81,7 +81,7 @@ extension UnlockedVault {
                                      marks: PruneMarks? = nil) throws {
         try requireLock()
         guard removed.allSatisfy({ $0.kind.isBackupStorage }), added.allSatisfy({ $0.kind == .repack }) else {
-            throw VaultError.invalidArgument("only backup packs and snapshots are replaced this way")
+            throw VaultError.misuse(.notBackupStorage)
         }
         guard !removed.isEmpty || !added.isEmpty || (marks != nil && marks != manifest.pruneMarks) else { return }
         let before = manifest

@@ -98,7 +98,7 @@ extension UnlockedVault {
     public func restoreFolder(_ entry: ManifestEntry, subtree: FolderDirectory? = nil, to destination: String,
                               partials: PartialOutputs? = nil,
                               partial: ((FilePath, StopRequest) -> Void)? = nil) throws -> ArchiveSummary {
-        guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
+        guard entry.kind == .folder else { throw VaultError.wrongItemKind(name: entry.name, expected: .folder) }
         let stream = try contentStream(reader(for: entry))
         do {
             let summary = try archiveError {
@@ -133,9 +133,9 @@ extension UnlockedVault {
 func archiveError<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as ArchiveError {
         switch error {
-        case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason.description)
+        case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason)
         case .destinationExists(let path): throw VaultError.alreadyExists(path: path)
-        case .changedWhileReading(let path): throw VaultError.invalidArgument("'\(path)' changed while it was being read")
+        case .changedWhileReading(let path): throw VaultError.changedWhileReading(path: path)
         // An authenticated item whose archive libarchive cannot read.
         case .library: throw VaultError.corruptedOrTampered
         }

@@ -111,7 +111,7 @@ public struct PartialOutputs: Sendable {
         try Vault.ensureDirectory(directory)
         let absolute = output.hasPrefix("/") ? output : (try Syscall.realPath(".").description) + "/" + output
         guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+            throw VaultError.noProcessStartTime
         }
         let path = directory + "/\(Syscall.processID)-\(start)-" + Hex.encode(SecureRandom.bytes(4))
         try VaultDirectory.atomicWrite(Array(absolute.utf8), to: path)

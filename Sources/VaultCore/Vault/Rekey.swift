@@ -28,7 +28,7 @@ extension UnlockedVault {
     public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws -> [String] {
         let name = try unlockedSlot ?? vault.header.passwordSlots().first?.name ?? KeySlot.defaultName
         guard let slot = vault.header.slot(named: name), case .password(let kdf, _) = slot.kind else {
-            throw VaultError.invalidArgument("rekey keeps the password slot it was unlocked with; unlock with a password")
+            throw VaultError.rekeyNeedsPassword
         }
         return try rekey(keeping: name, credential: .password(password, kdf), progress: progress, waiting: waiting)
     }

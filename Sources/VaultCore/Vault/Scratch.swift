@@ -64,7 +64,7 @@ public final class Scratch: Sendable {
         path = base + "/" + Self.prefix + Hex.encode(SecureRandom.bytes(8))
         try Syscall.mkdir(path, mode: 0o700)
         guard let start = Syscall.startTime(of: Syscall.processID) else {
-            throw VaultError.invalidArgument("cannot read this process's start time from /proc")
+            throw VaultError.noProcessStartTime
         }
         let owner = Array("\(Syscall.processID) \(start)\n".utf8)
         try VaultDirectory.atomicWrite(owner, to: path + "/owner")

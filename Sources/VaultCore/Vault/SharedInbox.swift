@@ -60,11 +60,9 @@ extension Vault {
         return (try? FileHandleFD(readingFrom: paths.manifest)) == nil
     }
 
-    /// The login name of the vault's owner, else "uid N".
-    public var ownerName: String {
-        guard let root = (try? Syscall.status(of: paths.root)) ?? nil else { return "its owner" }
-        return Syscall.userName(of: root.owner) ?? "uid \(root.owner)"
-    }
+    /// The user id owning the vault directory; nil if it cannot be looked
+    /// at (only a message names the owner: it decides nothing).
+    public var ownerID: UInt32? { ((try? Syscall.status(of: paths.root)) ?? nil)?.owner }
 
     /// Sets the modes above, or back to private. The inbox is opened last on
     /// sharing and closed first on unsharing, so no one ever finds it open

@@ -47,7 +47,7 @@ public final class Vault: Sendable {
     /// user's state directories, which normally exist already.
     package static func ensureDirectory(_ path: String) throws {
         if let st = try Syscall.status(of: path, followLinks: true) {
-            guard st.kind == .directory else { throw SystemError(operation: "mkdir", path: path, errno: .fileExists) }
+            guard st.kind == .directory else { throw SystemError(operation: .mkdir, path: path, errno: .fileExists) }
             return
         }
         do { try makeDirectories(path) } catch let error as SystemError where error.errno == .fileExists {}

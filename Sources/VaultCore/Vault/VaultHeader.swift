@@ -90,7 +90,7 @@ public struct VaultHeader: Equatable, Sendable {
     /// Checks `kdf` against the header bounds.
     public static func checkBounds(_ kdf: Argon2Parameters) throws {
         guard kdf.memoryKiB <= maxMemoryKiB, kdf.passes <= maxPasses, kdf.lanes <= maxLanes else {
-            throw VaultError.invalidArgument("Argon2 parameters above the header limits (2 GiB, 16 passes, 8 lanes)")
+            throw VaultError.kdfAboveLimits
         }
     }
 
@@ -200,13 +200,13 @@ public struct VaultHeader: Equatable, Sendable {
         }
     }
 
-    /// Password slots, or only the one named `name` (`invalidArgument` if none).
+    /// Password slots, or only the one named `name` (`noSuchKeySlot` if none, `notAPasswordSlot` if it is another kind).
     public func passwordSlots(named name: String? = nil) throws -> [KeySlot] {
         let all = slots.filter { if case .password = $0.kind { true } else { false } }
         guard let name else { return all }
-        guard let slot = slots.first(where: { $0.name == name }) else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
+        guard let slot = slots.first(where: { $0.name == name }) else { throw VaultError.noSuchKeySlot(name: name) }
         guard case .password = slot.kind else {
-            throw VaultError.invalidArgument("key slot '\(name)' is a \(slot.kind.name) slot, not a password slot")
+            throw VaultError.notAPasswordSlot(name: name, kind: slot.kind)
         }
         return [slot]
     }
