@@ -145,6 +145,9 @@ public enum Syscall {
     /// lstat (or, with `followLinks`, stat); nil if nothing is there.
     public static func status(of path: some FilePathRepresentable, followLinks: Bool = false) throws -> FileStatus? {
         let p = path.filePath
+        #if DEBUG
+        if let forced = SyscallFaults.forced(.stat, p.description) { throw SystemError(operation: .stat, path: p.description, errno: forced) }
+        #endif
         var st = stat()
         let r = p.withCString { followLinks ? stat($0, &st) : lstat($0, &st) }
         if r == 0 { return FileStatus(st) }

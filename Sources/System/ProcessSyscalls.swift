@@ -93,13 +93,39 @@ extension Syscall {
     /// Field 22 of /proc/PID/stat: the process's start time in clock ticks
     /// since boot, which with the pid names a process for good (a reused
     /// pid has another start time). nil if there is no such process, or it
-    /// has ended and not yet been reaped.
+    /// has ended and not yet been reaped; nil too if /proc cannot be read
+    /// (for this process's own start time, which names its scratch files,
+    /// that is an error the caller throws). Whether another process still
+    /// runs is `processRuns`, which reads a /proc it cannot read otherwise.
     public static func startTime(of pid: Int32) -> UInt64? {
+        (try? readStartTime(of: pid)) ?? nil
+    }
+
+    /// Whether process `pid`, started at `start` (`startTime`), still runs.
+    /// Only the kernel's word says no: no such process, another start time
+    /// (the pid was reused), or a zombie. A /proc that cannot be read
+    /// (EACCES under hidepid, no descriptor left) says yes: the callers
+    /// erase what a process that is gone left behind, and must never erase
+    /// a running one's on a guess.
+    public static func processRuns(_ pid: Int32, since start: UInt64) -> Bool {
+        do { return try readStartTime(of: pid) == start } catch { return true }
+    }
+
+    /// `startTime`, with "no such process" (nil) told apart from a failure
+    /// to read /proc (thrown).
+    static func readStartTime(of pid: Int32) throws -> UInt64? {
         // /proc files report a size of 0: read to the end, not by size.
-        guard let fd = try? open("/proc/\(pid)/stat") else { return nil }
+        let fd: Int32
+        do { fd = try open("/proc/\(pid)/stat") } catch let error as SystemError where error.errno == .noSuchFile {
+            return nil
+        }
         defer { close(fd) }
         var raw = [UInt8](repeating: 0, count: 4096)
-        guard let n = try? readFully(fd, into: &raw) else { return nil }
+        let n: Int
+        // ESRCH: the process ended between the open and the read.
+        do { n = try readFully(fd, into: &raw) } catch let error as SystemError where error.errno == .noSuchProcess {
+            return nil
+        }
         let text = String(decoding: raw[..<n], as: UTF8.self)
         // The command name (field 2) may hold spaces; fields resume after its ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }

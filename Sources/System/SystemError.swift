@@ -36,6 +36,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let addressFamilyNotSupported = Errno(rawValue: EAFNOSUPPORT)
     public static let tooBig = Errno(rawValue: E2BIG)
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+    public static let noSuchProcess = Errno(rawValue: ESRCH)
 
     /// The errno of the calling thread, now.
     static var current: Errno { Errno(rawValue: errno) }
@@ -117,6 +118,9 @@ public struct SystemError: Error, Equatable, Sendable {
 /// `while ((r = call()) == -1 && errno == EINTR);`.
 @inline(__always)
 func retrying<T: BinaryInteger>(_ operation: SystemCall, path: String? = nil, _ body: () -> T) throws(SystemError) -> T {
+    #if DEBUG
+    if let forced = SyscallFaults.forced(operation, path) { throw SystemError(operation: operation, path: path, errno: forced) }
+    #endif
     while true {
         let r = body()
         if r != -1 { return r }

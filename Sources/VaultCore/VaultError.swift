@@ -76,6 +76,11 @@ public enum VaultError: Error, Equatable, Sendable {
     /// envelope opens but whose record does not: prune stops, since the
     /// packs it needs cannot be known.
     case waitingSnapshotUnreadable(dropIn: String)
+    /// A drop-in's envelope in the inbox (`inbox/<file>`) cannot be read
+    /// (the system's answer, not damage): prune or rekey stops before it
+    /// changes anything, since what that drop-in holds or needs cannot be
+    /// known. Absorb leaves such a drop-in waiting instead.
+    case inboxUnreadable(file: String, errno: Errno)
     /// An item name that cannot be stored (empty, too long, control characters, '/').
     case invalidName(String)
     /// A path inside the vault is a symbolic link or has the wrong type.

@@ -51,7 +51,7 @@ public final class MoveReceiver: Sendable {
         for entry in (try? VaultDirectory.names(in: parent)) ?? [] where entry.hasPrefix(prefix) {
             let owner = entry.dropFirst(prefix.count).split(separator: "-")
             if owner.count == 2, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
-               Syscall.startTime(of: pid) == start { continue }
+               Syscall.processRuns(pid, since: start) { continue }
             Eraser.erase(parent + "/" + entry)
         }
     }

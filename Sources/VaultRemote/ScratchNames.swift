@@ -20,7 +20,7 @@ enum ScratchNames {
         for entry in (try? VaultDirectory.names(in: parent)) ?? [] where entry.hasPrefix(prefix) {
             let owner = entry.dropFirst(prefix.count).split(separator: "-")
             if owner.count == 3, let pid = Int32(owner[0]), let start = UInt64(owner[1]),
-               Syscall.startTime(of: pid) == start { continue }
+               Syscall.processRuns(pid, since: start) { continue }
             _ = Eraser.erase(parent + "/" + entry)
         }
     }

@@ -123,6 +123,9 @@ enum ErrorReport {
             return CLIError(message: "a backup waiting in the inbox cannot be read (inbox/\(dropIn).item): prune stopped, since what it needs cannot be known",
                             hints: ["nothing was deleted; 'vault check --repair' sets damaged drop-ins aside, then prune again"],
                             code: .corrupted)
+        case .inboxUnreadable(let file, let errno):
+            return CLIError(message: "a drop-in waiting in the inbox cannot be read (inbox/\(file): \(errno)): stopped, since what it holds cannot be known",
+                            hints: ["nothing was changed; 'vault check --repair' sets drop-ins that cannot be read aside, then try again"])
         case .itemIDRemoved(let name):
             return CLIError(message: "'\(name)' has the id of an item this vault removed: ids are never taken in again",
                             hints: ["nothing was changed"], code: .corrupted)

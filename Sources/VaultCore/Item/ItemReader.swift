@@ -66,6 +66,7 @@ public final class ItemReader: @unchecked Sendable {
         // would leave no room to read the trailer from.
         guard n >= ItemCipher.trailerLength else { throw VaultError.corruptedOrTampered }
         var tail = RawByteReader(UnsafeRawBufferPointer(rebasing: buffer[(n - ItemCipher.trailerLength)..<n]))
+        // A trailer cut short is damage like any other (corruptedOrTampered).
         guard let trailer = try? tail.u64(), trailer <= streamLength - UInt64(ItemCipher.trailerLength),
               ItemCipher.streamLength(contentLength: trailer) == streamLength else {
             throw VaultError.corruptedOrTampered

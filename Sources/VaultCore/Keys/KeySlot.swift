@@ -110,7 +110,7 @@ public struct KeySlot: Equatable, Sendable {
             let code = try r.u8(), nameLength = Int(try r.u8())
             guard code != 0, (1...maxNameBytes).contains(nameLength),
                   let name = String(validating: try r.bytes(nameLength), as: UTF8.self),
-                  (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }
+                  (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }   // a stored name out of the rule is damage
             let created = try r.i64()
             let params = try r.lengthPrefixed(UInt8.self)
             let kind: Kind
@@ -119,6 +119,7 @@ public struct KeySlot: Equatable, Sendable {
                 guard params.count == 12 + saltLength else { throw VaultError.corruptedOrTampered }
                 var p = ByteReader(params)
                 let (m, t, l) = (try p.u32(), try p.u32(), try p.u32())
+                // Stored costs out of bounds are damage, whichever bound they break.
                 guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: l),
                       (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
                 kind = .password(kdf, salt: p.rest())

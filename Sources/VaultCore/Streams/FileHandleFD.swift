@@ -36,7 +36,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
         self.fd = fd
         owned = false
         path = nil
-        size = (try? Syscall.status(fd).size) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0   // a hint for a borrowed descriptor (a pipe has none); nothing decides on it
     }
 
     /// What `path` is, following symbolic links, without opening it (opening
@@ -68,7 +68,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
         self.fd = fd
         self.path = path
         owned = true
-        size = (try? Syscall.status(fd).size) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0   // informational: every caller that decides on kind or length calls fstat again
     }
 
     /// Creates `path` exclusively (never over an existing file), mode 0600.
@@ -153,6 +153,7 @@ extension FileHandleFD {
 extension FileHandleFD {
     /// The size of the regular file at `path` (following links), or nil.
     public static func size(of path: String) -> UInt64? {
+        // A progress bar's total only: unknown is nil.
         guard let st = try? Syscall.status(of: path, followLinks: true), st.kind == .regular else { return nil }
         return UInt64(st.size)
     }

@@ -145,7 +145,7 @@ extension UnlockedVault {
         for f in files {
             let path = root.appending(f.bytes)
             guard let st = try Syscall.status(of: path), st.kind != .directory else { continue }
-            if (try? Syscall.unlink(path)) != nil { removed.append(f.description) }
+            if (try? Syscall.unlink(path)) != nil { removed.append(f.description) }   // best effort: one left is found again next time
         }
         for dir in [paths.items, paths.inbox, paths.root] { try Syscall.fsyncDirectory(dir) }
         return removed
@@ -163,10 +163,13 @@ extension UnlockedVault {
         for f in files {
             let name = Array(f.bytes.split(separator: UInt8(ascii: "/")).last ?? [])
             var target = q.appending(name), n = 2
-            while Syscall.exists(target) {
+            // A name that cannot be looked at is an error, never free:
+            // rename(2) would replace what is there.
+            while try Syscall.status(of: target) != nil {
                 target = q.appending(name + Array(".\(n)".utf8))
                 n += 1
             }
+            // Best effort: what did not move stays where it was, not in `moved`, and is reported again.
             if (try? Syscall.rename(root.appending(f.bytes), target)) != nil { moved.append(f) }
         }
         for dir in [paths.items, paths.inbox, paths.quarantine] { try Syscall.fsyncDirectory(dir) }

@@ -63,6 +63,7 @@ final class DropLock {
     deinit {
         // The fence goes before the lock: a dropper that finds it gone
         // finds whatever the owner decided done.
+        // deinit cannot throw; a fence left behind no longer stands once its flock goes (DropFence.isStanding).
         if fence != nil { try? Syscall.unlink(paths.dropFence) }
         if let fd { Syscall.close(fd) }
     }
@@ -110,7 +111,7 @@ enum DropFence {
         let n = try raw.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
         let fields = String(decoding: raw[..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, let pid = Int32(fields[0]), let start = UInt64(fields[1]),
-              Syscall.startTime(of: pid) == start else { return false }   // left by a process that is gone
+              Syscall.processRuns(pid, since: start) else { return false }   // left by a process that is gone
         return try !Syscall.flock(fd, exclusive: false, wait: false)
     }
 }

@@ -100,6 +100,7 @@ extension UnlockedVault {
         if let p = out.partialPath { partial?(p) }
         try read(file, to: progress.map { ProgressSink(out.file, report: $0) } ?? out.file)
         try out.commit()
+        // Best effort: the content is whole and named; a mode or time the target cannot take leaves the private default.
         try? Syscall.setModeAndTime(path, mode: UInt16(file.permissions & 0o777), modified: file.modified)
     }
 }

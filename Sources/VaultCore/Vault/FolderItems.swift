@@ -41,14 +41,15 @@ extension Vault {
         var out: [[UInt8]] = []
         var files = 0
         func walk(_ dir: FilePath) {
+            // A sample for the compression probe: what cannot be read is left out of it (the archive meets it for real).
             for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
             where files < 16 {
                 let path = dir.appending(name)
-                guard let st = try? Syscall.status(of: path) else { continue }
+                guard let st = try? Syscall.status(of: path) else { continue }   // the same: a sample only
                 if st.kind == .directory { walk(path); continue }
-                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
+                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }   // the same
                 var b = [UInt8](repeating: 0, count: 4096)
-                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
+                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0   // the same
                 out.append(Array(b[..<n]))
                 files += 1
             }

@@ -178,7 +178,7 @@ public final class Vault: Sendable {
         var bytes: UInt64 = 0
         let found = try leftovers()
         for path in found {
-            bytes &+= ((try? Syscall.status(of: paths.root + "/" + path.description)) ?? nil)?.size ?? 0
+            bytes &+= ((try? Syscall.status(of: paths.root + "/" + path.description)) ?? nil)?.size ?? 0   // a size for `info` to show
         }
         return (found.count, bytes)
     }

@@ -125,6 +125,7 @@ public struct VaultHeader: Equatable, Sendable {
             try r.expect([1, 1, 1, 1])  // version, kdf, wrap aead, hpke suite
             vaultID = try r.bytes(16)
             let (m, t, p) = (try r.u32(), try r.u32(), try r.u32())
+            // Stored costs out of bounds are damage, whichever bound they break.
             guard let k = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
                   (try? Self.checkBounds(k)) != nil else { throw VaultError.corruptedOrTampered }
             kdf = k
@@ -216,6 +217,7 @@ public struct VaultHeader: Equatable, Sendable {
     /// A short fingerprint of the vault public key for humans to compare:
     /// the first 16 bytes of SHA-256(public key), hex in groups of four.
     public var fingerprint: String {
+        // SHA-256 fails only if OpenSSL cannot allocate: an empty fingerprint, which no one given matches.
         let h = (try? SHA256.hash(publicKey.bytes)) ?? []
         let hex = h.prefix(16).map { String($0, radix: 16).leftPadded(2) }.joined()
         return stride(from: 0, to: hex.count, by: 4).map { i in
