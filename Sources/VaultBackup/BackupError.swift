@@ -12,9 +12,6 @@ public enum BackupError: Error, Equatable, Sendable {
     case invalidCache
     /// Two backed-up paths end in the same name, which would be one entry.
     case duplicateName(String)
-    /// An entry that restore will not write: its name, or a link target it
-    /// would have to write through.
-    case unsafeEntry(path: String, reason: String)
     /// Another user's backup: a prune of the vault ran while it ran and
     /// removed `count` packs its snapshot needs; the snapshot was taken
     /// back and the cache forgot those packs, so a run again stores them.

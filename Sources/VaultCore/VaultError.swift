@@ -89,8 +89,8 @@ public enum VaultError: Error, Equatable, Sendable {
     /// target (absolute path, "..", through a symlink, a device); nothing
     /// of that item was written.
     case unsafeArchiveEntry(item: String, entry: String, reason: ArchiveError.Refusal)
-    /// A file of a folder being added changed while it was read (its size
-    /// or times differ after): that add is refused.
+    /// A file of a folder being added shrank while it was read into the
+    /// archive, so its stored copy would be wrong: that add is refused.
     case changedWhileReading(path: String)
     /// A directory for plaintext copies that is not ours, or that other
     /// users may write (they could swap what the editor opens).
@@ -105,8 +105,8 @@ public enum VaultError: Error, Equatable, Sendable {
     /// A file the user named (`what`: a key file, a recovery kit) is not a
     /// regular file (`kind`: a FIFO, a directory...); it was not read.
     case notARegularFile(path: String, what: UserFile, kind: FileStatus.Kind)
-    /// An input the user gave (a key file, a kit, a code) holds more than
-    /// `limit` bytes; the rest was not read.
+    /// An input read to its end (a key file, a kit, a move code, rclone's
+    /// answer) holds more than `limit` bytes; the rest was not read.
     case inputTooLarge(limit: Int)
     /// Content longer than an item may hold (`ItemCipher.maxContentLength`).
     case itemTooLarge

@@ -316,8 +316,6 @@ enum ErrorReport {
             return CLIError(message: "the backup cache is damaged")
         case .duplicateName(let name):
             return CLIError(message: "two paths end in the name '\(Terminal.printable(name))'", code: .usage)
-        case .unsafeEntry(let path, let reason):
-            return CLIError(message: "refusing to write '\(Terminal.printable(path))': \(reason)", code: .corrupted)
         case .packsRemovedMeanwhile(let count):
             return CLIError(message: "the vault's owner pruned it while this backup ran, removing \(Format.count(count, "pack")) the backup needed; nothing of this backup was kept",
                             hints: ["run the backup again: this host's cache has forgotten those packs, so it stores them anew"])
