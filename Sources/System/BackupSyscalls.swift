@@ -18,13 +18,13 @@ extension Syscall {
     /// The corresponding C function is `link` (a new name for an existing file).
     public static func link(_ existing: some FilePathRepresentable, at path: some FilePathRepresentable) throws {
         let (e, p) = (existing.filePath, path.filePath)
-        _ = try retrying("link", path: p.description) { e.withCString { a in p.withCString { b in Glibc.link(a, b) } } }
+        _ = try retrying(.link, path: p.description) { e.withCString { a in p.withCString { b in Glibc.link(a, b) } } }
     }
 
     /// `fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW)`: a symbolic link's own owner.
     public static func setOwner(_ path: some FilePathRepresentable, user: UInt32, group: UInt32) throws {
         let p = path.filePath
-        _ = try retrying("chown", path: p.description) { p.withCString { fchownat(AT_FDCWD, $0, user, group, AT_SYMLINK_NOFOLLOW) } }
+        _ = try retrying(.chown, path: p.description) { p.withCString { fchownat(AT_FDCWD, $0, user, group, AT_SYMLINK_NOFOLLOW) } }
     }
 
     /// `utimensat(AT_FDCWD, path, {modified, modified}, AT_SYMLINK_NOFOLLOW)`, to the nanosecond.
@@ -32,14 +32,14 @@ extension Syscall {
         let p = path.filePath
         let t = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         var times = [t, t]
-        _ = try retrying("utimensat", path: p.description) { p.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) } }
+        _ = try retrying(.utimensat, path: p.description) { p.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) } }
     }
 
     /// The corresponding C function is `chmod` (by path; restore calls it
     /// only on directories and files it has just created).
     public static func chmod(_ path: some FilePathRepresentable, _ mode: UInt16) throws {
         let p = path.filePath
-        _ = try retrying("chmod", path: p.description) { p.withCString { Glibc.chmod($0, mode_t(mode & 0o7777)) } }
+        _ = try retrying(.chmod, path: p.description) { p.withCString { Glibc.chmod($0, mode_t(mode & 0o7777)) } }
     }
 
     /// The effective user id is 0 (restore then sets owners too).
@@ -74,14 +74,14 @@ extension Syscall {
         if fd >= 0 { return fd }
         let e = Errno.current
         if e == .notSupported || e == .isDirectory || e == .invalidArgument { return nil }
-        throw SystemError(operation: "open", errno: e)
+        throw SystemError(operation: .open, errno: e)
     }
 
     /// Gives a nameless (O_TMPFILE) file, or another name of a file, the
     /// name `name` in `directory`; EEXIST if it is taken. The corresponding
     /// C call is `linkat(AT_FDCWD, "/proc/self/fd/N", directory, name, AT_SYMLINK_FOLLOW)`.
     public static func link(_ fd: Int32, in directory: Int32, _ name: [UInt8], display: String) throws {
-        _ = try retrying("link", path: display) {
+        _ = try retrying(.link, path: display) {
             FilePath(bytes: name).withCString { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", directory, $0, AT_SYMLINK_FOLLOW) }
         }
     }
@@ -89,7 +89,7 @@ extension Syscall {
     /// `linkat(AT_FDCWD, existing, directory, name, 0)`: a new name for the
     /// file at `existing` (not for a link there: its last component is not followed).
     public static func link(_ existing: FilePath, in directory: Int32, _ name: [UInt8], display: String) throws {
-        _ = try retrying("link", path: display) {
+        _ = try retrying(.link, path: display) {
             existing.withCString { e in FilePath(bytes: name).withCString { linkat(AT_FDCWD, e, directory, $0, 0) } }
         }
     }
@@ -101,38 +101,38 @@ extension Syscall {
         if r == 0 { return FileStatus(st) }
         let e = Errno.current
         if e == .noSuchFile { return nil }
-        throw SystemError(operation: "stat", path: display, errno: e)
+        throw SystemError(operation: .stat, path: display, errno: e)
     }
 
     /// `renameat(directory, from, directory, to)`: replaces `to`.
     public static func rename(in directory: Int32, _ from: [UInt8], _ to: [UInt8], display: String) throws {
-        _ = try retrying("rename", path: display) {
+        _ = try retrying(.rename, path: display) {
             FilePath(bytes: from).withCString { a in FilePath(bytes: to).withCString { b in renameat(directory, a, directory, b) } }
         }
     }
 
     /// `renameat2(directory, from, directory, to, RENAME_NOREPLACE)`: EEXIST if `to` is taken.
     public static func renameNoReplace(in directory: Int32, _ from: [UInt8], _ to: [UInt8], display: String) throws {
-        _ = try retrying("rename", path: display) {
+        _ = try retrying(.rename, path: display) {
             FilePath(bytes: from).withCString { a in FilePath(bytes: to).withCString { b in csystem_renameat_noreplace(directory, a, b) } }
         }
     }
 
     /// `symlinkat(target, directory, name)`.
     public static func symlink(target: [UInt8], in directory: Int32, _ name: [UInt8], display: String) throws {
-        _ = try retrying("symlink", path: display) {
+        _ = try retrying(.symlink, path: display) {
             FilePath(bytes: target).withCString { t in FilePath(bytes: name).withCString { symlinkat(t, directory, $0) } }
         }
     }
 
     /// `fchown`.
     public static func setOwner(_ fd: Int32, user: UInt32, group: UInt32) throws {
-        _ = try retrying("chown") { fchown(fd, user, group) }
+        _ = try retrying(.chown) { fchown(fd, user, group) }
     }
 
     /// `fchownat(directory, name, ..., AT_SYMLINK_NOFOLLOW)`: a symbolic link's own owner.
     public static func setOwner(in directory: Int32, _ name: [UInt8], user: UInt32, group: UInt32, display: String) throws {
-        _ = try retrying("chown", path: display) {
+        _ = try retrying(.chown, path: display) {
             FilePath(bytes: name).withCString { fchownat(directory, $0, user, group, AT_SYMLINK_NOFOLLOW) }
         }
     }
@@ -141,14 +141,14 @@ extension Syscall {
     public static func setTime(_ fd: Int32, seconds: Int64, nanoseconds: UInt32) throws {
         let t = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         var times = [t, t]
-        _ = try retrying("utimensat") { futimens(fd, &times) }
+        _ = try retrying(.utimensat) { futimens(fd, &times) }
     }
 
     /// `utimensat(directory, name, ..., AT_SYMLINK_NOFOLLOW)`: a symbolic link's own time.
     public static func setTime(in directory: Int32, _ name: [UInt8], seconds: Int64, nanoseconds: UInt32, display: String) throws {
         let t = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         var times = [t, t]
-        _ = try retrying("utimensat", path: display) {
+        _ = try retrying(.utimensat, path: display) {
             FilePath(bytes: name).withCString { utimensat(directory, $0, &times, AT_SYMLINK_NOFOLLOW) }
         }
     }

@@ -57,14 +57,14 @@ extension Syscall {
         defer { for p in cargs { free(p) }; for p in cenv { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawnp(&pid, program, &actions, &attributes, &cargs, &cenv)
-        guard rc == 0 else { throw SystemError(operation: "run", path: program, errno: Errno(rawValue: rc)) }
+        guard rc == 0 else { throw SystemError(operation: .run, path: program, errno: Errno(rawValue: rc)) }
         return pid
     }
 
     /// pipe2(O_CLOEXEC): (read end, write end).
     public static func pipe() throws -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
-        _ = try retrying("pipe") { csystem_pipe_cloexec(&fds) }
+        _ = try retrying(.pipe) { csystem_pipe_cloexec(&fds) }
         return (fds[0], fds[1])
     }
 
@@ -75,9 +75,9 @@ extension Syscall {
         var buffer = [UInt8](repeating: 0, count: 512)
         while out.count < limit {
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = try retrying("poll") { poll(&entry, 1, Int32(seconds * 1000)) }
+            let ready = try retrying(.poll) { poll(&entry, 1, Int32(seconds * 1000)) }
             if ready == 0 { break }
-            let n = try buffer.withUnsafeMutableBytes { b in try retrying("read") { Glibc.read(fd, b.baseAddress!, b.count) } }
+            let n = try buffer.withUnsafeMutableBytes { b in try retrying(.read) { Glibc.read(fd, b.baseAddress!, b.count) } }
             if n == 0 { break }
             out += buffer[0..<min(n, limit - out.count)]
         }
@@ -90,7 +90,7 @@ extension Syscall {
     /// waitpid with WNOHANG: how the child ended, or nil while it runs.
     public static func exitStatus(_ pid: Int32) throws -> Termination? {
         var status: Int32 = 0
-        let r = try retrying("waitpid") { waitpid(pid, &status, WNOHANG) }
+        let r = try retrying(.waitpid) { waitpid(pid, &status, WNOHANG) }
         return r == pid ? Termination(status: status) : nil
     }
 }

@@ -33,13 +33,13 @@ public enum Syscall {
     public static func open(_ path: some FilePathRepresentable, _ options: OpenOptions = .readOnly,
                             mode: UInt16 = 0o600) throws -> Int32 {
         let p = path.filePath
-        return try retrying("open", path: p.description) { p.withCString { Glibc.open($0, options.rawValue | O_CLOEXEC, mode_t(mode)) } }
+        return try retrying(.open, path: p.description) { p.withCString { Glibc.open($0, options.rawValue | O_CLOEXEC, mode_t(mode)) } }
     }
 
     /// `openat(directory, name, ...)`: a name relative to an open directory.
     public static func open(in directory: Int32, _ name: [UInt8], _ options: OpenOptions,
                             display: String) throws -> Int32 {
-        try retrying("open", path: display) {
+        try retrying(.open, path: display) {
             FilePath(bytes: name).withCString { openat(directory, $0, options.rawValue | O_CLOEXEC, 0o600) }
         }
     }
@@ -54,14 +54,14 @@ public enum Syscall {
         if fd >= 0 { return fd }
         let e = Errno.current
         if e == .notSupported || e == .isDirectory || e == .invalidArgument { return nil }
-        throw SystemError(operation: "open", path: d.description, errno: e)
+        throw SystemError(operation: .open, path: d.description, errno: e)
     }
 
     /// Gives a nameless (O_TMPFILE) file a name; EEXIST if it is taken.
     /// The corresponding C call is `linkat(AT_FDCWD, "/proc/self/fd/N", ..., AT_SYMLINK_FOLLOW)`.
     public static func linkNameless(_ fd: Int32, to path: some FilePathRepresentable) throws {
         let p = path.filePath
-        _ = try retrying("link", path: p.description) {
+        _ = try retrying(.link, path: p.description) {
             p.withCString { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, $0, AT_SYMLINK_FOLLOW) }
         }
     }
@@ -73,7 +73,7 @@ public enum Syscall {
                                  path: String? = nil) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let n = try retrying("read", path: path) { Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done) }
+            let n = try retrying(.read, path: path) { Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done) }
             if n == 0 { break }
             done += n
         }
@@ -89,7 +89,7 @@ public enum Syscall {
     /// One read(2): for a terminal in canonical mode, at most one line.
     public static func readSome(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try retrying("read") { Glibc.read(fd, base, buffer.count) }
+        return try retrying(.read) { Glibc.read(fd, base, buffer.count) }
     }
 
     /// Reads `buffer.count` bytes at `offset`, or fewer at end of file.
@@ -97,7 +97,7 @@ public enum Syscall {
                                   path: String? = nil) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let n = try retrying("read", path: path) {
+            let n = try retrying(.read, path: path) {
                 pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
             if n == 0 { break }
@@ -109,7 +109,7 @@ public enum Syscall {
     public static func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String? = nil) throws {
         var done = 0
         while done < buffer.count {
-            done += try retrying("write", path: path) { Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done) }
+            done += try retrying(.write, path: path) { Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done) }
         }
     }
 
@@ -120,7 +120,7 @@ public enum Syscall {
     public static func pwriteFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
         var done = 0
         while done < buffer.count {
-            done += try retrying("write") {
+            done += try retrying(.write) {
                 pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
         }
@@ -130,7 +130,7 @@ public enum Syscall {
     public static func writeText(_ fd: Int32, _ text: String) { try? writeFully(fd, Array(text.utf8)) }
 
     public static func ftruncate(_ fd: Int32, _ size: UInt64) throws {
-        _ = try retrying("truncate") { Glibc.ftruncate(fd, off_t(size)) }
+        _ = try retrying(.truncate) { Glibc.ftruncate(fd, off_t(size)) }
     }
 
     // MARK: Status
@@ -138,25 +138,28 @@ public enum Syscall {
     /// The corresponding C function is `fstat`.
     public static func status(_ fd: Int32, path: String? = nil) throws -> FileStatus {
         var st = stat()
-        _ = try retrying("stat", path: path) { fstat(fd, &st) }
+        _ = try retrying(.stat, path: path) { fstat(fd, &st) }
         return FileStatus(st)
     }
 
     /// lstat (or, with `followLinks`, stat); nil if nothing is there.
     public static func status(of path: some FilePathRepresentable, followLinks: Bool = false) throws -> FileStatus? {
         let p = path.filePath
+        #if DEBUG
+        if let forced = SyscallFaults.forced(.stat, p.description) { throw SystemError(operation: .stat, path: p.description, errno: forced) }
+        #endif
         var st = stat()
         let r = p.withCString { followLinks ? stat($0, &st) : lstat($0, &st) }
         if r == 0 { return FileStatus(st) }
         let e = Errno.current
         if e == .noSuchFile { return nil }
-        throw SystemError(operation: "stat", path: p.description, errno: e)
+        throw SystemError(operation: .stat, path: p.description, errno: e)
     }
 
     /// `fstatat(directory, name, AT_SYMLINK_NOFOLLOW)`.
     public static func status(in directory: Int32, _ name: [UInt8], display: String) throws -> FileStatus {
         var st = stat()
-        _ = try retrying("stat", path: display) {
+        _ = try retrying(.stat, path: display) {
             FilePath(bytes: name).withCString { fstatat(directory, $0, &st, AT_SYMLINK_NOFOLLOW) }
         }
         return FileStatus(st)
@@ -176,7 +179,7 @@ public enum Syscall {
     // MARK: Durability
 
     public static func fsync(_ fd: Int32, path: String? = nil) throws {
-        _ = try retrying("fsync", path: path) { Glibc.fsync(fd) }
+        _ = try retrying(.fsync, path: path) { Glibc.fsync(fd) }
     }
 
     /// fsync of a directory, so a rename or unlink in it is durable.
@@ -192,13 +195,13 @@ public enum Syscall {
     /// but not read (another user's shared inbox), whose fsync needs an
     /// open the mode refuses.
     public static func syncFileSystem(of fd: Int32) throws {
-        _ = try retrying("syncfs") { csystem_syncfs(fd) }
+        _ = try retrying(.syncfs) { csystem_syncfs(fd) }
     }
 
     public static func syncFileSystem(_ path: some FilePathRepresentable) throws {
         let fd = try open(path, .directory)
         defer { close(fd) }
-        _ = try retrying("syncfs", path: path.filePath.description) { csystem_syncfs(fd) }
+        _ = try retrying(.syncfs, path: path.filePath.description) { csystem_syncfs(fd) }
     }
 
     /// sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback of a range
@@ -211,17 +214,17 @@ public enum Syscall {
 
     public static func mkdir(_ path: some FilePathRepresentable, mode: UInt16 = 0o700) throws {
         let p = path.filePath
-        _ = try retrying("mkdir", path: p.description) { p.withCString { Glibc.mkdir($0, mode_t(mode)) } }
+        _ = try retrying(.mkdir, path: p.description) { p.withCString { Glibc.mkdir($0, mode_t(mode)) } }
     }
 
     /// `mkdirat(directory, name, mode)`: a name relative to an open directory.
     public static func makeDirectory(in directory: Int32, _ name: [UInt8], mode: UInt16, display: String) throws {
-        _ = try retrying("mkdir", path: display) { FilePath(bytes: name).withCString { mkdirat(directory, $0, mode_t(mode)) } }
+        _ = try retrying(.mkdir, path: display) { FilePath(bytes: name).withCString { mkdirat(directory, $0, mode_t(mode)) } }
     }
 
     public static func rename(_ from: some FilePathRepresentable, _ to: some FilePathRepresentable) throws {
         let (f, t) = (from.filePath, to.filePath)
-        _ = try retrying("rename", path: t.description) { f.withCString { a in t.withCString { b in Glibc.rename(a, b) } } }
+        _ = try retrying(.rename, path: t.description) { f.withCString { a in t.withCString { b in Glibc.rename(a, b) } } }
     }
 
     /// Moves `from` to `to` only if `to` does not exist (EEXIST otherwise):
@@ -231,26 +234,26 @@ public enum Syscall {
         let (f, t) = (from.filePath, to.filePath)
         if f.withCString({ a in t.withCString { b in csystem_rename_noreplace(a, b) } }) == 0 { return }
         let e = Errno.current
-        guard e == .invalidArgument || e == .noSystemCall else { throw SystemError(operation: "rename", path: t.description, errno: e) }
-        _ = try retrying("link", path: t.description) { f.withCString { a in t.withCString { b in Glibc.link(a, b) } } }
+        guard e == .invalidArgument || e == .noSystemCall else { throw SystemError(operation: .rename, path: t.description, errno: e) }
+        _ = try retrying(.link, path: t.description) { f.withCString { a in t.withCString { b in Glibc.link(a, b) } } }
         try unlink(f)
     }
 
     public static func unlink(_ path: some FilePathRepresentable) throws {
         let p = path.filePath
-        _ = try retrying("unlink", path: p.description) { p.withCString { Glibc.unlink($0) } }
+        _ = try retrying(.unlink, path: p.description) { p.withCString { Glibc.unlink($0) } }
     }
 
     /// `unlinkat(directory, name, directory ? AT_REMOVEDIR : 0)`.
     public static func unlink(in directory: Int32, _ name: [UInt8], isDirectory: Bool, display: String) throws {
-        _ = try retrying(isDirectory ? "rmdir" : "unlink", path: display) {
+        _ = try retrying(isDirectory ? .rmdir : .unlink, path: display) {
             FilePath(bytes: name).withCString { unlinkat(directory, $0, isDirectory ? AT_REMOVEDIR : 0) }
         }
     }
 
     public static func rmdir(_ path: some FilePathRepresentable) throws {
         let p = path.filePath
-        _ = try retrying("rmdir", path: p.description) { p.withCString { Glibc.rmdir($0) } }
+        _ = try retrying(.rmdir, path: p.description) { p.withCString { Glibc.rmdir($0) } }
     }
 
     /// The names in a directory other than "." and "..", as bytes, in the
@@ -265,11 +268,11 @@ public enum Syscall {
     /// The same for an open directory (which stays open).
     public static func names(in directory: Int32, display: String) throws -> [[UInt8]] {
         // fdopendir takes the descriptor it is given; give it its own.
-        let copy = try retrying("dup", path: display) { dup(directory) }
+        let copy = try retrying(.dup, path: display) { dup(directory) }
         guard let stream = fdopendir(copy) else {
             let e = Errno.current
             close(copy)
-            throw SystemError(operation: "opendir", path: display, errno: e)
+            throw SystemError(operation: .opendir, path: display, errno: e)
         }
         defer { closedir(stream) }
         var names: [[UInt8]] = []
@@ -277,7 +280,7 @@ public enum Syscall {
             errno = 0
             guard let entry = readdir(stream) else {
                 let e = Errno.current
-                if e.rawValue != 0 { throw SystemError(operation: "readdir", path: display, errno: e) }
+                if e.rawValue != 0 { throw SystemError(operation: .readdir, path: display, errno: e) }
                 return names
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
@@ -289,7 +292,7 @@ public enum Syscall {
     public static func readLink(in directory: Int32 = AT_FDCWD, _ name: FilePath, display: String? = nil) throws -> [UInt8] {
         var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
         let n = try target.withUnsafeMutableBytes { out in
-            try retrying("readlink", path: display ?? name.description) {
+            try retrying(.readlink, path: display ?? name.description) {
                 name.withCString { readlinkat(directory, $0, out.baseAddress!.assumingMemoryBound(to: CChar.self), out.count) }
             }
         }
@@ -301,14 +304,14 @@ public enum Syscall {
         let p = path.filePath
         var out = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard p.withCString({ Glibc.realpath($0, &out) }) != nil else {
-            throw SystemError(operation: "realpath", path: p.description, errno: .current)
+            throw SystemError(operation: .realpath, path: p.description, errno: .current)
         }
         return FilePath(bytes: out.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) })
     }
 
     public static func symlink(target: some FilePathRepresentable, at path: some FilePathRepresentable) throws {
         let (t, p) = (target.filePath, path.filePath)
-        _ = try retrying("symlink", path: p.description) { t.withCString { a in p.withCString { b in Glibc.symlink(a, b) } } }
+        _ = try retrying(.symlink, path: p.description) { t.withCString { a in p.withCString { b in Glibc.symlink(a, b) } } }
     }
 
     // MARK: Modes, times, locks
@@ -316,19 +319,19 @@ public enum Syscall {
     /// chmod then utimensat on `path` itself (never through a symbolic link).
     public static func setModeAndTime(_ path: some FilePathRepresentable, mode: UInt16, modified: Int64) throws {
         let p = path.filePath
-        _ = try retrying("chmod", path: p.description) { p.withCString { Glibc.chmod($0, mode_t(mode & 0o7777)) } }
+        _ = try retrying(.chmod, path: p.description) { p.withCString { Glibc.chmod($0, mode_t(mode & 0o7777)) } }
         var times = [timespec(tv_sec: Int(modified), tv_nsec: 0), timespec(tv_sec: Int(modified), tv_nsec: 0)]
-        _ = try retrying("utimensat", path: p.description) { p.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) } }
+        _ = try retrying(.utimensat, path: p.description) { p.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) } }
     }
 
     public static func chmod(_ fd: Int32, _ mode: UInt16) throws {
-        _ = try retrying("chmod") { fchmod(fd, mode_t(mode)) }
+        _ = try retrying(.chmod) { fchmod(fd, mode_t(mode)) }
     }
 
     /// futimens: the file's access and modification times.
     public static func setTime(_ fd: Int32, modified: Int64) throws {
         var times = [timespec(tv_sec: Int(modified), tv_nsec: 0), timespec(tv_sec: Int(modified), tv_nsec: 0)]
-        _ = try retrying("utimensat") { futimens(fd, &times) }
+        _ = try retrying(.utimensat) { futimens(fd, &times) }
     }
 
     /// flock(2); false if another holder has it and `wait` is false.
@@ -339,7 +342,7 @@ public enum Syscall {
             let e = Errno.current
             if e == .interrupted { continue }
             if e == .wouldBlock { return false }
-            throw SystemError(operation: "flock", errno: e)
+            throw SystemError(operation: .flock, errno: e)
         }
     }
 
@@ -351,7 +354,7 @@ public enum Syscall {
     /// Anonymous private memory (`mmap`), to give back with `unmap`.
     public static func map(_ count: Int) throws -> UnsafeMutableRawBufferPointer {
         guard let p = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED else {
-            throw SystemError(operation: "mmap", errno: .current)
+            throw SystemError(operation: .mmap, errno: .current)
         }
         return UnsafeMutableRawBufferPointer(start: p, count: count)
     }

@@ -14,7 +14,7 @@ public struct ProcessStamp: Equatable, Sendable {
     public static func current() throws -> ProcessStamp {
         let pid = Syscall.processID
         guard let start = Syscall.startTime(of: pid) else {
-            throw SystemError(operation: "read this process's start time", path: "/proc/\(pid)/stat", errno: .noSuchFile)
+            throw SystemError(operation: .read, path: "/proc/\(pid)/stat", errno: .noSuchFile)
         }
         return ProcessStamp(pid: pid, start: start)
     }
@@ -29,6 +29,8 @@ public struct ProcessStamp: Equatable, Sendable {
         self.init(pid: pid, start: start)
     }
 
-    /// Whether the process that made this stamp still runs (a zombie does not).
-    public var isRunning: Bool { Syscall.startTime(of: pid) == start }
+    /// Whether the process that made this stamp still runs (a zombie does
+    /// not); a /proc that cannot be read says it does (Syscall.processRuns:
+    /// what this decides is whether its files are erased).
+    public var isRunning: Bool { Syscall.processRuns(pid, since: start) }
 }

@@ -10,14 +10,6 @@ public enum Termination: Equatable, Sendable {
     case exited(Int32)
     case signaled(Int32)
 
-    /// "exited with status 1", "was killed by signal 9".
-    public var description: String {
-        switch self {
-        case .exited(let code): return "exited with status \(code)"
-        case .signaled(let signal): return "was killed by signal \(signal)"
-        }
-    }
-
     init(status: Int32) {
         self = csystem_exited(status) != 0 ? .exited(csystem_exit_status(status)) : .signaled(csystem_term_signal(status))
     }
@@ -101,13 +93,39 @@ extension Syscall {
     /// Field 22 of /proc/PID/stat: the process's start time in clock ticks
     /// since boot, which with the pid names a process for good (a reused
     /// pid has another start time). nil if there is no such process, or it
-    /// has ended and not yet been reaped.
+    /// has ended and not yet been reaped; nil too if /proc cannot be read
+    /// (for this process's own start time, which names its scratch files,
+    /// that is an error the caller throws). Whether another process still
+    /// runs is `processRuns`, which reads a /proc it cannot read otherwise.
     public static func startTime(of pid: Int32) -> UInt64? {
+        (try? readStartTime(of: pid)) ?? nil
+    }
+
+    /// Whether process `pid`, started at `start` (`startTime`), still runs.
+    /// Only the kernel's word says no: no such process, another start time
+    /// (the pid was reused), or a zombie. A /proc that cannot be read
+    /// (EACCES under hidepid, no descriptor left) says yes: the callers
+    /// erase what a process that is gone left behind, and must never erase
+    /// a running one's on a guess.
+    public static func processRuns(_ pid: Int32, since start: UInt64) -> Bool {
+        do { return try readStartTime(of: pid) == start } catch { return true }
+    }
+
+    /// `startTime`, with "no such process" (nil) told apart from a failure
+    /// to read /proc (thrown).
+    static func readStartTime(of pid: Int32) throws -> UInt64? {
         // /proc files report a size of 0: read to the end, not by size.
-        guard let fd = try? open("/proc/\(pid)/stat") else { return nil }
+        let fd: Int32
+        do { fd = try open("/proc/\(pid)/stat") } catch let error as SystemError where error.errno == .noSuchFile {
+            return nil
+        }
         defer { close(fd) }
         var raw = [UInt8](repeating: 0, count: 4096)
-        guard let n = try? readFully(fd, into: &raw) else { return nil }
+        let n: Int
+        // ESRCH: the process ended between the open and the read.
+        do { n = try readFully(fd, into: &raw) } catch let error as SystemError where error.errno == .noSuchProcess {
+            return nil
+        }
         let text = String(decoding: raw[..<n], as: UTF8.self)
         // The command name (field 2) may hold spaces; fields resume after its ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }
@@ -224,7 +242,7 @@ extension Syscall {
     /// everything else inherited; returns the pid and the pipe's read end.
     public static func spawnShell(_ command: String) throws -> (pid: Int32, output: Int32) {
         var fds: [Int32] = [-1, -1]
-        _ = try retrying("pipe") { csystem_pipe_cloexec(&fds) }
+        _ = try retrying(.pipe) { csystem_pipe_cloexec(&fds) }
         do {
             let pid = try spawnShell(command, arguments: [], directory: nil, stdout: fds[1])
             close(fds[1])
@@ -259,13 +277,13 @@ extension Syscall {
         defer { for p in cargs { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, environ)
-        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: "/bin/sh", errno: Errno(rawValue: rc)) }
+        guard rc == 0 else { throw SystemError(operation: .posix_spawn, path: "/bin/sh", errno: Errno(rawValue: rc)) }
         return pid
     }
 
     public static func wait(_ pid: Int32) throws -> Termination {
         var status: Int32 = 0
-        _ = try retrying("waitpid") { waitpid(pid, &status, 0) }
+        _ = try retrying(.waitpid) { waitpid(pid, &status, 0) }
         return Termination(status: status)
     }
 
@@ -288,7 +306,7 @@ extension Syscall {
                 let e = Errno.current
                 if e == .interrupted { continue }
                 if e == .wouldBlock { break }
-                throw SystemError(operation: "read", errno: e)
+                throw SystemError(operation: .read, errno: e)
             }
             if count == buffer.count || ended != nil { return (count, ended) }
             var status: Int32 = 0
@@ -296,7 +314,7 @@ extension Syscall {
             if r == pid {
                 ended = Termination(status: status)   // one more pass drains what it wrote before exiting
             } else if r == -1 && Errno.current != .interrupted {
-                throw SystemError(operation: "waitpid", errno: .current)
+                throw SystemError(operation: .waitpid, errno: .current)
             } else {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 _ = poll(&p, 1, 100)

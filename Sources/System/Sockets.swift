@@ -54,7 +54,7 @@ public final class TCPConnection: Sendable {
     /// Tries each address in order, each for at most `timeout` seconds.
     /// Throws the last address's error if none answers.
     public static func connect(to addresses: [IPAddress], port: UInt16, timeout: Int32 = 5) throws -> TCPConnection {
-        var lastError: Error = SystemError(operation: "connect", errno: .invalidArgument)
+        var lastError: Error = SystemError(operation: .connect, errno: .invalidArgument)
         for address in addresses {
             do { return try connect(to: address, port: port, timeout: timeout) } catch { lastError = error }
         }
@@ -63,7 +63,7 @@ public final class TCPConnection: Sendable {
 
     static func connect(to address: IPAddress, port: UInt16, timeout: Int32) throws -> TCPConnection {
         let storage = SocketAddress(address, port: port)
-        let fd = try retrying("socket") { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try retrying(.socket) { socket(storage.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         let connection = TCPConnection(fd: fd, peer: storage.description)
         // Non-blocking connect, so an unreachable address costs `timeout`
         // seconds rather than the kernel's two minutes.
@@ -72,15 +72,15 @@ public final class TCPConnection: Sendable {
         let r = storage.withSockaddr { Glibc.connect(fd, $0, $1) }
         if r != 0 {
             guard Errno.current == .inProgress || Errno.current == .interrupted else {
-                throw SystemError(operation: "connect", path: storage.description, errno: .current)
+                throw SystemError(operation: .connect, path: storage.description, errno: .current)
             }
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = try retrying("poll") { poll(&p, 1, timeout * 1000) }
-            guard ready == 1 else { throw SystemError(operation: "connect", path: storage.description, errno: .timedOut) }
+            let ready = try retrying(.poll) { poll(&p, 1, timeout * 1000) }
+            guard ready == 1 else { throw SystemError(operation: .connect, path: storage.description, errno: .timedOut) }
             var err: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
-            guard err == 0 else { throw SystemError(operation: "connect", path: storage.description, errno: Errno(rawValue: err)) }
+            guard err == 0 else { throw SystemError(operation: .connect, path: storage.description, errno: Errno(rawValue: err)) }
         }
         _ = fcntl(fd, F_SETFL, flags)
         connection.keepAlive()
@@ -128,7 +128,7 @@ func sendFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, more: Bool = false
     var done = 0
     let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
     while done < buffer.count {
-        done += try retrying("send", path: path) { Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags) }
+        done += try retrying(.send, path: path) { Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, flags) }
     }
 }
 
@@ -144,7 +144,7 @@ func receiveFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path:
         switch errno {
         case EINTR: continue
         case EAGAIN, ECONNRESET, ETIMEDOUT, EPIPE: return done
-        default: throw SystemError(operation: "recv", path: path, errno: .current)
+        default: throw SystemError(operation: .recv, path: path, errno: .current)
         }
     }
     return done
@@ -166,17 +166,17 @@ public final class TCPListener: Sendable {
             storage = SocketAddress(.ipv4([0, 0, 0, 0]), port: port)
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
-        guard fd >= 0 else { throw SystemError(operation: "socket", errno: .current) }
+        guard fd >= 0 else { throw SystemError(operation: .socket, errno: .current) }
         var on: Int32 = 1, off: Int32 = 0
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size)
         if address == nil { _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, size) }
         do {
             let place = storage.description
-            _ = try retrying("bind", path: place) { storage.withSockaddr { bind(fd, $0, $1) } }
-            _ = try retrying("listen", path: place) { listen(fd, 4) }
+            _ = try retrying(.bind, path: place) { storage.withSockaddr { bind(fd, $0, $1) } }
+            _ = try retrying(.listen, path: place) { listen(fd, 4) }
             var bound = SocketAddress()
-            _ = try retrying("getsockname") { bound.withMutableSockaddr { getsockname(fd, $0, $1) } }
+            _ = try retrying(.getsockname) { bound.withMutableSockaddr { getsockname(fd, $0, $1) } }
             self.port = bound.port
         } catch {
             Syscall.close(fd)
@@ -190,7 +190,7 @@ public final class TCPListener: Sendable {
     /// Waits for the next connection.
     public func accept() throws -> TCPConnection {
         var peer = SocketAddress()
-        let c = try retrying("accept") { peer.withMutableSockaddr { Glibc.accept(fd, $0, $1) } }
+        let c = try retrying(.accept) { peer.withMutableSockaddr { Glibc.accept(fd, $0, $1) } }
         _ = fcntl(c, F_SETFD, FD_CLOEXEC)
         let connection = TCPConnection(fd: c, peer: peer.description)
         connection.keepAlive()

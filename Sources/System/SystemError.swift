@@ -36,6 +36,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let addressFamilyNotSupported = Errno(rawValue: EAFNOSUPPORT)
     public static let tooBig = Errno(rawValue: E2BIG)
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+    public static let noSuchProcess = Errno(rawValue: ESRCH)
 
     /// The errno of the calling thread, now.
     static var current: Errno { Errno(rawValue: errno) }
@@ -48,13 +49,59 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     }
 }
 
+/// The call a `SystemError` comes from, by its C name ("open", "read"):
+/// callers tell failures apart by it, and messages show its raw value.
+/// `run` is a program started for the user (posix_spawn of a named
+/// program: "cannot run 'rclone'").
+public enum SystemCall: String, Sendable {
+    case accept
+    case bind
+    case chmod
+    case chown
+    case connect
+    case dup
+    case flock
+    case fsync
+    case getsockname
+    case getsockopt
+    case link
+    case listen
+    case mkdir
+    case mmap
+    case open
+    case opendir
+    case pipe
+    case poll
+    case posix_spawn
+    case read
+    case readdir
+    case readlink
+    case realpath
+    case recv
+    case rename
+    case rmdir
+    case run
+    case send
+    case socket
+    case stat
+    case symlink
+    case syncfs
+    case tcgetattr
+    case tcsetattr
+    case truncate
+    case unlink
+    case utimensat
+    case waitpid
+    case write
+}
+
 /// A failed system call: which one, on which path, and its errno.
 public struct SystemError: Error, Equatable, Sendable {
-    public let operation: String
+    public let operation: SystemCall
     public let path: String?
     public let errno: Errno
 
-    public init(operation: String, path: String? = nil, errno: Errno) {
+    public init(operation: SystemCall, path: String? = nil, errno: Errno) {
         (self.operation, self.path, self.errno) = (operation, path, errno)
     }
 
@@ -70,7 +117,10 @@ public struct SystemError: Error, Equatable, Sendable {
 /// any other errno is thrown. The corresponding C idiom is
 /// `while ((r = call()) == -1 && errno == EINTR);`.
 @inline(__always)
-func retrying<T: BinaryInteger>(_ operation: String, path: String? = nil, _ body: () -> T) throws(SystemError) -> T {
+func retrying<T: BinaryInteger>(_ operation: SystemCall, path: String? = nil, _ body: () -> T) throws(SystemError) -> T {
+    #if DEBUG
+    if let forced = SyscallFaults.forced(operation, path) { throw SystemError(operation: operation, path: path, errno: forced) }
+    #endif
     while true {
         let r = body()
         if r != -1 { return r }

@@ -15,10 +15,10 @@ extension Syscall {
     /// still interrupts; the interrupt path restores the mode.
     public static func disableEcho(_ fd: Int32) throws -> TerminalMode {
         var mode = termios()
-        _ = try retrying("tcgetattr") { tcgetattr(fd, &mode) }
+        _ = try retrying(.tcgetattr) { tcgetattr(fd, &mode) }
         var silent = mode
         silent.c_lflag &= ~tcflag_t(ECHO | ECHOE | ECHOK | ECHONL)
-        _ = try retrying("tcsetattr") { tcsetattr(fd, TCSAFLUSH, &silent) }
+        _ = try retrying(.tcsetattr) { tcsetattr(fd, TCSAFLUSH, &silent) }
         return TerminalMode(saved: mode)
     }
 

@@ -20,10 +20,10 @@ public final class UnixConnection: Sendable {
 
     /// Connects to the socket `name` in the open directory `directory`.
     public static func connect(in directory: Int32, _ name: String) throws -> UnixConnection {
-        let fd = try retrying("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try retrying(.socket) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         let connection = UnixConnection(fd: fd)
         let path = procPath(directory, name)
-        _ = try retrying("connect", path: name) { withAddress(path) { Glibc.connect(fd, $0, $1) } }
+        _ = try retrying(.connect, path: name) { withAddress(path) { Glibc.connect(fd, $0, $1) } }
         return connection
     }
 
@@ -32,7 +32,7 @@ public final class UnixConnection: Sendable {
     /// choose.
     public func peerCredentials() throws -> (user: UInt32, process: Int32) {
         var uid: UInt32 = 0, pid: Int32 = 0
-        _ = try retrying("getsockopt") { csystem_peer_credentials(fd, &uid, &pid) }
+        _ = try retrying(.getsockopt) { csystem_peer_credentials(fd, &uid, &pid) }
         return (uid, pid)
     }
 
@@ -62,13 +62,13 @@ public final class UnixListener: Sendable {
     /// Binds `name` in the open directory `directory` (which must not hold
     /// that name) and listens. Accepting does not block.
     public init(in directory: Int32, _ name: String) throws {
-        fd = try retrying("socket") {
+        fd = try retrying(.socket) {
             socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do {
             let path = procPath(directory, name)
-            _ = try retrying("bind", path: name) { withAddress(path) { bind(fd, $0, $1) } }
-            _ = try retrying("listen", path: name) { listen(fd, 16) }
+            _ = try retrying(.bind, path: name) { withAddress(path) { bind(fd, $0, $1) } }
+            _ = try retrying(.listen, path: name) { listen(fd, 16) }
         } catch {
             Syscall.close(fd)
             throw error
@@ -97,7 +97,7 @@ public final class UnixListener: Sendable {
         }
         switch errno {
         case EAGAIN, EINTR, ECONNABORTED: return nil
-        default: throw SystemError(operation: "accept", errno: .current)
+        default: throw SystemError(operation: .accept, errno: .current)
         }
     }
 }
@@ -106,12 +106,12 @@ extension Syscall {
     /// fchmodat(directory, name, mode): also works on a socket, which
     /// fchmod on the socket's descriptor does not reach.
     public static func chmod(in directory: Int32, _ name: String, _ mode: UInt16) throws {
-        _ = try retrying("chmod", path: name) { fchmodat(directory, name, mode_t(mode), 0) }
+        _ = try retrying(.chmod, path: name) { fchmodat(directory, name, mode_t(mode), 0) }
     }
 
     /// renameat within one open directory.
     public static func rename(in directory: Int32, _ from: String, _ to: String) throws {
-        _ = try retrying("rename", path: to) { renameat(directory, from, directory, to) }
+        _ = try retrying(.rename, path: to) { renameat(directory, from, directory, to) }
     }
 }
 

@@ -44,15 +44,15 @@ public final class AgentDirectory: Sendable {
         } catch let e as SystemError where e.errno == .noSuchFile && !create {
             return nil
         } catch let e as SystemError where e.errno == .tooManySymlinks || e.errno == .notDirectory {
-            throw AgentError.unsafeDirectory(path: path, reason: "it is not a directory")
+            throw AgentError.unsafeDirectory(path: path, problem: .notADirectory)
         }
         let directory = AgentDirectory(path: path, fd: fd)
         let status = try Syscall.status(fd, path: path)
         guard status.owner == Syscall.userID else {
-            throw AgentError.unsafeDirectory(path: path, reason: "it belongs to user \(status.owner)")
+            throw AgentError.unsafeDirectory(path: path, problem: .ownedBy(status.owner))
         }
         guard status.permissions & 0o077 == 0 else {
-            throw AgentError.unsafeDirectory(path: path, reason: "group or others may use it (mode \(String(status.permissions, radix: 8)))")
+            throw AgentError.unsafeDirectory(path: path, problem: .openToOthers(mode: status.permissions))
         }
         return directory
     }

@@ -4,7 +4,7 @@ public enum AgentError: Error, Equatable, Sendable {
     /// private per-user directory to put the socket in.
     case noRuntimeDirectory
     /// The agent directory is not ours alone (owner, mode, or not a directory).
-    case unsafeDirectory(path: String, reason: String)
+    case unsafeDirectory(path: String, problem: AgentDirectoryProblem)
     /// An agent for this vault already runs.
     case alreadyRunning
     /// The process at the other end of the socket runs as another user.
@@ -20,4 +20,14 @@ public enum AgentError: Error, Equatable, Sendable {
     /// The agent process stopped before it listened. The text is its report
     /// (worded by the vault binary's agent mode), empty if it said nothing.
     case startFailed(String)
+}
+
+/// Why the agent directory is not ours alone (`AgentError.unsafeDirectory`).
+public enum AgentDirectoryProblem: Equatable, Sendable {
+    /// Something other than a directory is in its place.
+    case notADirectory
+    /// It belongs to another user (this uid).
+    case ownedBy(UInt32)
+    /// Group or others may use it (its permission bits).
+    case openToOthers(mode: UInt16)
 }

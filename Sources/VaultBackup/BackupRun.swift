@@ -83,7 +83,7 @@ public final class BackupRun {
         var roots: [TreeEntry] = []
         for path in options.paths {
             guard let st = try Syscall.status(of: FilePath(bytes: path)) else {
-                throw SystemError(operation: "stat", path: String(decoding: path, as: UTF8.self), errno: .noSuchFile)
+                throw SystemError(operation: .stat, path: String(decoding: path, as: UTF8.self), errno: .noSuchFile)
             }
             let name = Array(path.split(separator: 0x2f).last ?? [])
             if let entry = try entry(name: name, path: path, relative: name, status: st, device: st.device) { roots.append(entry) }
@@ -238,32 +238,35 @@ public final class BackupRun {
         let raw = buffer.raw
         var pieces: [PieceRef] = []
         var filled = 0, eof = false
-        do {
-            while true {
-                while filled < raw.count && !eof {
-                    let n = try f.readSequential(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-                    if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n) }
+        while true {
+            while filled < raw.count && !eof {
+                // A read of the source that fails (EIO, a file on a
+                // network share gone away) makes it unreadable, skipped and
+                // counted; a failure to store what was read is the
+                // vault's, and ends the backup.
+                let n: Int
+                do { n = try f.readSequential(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) } catch is SystemError {
+                    unreadable(relative)
+                    return nil
                 }
-                var start = 0
-                while start < filled, eof || filled - start >= Chunker.maxSize {
-                    let rest = UnsafeRawBufferPointer(rebasing: raw[start..<filled])
-                    let n = Chunker.cut(rest)
-                    let piece = UnsafeRawBufferPointer(rebasing: rest[..<n])
-                    let (ref, new) = try packs.store(piece, id: key.id(of: piece))
-                    if !new { summary.piecesReused += 1 }
-                    pieces.append(ref)
-                    start += n
-                }
-                if eof { break }
-                if start > 0 {
-                    raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
-                    filled -= start
-                }
-                progress?(summary)
+                if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n) }
             }
-        } catch let error as SystemError where error.operation == "read" {
-            unreadable(relative)
-            return nil
+            var start = 0
+            while start < filled, eof || filled - start >= Chunker.maxSize {
+                let rest = UnsafeRawBufferPointer(rebasing: raw[start..<filled])
+                let n = Chunker.cut(rest)
+                let piece = UnsafeRawBufferPointer(rebasing: rest[..<n])
+                let (ref, new) = try packs.store(piece, id: key.id(of: piece))
+                if !new { summary.piecesReused += 1 }
+                pieces.append(ref)
+                start += n
+            }
+            if eof { break }
+            if start > 0 {
+                raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
+                filled -= start
+            }
+            progress?(summary)
         }
         let after = try? Syscall.status(f.fd)
         let changed = after.map { $0.size != st.size || $0.modified != st.modified || $0.modifiedNanoseconds != st.modifiedNanoseconds
@@ -276,7 +279,7 @@ public final class BackupRun {
         for e in entries { if let s = e.subtree { usedPacks.insert(s.pack) } }
         let bytes = Tree.encode(entries)
         guard bytes.count <= Tree.maxLength else {
-            throw VaultError.invalidArgument("a directory has too many entries for one tree (\(entries.count))")
+            throw BackupError.treeTooLarge(entries: entries.count)
         }
         let (ref, new) = try bytes.withUnsafeBytes { try packs.store($0, id: key.id(of: $0)) }
         if !new { summary.piecesReused += 1 }

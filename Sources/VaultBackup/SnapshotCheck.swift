@@ -5,8 +5,16 @@ import VaultCore
 /// too. A piece shared by many files or snapshots is read once per piece
 /// key (a reference verified under one host's key says nothing under another's).
 public enum SnapshotCheck {
-    public static func run(_ vault: UnlockedVault, readData: Bool) -> [(snapshot: String, message: String)] {
-        var problems: [(String, String)] = []
+    /// What one snapshot's check found (the CLI words it).
+    public enum Problem: Equatable, Sendable {
+        /// The snapshot is damaged.
+        case damaged(SnapshotDamage)
+        /// Another backup error stopped its reading.
+        case failed(BackupError)
+    }
+
+    public static func run(_ vault: UnlockedVault, readData: Bool) -> [(snapshot: String, problem: Problem)] {
+        var problems: [(String, Problem)] = []
         var verified: [PieceID: Set<PieceRef>] = [:]
         for entry in vault.snapshotEntries {
             do {
@@ -24,11 +32,13 @@ public enum SnapshotCheck {
                     return true
                 })
             } catch let error as BackupError {
-                if case .snapshotCorrupted(_, let detail) = error { problems.append((entry.name, detail)) } else {
-                    problems.append((entry.name, "\(error)"))
+                if case .snapshotCorrupted(_, let damage) = error { problems.append((entry.name, .damaged(damage))) } else {
+                    problems.append((entry.name, .failed(error)))
                 }
             } catch {
-                problems.append((entry.name, "corrupted or tampered"))
+                // Its item does not open (itemCorrupted), or a failure to
+                // read it: reported for this snapshot, the others go on.
+                problems.append((entry.name, .damaged(.corruptedOrTampered)))
             }
         }
         return problems

@@ -21,19 +21,19 @@ public enum SnapshotDiff {
             try report(path, change)
             guard e.kind == .directory, let sub = e.subtree else { return }
             for child in try reader.tree(sub) {
-                guard budget > 0, path.count < SnapshotReader.maxDepth else { throw BackupError.snapshotCorrupted(snapshot: reader.id, detail: "it has too many entries") }
+                guard budget > 0, path.count < SnapshotReader.maxDepth else { throw BackupError.snapshotCorrupted(snapshot: reader.id, damage: .tooManyEntries) }
                 budget -= 1
                 try all(reader, child, path + [child.name], change)
             }
         }
         func compare(_ ra: PieceRef?, _ rb: PieceRef?, _ path: [[UInt8]]) throws {
-            guard path.count < SnapshotReader.maxDepth else { throw BackupError.snapshotCorrupted(snapshot: b.id, detail: "its directories are nested too deep") }
+            guard path.count < SnapshotReader.maxDepth else { throw BackupError.snapshotCorrupted(snapshot: b.id, damage: .nestedTooDeep) }
             // Same host key and same tree id: the same directory.
             if sameKey, let ra, let rb, ra.id == rb.id { return }
             let left = try ra.map(a.tree) ?? [], right = try rb.map(b.tree) ?? []
             var i = 0, j = 0
             while i < left.count || j < right.count {
-                guard budget > 0 else { throw BackupError.snapshotCorrupted(snapshot: b.id, detail: "it has too many entries") }
+                guard budget > 0 else { throw BackupError.snapshotCorrupted(snapshot: b.id, damage: .tooManyEntries) }
                 budget -= 1
                 if j == right.count || (i < left.count && left[i].name.lexicographicallyPrecedes(right[j].name)) {
                     try all(a, left[i], path + [left[i].name], .removed); i += 1

@@ -34,7 +34,7 @@ public final class SnapshotReader {
         var content = try vault.snapshotContent(entry)
         defer { SecureZero.zero(&content) }
         guard let s = Snapshot.decode(content) else {
-            throw BackupError.snapshotCorrupted(snapshot: id, detail: "its record does not parse")
+            throw BackupError.snapshotCorrupted(snapshot: id, damage: .recordDoesNotParse)
         }
         snapshot = s
         listed = Set(s.packs)
@@ -62,14 +62,14 @@ public final class SnapshotReader {
         return try SnapshotReader(vault, first)
     }
 
-    private func corrupted(_ detail: String) -> BackupError { .snapshotCorrupted(snapshot: id, detail: detail) }
+    private func corrupted(_ damage: SnapshotDamage) -> BackupError { .snapshotCorrupted(snapshot: id, damage: damage) }
 
     /// A piece's bytes into `out` (which it replaces), verified against its
     /// id. A compressed piece's frame must make exactly its length.
     public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
-        guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted("a reference points outside its packs") }
+        guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted(.referenceOutsidePacks) }
         let (content, offset) = try locate(ref)
-        let tampered = corrupted("a piece in \(BackupItems.packName(ref.pack)) is corrupted or tampered")
+        let tampered = corrupted(.pieceCorrupted(pack: BackupItems.packName(ref.pack)))
         out = [UInt8](repeating: 0, count: Int(ref.count))
         if ref.isCompressed {
             if frame.count < Int(ref.stored) { frame = [UInt8](repeating: 0, count: Int(ref.stored)) }
@@ -93,13 +93,13 @@ public final class SnapshotReader {
     /// or a repack of it whose table kept them.
     private func locate(_ ref: PieceRef) throws -> (RandomAccessContent, UInt64) {
         let sources = vault.packSources(ref.pack)
-        guard !sources.isEmpty else { throw corrupted("\(BackupItems.packName(ref.pack)) is not in the vault") }
+        guard !sources.isEmpty else { throw corrupted(.packNotInVault(pack: BackupItems.packName(ref.pack))) }
         for e in sources {
             let (content, table) = try open(e, pack: ref.pack)
             guard let table else { return (content, ref.offset) }
             if let at = table.place(ref.offset, UInt64(ref.stored)) { return (content, at) }
         }
-        throw corrupted("a piece it needs was not kept when \(BackupItems.packName(ref.pack)) was repacked")
+        throw corrupted(.pieceNotKeptInRepack(pack: BackupItems.packName(ref.pack)))
     }
 
     private func open(_ e: ManifestEntry, pack: [UInt8]) throws -> (RandomAccessContent, RepackTable?) {
@@ -108,7 +108,7 @@ public final class SnapshotReader {
         var table: RepackTable?
         if e.kind == .repack {
             guard let t = try RepackTable.read(from: content, pack: pack, contentLength: e.size) else {
-                throw corrupted("\(e.name) is corrupted or tampered")
+                throw corrupted(.storageCorrupted(name: e.name))
             }
             table = t
         }
@@ -120,7 +120,7 @@ public final class SnapshotReader {
     public func tree(_ ref: PieceRef) throws -> [TreeEntry] {
         var bytes: [UInt8] = []
         try read(ref, into: &bytes)
-        guard let entries = Tree.decode(bytes) else { throw corrupted("a directory's record does not parse") }
+        guard let entries = Tree.decode(bytes) else { throw corrupted(.treeDoesNotParse) }
         return entries
     }
 
@@ -131,9 +131,9 @@ public final class SnapshotReader {
         let c = snapshot.counts
         var budget = min(Self.maxEntries, c.files &+ c.directories &+ c.symlinks &+ 1)
         func walk(_ ref: PieceRef, _ path: [[UInt8]]) throws {
-            guard path.count <= Self.maxDepth else { throw corrupted("its directories are nested too deep") }
+            guard path.count <= Self.maxDepth else { throw corrupted(.nestedTooDeep) }
             for e in try tree(ref) {
-                guard budget > 0 else { throw corrupted("it has more entries than it says") }
+                guard budget > 0 else { throw corrupted(.moreEntriesThanCounted) }
                 budget -= 1
                 let p = path + [e.name]
                 if try visit(p, e), e.kind == .directory, let sub = e.subtree {

@@ -39,7 +39,7 @@ public struct RestoreSummary: Sendable {
     /// Files and links that were there with other content and were replaced (`--overwrite`).
     public var replaced: UInt64 = 0
     /// Paths skipped because something else was there (never overwritten), each with why.
-    public var skipped: [(path: String, reason: String)] = []
+    public var skipped: [(path: String, reason: RestoreSkip)] = []
     /// Hard links whose group's members disagree (the snapshot says they
     /// are one file, but not with one content): each was written as a file
     /// of its own, with its own content.
@@ -228,7 +228,7 @@ public final class SnapshotRestore {
         }
         guard let st = try Syscall.statusIfPresent(in: parent.fd, frame.name, display: frame.display), st.isDirectory else {
             stack[i].blocked = true
-            summary.skipped.append((frame.display, "something that is not a directory is there"))
+            summary.skipped.append((frame.display, .notADirectoryThere))
             return nil
         }
         let fd = try Syscall.open(in: parent.fd, frame.name, [.directory, .noFollow], display: frame.display)
@@ -294,7 +294,7 @@ public final class SnapshotRestore {
     /// content, or skipped), true when it is to be replaced.
     private func settleExisting(_ e: TreeEntry, _ st: FileStatus, in dir: Directory, display: String) throws -> Bool {
         if st.isDirectory {
-            summary.skipped.append((display, "a directory is there"))
+            summary.skipped.append((display, .directoryThere))
             return false
         }
         if options.overwrite == .always { return true }
@@ -304,7 +304,7 @@ public final class SnapshotRestore {
             return false
         }
         guard options.overwrite == .ifChanged else {
-            summary.skipped.append((display, "it exists with other content"))
+            summary.skipped.append((display, .otherContent))
             return false
         }
         return true
@@ -384,7 +384,7 @@ public final class SnapshotRestore {
         do {
             try Syscall.symlink(target: e.target, in: dir.fd, name, display: display)
         } catch let error as SystemError where error.errno == .fileExists {
-            summary.skipped.append((display, "it exists"))   // made by someone else since it was looked at
+            summary.skipped.append((display, .exists))   // made by someone else since it was looked at
             return
         }
         do {
@@ -451,7 +451,7 @@ public final class SnapshotRestore {
             return true
         } catch let error as SystemError where error.errno == .fileExists {
             // Made by someone else since it was looked at: not ours to replace.
-            summary.skipped.append((n.display, "it exists"))
+            summary.skipped.append((n.display, .exists))
             summary.files -= 1
             return false
         }
@@ -487,4 +487,16 @@ private final class ComparingSink: ByteSink {
         equal = n == bytes.count && buffer.withUnsafeBytes { $0[..<n].elementsEqual(bytes) }
         offset += UInt64(n)
     }
+}
+
+/// Why restore skipped a path (`RestoreSummary.skipped`); the CLI words it.
+public enum RestoreSkip: Equatable, Sendable {
+    /// A directory of the snapshot's, where something else is.
+    case notADirectoryThere
+    /// A file or link of the snapshot's, where a directory is.
+    case directoryThere
+    /// A file or link that is there with other content (no `--overwrite`).
+    case otherContent
+    /// Made by someone else since restore looked (its name was taken meanwhile).
+    case exists
 }

@@ -56,8 +56,8 @@ public enum ArchiveError: Error, Equatable, Sendable {
     /// `code` is its ARCHIVE_* return, `errno` archive_errno, `message` archive_error_string.
     case library(function: String, code: Int, errno: Int32, message: String)
 
-    /// Why an entry was refused on extraction.
-    public enum Refusal: Equatable, Sendable, CustomStringConvertible {
+    /// Why an entry was refused on extraction (worded by the CLI).
+    public enum Refusal: Equatable, Sendable {
         /// The entry has no name (or only "." for something other than a directory).
         case emptyPath
         /// The path starts with "/".
@@ -66,8 +66,8 @@ public enum ArchiveError: Error, Equatable, Sendable {
         case parentDirectory
         /// The path would exceed PATH_MAX once placed under the destination.
         case pathTooLong
-        /// A device, FIFO or socket (named), which a folder item never holds.
-        case specialFile(String)
+        /// A device, FIFO or socket, which a folder item never holds.
+        case specialFile(SpecialType)
         /// The path was already created by an earlier entry.
         case alreadyExists
         /// A parent of the path is a symlink made by an earlier entry.
@@ -78,21 +78,14 @@ public enum ArchiveError: Error, Equatable, Sendable {
         case hardLinkOutside
         /// libarchive's secure extraction refused it or could not create it; its message.
         case library(String)
+    }
 
-        public var description: String {
-            switch self {
-            case .emptyPath: return "empty path"
-            case .absolutePath: return "absolute path"
-            case .parentDirectory: return "path contains '..'"
-            case .pathTooLong: return "path too long"
-            case .specialFile(let kind): return "\(kind), not a file, directory or symlink"
-            case .alreadyExists: return "already exists (named twice in the archive)"
-            case .throughSymlink: return "would be written through a symlink"
-            case .parentNotDirectory: return "a parent is not a directory"
-            case .hardLinkOutside: return "hard link to something outside the archive"
-            case .library(let message): return message
-            }
-        }
+    /// The file type of an entry that is none of file, directory, symlink
+    /// or hard link.
+    public enum SpecialType: Equatable, Sendable {
+        case characterDevice, blockDevice, fifo, socket
+        /// A type no POSIX file has: its mode's type bits.
+        case unknown(mode: UInt32)
     }
 }
 
@@ -139,7 +132,7 @@ public enum FolderArchive {
         var dest = destination.bytes
         while dest.count > 1, dest.last == slash { dest.removeLast() }
         guard !dest.isEmpty, dest != [slash] else {
-            throw SystemError(operation: "mkdir", path: destination.description, errno: .invalidArgument)
+            throw SystemError(operation: .mkdir, path: destination.description, errno: .invalidArgument)
         }
         if Syscall.exists(FilePath(bytes: dest)) { throw ArchiveError.destinationExists(path: destination.description) }
         let partial = FilePath(bytes: dest + Array(".partial-\(String(UInt64.random(in: .min ... .max), radix: 16))".utf8))

@@ -28,8 +28,8 @@ struct PaxEntry {
         case regular, directory, symlink
         /// A hard link to `linkTarget`, an earlier entry of the same archive.
         case hardlink
-        /// A device, FIFO, socket or unknown type, named for messages.
-        case special(String)
+        /// A device, FIFO, socket or unknown type.
+        case special(ArchiveError.SpecialType)
     }
 
     var path: [UInt8]
@@ -52,9 +52,9 @@ private let typeMask: UInt32 = 0o170000
 private let typeRegular: UInt32 = 0o100000
 private let typeDirectory: UInt32 = 0o040000
 private let typeSymlink: UInt32 = 0o120000
-private let specialTypeNames: [UInt32: String] = [
-    0o020000: "character device", 0o060000: "block device",
-    0o010000: "fifo", 0o140000: "socket",
+private let specialTypes: [UInt32: ArchiveError.SpecialType] = [
+    0o020000: .characterDevice, 0o060000: .blockDevice,
+    0o010000: .fifo, 0o140000: .socket,
 ]
 
 /// Owner of one `struct archive`; the error chokepoint for all three kinds.
@@ -148,7 +148,7 @@ private func readEntry(_ e: OpaquePointer) -> PaxEntry {
             out.kind = .symlink
             out.linkTarget = bytes(archive_entry_symlink(e) ?? archive_entry_symlink_utf8(e))
         default:
-            out.kind = .special(specialTypeNames[mode] ?? "unknown file type 0o\(String(mode, radix: 8))")
+            out.kind = .special(specialTypes[mode] ?? .unknown(mode: mode))
         }
     }
     if out.kind == .regular, archive_entry_size_is_set(e) != 0 {

@@ -35,9 +35,9 @@ public final class XZCompressor: ByteSink {
 
     public init(level: Int, threads: Int, downstream: ByteSink) throws {
         guard Compression.xzPresets.contains(level) else {
-            throw XZError.invalidParameter("compression level \(level) is not in 0...9")
+            throw XZError.invalidLevel(level)
         }
-        guard threads >= 1 else { throw XZError.invalidParameter("thread count \(threads) is below 1") }
+        guard threads >= 1 else { throw XZError.invalidThreadCount(threads) }
         lzma = try LZMAStream.encoder(preset: level, threads: threads)
         self.downstream = downstream
         input = .allocate(byteCount: Self.bufferSize, alignment: 16)

@@ -25,7 +25,7 @@ public final class XZDecompressor: ByteStream {
     /// `threads` > 1 decodes independent blocks in parallel (see
     /// `LZMAStream.decoder`); the memory limit covers all of them.
     public init(upstream: ByteStream, memoryLimit: UInt64 = 256 << 20, threads: Int = 2) throws {
-        guard threads >= 1 else { throw XZError.invalidParameter("thread count \(threads) is below 1") }
+        guard threads >= 1 else { throw XZError.invalidThreadCount(threads) }
         lzma = try LZMAStream.decoder(memoryLimit: memoryLimit, threads: threads)
         self.upstream = upstream
         input = .allocate(byteCount: Self.inputBufferSize, alignment: 16)

@@ -10,8 +10,10 @@ public enum XZError: Error, Equatable, Sendable {
     case trailingData
     /// Decoding would need more memory than `limit`; nothing was allocated beyond it.
     case memoryLimitExceeded(limit: UInt64)
-    /// A compression level outside 0...9 or a thread count below 1.
-    case invalidParameter(String)
+    /// A compression level outside 0...9.
+    case invalidLevel(Int)
+    /// A thread count below 1.
+    case invalidThreadCount(Int)
     /// liblzma does not support these options or this integrity check; `function` names the call.
     case unsupported(function: String, code: Int)
     /// liblzma could not allocate memory.

@@ -41,7 +41,7 @@ final class ZstdCompressionContext: @unchecked Sendable {
 
     init(level: Int) throws {
         guard Zstd.levels.contains(level) else {
-            throw ZstdError.invalidParameter("zstd level \(level) is not in \(Zstd.levels)")
+            throw ZstdError.invalidLevel(level)
         }
         guard let c = ZSTD_createCCtx() else { throw ZstdError.outOfMemory }
         cctx = c

@@ -48,9 +48,9 @@ public final class ZstdCompressor: ByteSink {
     /// `adaptive`: store incompressible blocks raw (auto mode); otherwise
     /// every block goes through the compressor.
     public init(level: Int, adaptive: Bool, threads: Int, downstream: ByteSink) throws {
-        guard threads >= 1 else { throw ZstdError.invalidParameter("thread count \(threads) is below 1") }
+        guard threads >= 1 else { throw ZstdError.invalidThreadCount(threads) }
         guard Zstd.levels.contains(level) else {
-            throw ZstdError.invalidParameter("zstd level \(level) is not in \(Zstd.levels)")
+            throw ZstdError.invalidLevel(level)
         }
         self.level = level
         self.adaptive = adaptive

@@ -8,8 +8,10 @@ public enum ZstdError: Error, Equatable, Sendable {
     case truncated
     /// A frame asks for a window above the decoder's limit; nothing was allocated for it.
     case windowTooLarge
-    /// A level outside 1...19 or a thread count below 1.
-    case invalidParameter(String)
+    /// A compression level outside `Zstd.levels`.
+    case invalidLevel(Int)
+    /// A thread count below 1.
+    case invalidThreadCount(Int)
     /// libzstd could not allocate memory.
     case outOfMemory
     /// Any other libzstd failure; `function` names the call, `code` is its ZSTD_ErrorCode.

@@ -1,3 +1,6 @@
+import System
+import VaultCodecs
+
 /// Errors of the vault library. The terminal layer maps each to one message
 /// and one exit code; the library itself never prints or exits. A failed
 /// system call is the syscall layer's `SystemError`, passed through as is.
@@ -45,16 +48,24 @@ public enum VaultError: Error, Equatable, Sendable {
     /// Another process holds the writer lock.
     case busy
     /// This process cannot write the vault at all (a read-only mount,
-    /// another user's copy); reading works.
-    case readOnly(path: String, reason: String)
+    /// another user's copy); reading works. `cause` says which.
+    case readOnly(path: String, cause: ReadOnlyCause)
     /// The target exists and will not be overwritten.
     case alreadyExists(path: String)
     /// No item of that name.
     case noSuchItem(name: String)
+    /// The item is not of the kind the operation needs (a folder, a snapshot).
+    case wrongItemKind(name: String, expected: ItemKind)
     /// The folder item exists but holds no file at that path ("get FOLDER/PATH").
     case noSuchFileInFolder(folder: String, path: String)
+    /// The folder item holds `path`, but as something that cannot be taken
+    /// out alone (`get FOLDER/PATH`): a symbolic link, or a directory
+    /// (which `restore` writes).
+    case notAFileInFolder(folder: String, path: String, kind: FolderEntryKind)
     /// The item exists but has no such version (or none at that time).
-    case noSuchVersion(name: String, version: String)
+    case noSuchVersion(name: String, version: VersionAsked)
+    /// `forget` was asked to drop every version of an item: an item keeps one.
+    case forgetsEveryVersion
     /// The item has as many versions as a manifest may hold
     /// (`Manifest.maxVersions`): forget some first.
     case tooManyVersions(name: String)
@@ -65,6 +76,11 @@ public enum VaultError: Error, Equatable, Sendable {
     /// envelope opens but whose record does not: prune stops, since the
     /// packs it needs cannot be known.
     case waitingSnapshotUnreadable(dropIn: String)
+    /// A drop-in's envelope in the inbox (`inbox/<file>`) cannot be read
+    /// (the system's answer, not damage): prune or rekey stops before it
+    /// changes anything, since what that drop-in holds or needs cannot be
+    /// known. Absorb leaves such a drop-in waiting instead.
+    case inboxUnreadable(file: String, errno: Errno)
     /// An item name that cannot be stored (empty, too long, control characters, '/').
     case invalidName(String)
     /// A path inside the vault is a symbolic link or has the wrong type.
@@ -72,7 +88,10 @@ public enum VaultError: Error, Equatable, Sendable {
     /// A folder item holds an entry that would land outside the restore
     /// target (absolute path, "..", through a symlink, a device); nothing
     /// of that item was written.
-    case unsafeArchiveEntry(item: String, entry: String, reason: String)
+    case unsafeArchiveEntry(item: String, entry: String, reason: ArchiveError.Refusal)
+    /// A file of a folder being added shrank while it was read into the
+    /// archive, so its stored copy would be wrong: that add is refused.
+    case changedWhileReading(path: String)
     /// A directory for plaintext copies that is not ours, or that other
     /// users may write (they could swap what the editor opens).
     case unsafeScratch(String)
@@ -84,14 +103,102 @@ public enum VaultError: Error, Equatable, Sendable {
     /// password since changed or a key slot since removed may still open.
     case headerRollback(seen: UInt64, found: UInt64)
     /// A file the user named (`what`: a key file, a recovery kit) is not a
-    /// regular file (`kind`: "a FIFO (named pipe)", "a directory"...); it
-    /// was not read.
-    case notARegularFile(path: String, what: String, kind: String)
-    /// A value was outside what this format or operation allows.
-    case invalidArgument(String)
+    /// regular file (`kind`: a FIFO, a directory...); it was not read.
+    case notARegularFile(path: String, what: UserFile, kind: FileStatus.Kind)
+    /// An input read to its end (a key file, a kit, a move code, rclone's
+    /// answer) holds more than `limit` bytes; the rest was not read.
+    case inputTooLarge(limit: Int)
+    /// Content longer than an item may hold (`ItemCipher.maxContentLength`).
+    case itemTooLarge
+    /// No key slot of this name.
+    case noSuchKeySlot(name: String)
+    /// The slot named is not a password slot (`passwd`, `--slot`).
+    case notAPasswordSlot(name: String, kind: KeySlot.Kind)
+    /// A key slot of this name exists already.
+    case keySlotExists(name: String)
+    /// The header holds `KeySlot.maxSlots` slots already.
+    case tooManyKeySlots
+    /// The only slot left that opens the vault: never removed.
+    case lastKeySlot(name: String)
+    /// A slot name outside the rule (`KeySlot.checkName`).
+    case invalidKeySlotName
+    /// A key file outside 32 to 4,096 bytes: `bytes` long, read from
+    /// `path` (nil: a secret not read from a file).
+    case keyFileLength(path: String?, bytes: Int)
+    /// A version-1 vault moves to key slots through its password slot; this
+    /// unlock used none (a recovery kit).
+    case version1NeedsPassword
+    /// Rekey keeps the password slot it was unlocked with; this unlock used none.
+    case rekeyNeedsPassword
+    /// Argon2id parameters above what a header may carry (2 GiB, 16 passes, 8 lanes).
+    case kdfAboveLimits
+    /// The header's counter is at its maximum: no header can follow this one.
+    case headerCounterExhausted
+    /// A caller broke one of this library's preconditions: a bug in vault,
+    /// never the user's input or stored data. `Misuse` says which.
+    case misuse(Misuse)
     /// The manifest would exceed what a reader accepts (1,000,000 items or
     /// 256 MiB): the change was not made.
     case manifestFull
+}
+
+/// Why the vault cannot be changed from here (`VaultError.readOnly`).
+public enum ReadOnlyCause: Equatable, Sendable {
+    /// It belongs to another user, who shares its inbox with us.
+    case anotherUsersVault
+    /// Its writer lock cannot be made or opened: the system's answer
+    /// (a read-only file system, no permission).
+    case denied(Errno)
+}
+
+/// A version asked for that an item does not have (`VaultError.noSuchVersion`).
+public enum VersionAsked: Equatable, Sendable {
+    /// Version number `n`.
+    case number(UInt32)
+    /// The version current at a time (`--at`): none was added by then.
+    case atTime
+}
+
+/// What a path in a folder item is, when it is not a file taken out alone
+/// (`VaultError.notAFileInFolder`).
+public enum FolderEntryKind: Equatable, Sendable {
+    case symbolicLink
+    case directory
+}
+
+/// A file the user names that must be a regular file (`VaultError.notARegularFile`).
+public enum UserFile: Equatable, Sendable {
+    case keyFile
+    case recoveryKit
+    case moveCodeFile
+    case excludeFile
+}
+
+/// A broken precondition of the library (`VaultError.misuse`): each one a
+/// bug in the caller. The CLI words them as they always read.
+public enum Misuse: Equatable, Sendable {
+    /// A header of a version this build does not write (2, 3 and 4 only).
+    case headerVersionNotWritten(UInt8)
+    /// A header sealed with a slot count outside 1...`KeySlot.maxSlots`.
+    case keySlotCount
+    /// A manifest entry whose id or mode is out of range.
+    case entryFieldsOutOfRange
+    /// An item id the manifest holds already (or let go).
+    case duplicateItemID
+    /// A manifest written in an earlier version that cannot hold its entries.
+    case manifestVersion(UInt8)
+    /// An item header with unknown flags or wrong field lengths.
+    case itemHeaderFields
+    /// A chunk index past the item's last chunk (or a buffer too small for it).
+    case chunkOutOfRange(UInt64)
+    /// A master key that is not 32 bytes.
+    case masterKeyLength
+    /// A file key that is not 32 bytes.
+    case fileKeyLength
+    /// Something other than backup storage handed to `replaceBackupStorage`.
+    case notBackupStorage
+    /// A merged manifest no newer than the one it replaces.
+    case mergeNotNewer
 }
 
 /// What is wrong with one line of a recovery kit typed by hand.

@@ -27,7 +27,7 @@ public final class AEAD {
 
     public init(_ algorithm: AEADAlgorithm, key: SecretBytes) throws {
         guard key.count == algorithm.keyLength else {
-            throw CryptoError.invalidLength(what: "AEAD key", expected: algorithm.keyLength, got: key.count)
+            throw CryptoError.invalidLength(what: .aeadKey, expected: algorithm.keyLength, got: key.count)
         }
         self.algorithm = algorithm
         self.key = key
@@ -43,7 +43,7 @@ public final class AEAD {
 
     private static func checkNonce(_ n: UnsafeRawBufferPointer) throws {
         guard n.count == AEADAlgorithm.nonceLength else {
-            throw CryptoError.invalidLength(what: "nonce", expected: AEADAlgorithm.nonceLength, got: n.count)
+            throw CryptoError.invalidLength(what: .nonce, expected: AEADAlgorithm.nonceLength, got: n.count)
         }
     }
 

@@ -17,13 +17,13 @@ public struct Argon2Parameters: Equatable, Hashable, Sendable {
 
     public init(memoryKiB: UInt32, passes: UInt32, lanes: UInt32) throws {
         guard (1...Self.maxLanes).contains(lanes) else {
-            throw CryptoError.invalidParameter("argon2 lanes \(lanes) not in 1...\(Self.maxLanes)")
+            throw CryptoError.invalidParameter(.argon2Lanes(lanes))
         }
         guard (1...Self.maxPasses).contains(passes) else {
-            throw CryptoError.invalidParameter("argon2 passes \(passes) not in 1...\(Self.maxPasses)")
+            throw CryptoError.invalidParameter(.argon2Passes(passes))
         }
         guard memoryKiB >= 8 * lanes, memoryKiB <= Self.maxMemoryKiB else {
-            throw CryptoError.invalidParameter("argon2 memory \(memoryKiB) KiB not in \(8 * lanes)...\(Self.maxMemoryKiB)")
+            throw CryptoError.invalidParameter(.argon2Memory(kib: memoryKiB, lanes: lanes))
         }
         self.memoryKiB = memoryKiB
         self.passes = passes
@@ -48,16 +48,16 @@ public enum Argon2id {
                                  secret: some ContiguousBytes = [UInt8](),
                                  associatedData: some ContiguousBytes = [UInt8](),
                                  backend: Argon2Backend? = nil) throws -> SecretBytes {
-        guard (4...1024).contains(length) else { throw CryptoError.invalidParameter("argon2 output length \(length)") }
+        guard (4...1024).contains(length) else { throw CryptoError.invalidParameter(.argon2OutputLength(length)) }
         let out = try SecretBytes(count: length)
         try password.withUnsafeBytes { pw in try salt.withUnsafeBytes { s in
         try secret.withUnsafeBytes { k in try associatedData.withUnsafeBytes { ad in
-            guard s.count >= 8 else { throw CryptoError.invalidParameter("argon2 salt shorter than 8 bytes") }
+            guard s.count >= 8 else { throw CryptoError.invalidParameter(.argon2SaltShort) }
             let sodiumFits = p.lanes == 1 && s.count == 16 && k.count == 0 && ad.count == 0 && length >= 16
             switch backend ?? (sodiumFits ? .libsodium : .libargon2) {
             case .libsodium:
                 guard sodiumFits else {
-                    throw CryptoError.invalidParameter("libsodium Argon2id needs 1 lane, a 16-byte salt, no secret or associated data")
+                    throw CryptoError.invalidParameter(.argon2LibsodiumShape)
                 }
                 try out.withUnsafeMutableBytes {
                     try Sodium.argon2id(password: pw, salt: s, passes: p.passes, memoryKiB: p.memoryKiB, into: $0)

@@ -41,7 +41,7 @@ public final class CPace: Sendable {
 
     /// The same with the scalar given (the draft's vectors fix it).
     init(password: SecretBytes, channel: [UInt8], sid: [UInt8], scalar: SecretBytes) throws {
-        guard scalar.count == Sodium.ristrettoBytes else { throw CryptoError.invalidParameter("CPace scalar must be 32 bytes") }
+        guard scalar.count == Sodium.ristrettoBytes else { throw CryptoError.invalidParameter(.cpaceScalarLength) }
         self.scalar = scalar
         self.sid = sid
         let g = try Self.generator(password: password, channel: channel, sid: sid)

@@ -58,7 +58,7 @@ enum GuardedArena {
 
     /// Zeroed storage for `count` bytes; throws `outOfMemory` rather than trapping.
     static func allocate(_ count: Int) throws(CryptoError) -> Allocation {
-        guard count >= 0 else { throw .invalidParameter("negative secret size") }
+        guard count >= 0 else { throw .invalidParameter(.negativeSecretSize) }
         guard let c = sizeClass(for: count) else {
             guard let p = Sodium.allocate(count) else { throw .outOfMemory }
             if !Sodium.lock(UnsafeMutableRawBufferPointer(start: p, count: count)) { state.withLock { $0.lockFailures += 1 } }

@@ -17,7 +17,7 @@ public enum HKDF {
     /// HKDF-Expand(prk, info, length); length at most 255 * 32.
     public static func expand(prk: some ContiguousBytes, info: some ContiguousBytes, length: Int) throws -> SecretBytes {
         guard length > 0, length <= 255 * hashLength else {
-            throw CryptoError.invalidParameter("HKDF output length \(length)")
+            throw CryptoError.invalidParameter(.hkdfOutputLength(length))
         }
         let out = try SecretBytes(count: length)
         try prk.withUnsafeBytes { k in try info.withUnsafeBytes { i in try out.withUnsafeMutableBytes { o in

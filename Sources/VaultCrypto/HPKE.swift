@@ -102,7 +102,7 @@ public enum HPKE {
     static func labeledExpand(suiteID: [UInt8], prk: SecretBytes, label: [UInt8],
                               info: some ContiguousBytes, length: Int) throws -> SecretBytes {
         guard length > 0, length <= 255 * hashLength else {
-            throw CryptoError.invalidParameter("HPKE output length \(length) not in 1...\(255 * hashLength)")
+            throw CryptoError.invalidParameter(.hpkeOutputLength(length, max: 255 * hashLength))
         }
         let labeledInfo = i2osp2(UInt16(length)) + versionLabel + suiteID + label
             + info.withUnsafeBytes { Array($0) }
@@ -129,7 +129,7 @@ public enum HPKE {
     static func checkIKM(_ ikm: some ContiguousBytes) throws {
         let n = ikm.withUnsafeBytes { $0.count }
         guard n >= minimumIKMLength else {
-            throw CryptoError.invalidParameter("HPKE DeriveKeyPair ikm shorter than \(minimumIKMLength) bytes")
+            throw CryptoError.invalidParameter(.hpkeIKMShort(min: minimumIKMLength))
         }
     }
 
@@ -143,14 +143,14 @@ public enum HPKE {
     /// VerifyPSKInputs (section 5.1), plus the length floor of section 9.5.
     static func verifyPSKInputs(mode: Mode, psk: SecretBytes?, pskID: [UInt8]) throws {
         let gotPSK = (psk?.count ?? 0) > 0, gotPSKID = !pskID.isEmpty
-        guard gotPSK == gotPSKID else { throw CryptoError.invalidParameter("HPKE psk and psk_id must be given together") }
+        guard gotPSK == gotPSKID else { throw CryptoError.invalidParameter(.hpkePSKUnpaired) }
         switch mode {
-        case .base where gotPSK: throw CryptoError.invalidParameter("HPKE psk given in base mode")
-        case .psk where !gotPSK: throw CryptoError.invalidParameter("HPKE psk mode needs a psk and psk_id")
+        case .base where gotPSK: throw CryptoError.invalidParameter(.hpkePSKInBaseMode)
+        case .psk where !gotPSK: throw CryptoError.invalidParameter(.hpkePSKMissing)
         default: break
         }
         if let psk, gotPSK, psk.count < minimumPSKLength {
-            throw CryptoError.invalidParameter("HPKE psk shorter than \(minimumPSKLength) bytes")
+            throw CryptoError.invalidParameter(.hpkePSKShort(min: minimumPSKLength))
         }
     }
 
@@ -200,8 +200,8 @@ public enum HPKE {
         /// Runs `body` with ComputeNonce(seq) = base_nonce XOR I2OSP(seq, Nn),
         /// then increments seq, only if `body` succeeded (section 5.2).
         func withNextNonce<R>(_ body: (AEAD, [UInt8]) throws -> R) throws -> R {
-            guard let aead else { throw CryptoError.invalidParameter("HPKE export-only context cannot seal or open") }
-            guard sequenceNumber < UInt64.max else { throw CryptoError.invalidParameter("HPKE message limit reached") }
+            guard let aead else { throw CryptoError.invalidParameter(.hpkeExportOnly) }
+            guard sequenceNumber < UInt64.max else { throw CryptoError.invalidParameter(.hpkeMessageLimit) }
             var nonce = baseNonce.withUnsafeBytes { Array($0) }
             withUnsafeBytes(of: sequenceNumber.bigEndian) { seq in
                 for i in 0..<seq.count { nonce[nonce.count - seq.count + i] ^= seq[i] }

@@ -79,14 +79,14 @@ public enum MLKEM768 {
 
         public init(bytes: [UInt8]) throws {
             guard bytes.count == MLKEM768.encapsulationKeyLength else {
-                throw CryptoError.invalidLength(what: "ML-KEM-768 encapsulation key",
+                throw CryptoError.invalidLength(what: .mlkemEncapsulationKey,
                                                 expected: MLKEM768.encapsulationKeyLength, got: bytes.count)
             }
             let canonical = bytes.withUnsafeBytes {
                 MLKEMPoly.isCanonical12(UnsafeRawBufferPointer(rebasing: $0[..<MLKEM768.vectorBytes]))
             }
             guard canonical else {
-                throw CryptoError.invalidKey("ML-KEM-768 encapsulation key fails the modulus check (FIPS 203 section 7.2)")
+                throw CryptoError.invalidKey(.mlkemModulus)
             }
             try self.init(checked: bytes)
         }
@@ -119,7 +119,7 @@ public enum MLKEM768 {
 
         public init(secret: SecretBytes) throws {
             guard secret.count == MLKEM768.decapsulationKeyLength else {
-                throw CryptoError.invalidLength(what: "ML-KEM-768 decapsulation key",
+                throw CryptoError.invalidLength(what: .mlkemDecapsulationKey,
                                                 expected: MLKEM768.decapsulationKeyLength, got: secret.count)
             }
             let ekRange = MLKEM768.vectorBytes..<(MLKEM768.vectorBytes + MLKEM768.encapsulationKeyLength)
@@ -128,7 +128,7 @@ public enum MLKEM768 {
                 ek.hash.withUnsafeBytes { Sodium.equal($0, UnsafeRawBufferPointer(rebasing: s[ekRange.upperBound..<(ekRange.upperBound + 32)])) }
             }
             guard hashMatches else {
-                throw CryptoError.invalidKey("ML-KEM-768 decapsulation key fails the hash check (FIPS 203 section 7.3)")
+                throw CryptoError.invalidKey(.mlkemHash)
             }
             self.secret = secret
             encapsulationKey = ek
@@ -151,7 +151,7 @@ public enum MLKEM768 {
     /// z (32 bytes each). Storing (d, z) instead of dk is allowed (section 3.3).
     public static func generateKeyPair(d: SecretBytes, z: SecretBytes) throws -> DecapsulationKey {
         guard d.count == seedLength, z.count == seedLength else {
-            throw CryptoError.invalidLength(what: "ML-KEM-768 key generation seed", expected: seedLength,
+            throw CryptoError.invalidLength(what: .mlkemSeed, expected: seedLength,
                                             got: d.count == seedLength ? z.count : d.count)
         }
         let dk = try SecretBytes(count: decapsulationKeyLength)
@@ -177,7 +177,7 @@ public enum MLKEM768 {
     static func encapsulate(to ek: EncapsulationKey, randomness m: SecretBytes) throws
         -> (ciphertext: [UInt8], sharedSecret: SecretBytes) {
         guard m.count == seedLength else {
-            throw CryptoError.invalidLength(what: "ML-KEM-768 encapsulation randomness", expected: seedLength, got: m.count)
+            throw CryptoError.invalidLength(what: .mlkemRandomness, expected: seedLength, got: m.count)
         }
         let sharedSecret = try SecretBytes(count: sharedSecretLength)
         let hasher = try OpenSSL.KeccakContext()
@@ -201,7 +201,7 @@ public enum MLKEM768 {
         let hasher = try OpenSSL.KeccakContext()
         try ciphertext.withUnsafeBytes { c in
             guard c.count == ciphertextLength else {
-                throw CryptoError.invalidLength(what: "ML-KEM-768 ciphertext", expected: ciphertextLength, got: c.count)
+                throw CryptoError.invalidLength(what: .mlkemCiphertext, expected: ciphertextLength, got: c.count)
             }
             try withBuffers(reading: [dk.secret], writing: [sharedSecret]) { key, out in
                 try dk.encapsulationKey.matrix.withUnsafeBufferPointer { matrix in
@@ -271,7 +271,7 @@ public enum MLKEM768 {
             if done { return }
             length *= 2
         }
-        throw CryptoError.invalidParameter("ML-KEM SampleNTT did not finish")
+        throw CryptoError.invalidParameter(.mlkemSampleNTT)
     }
 
     /// Âᵀ of `rho` (see EncapsulationKey.matrix): entry (i, j) at
@@ -410,7 +410,7 @@ public enum MLKEM768 {
                   let matrixBase = matrix.baseAddress else {
                 throw CryptoError.outOfMemory
             }
-            guard matrix.count == k * k * n else { throw CryptoError.invalidParameter("ML-KEM-768 matrix size") }
+            guard matrix.count == k * k * n else { throw CryptoError.invalidParameter(.mlkemMatrixSize) }
             for i in 0..<k { MLKEMPoly.byteDecode12(tHat + i * n, from: ekBase + i * polyBytes) }
             for i in 0..<k {
                 try samplePolyCBD(y + i * n, seed: r, nonce: UInt8(i), hasher: hasher, buffer: prf)

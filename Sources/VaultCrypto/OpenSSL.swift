@@ -242,7 +242,7 @@ enum OpenSSL {
 
         /// SHAKE output of `out.count` bytes; ends the computation.
         func squeeze(into out: UnsafeMutableRawBufferPointer) throws {
-            guard current?.isXOF == true else { throw CryptoError.invalidParameter("squeeze on a fixed-length hash") }
+            guard current?.isXOF == true else { throw CryptoError.invalidParameter(.xofSqueeze) }
             guard let base = out.baseAddress, out.count > 0 else { return }
             try check(EVP_DigestFinalXOF(ctx, base.assumingMemoryBound(to: UInt8.self), out.count),
                       "EVP_DigestFinalXOF")
@@ -253,7 +253,7 @@ enum OpenSSL {
         func finish(into out: UnsafeMutableRawBufferPointer) throws {
             let expected = current == .sha3_256 ? 32 : current == .sha3_512 ? 64 : -1
             guard out.count == expected, let base = out.baseAddress else {
-                throw CryptoError.invalidLength(what: "SHA3 digest", expected: expected, got: out.count)
+                throw CryptoError.invalidLength(what: .sha3Digest, expected: expected, got: out.count)
             }
             var len: UInt32 = 0
             try check(EVP_DigestFinal_ex(ctx, base.assumingMemoryBound(to: UInt8.self), &len), "EVP_DigestFinal_ex")

@@ -70,7 +70,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, ContiguousBytes 
     /// A copy of bytes `range` in fresh guarded memory.
     public func slice(_ range: Range<Int>) throws(CryptoError) -> SecretBytes {
         guard range.lowerBound >= 0 && range.upperBound <= count else {
-            throw .invalidLength(what: "secret slice", expected: count, got: range.upperBound)
+            throw .invalidLength(what: .secretSlice, expected: count, got: range.upperBound)
         }
         var result: Result<SecretBytes, CryptoError> = .failure(.outOfMemory)
         withUnsafeBytes { b in

@@ -105,7 +105,7 @@ enum Sodium {
     static func ristrettoFromHash(_ hash: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
         _ = ready
         guard hash.count == ristrettoHashBytes, out.count == ristrettoBytes, let h = hash.baseAddress, let o = out.baseAddress else {
-            throw CryptoError.invalidParameter("ristretto255 from_hash takes 64 bytes")
+            throw CryptoError.invalidParameter(.ristrettoHashLength)
         }
         let rc = crypto_core_ristretto255_from_hash(o.assumingMemoryBound(to: UInt8.self), h.assumingMemoryBound(to: UInt8.self))
         if rc != 0 { throw CryptoError.library(library: "libsodium", function: "crypto_core_ristretto255_from_hash", code: Int(rc)) }

@@ -7,7 +7,7 @@ public struct X25519PublicKey: Equatable, Hashable, Sendable {
 
     public init(bytes: [UInt8]) throws {
         guard bytes.count == Self.length else {
-            throw CryptoError.invalidLength(what: "X25519 public key", expected: Self.length, got: bytes.count)
+            throw CryptoError.invalidLength(what: .x25519PublicKey, expected: Self.length, got: bytes.count)
         }
         self.bytes = bytes
     }
@@ -26,7 +26,7 @@ public final class X25519PrivateKey: Sendable {
 
     public init(secret: SecretBytes) throws {
         guard secret.count == Self.length else {
-            throw CryptoError.invalidLength(what: "X25519 private key", expected: Self.length, got: secret.count)
+            throw CryptoError.invalidLength(what: .x25519PrivateKey, expected: Self.length, got: secret.count)
         }
         self.secret = secret
         var pub = [UInt8](repeating: 0, count: Self.length)

@@ -48,7 +48,7 @@ public enum XWing {
         /// check on pk_M, which the draft makes Encapsulate's duty (section 4).
         public init(bytes: [UInt8]) throws {
             guard bytes.count == XWing.publicKeyLength else {
-                throw CryptoError.invalidLength(what: "X-Wing public key", expected: XWing.publicKeyLength, got: bytes.count)
+                throw CryptoError.invalidLength(what: .xwingPublicKey, expected: XWing.publicKeyLength, got: bytes.count)
             }
             let split = MLKEM768.encapsulationKeyLength
             self.init(bytes: bytes, mlkem: try MLKEM768.EncapsulationKey(bytes: Array(bytes[..<split])),
@@ -77,7 +77,7 @@ public enum XWing {
         /// GenerateKeyPairDerand(sk) / expandDecapsulationKey(sk) (section 5.2).
         public init(seed: SecretBytes) throws {
             guard seed.count == XWing.seedLength else {
-                throw CryptoError.invalidLength(what: "X-Wing seed", expected: XWing.seedLength, got: seed.count)
+                throw CryptoError.invalidLength(what: .xwingSeed, expected: XWing.seedLength, got: seed.count)
             }
             let expanded = try SecretBytes(count: 96)
             let hasher = try OpenSSL.KeccakContext()
@@ -108,7 +108,7 @@ public enum XWing {
     static func encapsulate(to pk: PublicKey, eseed: SecretBytes) throws
         -> (ciphertext: [UInt8], sharedSecret: SecretBytes) {
         guard eseed.count == encapsulationSeedLength else {
-            throw CryptoError.invalidLength(what: "X-Wing eseed", expected: encapsulationSeedLength, got: eseed.count)
+            throw CryptoError.invalidLength(what: .xwingEncapsulationSeed, expected: encapsulationSeedLength, got: eseed.count)
         }
         let ephemeral = try X25519PrivateKey(secret: eseed.slice(32..<64))
         let ctX = ephemeral.publicKey.bytes
@@ -123,7 +123,7 @@ public enum XWing {
     public static func decapsulate(_ ciphertext: some ContiguousBytes, with sk: PrivateKey) throws -> SecretBytes {
         try ciphertext.withUnsafeBytes { ct in
             guard ct.count == ciphertextLength else {
-                throw CryptoError.invalidLength(what: "X-Wing ciphertext", expected: ciphertextLength, got: ct.count)
+                throw CryptoError.invalidLength(what: .xwingCiphertext, expected: ciphertextLength, got: ct.count)
             }
             let split = MLKEM768.ciphertextLength
             let ssM = try MLKEM768.decapsulate(UnsafeRawBufferPointer(rebasing: ct[..<split]), with: sk.mlkem)

@@ -100,10 +100,10 @@ public final class FuseMount: Sendable {
             defer { fuse_opt_free_args(&args) }
             return vault_fuse_new(&args, &ops, Unmanaged.passUnretained(self).toOpaque())
         }
-        guard let fuse else { throw VaultError.invalidArgument("FUSE would not start (is /dev/fuse there?)") }
+        guard let fuse else { throw MountError.fuseDidNotStart }
         defer { fuse_destroy(fuse) }
         guard fuse_mount(fuse, mountpoint) == 0 else {
-            throw VaultError.invalidArgument("could not mount on '\(mountpoint)' (is fusermount3 installed?)")
+            throw MountError.mountFailed(mountpoint: mountpoint)
         }
         handle.withLock { $0 = FuseHandle(pointer: fuse) }
         mounted()

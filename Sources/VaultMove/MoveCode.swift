@@ -91,18 +91,18 @@ public struct MoveCode: Equatable, Sendable {
 
     public init(addresses: [MoveAddress], port: UInt16, key: MoveReceiverKey, token: [UInt8]) throws {
         guard (1...Self.maxAddresses).contains(addresses.count) else {
-            throw VaultError.invalidArgument("a move code holds 1 to \(Self.maxAddresses) addresses")
+            throw MoveError.misuse(.codeAddressCount)
         }
         for a in addresses {
             switch a {
             case .ipv4(let b) where b.count == 4: continue
             case .ipv6(let b) where b.count == 16: continue
-            default: throw VaultError.invalidArgument("bad address length in move code")
+            default: throw MoveError.misuse(.codeAddressLength)
             }
         }
-        guard port != 0 else { throw VaultError.invalidArgument("move code port 0") }
-        guard token.count == Self.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
-        guard key.bytes.count == Self.keyFieldLength else { throw VaultError.invalidArgument("move code key must be 32 bytes") }
+        guard port != 0 else { throw MoveError.misuse(.codePortZero) }
+        guard token.count == Self.tokenLength else { throw MoveError.misuse(.tokenLength) }
+        guard key.bytes.count == Self.keyFieldLength else { throw MoveError.misuse(.codeKeyLength) }
         self.addresses = addresses
         self.port = port
         self.receiverKey = key

@@ -21,4 +21,35 @@ public enum MoveError: Error, Equatable, Sendable {
     case connectionLost
     /// The receiver refused what it was sent.
     case refused(MoveRefusal)
+    /// The receiver: the file system under `directory` has less free space
+    /// than the `bytes` offered (and a margin); nothing was received.
+    case noSpace(bytes: UInt64, directory: String)
+    /// The sender: the vault holds more files than one move carries
+    /// (`MoveMessage.maxFiles`).
+    case tooManyFiles(count: Int)
+    /// A caller broke one of this module's preconditions: a bug in vault,
+    /// never what the other side sent. `MoveMisuse` says which.
+    case misuse(MoveMisuse)
+}
+
+/// A broken precondition of VaultMove (`MoveError.misuse`).
+public enum MoveMisuse: Equatable, Sendable {
+    /// A move code of no address, or more than `MoveCode.maxAddresses`.
+    case codeAddressCount
+    /// An address in a move code that is neither 4 nor 16 bytes.
+    case codeAddressLength
+    /// A move code on port 0.
+    case codePortZero
+    /// A move token that is not `MoveCode.tokenLength` bytes.
+    case tokenLength
+    /// A move code's key field that is not `MoveCode.keyFieldLength` bytes.
+    case codeKeyLength
+    /// A frame sealed after the final one.
+    case frameAfterFinal
+    /// A frame longer than `MoveFrame.maxPlaintextLength` (its length).
+    case frameLength(Int)
+    /// The frame counter reached its maximum.
+    case frameCounterExhausted
+    /// A staged file finished when none was open.
+    case noStagedFile
 }

@@ -46,12 +46,12 @@ public final class FrameSealer {
     /// The same frame as its 4-byte prefix and its body, so a 4 MiB body is
     /// sent as it is rather than copied behind the prefix.
     public func sealParts(_ plaintext: some ContiguousBytes, final: Bool = false) throws -> (prefix: [UInt8], body: [UInt8]) {
-        guard !finished else { throw VaultError.invalidArgument("move frame after the final frame") }
+        guard !finished else { throw MoveError.misuse(.frameAfterFinal) }
         let count = plaintext.withUnsafeBytes { $0.count }
         guard count <= MoveFrame.maxPlaintextLength else {
-            throw VaultError.invalidArgument("move frame of \(count) bytes")
+            throw MoveError.misuse(.frameLength(count))
         }
-        guard counter < UInt64.max else { throw VaultError.invalidArgument("move frame counter exhausted") }
+        guard counter < UInt64.max else { throw MoveError.misuse(.frameCounterExhausted) }
         let sealed = try aead.seal(nonce: MoveFrame.nonce(counter), aad: MoveFrame.aad(counter, final: final), plaintext: plaintext)
         counter += 1
         if final { finished = true }

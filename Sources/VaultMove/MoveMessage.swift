@@ -27,22 +27,17 @@ public enum MoveOutcome: UInt8, Sendable {
 }
 
 /// Why a receiver refused the vault it was sent.
-public enum MoveRefusal: UInt8, Sendable, CustomStringConvertible {
+public enum MoveRefusal: UInt8, Sendable {
+    /// Its target directory already holds something.
     case targetExists = 1
+    /// Not enough free space there.
     case noSpace = 2
+    /// The received vault failed its check.
     case checkFailed = 3
+    /// The password given there did not open the received vault.
     case wrongPassword = 4
+    /// It could not write the files.
     case writeFailed = 5
-
-    public var description: String {
-        switch self {
-        case .targetExists: "its target directory already holds something"
-        case .noSpace: "not enough free space"
-        case .checkFailed: "the received vault failed its check"
-        case .wrongPassword: "the password given there did not open the received vault"
-        case .writeFailed: "it could not write the files"
-        }
-    }
 }
 
 public enum MoveMessage: Equatable, Sendable {

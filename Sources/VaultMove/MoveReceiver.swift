@@ -66,7 +66,7 @@ public final class MoveReceiver: Sendable {
         let parent = VaultDirectory.directory(of: target)
         if let free = Syscall.freeSpace(parent), free < total + (16 << 20) {
             try? channel.send(.refused(.noSpace), final: true)
-            throw SystemError(operation: "receive \(total) bytes into", path: parent, errno: .noSpace)
+            throw MoveError.noSpace(bytes: total, directory: parent)
         }
         do {
             try state.withLock { s in
@@ -213,7 +213,7 @@ final class StagedFileWriter: @unchecked Sendable {
                     try file.write(raw)  // in 256 KiB write(2)s: see FileHandleFD.write
                 }
             } catch {
-                failure.withLock { $0 = (error as? VaultError) ?? (error as? SystemError) ?? SystemError(operation: "write", errno: .ioError) }
+                failure.withLock { $0 = (error as? VaultError) ?? (error as? SystemError) ?? SystemError(operation: .write, errno: .ioError) }
             }
         }
     }
@@ -225,7 +225,7 @@ final class StagedFileWriter: @unchecked Sendable {
             return try hash?.finish()
         }
         try rethrowFailure()
-        guard let digest else { throw VaultError.invalidArgument("no staged file open") }
+        guard let digest else { throw MoveError.misuse(.noStagedFile) }
         return digest
     }
 

@@ -54,7 +54,7 @@ public final class MoveSender {
             }
             files.append(MoveFile(path: name, size: UInt64(st.size)))
         }
-        guard files.count <= MoveMessage.maxFiles else { throw VaultError.invalidArgument("too many files to move") }
+        guard files.count <= MoveMessage.maxFiles else { throw MoveError.tooManyFiles(count: files.count) }
         self.files = files
     }
 

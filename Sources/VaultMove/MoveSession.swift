@@ -122,7 +122,7 @@ public final class MoveSession: Sendable {
 
     /// Version 1 (classic), either side.
     public convenience init(role: MoveRole, ownKey: X25519PrivateKey, peerPublicKey: X25519PublicKey, token: [UInt8]) throws {
-        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+        guard token.count == MoveCode.tokenLength else { throw MoveError.misuse(.tokenLength) }
         // A peer echoing our own key back is a reflection, never an honest peer.
         guard ownKey.publicKey != peerPublicKey else { throw VaultError.corruptedOrTampered }
         let (receiver, sender) = role == .receiver ? (ownKey.publicKey, peerPublicKey) : (peerPublicKey, ownKey.publicKey)
@@ -143,7 +143,7 @@ public final class MoveSession: Sendable {
     static func hybridSender(receiverKey: XWing.PublicKey, token: [UInt8],
                              encapsulation: (XWing.PublicKey) throws -> (ciphertext: [UInt8], sharedSecret: SecretBytes)) throws
         -> (session: MoveSession, ciphertext: [UInt8]) {
-        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+        guard token.count == MoveCode.tokenLength else { throw MoveError.misuse(.tokenLength) }
         let (ct, ss) = try encapsulation(receiverKey)
         let transcript = try MoveCode.receiverKeyHash(receiverKey) + ct
         return (try MoveSession(role: .sender, handshake: .hybrid, shared: ss, salt: token, transcript: transcript), ct)
@@ -154,7 +154,7 @@ public final class MoveSession: Sendable {
     /// ciphertext gives unrelated keys, so the confirmation fails); another
     /// length is `corruptedOrTampered`.
     public convenience init(receiverKey: XWing.PrivateKey, ciphertext: [UInt8], token: [UInt8]) throws {
-        guard token.count == MoveCode.tokenLength else { throw VaultError.invalidArgument("move token must be 16 bytes") }
+        guard token.count == MoveCode.tokenLength else { throw MoveError.misuse(.tokenLength) }
         guard ciphertext.count == XWing.ciphertextLength else { throw VaultError.corruptedOrTampered }
         let ss = try XWing.decapsulate(ciphertext, with: receiverKey)
         let transcript = try MoveCode.receiverKeyHash(receiverKey.publicKey) + ciphertext

@@ -22,7 +22,7 @@ public enum ManifestPrefix {
     /// a push that finds the base's identity on the remote finds the base.
     public static func identity(of bytes: [UInt8]) throws -> String {
         _ = try generation(of: bytes)
-        guard bytes.count >= identityLength else { throw RemoteError.malformedRemote("the remote's manifest is too short") }
+        guard bytes.count >= identityLength else { throw RemoteError.malformedRemote(.manifestTooShort) }
         return Hex.encode(Array(bytes.prefix(identityLength)))
     }
 
@@ -34,14 +34,14 @@ public enum ManifestPrefix {
             version = try r.u8()
             try r.expect([0, 0, 0])
         } catch {
-            throw RemoteError.malformedRemote("the remote's manifest does not start as a manifest does")
+            throw RemoteError.malformedRemote(.notAManifest)
         }
         switch version {
         case 1: return 0
         case 2, 3, 4, 5:
-            do { return try r.u64() } catch { throw RemoteError.malformedRemote("the remote's manifest is too short") }
+            do { return try r.u64() } catch { throw RemoteError.malformedRemote(.manifestTooShort) }
         default:
-            throw RemoteError.malformedRemote("the remote's manifest has an unknown version \(version)")
+            throw RemoteError.malformedRemote(.manifestVersion(version))
         }
     }
 }

@@ -51,7 +51,7 @@ public final class Rclone: Sendable {
     /// With `stream`, standard output is not read whole: `stream` gets the
     /// file rclone wrote it to (any size), and nil is returned.
     @discardableResult
-    func run(_ operation: String, _ arguments: [String], outputLimit: Int = 1 << 16,
+    func run(_ operation: RcloneOperation, _ arguments: [String], outputLimit: Int = 1 << 16,
              tolerated: Set<Int32> = [], progress: ((UInt64, UInt64) -> Void)? = nil,
              stream: ((FileHandleFD) throws -> Void)? = nil) throws -> [UInt8]? {
         let out = scratch + "/stdout", err = scratch + "/stderr"
@@ -87,9 +87,9 @@ public final class Rclone: Sendable {
             return nil
         case .exited(let code):
             let message = try Self.lastError(in: err)
-            throw RemoteError.rcloneFailed(operation: operation, message: message.isEmpty ? "rclone exited with status \(code)" : message)
+            throw RemoteError.rcloneFailed(operation: operation, failure: message.isEmpty ? .exited(code) : .said(message))
         case .signaled(let signal):
-            throw RemoteError.rcloneFailed(operation: operation, message: "rclone was killed by signal \(signal)")
+            throw RemoteError.rcloneFailed(operation: operation, failure: .signaled(signal))
         }
         let reader = try FileHandleFD(readingFrom: out)
         if let stream {
@@ -97,7 +97,7 @@ public final class Rclone: Sendable {
             return nil
         }
         guard reader.size <= UInt64(outputLimit) else {
-            throw RemoteError.malformedRemote("rclone's answer to \(operation) is larger than \(outputLimit) bytes")
+            throw RemoteError.malformedRemote(.answerTooLarge(operation: operation, limit: outputLimit))
         }
         return try reader.readAll(limit: outputLimit)
     }
@@ -199,7 +199,7 @@ extension Rclone {
     public func list(_ target: String) throws -> [String: UInt64] {
         var files: [String: UInt64] = [:]
         var found = false
-        try run("list", ["lsjson", "-R", "--files-only", "--no-modtime", "--no-mimetype", "--fast-list", target],
+        try run(.list, ["lsjson", "-R", "--files-only", "--no-modtime", "--no-mimetype", "--fast-list", target],
                 tolerated: [3], stream: { file in
                     found = true
                     files = try Self.parseListing(file)
@@ -233,7 +233,7 @@ extension Rclone {
     /// The parser itself, over `read` (fills a buffer, returns how many
     /// bytes; 0 at the end).
     static func parseListing(maxEntries: Int, read: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> [String: UInt64] {
-        let bad = RemoteError.malformedRemote("rclone's listing is not the JSON it should be")
+        let bad = RemoteError.malformedRemote(.listingNotJSON)
         var files: [String: UInt64] = [:]
         var lines = 0, closed = false, partial: [UInt8] = []
         let decoder = JSONDecoder()
@@ -243,13 +243,13 @@ extension Rclone {
             guard !closed else { throw bad }
             if bytes == Array("]".utf8) { closed = true; return }
             guard lines <= maxEntries else {
-                throw RemoteError.malformedRemote("the remote lists more than \(maxEntries) files: not a vault copy")
+                throw RemoteError.malformedRemote(.tooManyFiles(max: maxEntries))
             }
             var object = bytes[...]
             if object.last == UInt8(ascii: ",") { object = object.dropLast() }
             guard object.first == UInt8(ascii: "{"), let e = try? decoder.decode(ListEntry.self, from: Data(object)) else { throw bad }
             guard e.IsDir != true else { return }
-            guard e.Size >= 0 else { throw RemoteError.malformedRemote("a negative size for '\(e.Path)'") }
+            guard e.Size >= 0 else { throw RemoteError.malformedRemote(.negativeSize(e.Path)) }
             files[e.Path] = UInt64(e.Size)
         }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -275,14 +275,14 @@ extension Rclone {
     /// The files at the top of `target` (header, manifest, temps): cheap.
     public func listTop(_ target: String) throws -> [String: UInt64] {
         var files: [String: UInt64] = [:]
-        try run("list", ["lsjson", "--max-depth", "1", "--files-only", "--no-modtime", "--no-mimetype", target],
+        try run(.list, ["lsjson", "--max-depth", "1", "--files-only", "--no-modtime", "--no-mimetype", target],
                 tolerated: [3], stream: { files = try Self.parseListing($0) })
         return files
     }
 
     /// The first `count` bytes of a remote file (its whole content if shorter).
     public func head(_ path: String, count: Int) throws -> [UInt8] {
-        try run("read", ["cat", "--count", String(count), path], outputLimit: count) ?? []
+        try run(.read, ["cat", "--count", String(count), path], outputLimit: count) ?? []
     }
 
     /// The first `count` bytes of a remote file, or nil if there is no
@@ -291,7 +291,7 @@ extension Rclone {
     /// first authority on what exists).
     public func headIfPresent(_ path: String, count: Int) throws -> [UInt8]? {
         // On S3 a missing object reads as an empty listing: no bytes at all.
-        let bytes = try run("read", ["cat", "--count", String(count), path], outputLimit: count, tolerated: [3, 4])
+        let bytes = try run(.read, ["cat", "--count", String(count), path], outputLimit: count, tolerated: [3, 4])
         return bytes?.isEmpty == true ? nil : bytes
     }
 
@@ -305,18 +305,18 @@ extension Rclone {
     /// Uploads `paths` (relative to the local `directory`) to the same paths under `target`.
     public func upload(_ paths: [String], from directory: String, to target: String,
                        progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        try copy("upload", paths, from: Self.local(directory), to: target, progress: progress)
+        try copy(.upload, paths, from: Self.local(directory), to: target, progress: progress)
     }
 
     /// Downloads `paths` (relative to `target`) into the local `directory`.
     public func download(_ paths: [String], from target: String, into directory: String,
                          progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        try copy("download", paths, from: target, to: Self.local(directory), progress: progress)
+        try copy(.download, paths, from: target, to: Self.local(directory), progress: progress)
     }
 
     /// One `rclone copy` of `paths` (relative to `source`) to the same paths
     /// under `destination`, listed in a file rather than traversed.
-    private func copy(_ what: String, _ paths: [String], from source: String, to destination: String,
+    private func copy(_ what: RcloneOperation, _ paths: [String], from source: String, to destination: String,
                       progress: ((UInt64, UInt64) -> Void)?) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
@@ -326,7 +326,7 @@ extension Rclone {
 
     /// One local file to one remote path.
     public func uploadFile(_ local: String, to remote: String) throws {
-        try run("upload", ["copyto", "--no-check-dest", Self.local(local), remote])
+        try run(.upload, ["copyto", "--no-check-dest", Self.local(local), remote])
     }
 
     /// A server-side move (a rename on local and SFTP backends, a copy
@@ -343,9 +343,9 @@ extension Rclone {
     /// with the window a kill can fall into (SECURITY.md, "Off-site copies").
     public func move(_ from: String, to: String) throws {
         do {
-            try run("move", ["moveto", "--no-check-dest", from, to])
+            try run(.move, ["moveto", "--no-check-dest", from, to])
         } catch RemoteError.rcloneFailed {
-            try run("move", ["moveto", from, to])
+            try run(.move, ["moveto", from, to])
         }
     }
 
@@ -353,6 +353,6 @@ extension Rclone {
     public func delete(_ paths: [String], in target: String) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
-        try run("delete", ["delete", target, "--files-from", list, "--no-traverse"] + Self.batchFlags, tolerated: [3, 4])
+        try run(.delete, ["delete", target, "--files-from", list, "--no-traverse"] + Self.batchFlags, tolerated: [3, 4])
     }
 }

@@ -32,7 +32,7 @@ public enum RemoteClone {
         // missing meanwhile fails here rather than in the unlock.
         for p in paths {
             guard let st = try Syscall.status(of: staging.path + "/" + p), st.kind == .regular, st.size == layout.files[p] else {
-                throw RemoteError.malformedRemote("'\(p)' changed on the remote while it was being downloaded")
+                throw RemoteError.malformedRemote(.changedWhileDownloading(p))
             }
         }
         summary.generation = try ManifestPrefix.generation(

@@ -47,7 +47,8 @@ public struct RemoteConfig: Equatable, Sendable {
 
     static let firstLine = "vault remotes v2", firstLineV1 = "vault remotes v1"
     /// At most this many remotes, and this many bytes of file.
-    static let maxRemotes = 64, maxFileSize = 1 << 17
+    public static let maxRemotes = 64
+    static let maxFileSize = 1 << 17
 
     public var remotes: [Remote] = []
 
@@ -80,7 +81,7 @@ public struct RemoteConfig: Equatable, Sendable {
         return config
     }
 
-    static func bad() -> RemoteError { .malformedRemote("the vault's remotes file is damaged; remove it and add the remotes again") }
+    static func bad() -> RemoteError { .malformedRemote(.remotesFileDamaged) }
 
     public func write(vault: String) throws {
         let text = ([Self.firstLine] + remotes.map {
@@ -113,13 +114,13 @@ public struct RemoteConfig: Equatable, Sendable {
     /// Adds a remote; refuses a taken name, a bad name or target.
     public mutating func add(name: String, target: String) throws -> Remote {
         guard RemoteNames.isValidName(name) else {
-            throw RemoteError.invalidRemote("'\(name)' cannot be a remote's name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
+            throw RemoteError.invalidRemoteName(name)
         }
         guard let t = RemoteNames.normalizedTarget(target) else {
-            throw RemoteError.invalidRemote("'\(target)' cannot be a remote target (an rclone path, not starting with '-')")
+            throw RemoteError.invalidRemoteTarget(target)
         }
         guard remote(named: name) == nil else { throw RemoteError.remoteExists(name) }
-        guard remotes.count < Self.maxRemotes else { throw RemoteError.invalidRemote("a vault has at most \(Self.maxRemotes) remotes") }
+        guard remotes.count < Self.maxRemotes else { throw RemoteError.tooManyRemotes }
         let r = Remote(name: name, target: t)
         remotes.append(r)
         return r

@@ -30,11 +30,11 @@ public final class RemoteDropIn {
         let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
         guard !bytes.isEmpty else { throw RemoteError.noRemoteVault(target: target) }
         guard bytes.count >= VaultHeader.minLength, bytes.count <= VaultHeader.maxLength else {
-            throw RemoteError.malformedRemote("the remote's header has an impossible size")
+            throw RemoteError.malformedRemote(.headerImpossibleSize)
         }
         do { header = try VaultHeader(parsing: bytes) } catch VaultError.headerDamaged {
             // The remote's copy, not this machine's vault: say so (exit 14 either way).
-            throw RemoteError.malformedRemote("its vault.header is damaged (its checksum does not match)")
+            throw RemoteError.malformedRemote(.headerChecksum)
         }
         let found = header.fingerprint
         if let want = expected ?? pins.remembered(for: target) {

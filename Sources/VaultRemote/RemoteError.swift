@@ -1,9 +1,9 @@
 /// What can go wrong between a vault and its off-site copy. The CLI's
 /// ErrorReport turns each case into one message and an exit code.
 public enum RemoteError: Error, Equatable, Sendable {
-    /// rclone failed (unreachable, refused, no such remote): its own last
-    /// error line, made printable, in `message`.
-    case rcloneFailed(operation: String, message: String)
+    /// rclone failed (unreachable, refused, no such remote) at `operation`:
+    /// its own last error line, or how it ended when it said nothing.
+    case rcloneFailed(operation: RcloneOperation, failure: RcloneFailure)
     /// rclone is not installed (or VAULT_RCLONE names nothing runnable).
     case rcloneMissing(program: String)
     /// The remote's manifest is newer than the one this vault last pushed
@@ -37,10 +37,66 @@ public enum RemoteError: Error, Equatable, Sendable {
     case noSuchRemote(String)
     /// A remote of that name is configured already.
     case remoteExists(String)
-    /// A remote name or target that cannot be stored.
-    case invalidRemote(String)
-    /// Something the remote sent is not what a vault remote holds.
-    case malformedRemote(String)
+    /// A remote name outside the rule (1-64 of A-Z a-z 0-9 . _ -, not
+    /// starting with . or -).
+    case invalidRemoteName(String)
+    /// A remote target that cannot be stored (empty, a line break, or
+    /// starting with '-', which rclone would take for a flag).
+    case invalidRemoteTarget(String)
+    /// The vault has `RemoteConfig.maxRemotes` remotes already.
+    case tooManyRemotes
+    /// Something the remote sent is not what a vault remote holds (or the
+    /// vault's own record of its remotes is damaged).
+    case malformedRemote(RemoteDamage)
     /// An unfinished rekey must finish (any unlock does it) before a push.
     case rekeyPending
+}
+
+/// What rclone was asked to do when it failed (`RemoteError.rcloneFailed`).
+public enum RcloneOperation: Sendable {
+    case list, read, upload, download, move, delete
+}
+
+/// How rclone failed (`RemoteError.rcloneFailed`).
+public enum RcloneFailure: Equatable, Sendable {
+    /// Its last error line (made printable): rclone's own words.
+    case said(String)
+    /// It exited with this status and said nothing.
+    case exited(Int32)
+    /// It was killed by this signal.
+    case signaled(Int32)
+}
+
+/// What is wrong with what a remote sent (`RemoteError.malformedRemote`).
+public enum RemoteDamage: Equatable, Sendable {
+    /// Its header or manifest has a size no vault's has.
+    case impossibleSize
+    /// Its header has a size no vault header has.
+    case headerImpossibleSize
+    /// Its vault.header fails its checksum.
+    case headerChecksum
+    /// Its header is not a vault header.
+    case notAVaultHeader
+    /// Its header's MAC does not verify under this vault's key.
+    case headerDoesNotVerify
+    /// Its manifest is shorter than a manifest's clear prefix.
+    case manifestTooShort
+    /// Its manifest does not start as a manifest does.
+    case notAManifest
+    /// Its manifest has a format version this build does not know.
+    case manifestVersion(UInt8)
+    /// Its manifest names a blob that is on neither side (this item id, hex).
+    case blobOnNeitherSide(String)
+    /// This file changed on the remote while it was downloaded.
+    case changedWhileDownloading(String)
+    /// rclone's answer to `operation` is longer than `limit` bytes.
+    case answerTooLarge(operation: RcloneOperation, limit: Int)
+    /// rclone's listing is not the JSON it should be.
+    case listingNotJSON
+    /// The remote lists more than `max` files: not a vault copy.
+    case tooManyFiles(max: Int)
+    /// A listed file with a negative size (its path).
+    case negativeSize(String)
+    /// The vault's own remotes file is damaged.
+    case remotesFileDamaged
 }

@@ -37,7 +37,7 @@ public struct RemoteLayout: Sendable {
             throw RemoteError.noRemoteVault(target: target)
         }
         guard header >= UInt64(VaultHeader.minLength), header <= UInt64(VaultHeader.maxLength), manifest >= 52, manifest <= UInt64(Manifest.maxFileSize) else {
-            throw RemoteError.malformedRemote("the remote's header or manifest has an impossible size")
+            throw RemoteError.malformedRemote(.impossibleSize)
         }
     }
 }

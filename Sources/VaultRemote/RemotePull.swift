@@ -190,14 +190,14 @@ public enum RemotePull {
                                     remoteChanged: Bool = false) throws -> VaultHeader {
         let header: VaultHeader
         do { header = try VaultHeader(parsing: VaultDirectory.readFile(path, limit: VaultHeader.maxLength)) } catch {
-            throw RemoteError.malformedRemote("the remote's header is not a vault header")
+            throw RemoteError.malformedRemote(.notAVaultHeader)
         }
         guard header.vaultID == local.vault.header.vaultID else { throw RemoteError.otherVault(target: target) }
         guard header.publicKey.bytes == local.vault.header.publicKey.bytes else {
             throw RemoteError.keysDiffer(remoteChanged: remoteChanged)
         }
         do { try header.verify(masterKey: local.masterKey) } catch {
-            throw RemoteError.malformedRemote("the remote's header does not verify under this vault's key")
+            throw RemoteError.malformedRemote(.headerDoesNotVerify)
         }
         return header
     }
@@ -235,7 +235,7 @@ public enum RemotePull {
                     throw VaultError.itemCorrupted(name: entry.name)
                 }
             } else if here[id] == nil {
-                throw RemoteError.malformedRemote("the remote's manifest names a blob that is on neither side (\(id))")
+                throw RemoteError.malformedRemote(.blobOnNeitherSide(id))
             }
         }
         return verified

@@ -2,6 +2,7 @@ import System
 import VaultAgent
 import VaultBackup
 import VaultCore
+import VaultMount
 import VaultMove
 import VaultRemote
 import VaultCrypto
@@ -19,9 +20,11 @@ enum ErrorReport {
         case let error as CryptoError: return cliError(for: error)
         case let error as AgentError: return cliError(for: error)
         case let error as BackupError: return cliError(for: error)
+        case let error as MountError: return cliError(for: error)
+        case let error as AddInputRefusal: return cliError(for: error)
         case let error as SystemError:
             let path = error.path.map { " '\($0)'" } ?? ""
-            return CLIError(message: "cannot \(error.operation)\(path): \(error.systemReason)")
+            return CLIError(message: "cannot \(error.operation.rawValue)\(path): \(error.systemReason)")
         default: return CLIError(message: "internal error: \(error)")
         }
     }
@@ -78,7 +81,11 @@ enum ErrorReport {
             return CLIError(message: "\(what) uses a format this vault cannot read (item flags 0x\(String(flags, radix: 16)))",
                             hints: ["upgrade vault: a newer version wrote it (a new codec), or the item is damaged"],
                             code: .corrupted)
-        case .readOnly(let path, let reason):
+        case .readOnly(let path, let cause):
+            let reason = switch cause {
+            case .anotherUsersVault: "it is another user's vault"
+            case .denied(let errno): errno.description
+            }
             return CLIError(message: "the vault at '\(path)' cannot be changed from here: \(reason)",
                             hints: ["reading works; to change it, use a writable copy"])
         case .busy:
@@ -92,9 +99,23 @@ enum ErrorReport {
         case .noSuchFileInFolder(let folder, let path):
             return CLIError(message: "no file \(folder)/\(path) in folder item \(folder)",
                             hints: ["'vault restore \(folder)' writes the whole folder"], code: .noSuchItem)
+        case .wrongItemKind(let name, let expected):
+            return CLIError(message: "'\(name)' is not \(words(for: expected))")
+        case .notAFileInFolder(let folder, let path, .symbolicLink):
+            return CLIError(message: "'\(folder)/\(path)' is a symbolic link in folder item '\(folder)': "
+                            + "only a file or a directory can be taken out of a folder item")
+        case .notAFileInFolder(let folder, let path, .directory):
+            return CLIError(message: "'\(folder)/\(path)' is a directory in folder item '\(folder)': "
+                            + "'vault restore \(folder)/\(path)' writes it")
         case .noSuchVersion(let name, let version):
-            return CLIError(message: "item '\(name)' has no version \(version)", hints: ["see 'vault list --versions \(name)'"],
+            let which = switch version {
+            case .number(let n): "\(n)"
+            case .atTime: "at that time"
+            }
+            return CLIError(message: "item '\(name)' has no version \(which)", hints: ["see 'vault list --versions \(name)'"],
                             code: .noSuchItem)
+        case .forgetsEveryVersion:
+            return CLIError(message: "forget would drop an item's every version")
         case .tooManyVersions(let name):
             return CLIError(message: "item '\(name)' has \(Manifest.maxVersions) versions, as many as a vault keeps",
                             hints: ["drop old ones with 'vault forget \(name) --keep-last N', then try again"])
@@ -102,6 +123,9 @@ enum ErrorReport {
             return CLIError(message: "a backup waiting in the inbox cannot be read (inbox/\(dropIn).item): prune stopped, since what it needs cannot be known",
                             hints: ["nothing was deleted; 'vault check --repair' sets damaged drop-ins aside, then prune again"],
                             code: .corrupted)
+        case .inboxUnreadable(let file, let errno):
+            return CLIError(message: "a drop-in waiting in the inbox cannot be read (inbox/\(file): \(errno)): stopped, since what it holds cannot be known",
+                            hints: ["nothing was changed; 'vault check --repair' sets drop-ins that cannot be read aside, then try again"])
         case .itemIDRemoved(let name):
             return CLIError(message: "'\(name)' has the id of an item this vault removed: ids are never taken in again",
                             hints: ["nothing was changed"], code: .corrupted)
@@ -136,8 +160,10 @@ enum ErrorReport {
             return CLIError(message: "this recovery kit is from before the vault was rekeyed and no longer opens it",
                             hints: ["use a kit exported after the last 'vault rekey'"])
         case .unsafeArchiveEntry(let item, let entry, let reason):
-            return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(reason)",
+            return CLIError(message: "refusing to restore '\(item)': entry '\(entry)': \(words(for: reason))",
                             hints: ["nothing of that item was written"])
+        case .changedWhileReading(let path):
+            return CLIError(message: "'\(path)' changed while it was being read")
         case .unsafeVaultPath(let path):
             return CLIError(message: "refusing '\(path)': a symbolic link or not the expected kind of file")
         case .unsafeScratch(let path):
@@ -145,9 +171,37 @@ enum ErrorReport {
                             hints: ["remove it, or point XDG_RUNTIME_DIR at a directory only you can write"])
         case .notARegularFile(let path, let what, let kind):
             // Never read: a FIFO would wait for a writer for ever, a device never end.
-            return CLIError(message: "\(what) '\(path)' is \(kind), not a regular file")
-        case .invalidArgument(let message):
-            return CLIError(message: message)
+            return CLIError(message: "\(words(for: what)) '\(path)' is \(words(for: kind)), not a regular file")
+        case .inputTooLarge(let limit):
+            return CLIError(message: "input larger than \(limit) bytes")
+        case .itemTooLarge:
+            return CLIError(message: "item larger than the format allows")
+        case .noSuchKeySlot(let name):
+            return CLIError(message: "no key slot named '\(name)'")
+        case .notAPasswordSlot(let name, let kind):
+            return CLIError(message: "key slot '\(name)' is a \(kind.name) slot, not a password slot")
+        case .keySlotExists(let name):
+            return CLIError(message: "a key slot named '\(name)' exists")
+        case .tooManyKeySlots:
+            return CLIError(message: "a vault has at most \(KeySlot.maxSlots) key slots")
+        case .lastKeySlot(let name):
+            return CLIError(message: "'\(name)' is the vault's last key slot; add another one first")
+        case .invalidKeySlotName:
+            return CLIError(message: "a key slot name is 1 to \(KeySlot.maxNameBytes) letters, digits or -_.@")
+        case .keyFileLength(nil, _):
+            return CLIError(message: "a key file holds \(KeyFileSecret.minLength) to \(KeyFileSecret.maxLength) bytes")
+        case .keyFileLength(let path?, let bytes):
+            return CLIError(message: "key file '\(path)' holds \(bytes) bytes; a key file holds \(KeyFileSecret.minLength) to \(KeyFileSecret.maxLength)")
+        case .version1NeedsPassword:
+            return CLIError(message: "a vault of format version 1 is upgraded with its password: unlock with it")
+        case .rekeyNeedsPassword:
+            return CLIError(message: "rekey keeps the password slot it was unlocked with; unlock with a password")
+        case .kdfAboveLimits:
+            return CLIError(message: "Argon2 parameters above the header limits (2 GiB, 16 passes, 8 lanes)")
+        case .headerCounterExhausted:
+            return CLIError(message: "the header counter is at its limit")
+        case .misuse(let misuse):
+            return CLIError(message: words(for: misuse))
         case .rollback(let seen, let found):
             return CLIError(message: "the vault's list of items is older than one seen here before (generation \(found), seen \(seen)): an older copy was put back in place",
                             hints: ["nothing was changed; if you restored an older backup on purpose, run the command again with --accept-rollback"],
@@ -184,7 +238,13 @@ enum ErrorReport {
             return CLIError(message: "the connection ended before the move was confirmed",
                             hints: ["the old vault was not erased; run the move again"])
         case .refused(let reason):
-            return CLIError(message: "the receiver refused the vault: \(reason)", hints: ["the vault here is untouched"])
+            return CLIError(message: "the receiver refused the vault: \(words(for: reason))", hints: ["the vault here is untouched"])
+        case .noSpace(let bytes, let directory):
+            return CLIError(message: "cannot receive \(bytes) bytes into '\(directory)': \(Errno.noSpace)")
+        case .tooManyFiles:
+            return CLIError(message: "too many files to move")
+        case .misuse(let misuse):
+            return CLIError(message: words(for: misuse))
         }
     }
 
@@ -200,8 +260,8 @@ enum ErrorReport {
         switch error {
         case .authenticationFailed, .weakSharedSecret, .invalidLength, .invalidKey:
             return CLIError(message: tampered, code: .corrupted)
-        case .invalidParameter(let message):
-            return CLIError(message: message)
+        case .invalidParameter(let parameter):
+            return CLIError(message: words(for: parameter))
         case .library(let library, let function, let code):
             return CLIError(message: "internal error: \(library) \(function) failed with code \(code)")
         case .outOfMemory:
@@ -214,8 +274,8 @@ enum ErrorReport {
         case .noRuntimeDirectory:
             return CLIError(message: "cannot start an unlock agent: XDG_RUNTIME_DIR is not set",
                             hints: ["log in through a session that sets it (systemd-logind does), or set it to a directory only you can use (0700)"])
-        case .unsafeDirectory(let path, let reason):
-            return CLIError(message: "refusing the unlock agent's directory '\(path)': \(reason)",
+        case .unsafeDirectory(let path, let problem):
+            return CLIError(message: "refusing the unlock agent's directory '\(path)': \(words(for: problem))",
                             hints: ["it must be a directory of yours, mode 0700; remove it if you did not make it"])
         case .alreadyRunning:
             return CLIError(message: "an unlock agent already runs for this vault", hints: ["'vault unlock --status' says for how long"])
@@ -238,17 +298,17 @@ enum ErrorReport {
     static func agentReport(for error: any Error) -> String {
         switch error {
         case AgentError.noRuntimeDirectory: "XDG_RUNTIME_DIR is not set"
-        case AgentError.unsafeDirectory(let path, let reason): "\(path) is not private: \(reason)"
+        case AgentError.unsafeDirectory(let path, let problem): "\(path) is not private: \(words(for: problem))"
         case AgentError.badSetup: "bad setup"
-        case let e as SystemError: "\(e.operation) \(e.path ?? ""): \(e.reason)"
+        case let e as SystemError: "\(e.operation.rawValue) \(e.path ?? ""): \(e.reason)"
         default: cliError(for: error, vaultDirectory: nil).message
         }
     }
 
     private static func cliError(for error: BackupError) -> CLIError {
         switch error {
-        case .snapshotCorrupted(let snapshot, let detail):
-            return CLIError(message: "snapshot \(snapshot.prefix(8)) is corrupted or tampered with: \(detail)",
+        case .snapshotCorrupted(let snapshot, let damage):
+            return CLIError(message: "snapshot \(snapshot.prefix(8)) is corrupted or tampered with: \(words(for: damage))",
                             hints: ["run 'vault check --read-data' to see what is affected"], code: .corrupted)
         case .noSuchSnapshot(let id):
             return CLIError(message: "no snapshot '\(Terminal.printable(id))'", hints: ["'vault snapshots' lists them"], code: .noSuchItem)
@@ -260,11 +320,30 @@ enum ErrorReport {
             return CLIError(message: "the backup cache is damaged")
         case .duplicateName(let name):
             return CLIError(message: "two paths end in the name '\(Terminal.printable(name))'", code: .usage)
-        case .unsafeEntry(let path, let reason):
-            return CLIError(message: "refusing to write '\(Terminal.printable(path))': \(reason)", code: .corrupted)
         case .packsRemovedMeanwhile(let count):
             return CLIError(message: "the vault's owner pruned it while this backup ran, removing \(Format.count(count, "pack")) the backup needed; nothing of this backup was kept",
                             hints: ["run the backup again: this host's cache has forgotten those packs, so it stores them anew"])
+        case .treeTooLarge(let entries):
+            return CLIError(message: "a directory has too many entries for one tree (\(entries))")
+        }
+    }
+
+    private static func cliError(for error: MountError) -> CLIError {
+        switch error {
+        case .fuseDidNotStart:
+            return CLIError(message: "FUSE would not start (is /dev/fuse there?)")
+        case .mountFailed(let mountpoint):
+            return CLIError(message: "could not mount on '\(mountpoint)' (is fusermount3 installed?)")
+        }
+    }
+
+    private static func cliError(for error: AddInputRefusal) -> CLIError {
+        switch error {
+        case .pathNotUTF8:
+            return CLIError(message: "the path is not valid UTF-8, so vault cannot name it; "
+                            + "rename it, or use 'vault add - --name NAME < FILE'")
+        case .notFileOrFolder:
+            return CLIError(message: "not a regular file or folder")
         }
     }
 }

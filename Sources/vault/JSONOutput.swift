@@ -149,11 +149,12 @@ enum JSONOutput {
             case movedToQuarantine = "moved_to_quarantine", removed
         }
 
-        init(_ r: CheckReport, readData: Bool) {
-            (ok, itemsChecked, versionsChecked) = (r.problems.isEmpty, r.itemsChecked, r.versionsChecked)
+        /// `problems`: the report's and the snapshots' (SnapshotCheck), worded.
+        init(_ r: CheckReport, problems: [Problem], readData: Bool) {
+            (ok, itemsChecked, versionsChecked) = (problems.isEmpty, r.itemsChecked, r.versionsChecked)
             (self.readData, bytesChecked) = (readData, r.bytesChecked)
             (snapshotsChecked, packsChecked) = (r.snapshotsChecked, r.packsChecked)
-            problems = r.problems.map { Problem(item: $0.item, message: $0.message, version: $0.version) }
+            self.problems = problems
             (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
             (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)
         }

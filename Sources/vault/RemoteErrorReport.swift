@@ -4,8 +4,8 @@ extension ErrorReport {
     /// How each remote failure reads, and its exit code.
     static func cliError(for error: RemoteError) -> CLIError {
         switch error {
-        case .rcloneFailed(let operation, let message):
-            return CLIError(message: "remote unreachable or refused the \(operation): rclone: \(message)",
+        case .rcloneFailed(let operation, let failure):
+            return CLIError(message: "remote unreachable or refused the \(words(for: operation)): rclone: \(words(for: failure))",
                             hints: ["check the target and rclone's configuration ('rclone lsd TARGET'); the vault here is unchanged"],
                             code: .remote)
         case .rcloneMissing(let program):
@@ -53,10 +53,14 @@ extension ErrorReport {
         case .remoteExists(let name):
             return CLIError(message: "a remote named '\(name)' exists already", hints: ["remove it first, or choose another name"],
                             code: .exists)
-        case .invalidRemote(let message):
-            return CLIError(message: message)
-        case .malformedRemote(let message):
-            return CLIError(message: "remote \(tampered): \(message)", code: .corrupted)
+        case .invalidRemoteName(let name):
+            return CLIError(message: "'\(name)' cannot be a remote's name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
+        case .invalidRemoteTarget(let target):
+            return CLIError(message: "'\(target)' cannot be a remote target (an rclone path, not starting with '-')")
+        case .tooManyRemotes:
+            return CLIError(message: "a vault has at most \(RemoteConfig.maxRemotes) remotes")
+        case .malformedRemote(let damage):
+            return CLIError(message: "remote \(tampered): \(words(for: damage))", code: .corrupted)
         case .rekeyPending:
             return CLIError(message: "a rekey is unfinished", hints: ["any command that unlocks the vault finishes it; then push"])
         }

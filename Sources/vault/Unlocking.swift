@@ -28,7 +28,7 @@ extension Context {
             terminal.warning("\(by.display), another user, dropped in '\(asked)'; it was kept as '\(kept)' and your '\(asked)' is unchanged")
         }
         for (name, reason) in report.refusedSnapshots {
-            terminal.warning("backup \(name) was refused: \(reason); it waits in the inbox",
+            terminal.warning("backup \(name) was refused: \(ErrorReport.words(for: reason)); it waits in the inbox",
                              hints: ["'vault check --repair' sets damaged drop-ins aside; then run 'vault backup' again where it was made"])
         }
         let shown = 5
@@ -65,7 +65,7 @@ extension Context {
     /// prompt that could only end in "permission denied".
     static func sharedForAddingOnly(_ vault: Vault) -> CLIError {
         CLIError(message: "this vault is shared with you for adding only",
-                 hints: ["add files with '\(ShareCommand.addCommand(vault))'; only \(vault.ownerName) can list, read or change it"])
+                 hints: ["add files with '\(ShareCommand.addCommand(vault))'; only \(ShareCommand.ownerName(vault)) can list, read or change it"])
     }
 
     /// Reads the password and unlocks. On a terminal a mistyped password is

@@ -53,13 +53,13 @@ import Glibc
         Case(name: "hard link to a later entry", entry: "h", reason: .hardLinkOutside) { _, t in
             t.add("h", .hardlink, link: "f"); t.add("f", data: [1])
         },
-        Case(name: "character device", entry: "null", reason: .specialFile("character device")) { _, t in
+        Case(name: "character device", entry: "null", reason: .specialFile(.characterDevice)) { _, t in
             t.add("null", .charDevice, mode: 0o666)
         },
-        Case(name: "block device", entry: "disk", reason: .specialFile("block device")) { _, t in
+        Case(name: "block device", entry: "disk", reason: .specialFile(.blockDevice)) { _, t in
             t.add("disk", .blockDevice, mode: 0o660)
         },
-        Case(name: "fifo", entry: "pipe", reason: .specialFile("fifo")) { _, t in
+        Case(name: "fifo", entry: "pipe", reason: .specialFile(.fifo)) { _, t in
             t.add("pipe", .fifo)
         },
         Case(name: "same file twice", entry: "./a", reason: .alreadyExists) { _, t in

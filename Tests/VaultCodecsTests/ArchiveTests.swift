@@ -176,7 +176,7 @@ import Glibc
     @Test func writingAFileThatIsNotADirectoryFails() throws {
         let scratch = try ArchiveScratch()
         writeFile(scratch.sub("f"), [1])
-        #expect(throws: SystemError(operation: "open", path: scratch.sub("f"), errno: .notDirectory)) {
+        #expect(throws: SystemError(operation: .open, path: scratch.sub("f"), errno: .notDirectory)) {
             try archiveBytes(scratch.sub("f"))
         }
     }

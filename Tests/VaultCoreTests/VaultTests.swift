@@ -144,7 +144,7 @@ struct VaultTests {
             let v = try t.unlock()
             #expect(throws: VaultError.itemCorrupted(name: "doc")) { try t.read(v, "doc") }
             let report = try v.check(readData: true, repair: false)
-            #expect(report.problems == [.init(item: "doc", message: "corrupted or tampered")])
+            #expect(report.problems == [.init(item: "doc", kind: .corrupted)])
         }
         try t.flip("manifest", at: 40)
         #expect(throws: VaultError.corruptedOrTampered) { try t.unlock() }

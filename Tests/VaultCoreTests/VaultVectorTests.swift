@@ -170,7 +170,7 @@ struct VaultVectorTests {
         #expect(v5.pruneMarks[Self.seq(0xf0, 16)] == PruneMarks.Mark(since: 1_767_484_800, needed: 4096))
         #expect(v5.versions(named: "hello.txt").map(\.droppedBy) == [Dropper(uid: 1001, name: "ncshare"), nil])
         // A dropper cannot be written in the older formats.
-        #expect(throws: VaultError.self) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
+        #expect(throws: VaultError.misuse(.manifestVersion(3))) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
                 let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),
                                                            vaultID: Self.vaultID)
         #expect(fromEnvelope.name == "hello.txt" && fromEnvelope.itemID == Self.itemID)

@@ -47,12 +47,12 @@ import VaultCrypto
     @Test(arguments: algorithms)
     func wrongKeyOrNonceLengthIsRejected(algorithm: AEADAlgorithm) throws {
         for length in [0, 16, 24, 32, 33] where length != algorithm.keyLength {
-            #expect(throws: CryptoError.invalidLength(what: "AEAD key", expected: algorithm.keyLength, got: length)) {
+            #expect(throws: CryptoError.invalidLength(what: .aeadKey, expected: algorithm.keyLength, got: length)) {
                 try AEAD(algorithm, key: try SecretBytes(count: length))
             }
         }
         let aead = try AEAD(algorithm, key: .random(count: algorithm.keyLength))
-        #expect(throws: CryptoError.invalidLength(what: "nonce", expected: 12, got: 8)) {
+        #expect(throws: CryptoError.invalidLength(what: .nonce, expected: 12, got: 8)) {
             try aead.seal(nonce: [UInt8](repeating: 0, count: 8), aad: [UInt8](), plaintext: [1])
         }
     }

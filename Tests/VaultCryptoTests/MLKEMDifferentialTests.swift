@@ -48,7 +48,7 @@ enum PythonOracle {
         p.standardError = FileHandle.nullDevice
         try p.run()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw CryptoError.invalidParameter("python3 exited \(p.terminationStatus)") }
+        guard p.terminationStatus == 0 else { throw ReferenceFailed(status: p.terminationStatus) }
         return String(decoding: try Data(contentsOf: outURL), as: UTF8.self).split(separator: "\n")
     }
 }
@@ -149,3 +149,6 @@ private struct Case {
         print("ML-KEM-768 differential vs kyber-py: \(keys) keys, \(n) operations agree")
     }
 }
+
+/// The Python reference exited with a failure.
+struct ReferenceFailed: Error { let status: Int32 }

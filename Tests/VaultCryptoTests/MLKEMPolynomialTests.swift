@@ -191,20 +191,20 @@ import Testing
     @Test func wrongLengthsAreTypedErrors() throws {
         let dk = try MLKEM768.generateKeyPair()
         for n in [0, 1087, 1089] {
-            #expect(throws: CryptoError.invalidLength(what: "ML-KEM-768 ciphertext", expected: 1088, got: n)) {
+            #expect(throws: CryptoError.invalidLength(what: .mlkemCiphertext, expected: 1088, got: n)) {
                 try MLKEM768.decapsulate([UInt8](repeating: 0, count: n), with: dk)
             }
         }
-        #expect(throws: CryptoError.invalidLength(what: "ML-KEM-768 encapsulation key", expected: 1184, got: 1183)) {
+        #expect(throws: CryptoError.invalidLength(what: .mlkemEncapsulationKey, expected: 1184, got: 1183)) {
             try MLKEM768.EncapsulationKey(bytes: Array(dk.encapsulationKey.bytes.dropLast()))
         }
-        #expect(throws: CryptoError.invalidLength(what: "ML-KEM-768 decapsulation key", expected: 2400, got: 2399)) {
+        #expect(throws: CryptoError.invalidLength(what: .mlkemDecapsulationKey, expected: 2400, got: 2399)) {
             try MLKEM768.DecapsulationKey(secret: dk.secret.slice(0..<2399))
         }
-        #expect(throws: CryptoError.invalidLength(what: "ML-KEM-768 key generation seed", expected: 32, got: 31)) {
+        #expect(throws: CryptoError.invalidLength(what: .mlkemSeed, expected: 32, got: 31)) {
             try MLKEM768.generateKeyPair(d: try SecretBytes(count: 31), z: try SecretBytes(count: 32))
         }
-        #expect(throws: CryptoError.invalidLength(what: "ML-KEM-768 encapsulation randomness", expected: 32, got: 33)) {
+        #expect(throws: CryptoError.invalidLength(what: .mlkemRandomness, expected: 32, got: 33)) {
             try MLKEM768.encapsulate(to: dk.encapsulationKey, randomness: try SecretBytes(count: 33))
         }
     }

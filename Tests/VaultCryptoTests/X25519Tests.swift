@@ -55,10 +55,10 @@ import VaultCrypto
     }
 
     @Test func wrongLengthsAreRejected() {
-        #expect(throws: CryptoError.invalidLength(what: "X25519 public key", expected: 32, got: 31)) {
+        #expect(throws: CryptoError.invalidLength(what: .x25519PublicKey, expected: 32, got: 31)) {
             try X25519PublicKey(bytes: [UInt8](repeating: 1, count: 31))
         }
-        #expect(throws: CryptoError.invalidLength(what: "X25519 private key", expected: 32, got: 33)) {
+        #expect(throws: CryptoError.invalidLength(what: .x25519PrivateKey, expected: 32, got: 33)) {
             try X25519PrivateKey(secret: try SecretBytes(count: 33))
         }
     }

@@ -65,19 +65,19 @@ struct XWingVector: Decodable, Sendable {
 
     @Test func lengthsAndKeyChecks() throws {
         let sk = try XWing.PrivateKey()
-        #expect(throws: CryptoError.invalidLength(what: "X-Wing ciphertext", expected: 1120, got: 1119)) {
+        #expect(throws: CryptoError.invalidLength(what: .xwingCiphertext, expected: 1120, got: 1119)) {
             try XWing.decapsulate([UInt8](repeating: 0, count: 1119), with: sk)
         }
-        #expect(throws: CryptoError.invalidLength(what: "X-Wing public key", expected: 1216, got: 1215)) {
+        #expect(throws: CryptoError.invalidLength(what: .xwingPublicKey, expected: 1216, got: 1215)) {
             try XWing.PublicKey(bytes: Array(sk.publicKey.bytes.dropLast()))
         }
-        #expect(throws: CryptoError.invalidLength(what: "X-Wing seed", expected: 32, got: 31)) {
+        #expect(throws: CryptoError.invalidLength(what: .xwingSeed, expected: 32, got: 31)) {
             try XWing.PrivateKey(seed: try SecretBytes(count: 31))
         }
         // A coefficient of 0xfff (>= q) in pk_M fails the FIPS 203 modulus check.
         var bad = sk.publicKey.bytes
         bad[0] = 0xff; bad[1] |= 0x0f
-        #expect(throws: CryptoError.invalidKey("ML-KEM-768 encapsulation key fails the modulus check (FIPS 203 section 7.2)")) {
+        #expect(throws: CryptoError.invalidKey(.mlkemModulus)) {
             try XWing.PublicKey(bytes: bad)
         }
     }

@@ -39,10 +39,10 @@ struct MoveTests {
     @Test func codeBounds() throws {
         let pk = try X25519PrivateKey().publicKey, t = SecureRandom.bytes(16)
         let nine = Array(repeating: MoveAddress("127.0.0.1")!, count: 9)
-        #expect(throws: VaultError.self) { try MoveCode(addresses: nine, port: 1, publicKey: pk, token: t) }
-        #expect(throws: VaultError.self) { try MoveCode(addresses: [], port: 1, publicKey: pk, token: t) }
-        #expect(throws: VaultError.self) { try MoveCode(addresses: [MoveAddress("::1")!], port: 0, publicKey: pk, token: t) }
-        #expect(throws: VaultError.self) { try MoveCode(addresses: [MoveAddress("::1")!], port: 1, publicKey: pk, token: [1]) }
+        #expect(throws: MoveError.misuse(.codeAddressCount)) { try MoveCode(addresses: nine, port: 1, publicKey: pk, token: t) }
+        #expect(throws: MoveError.misuse(.codeAddressCount)) { try MoveCode(addresses: [], port: 1, publicKey: pk, token: t) }
+        #expect(throws: MoveError.misuse(.codePortZero)) { try MoveCode(addresses: [MoveAddress("::1")!], port: 0, publicKey: pk, token: t) }
+        #expect(throws: MoveError.misuse(.tokenLength)) { try MoveCode(addresses: [MoveAddress("::1")!], port: 1, publicKey: pk, token: [1]) }
         let eight = try MoveCode(addresses: Array(repeating: MoveAddress("::1")!, count: 8), port: 1, publicKey: pk, token: t)
         #expect(try MoveCode(text: eight.text) == eight)
         // A body claiming 9 addresses, with a valid checksum, is still refused.
@@ -62,7 +62,7 @@ struct MoveTests {
         let relabelled = try MoveCode(bytes: v2 + MoveCode.checksum(v2))
         #expect(relabelled.handshake == .hybrid && relabelled.receiverKey == .xwingHash(pk.bytes))
         #expect(relabelled.text.count == eight.text.count)
-        #expect(throws: VaultError.self) { try MoveCode(addresses: [MoveAddress("::1")!], port: 1, key: .xwingHash([1]), token: t) }
+        #expect(throws: MoveError.misuse(.codeKeyLength)) { try MoveCode(addresses: [MoveAddress("::1")!], port: 1, key: .xwingHash([1]), token: t) }
         // Bad address family, re-checksummed.
         var f = eight.bytes.dropLast(4).map { $0 }
         f[2] = 5
@@ -202,8 +202,8 @@ struct MoveTests {
         let messages: [[UInt8]] = [try s.ownConfirmation(), [], Array(repeating: 7, count: MoveFrame.maxPlaintextLength), Array("end".utf8)]
         var stream: [UInt8] = []
         for (i, m) in messages.enumerated() { stream += try sealer.seal(m, final: i == messages.count - 1) }
-        #expect(throws: VaultError.self) { _ = try sealer.seal([1]) }
-        #expect(throws: VaultError.self) { _ = try s.makeSealer().seal(Array(repeating: 0, count: MoveFrame.maxPlaintextLength + 1)) }
+        #expect(throws: MoveError.misuse(.frameAfterFinal)) { _ = try sealer.seal([1]) }
+        #expect(throws: MoveError.misuse(.frameLength(MoveFrame.maxPlaintextLength + 1))) { _ = try s.makeSealer().seal(Array(repeating: 0, count: MoveFrame.maxPlaintextLength + 1)) }
         // Fed in uneven pieces, as a socket would.
         var buf: [UInt8] = [], got: [([UInt8], Bool)] = [], pos = 0
         while pos < stream.count {

@@ -6,7 +6,7 @@ import VaultCore
 /// hostile bytes, with one message per way they can be wrong.
 @Suite struct ManifestPrefixTests {
     static let start = Manifest.magic
-    static let notAManifest = RemoteError.malformedRemote("the remote's manifest does not start as a manifest does")
+    static let notAManifest = RemoteError.malformedRemote(.notAManifest)
 
     @Test func readsTheGeneration() throws {
         let g: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -16,7 +16,7 @@ import VaultCore
         // The identity is the first 32 bytes, which hold the write's random nonce.
         let file = Self.start + [5, 0, 0, 0] + g + Array(0..<12) + [0xaa, 0xbb]
         #expect(try ManifestPrefix.identity(of: file) == Hex.encode(Array(file.prefix(32))))
-        #expect(throws: RemoteError.malformedRemote("the remote's manifest is too short")) {
+        #expect(throws: RemoteError.malformedRemote(.manifestTooShort)) {
             try ManifestPrefix.identity(of: Array(file.prefix(31)))
         }
         #expect(try ManifestPrefix.generation(of: Self.start + [1, 0, 0, 0]) == 0)
@@ -35,12 +35,12 @@ import VaultCore
 
     @Test func tooShortAndUnknownVersions() {
         for n in 12..<20 {
-            #expect(throws: RemoteError.malformedRemote("the remote's manifest is too short")) {
+            #expect(throws: RemoteError.malformedRemote(.manifestTooShort)) {
                 try ManifestPrefix.generation(of: Array((Self.start + [2, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])[..<n]))
             }
         }
         for v: UInt8 in [0, 6, 255] {
-            #expect(throws: RemoteError.malformedRemote("the remote's manifest has an unknown version \(v)")) {
+            #expect(throws: RemoteError.malformedRemote(.manifestVersion(v))) {
                 try ManifestPrefix.generation(of: Self.start + [v, 0, 0, 0] + [UInt8](repeating: 0, count: 8))
             }
         }

@@ -10,11 +10,12 @@ import Testing
         case push(SyncPlan.PushAction)
         case header(SyncPlan.HeaderAction)
         case refused(RemoteError)
+        case failed(String)
         var description: String { "\(self)" }
     }
 
     static func outcome(_ body: () throws -> Outcome) -> Outcome {
-        do { return try body() } catch let e as RemoteError { return .refused(e) } catch { return .refused(.malformedRemote("\(error)")) }
+        do { return try body() } catch let e as RemoteError { return .refused(e) } catch { return .failed("\(error)") }
     }
 
     /// A history from (replica letter, count, tag letter) triples: replica

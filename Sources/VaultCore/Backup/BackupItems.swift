@@ -125,7 +125,7 @@ extension UnlockedVault {
 
     /// A stored snapshot's content (`vault snapshots`).
     public func snapshotContent(_ entry: ManifestEntry) throws -> [UInt8] {
-        guard entry.kind == .snapshot else { throw VaultError.invalidArgument("'\(entry.name)' is not a snapshot") }
+        guard entry.kind == .snapshot else { throw VaultError.wrongItemKind(name: entry.name, expected: .snapshot) }
         do { return try snapshotContent(entry, at: paths.item(entry.blobName)) } catch let e as SystemError where e.errno == .noSuchFile {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.corruptedOrTampered {
@@ -133,36 +133,65 @@ extension UnlockedVault {
         }
     }
 
-    /// Whether a waiting pack authenticates chunk by chunk, all of it: a
-    /// snapshot is taken in only over whole packs, so damage is found at
-    /// absorb, not at the restore that needed the piece.
-    func packIsWhole(_ entry: ManifestEntry) -> Bool {
+    /// Where a waiting drop-in's content is: still in the inbox, else in
+    /// items/ (an absorb interrupted after the rename). Only "no such
+    /// file" means not in the inbox; any other failure to look is thrown,
+    /// never read as absent.
+    private func waitingContentPath(_ entry: ManifestEntry) throws -> String {
         let inInbox = paths.dropInContent(entry.blobName)
-        let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
-        guard let r = try? ItemRules.open(entry, at: path, threads: 1) else { return false }
-        return (try? r.readAll(to: DiscardingSink())) != nil
+        return try Syscall.status(of: inInbox) != nil ? inInbox : paths.item(entry.blobName)
     }
 
-    /// Why a waiting snapshot may not be absorbed (nil: it may): it does not
-    /// open, or a pack it lists is not in the manifest (missing, or refused
-    /// because it was damaged). Absorb takes packs in before snapshots.
-    func snapshotRefusal(_ entry: ManifestEntry) -> String? {
-        let inInbox = paths.dropInContent(entry.blobName)
-        let path = Syscall.exists(inInbox) ? inInbox : paths.item(entry.blobName)
-        guard let content = try? snapshotContent(entry, at: path),
-              let ids = try? BackupItems.packIDs(inSnapshot: content) else {
-            return "it does not open (corrupted or tampered)"
+    /// Whether a waiting pack authenticates chunk by chunk, all of it: a
+    /// snapshot is taken in only over whole packs, so damage is found at
+    /// absorb, not at the restore that needed the piece. Any failure, to
+    /// open, to read or to authenticate, is a no: the pack stays waiting in
+    /// the inbox (rejected, nothing deleted) and its snapshots wait with it.
+    func packIsWhole(_ entry: ManifestEntry) -> Bool {
+        do {
+            _ = try ItemRules.open(entry, at: waitingContentPath(entry), threads: 1).readAll(to: DiscardingSink())
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Why a waiting snapshot may not be absorbed (nil: it may): it cannot
+    /// be read, it does not open, or a pack it lists is not in the manifest
+    /// (missing, or refused because it was damaged). Absorb takes packs in
+    /// before snapshots. A refused snapshot waits in the inbox.
+    func snapshotRefusal(_ entry: ManifestEntry) -> SnapshotRefusal? {
+        let ids: [[UInt8]]
+        do {
+            ids = try BackupItems.packIDs(inSnapshot: snapshotContent(entry, at: waitingContentPath(entry)))
+        } catch let error as SystemError {
+            return .unreadable(error.errno)
+        } catch {
+            return .doesNotOpen
         }
         let absent = ids.filter { pack($0) == nil }
         guard !absent.isEmpty else { return nil }
         // A repack keeps only what the snapshots prune saw needed: one made
         // before it, never seen by that prune, may need a piece it dropped.
         if absent.allSatisfy({ !manifest.versions(named: BackupItems.repackName($0)).isEmpty }) {
-            return "it was made before \(absent.count == 1 ? "a pack it needs was" : "\(absent.count) packs it needs were") repacked (\(BackupItems.packName(absent[0]))); back up again"
+            return .madeBeforeRepack(first: BackupItems.packName(absent[0]), count: absent.count)
         }
-        var missing = absent.map(BackupItems.packName)
-        let count = missing.count
-        missing = Array(missing.prefix(3))
-        return "\(count == 1 ? "a pack it needs is" : "\(count) packs it needs are") missing or damaged (\(missing.joined(separator: ", "))\(count > 3 ? ", ..." : ""))"
+        return .packsMissing(first: absent.prefix(3).map(BackupItems.packName), count: absent.count)
     }
+}
+
+/// Why absorb left a backup snapshot waiting in the inbox
+/// (`AbsorbReport.refusedSnapshots`); the CLI words it.
+public enum SnapshotRefusal: Equatable, Sendable {
+    /// Its content could not be read (the system's answer): not a verdict
+    /// on the snapshot, which the next absorb tries again.
+    case unreadable(Errno)
+    /// It does not open: corrupted or tampered.
+    case doesNotOpen
+    /// Packs it needs (`count`, the first named) have been repacked since
+    /// it was made: a repack keeps only what the snapshots prune saw needed.
+    case madeBeforeRepack(first: String, count: Int)
+    /// Packs it needs (`count`, the first three named) are missing or were
+    /// refused as damaged.
+    case packsMissing(first: [String], count: Int)
 }

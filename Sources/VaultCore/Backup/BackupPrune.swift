@@ -45,7 +45,8 @@ extension UnlockedVault {
         // Snapshots that landed while we waited for the lock come in first.
         try absorbInbox()
         var listed = Set<[UInt8]>()
-        for d in try openInbox(with: keys).waiting where d.entry.kind == .snapshot {
+        // A waiting envelope that cannot be read might be a snapshot's: prune stops (inboxUnreadable).
+        for d in try openInboxWhole(with: keys) where d.entry.kind == .snapshot {
             do {
                 listed.formUnion(try BackupItems.packIDs(inSnapshot: snapshotContent(d.entry, at: paths.dropInContent(d.contentStem))))
             } catch {
@@ -81,7 +82,7 @@ extension UnlockedVault {
                                      marks: PruneMarks? = nil) throws {
         try requireLock()
         guard removed.allSatisfy({ $0.kind.isBackupStorage }), added.allSatisfy({ $0.kind == .repack }) else {
-            throw VaultError.invalidArgument("only backup packs and snapshots are replaced this way")
+            throw VaultError.misuse(.notBackupStorage)
         }
         guard !removed.isEmpty || !added.isEmpty || (marks != nil && marks != manifest.pruneMarks) else { return }
         let before = manifest
@@ -94,7 +95,7 @@ extension UnlockedVault {
             manifest = before
             throw error
         }
-        for e in gone { try? Syscall.unlink(paths.item(e.blobName)) }
+        for e in gone { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
         try Syscall.fsyncDirectory(paths.items)
     }
 }

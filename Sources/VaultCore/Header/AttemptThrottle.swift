@@ -45,6 +45,7 @@ struct AttemptThrottle {
 
     static func decode(_ b: [UInt8]) -> State? {
         var r = ByteReader(b)
+        // Not of the exact shape: nil, which `run` reads as the longest wait (fail closed).
         guard (try? r.expect(magic + [1, 0, 0, 0])) != nil, let failures = try? r.u32(), let notBefore = try? r.i64(),
               (try? r.finish()) != nil else { return nil }
         return State(failures: failures, notBefore: notBefore)
@@ -62,9 +63,11 @@ struct AttemptThrottle {
     /// prompt. `run` still decides; this only spares the user typing a
     /// password that would be refused unread. Capped like `run` caps it.
     func pendingWait() -> Int {
+        // Advisory (see above): a state that cannot be read shows no wait; `run` decides under the lock.
         guard let fd = try? Syscall.open(path, [.noFollow]) else { return 0 }
         let file = FileHandleFD(owning: fd, path: path)
         var raw = [UInt8](repeating: 0, count: Self.length + 1)
+        // The same.
         guard let n = try? raw.withUnsafeMutableBytes({ try file.read(at: 0, into: $0) }),
               let state = Self.decode(Array(raw[..<n])) else { return 0 }
         let (wait, overflow) = state.notBefore.subtractingReportingOverflow(clock.now())

@@ -19,13 +19,6 @@ extension KeySlot {
 public enum SlotCredential: Sendable {
     case password(Password, Argon2Parameters)
     case keyFile(KeyFileSecret)
-
-    public var kindName: String {
-        switch self {
-        case .password: "password"
-        case .keyFile: "key file"
-        }
-    }
 }
 
 extension UnlockedVault {
@@ -42,9 +35,9 @@ extension UnlockedVault {
         }
         let name = slot ?? unlockedSlot.flatMap { n in passwordSlots.contains { $0.name == n } ? n : nil }
             ?? passwordSlots.first?.name ?? KeySlot.defaultName
-        guard let old = header.slot(named: name) else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
+        guard let old = header.slot(named: name) else { throw VaultError.noSuchKeySlot(name: name) }
         guard case .password(let oldKDF, _) = old.kind else {
-            throw VaultError.invalidArgument("key slot '\(name)' is a \(old.kind.name) slot, not a password slot")
+            throw VaultError.notAPasswordSlot(name: name, kind: old.kind)
         }
         try writeSlot(name: name, credential: .password(password, kdf ?? oldKDF), replacing: true, created: old.created)
     }
@@ -52,9 +45,9 @@ extension UnlockedVault {
     /// Adds a slot `name` opened by `credential`. At most 8; names unique.
     public func addSlot(name: String, credential: SlotCredential) throws {
         try KeySlot.checkName(name)
-        guard vault.header.slot(named: name) == nil else { throw VaultError.invalidArgument("a key slot named '\(name)' exists") }
+        guard vault.header.slot(named: name) == nil else { throw VaultError.keySlotExists(name: name) }
         guard vault.header.slots.count < KeySlot.maxSlots else {
-            throw VaultError.invalidArgument("a vault has at most \(KeySlot.maxSlots) key slots")
+            throw VaultError.tooManyKeySlots
         }
         try writeSlot(name: name, credential: credential, replacing: false, created: Syscall.now())
     }
@@ -63,10 +56,10 @@ extension UnlockedVault {
     public func removeSlot(name: String) throws {
         try requireLock()
         let header = vault.header
-        guard header.slot(named: name) != nil else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
+        guard header.slot(named: name) != nil else { throw VaultError.noSuchKeySlot(name: name) }
         let rest = try currentSlotsForVersion2().filter { $0.name != name }
         guard rest.contains(where: { if case .other = $0.kind { false } else { true } }) else {
-            throw VaultError.invalidArgument("'\(name)' is the vault's last key slot; add another one first")
+            throw VaultError.lastKeySlot(name: name)
         }
         let newHeader = try header.replacingSlots(rest, masterKey: keys.master)
         try replaceHeader(with: newHeader) { _ in
@@ -108,7 +101,7 @@ extension UnlockedVault {
         let header = vault.header
         guard header.version == 1 else { return header.slots }
         guard let old = header.slots.first, let kek = slotKEK, unlockedSlot == old.name else {
-            throw VaultError.invalidArgument("a vault of format version 1 is upgraded with its password: unlock with it")
+            throw VaultError.version1NeedsPassword
         }
         return [try KeySlot.seal(name: old.name, kind: old.kind, created: Syscall.now(), kek: kek, masterKey: keys.master,
                                  vaultID: header.vaultID)]

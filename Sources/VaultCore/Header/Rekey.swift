@@ -28,7 +28,7 @@ extension UnlockedVault {
     public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws -> [String] {
         let name = try unlockedSlot ?? vault.header.passwordSlots().first?.name ?? KeySlot.defaultName
         guard let slot = vault.header.slot(named: name), case .password(let kdf, _) = slot.kind else {
-            throw VaultError.invalidArgument("rekey keeps the password slot it was unlocked with; unlock with a password")
+            throw VaultError.rekeyNeedsPassword
         }
         return try rekey(keeping: name, credential: .password(password, kdf), progress: progress, waiting: waiting)
     }
@@ -50,7 +50,12 @@ extension UnlockedVault {
         }
     }
 
-    private var rekeySwitchWritten: Bool { (try? Syscall.status(of: paths.rekeyPending)) != nil }
+    /// Whether the switch is on disk. One that cannot be looked at counts as
+    /// written: a failed rekey then leaves memory as it is, rather than
+    /// reread a manifest the switch may already have replaced.
+    private var rekeySwitchWritten: Bool {
+        do { return try Syscall.status(of: paths.rekeyPending) != nil } catch { return true }
+    }
 
     private func rekeyInPlace(keeping slotName: String, credential: SlotCredential, progress: ((UInt64) -> Void)?,
                               waiting: (() -> Void)?) throws -> [String] {
@@ -113,6 +118,7 @@ extension UnlockedVault {
 
         // 5. The old blobs.
         for start in stride(from: 0, to: oldIDs.count, by: ItemHeader.itemIDLength) {
+            // Best effort: no manifest names the old blob now; one left is an orphan `check` reports.
             try? Syscall.unlink(paths.item(Hex.encode(oldIDs[start..<(start + ItemHeader.itemIDLength)])))
         }
         try Syscall.fsyncDirectory(paths.items)
@@ -127,12 +133,22 @@ extension UnlockedVault {
     private func restoreLateDropIns(into newManifest: inout Manifest) throws -> [[UInt8]] {
         var absorbed: [[UInt8]] = []
         // In the order they were added, as absorbing orders them.
-        let late = dropInOrder(try openInbox(with: keys).waiting.map { (dropIn: $0, check: ()) })
+        // An envelope or a content that is there but cannot be read fails
+        // the rekey before the switch too: skipping it would strand a
+        // drop-in sealed to the old key (nothing could open it after).
+        let late = dropInOrder(try openInboxWhole(with: keys).map { (dropIn: $0, check: ()) })
         for (dropIn, _) in late {
             var entry = dropIn.entry
             // No room (full manifest, or too many versions) fails the rekey
             // before the switch: skipping would strand a drop-in sealed to the old key.
-            guard let reader = try? ItemRules.open(entry, at: paths.dropInContent(dropIn.contentStem)) else { continue }
+            let reader: ItemReader
+            do {
+                reader = try ItemRules.open(entry, at: paths.dropInContent(dropIn.contentStem))
+            } catch let error as SystemError where error.errno != .noSuchFile && error.errno != .tooManySymlinks {
+                throw error
+            } catch {
+                continue   // absent, a link, damaged or disagreeing with its entry: absorb would refuse it too
+            }
             let stored = try storeItem(flags: reader.header.flags, durable: false, expectedLength: reader.contentLength) { writer in
                 try reader.readAll(to: writer)
                 return (entry.size, entry.fileCount)

@@ -158,11 +158,15 @@ struct RekeySwitch {
     /// content (one that did not open or agree keeps it). Envelope before
     /// contents, as absorb does, so a run cut short and run again finds
     /// what is left by name.
+    /// Best effort, each `try?` of it: a drop-in left in the inbox has an id
+    /// the new manifest holds as a tombstone, so the next absorb sets it
+    /// aside (quarantine/) rather than take it in twice.
     private static func removeDropIns(_ ids: Set<String>, in paths: VaultPaths) {
         for blob in ids {
-            for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] { try? Syscall.unlink(p) }
+            for p in [paths.dropInEnvelope(blob), paths.dropInContent(blob)] { try? Syscall.unlink(p) }   // best effort: see above
         }
         var taken: [String] = [], wholeBatch: [Substring: Bool] = [:]
+        // Best effort: see above.
         for name in (try? VaultDirectory.names(in: paths.inbox)) ?? [] where name.hasSuffix(".item") {
             let stem = VaultPaths.envelopeStem(ofContent: name)
             guard name.count > stem.count + 5 else { continue }  // a single drop-in's
@@ -170,7 +174,7 @@ struct RekeySwitch {
             if isTaken { taken.append(name) }
             wholeBatch[stem] = (wholeBatch[stem] ?? true) && isTaken
         }
-        for (stem, whole) in wholeBatch where whole { try? Syscall.unlink(paths.dropInEnvelope(String(stem))) }
-        for name in taken { try? Syscall.unlink(paths.inbox + "/" + name) }
+        for (stem, whole) in wholeBatch where whole { try? Syscall.unlink(paths.dropInEnvelope(String(stem))) }   // best effort
+        for name in taken { try? Syscall.unlink(paths.inbox + "/" + name) }   // best effort
     }
 }

@@ -37,8 +37,10 @@ public final class RollbackGuard: Sendable {
 
     /// The same memory, for the copy in `vaultDirectory`.
     func scoped(to vaultDirectory: String) -> RollbackGuard {
+        // Best effort, as `saw`: a path that does not resolve, or a hash
+        // that fails (no memory), only files the memory under another name.
         let resolved = (try? Syscall.realPath(vaultDirectory).description) ?? vaultDirectory
-        let digest = (try? SHA256.hash(Array(resolved.utf8))) ?? []
+        let digest = (try? SHA256.hash(Array(resolved.utf8))) ?? []   // the same
         return RollbackGuard(directory: directory, acceptRollback: acceptRollback, place: "-" + Hex.encode(digest.prefix(8)))
     }
 
@@ -49,6 +51,8 @@ public final class RollbackGuard: Sendable {
     /// The newest generation remembered for this vault (0 if none), or with
     /// `header` the newest header counter.
     public func remembered(vaultID: [UInt8], header: Bool = false) -> UInt64 {
+        // None kept, or one that does not read: nothing remembered. This
+        // guard only ever refuses, so forgetting weakens it, never loses data.
         guard let raw = try? VaultDirectory.readFile(path(vaultID, header: header), limit: 32),
               let n = UInt64(String(decoding: raw, as: UTF8.self).trimmingCharacters(in: "\n")) else { return 0 }
         return n
@@ -74,15 +78,15 @@ public final class RollbackGuard: Sendable {
     /// that cannot be written only weakens this guard).
     package func saw(vaultID: [UInt8], generation: UInt64, evenIfLower: Bool = false) {
         guard evenIfLower || generation > remembered(vaultID: vaultID) else { return }
-        try? Vault.ensureDirectory(directory)
-        try? VaultDirectory.atomicWrite(Array("\(generation)\n".utf8), to: path(vaultID))
+        try? Vault.ensureDirectory(directory)   // best effort: see above
+        try? VaultDirectory.atomicWrite(Array("\(generation)\n".utf8), to: path(vaultID))   // best effort
     }
 
     /// Remembers a header counter if it is newer (best effort, as `saw`).
     func saw(vaultID: [UInt8], headerCounter counter: UInt64, evenIfLower: Bool = false) {
         guard evenIfLower || counter > remembered(vaultID: vaultID, header: true) else { return }
-        try? Vault.ensureDirectory(directory)
-        try? VaultDirectory.atomicWrite(Array("\(counter)\n".utf8), to: path(vaultID, header: true))
+        try? Vault.ensureDirectory(directory)   // best effort: as `saw`
+        try? VaultDirectory.atomicWrite(Array("\(counter)\n".utf8), to: path(vaultID, header: true))   // best effort
     }
 }
 

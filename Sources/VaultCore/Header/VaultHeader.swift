@@ -90,7 +90,7 @@ public struct VaultHeader: Equatable, Sendable {
     /// Checks `kdf` against the header bounds.
     public static func checkBounds(_ kdf: Argon2Parameters) throws {
         guard kdf.memoryKiB <= maxMemoryKiB, kdf.passes <= maxPasses, kdf.lanes <= maxLanes else {
-            throw VaultError.invalidArgument("Argon2 parameters above the header limits (2 GiB, 16 passes, 8 lanes)")
+            throw VaultError.kdfAboveLimits
         }
     }
 
@@ -125,6 +125,7 @@ public struct VaultHeader: Equatable, Sendable {
             try r.expect([1, 1, 1, 1])  // version, kdf, wrap aead, hpke suite
             vaultID = try r.bytes(16)
             let (m, t, p) = (try r.u32(), try r.u32(), try r.u32())
+            // Stored costs out of bounds are damage, whichever bound they break.
             guard let k = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
                   (try? Self.checkBounds(k)) != nil else { throw VaultError.corruptedOrTampered }
             kdf = k
@@ -200,13 +201,13 @@ public struct VaultHeader: Equatable, Sendable {
         }
     }
 
-    /// Password slots, or only the one named `name` (`invalidArgument` if none).
+    /// Password slots, or only the one named `name` (`noSuchKeySlot` if none, `notAPasswordSlot` if it is another kind).
     public func passwordSlots(named name: String? = nil) throws -> [KeySlot] {
         let all = slots.filter { if case .password = $0.kind { true } else { false } }
         guard let name else { return all }
-        guard let slot = slots.first(where: { $0.name == name }) else { throw VaultError.invalidArgument("no key slot named '\(name)'") }
+        guard let slot = slots.first(where: { $0.name == name }) else { throw VaultError.noSuchKeySlot(name: name) }
         guard case .password = slot.kind else {
-            throw VaultError.invalidArgument("key slot '\(name)' is a \(slot.kind.name) slot, not a password slot")
+            throw VaultError.notAPasswordSlot(name: name, kind: slot.kind)
         }
         return [slot]
     }
@@ -216,6 +217,7 @@ public struct VaultHeader: Equatable, Sendable {
     /// A short fingerprint of the vault public key for humans to compare:
     /// the first 16 bytes of SHA-256(public key), hex in groups of four.
     public var fingerprint: String {
+        // SHA-256 fails only if OpenSSL cannot allocate: an empty fingerprint, which no one given matches.
         let h = (try? SHA256.hash(publicKey.bytes)) ?? []
         let hex = h.prefix(16).map { String($0, radix: 16).leftPadded(2) }.joined()
         return stride(from: 0, to: hex.count, by: 4).map { i in

@@ -66,9 +66,9 @@ extension VaultHeader {
     /// vectors and tests of vaults earlier versions wrote ask for those).
     static func seal(vaultID: [UInt8], options: VaultOptions, masterKey: MasterKey, slots: [KeySlot],
                      counter: UInt64 = 1, version: UInt8 = currentVersion) throws -> VaultHeader {
-        guard (2...4).contains(version) else { throw VaultError.invalidArgument("header version \(version) is not written") }
+        guard (2...4).contains(version) else { throw VaultError.misuse(.headerVersionNotWritten(version)) }
         guard (1...KeySlot.maxSlots).contains(slots.count) else {
-            throw VaultError.invalidArgument("a vault has 1 to \(KeySlot.maxSlots) key slots")
+            throw VaultError.misuse(.keySlotCount)
         }
         let publicKey = try masterKey.xwingKeyPair(vaultID: vaultID).publicKey
         var w = ByteWriter(magic + [version] + vaultID)
@@ -105,7 +105,7 @@ extension VaultHeader {
 
     /// The counter the header that replaces this one carries.
     func nextCounter() throws -> UInt64 {
-        guard counter < UInt64.max else { throw VaultError.invalidArgument("the header counter is at its limit") }
+        guard counter < UInt64.max else { throw VaultError.headerCounterExhausted }
         return counter + 1
     }
 }

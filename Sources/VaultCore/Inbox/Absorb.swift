@@ -16,7 +16,7 @@ extension UnlockedVault {
         public var deferred = 0
         /// Backup snapshots left waiting (also in `rejected`), each with why:
         /// a pack they need is missing or damaged (BackupItems.swift).
-        public var refusedSnapshots: [(name: String, reason: String)] = []
+        public var refusedSnapshots: [(name: String, reason: SnapshotRefusal)] = []
         /// Another user's drop-ins under a name whose current version is
         /// not theirs, kept under a name of their own instead (`laneName`).
         public var keptApart: [(asked: String, kept: String, by: Dropper)] = []
@@ -65,8 +65,10 @@ extension UnlockedVault {
         // ms) and each drop-in a check of its content: both read only, so on
         // every core at once; what follows (names, versions, the moves) goes
         // one by one.
-        let (all, unopened) = try openInbox(with: keys)
-        report.rejected = unopened.map { $0 + ".env" }
+        // An envelope that cannot be read is left waiting like one that does
+        // not open (nothing is decided on it); the next absorb reads it again.
+        let (all, unopened, unreadable) = try openInbox(with: keys)
+        report.rejected = (unopened + unreadable.map(\.stem)).sorted().map { $0 + ".env" }
         let checks = try parallelMap(all.count) { i -> ContentCheck in
             manifest.entry(itemID: all[i].entry.itemID) != nil || refusal(of: all[i].entry) != nil
                 ? .notDone : checkWaitingContent(of: all[i])
@@ -101,7 +103,7 @@ extension UnlockedVault {
             // Two envelopes may name one item id (a dropper's own doing):
             // the first taken in wins, the other's drop-in is done.
             if manifest.entry(itemID: entry.itemID) != nil { left[dropIn.envelope, default: 0] -= 1; continue }
-            entry.droppedBy = dropper(of: dropIn)
+            entry.droppedBy = try dropper(of: dropIn)
             if let by = entry.droppedBy, !entry.kind.isBackupStorage {
                 guard let lane = laneName(for: entry.name, by: by) else {
                     report.deferred += 1
@@ -175,11 +177,14 @@ extension UnlockedVault {
     /// The user other than us whose files hold drop-in `entry` in the
     /// inbox: the envelope's owner, else its content's (in the inbox until
     /// adopted). Only a shared inbox lets anyone else create files there,
-    /// and the inode's owner is the kernel's word, not the dropper's.
-    func dropper(of dropIn: WaitingDropIn) -> Dropper? {
+    /// and the inode's owner is the kernel's word, not the dropper's. A file
+    /// that is gone (the content already adopted) names no one; one that
+    /// cannot be looked at is an error, never "ours": the answer decides
+    /// whether the drop-in may become a version of the owner's item.
+    func dropper(of dropIn: WaitingDropIn) throws -> Dropper? {
         let me = Syscall.userID
-        let owners = [paths.dropInEnvelope(dropIn.envelope), paths.dropInContent(dropIn.contentStem)]
-            .compactMap { ((try? Syscall.status(of: $0)) ?? nil)?.owner }
+        let owners = try [paths.dropInEnvelope(dropIn.envelope), paths.dropInContent(dropIn.contentStem)]
+            .compactMap { try Syscall.status(of: $0)?.owner }
         guard let other = owners.first(where: { $0 != me }) else { return nil }
         return Dropper(uid: other, name: Syscall.userName(of: other))
     }
@@ -201,7 +206,7 @@ extension UnlockedVault {
             var base = name
             while base.utf8.count + suffix.utf8.count > ManifestEntry.maxNameLength { base.removeLast() }
             let lane = base + suffix
-            if (try? ManifestEntry.checkName(lane)) != nil, theirs(lane) { return lane }
+            if (try? ManifestEntry.checkName(lane)) != nil, theirs(lane) { return lane }   // a name check: its error only says no
         }
         return nil
     }
@@ -218,6 +223,7 @@ extension UnlockedVault {
     /// made ahead (read only, so on any thread).
     func checkWaitingContent(of dropIn: WaitingDropIn) -> ContentCheck {
         let inInbox = paths.dropInContent(dropIn.contentStem)
+        // Only a head start: when this cannot look (or the file is not ours), adoptContent looks again and its error counts.
         guard let waiting = try? Syscall.status(of: inInbox), waiting.owner == Syscall.userID else { return .notDone }
         return contentAgrees(dropIn.entry, at: inInbox) ? .passed : .failed
     }
@@ -256,12 +262,12 @@ extension UnlockedVault {
         // The dropper's file is hostile: one that cannot be opened as a
         // regular file or read is refused like a bad item (false); a
         // failure to write our copy (a full disk) is an error.
-        guard let source = try? FileHandleFD(readingFrom: inInbox) else { return false }
+        guard let source = try? FileHandleFD(readingFrom: inInbox) else { return false }   // refused, left waiting: see above
         let copy = try TempFile(beside: stored)
         let buffer = try PageBuffer(count: 1 << 20)
         var copied: UInt64 = 0
         while true {
-            guard let n = try? source.readSequential(into: buffer.raw) else { return false }
+            guard let n = try? source.readSequential(into: buffer.raw) else { return false }   // the same: the dropper's file
             if n == 0 { break }
             try copy.file.write(UnsafeRawBufferPointer(rebasing: buffer.raw[..<n]))
             copied += UInt64(n)
@@ -287,7 +293,7 @@ extension UnlockedVault {
     func dropInOrder<T>(_ waiting: [(dropIn: WaitingDropIn, check: T)]) -> [(dropIn: WaitingDropIn, check: T)] {
         var times: [String: (Int64, Int)] = [:]
         for w in waiting where times[w.dropIn.envelope] == nil {
-            let s = try? Syscall.status(of: paths.dropInEnvelope(w.dropIn.envelope))
+            let s = try? Syscall.status(of: paths.dropInEnvelope(w.dropIn.envelope))   // orders versions only: unknown sorts first
             times[w.dropIn.envelope] = (s?.modified ?? 0, s?.modifiedNanoseconds ?? 0)
         }
         func key(_ d: WaitingDropIn) -> (Int64, Int64, Int, String, Int) {
@@ -301,6 +307,7 @@ extension UnlockedVault {
     /// with this vault's key as the drop-in `blob`, by the rules absorb
     /// applies.
     package func opensEnvelope(_ envelope: [UInt8], blob: String) -> Bool {
+        // Bytes in memory: whichever check fails, the answer is no.
         guard let entry = try? DropInEnvelope.open(envelope, with: keys, vaultID: vaultID),
               entry.blobName == blob, (try? ItemRules.checkEntry(entry)) != nil else { return false }
         return true

@@ -38,7 +38,7 @@ final class DropLock {
         isForeign = try Vault.isForeignDropper(paths)
         if isForeign {
             // Rekey and prune are the owner's (they unlock first): never another user's.
-            guard !exclusive else { throw VaultError.readOnly(path: paths.root, reason: "it is another user's vault") }
+            guard !exclusive else { throw VaultError.readOnly(path: paths.root, cause: .anotherUsersVault) }
             (fd, fence) = (nil, nil)
             try DropFence.wait(paths, waiting: waiting)
             return
@@ -63,6 +63,7 @@ final class DropLock {
     deinit {
         // The fence goes before the lock: a dropper that finds it gone
         // finds whatever the owner decided done.
+        // deinit cannot throw; a fence left behind no longer stands once its flock goes (DropFence.isStanding).
         if fence != nil { try? Syscall.unlink(paths.dropFence) }
         if let fd { Syscall.close(fd) }
     }

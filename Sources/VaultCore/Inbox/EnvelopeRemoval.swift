@@ -18,11 +18,11 @@ extension UnlockedVault {
         for t in 1..<max(threads, 1) {
             done.enter()
             Thread.detachNewThread {
-                for i in stride(from: t, to: blobs.count, by: threads) { try? Syscall.unlink(paths.dropInEnvelope(blobs[i])) }
+                for i in stride(from: t, to: blobs.count, by: threads) { try? Syscall.unlink(paths.dropInEnvelope(blobs[i])) }   // best effort: above
                 done.leave()
             }
         }
-        for i in stride(from: 0, to: blobs.count, by: max(threads, 1)) { try? Syscall.unlink(paths.dropInEnvelope(blobs[i])) }
+        for i in stride(from: 0, to: blobs.count, by: max(threads, 1)) { try? Syscall.unlink(paths.dropInEnvelope(blobs[i])) }   // the same
         done.wait()
     }
 }

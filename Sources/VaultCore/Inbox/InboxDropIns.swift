@@ -19,25 +19,51 @@ struct WaitingDropIn {
 
 extension UnlockedVault {
     /// Every envelope in the inbox opened with `keys` (on every core: an
-    /// HPKE open each), in name order: the drop-ins they name, and the
+    /// HPKE open each), in name order: the drop-ins they name, the
     /// envelopes that did not open (or name another item than their file,
-    /// or break ItemRules).
-    func openInbox(with keys: VaultKeys) throws -> (waiting: [WaitingDropIn], unopened: [String]) {
+    /// or break ItemRules, or were gone when read), and those that could
+    /// not be read at all (EACCES, EIO: no verdict on them). Absorb leaves
+    /// both kinds waiting; prune and rekey stop at an unreadable one.
+    func openInbox(with keys: VaultKeys) throws
+        -> (waiting: [WaitingDropIn], unopened: [String], unreadable: [(stem: String, errno: Errno)]) {
         let envelopes = try inboxEnvelopes()
-        let opened = try parallelMap(envelopes.count) { i in openDropIns(envelopes[i], with: keys) }
-        var waiting: [WaitingDropIn] = [], unopened: [String] = []
-        for (stem, dropIns) in zip(envelopes, opened) {
-            if let dropIns { waiting += dropIns } else { unopened.append(stem) }
+        let opened = try parallelMap(envelopes.count) { i in Result { try openDropIns(envelopes[i], with: keys) } }
+        var waiting: [WaitingDropIn] = [], unopened: [String] = [], unreadable: [(stem: String, errno: Errno)] = []
+        for (stem, result) in zip(envelopes, opened) {
+            switch result {
+            case .success(let dropIns?): waiting += dropIns
+            case .success(nil): unopened.append(stem)
+            case .failure(let error as SystemError): unreadable.append((stem, error.errno))
+            case .failure: unopened.append(stem)
+            }
         }
-        return (waiting, unopened)
+        return (waiting, unopened, unreadable)
+    }
+
+    /// The same, for prune and rekey: an envelope that cannot be read stops
+    /// them (`inboxUnreadable`), before anything is changed.
+    func openInboxWhole(with keys: VaultKeys) throws -> [WaitingDropIn] {
+        let (waiting, _, unreadable) = try openInbox(with: keys)
+        if let first = unreadable.first { throw VaultError.inboxUnreadable(file: first.stem + ".env", errno: first.errno) }
+        return waiting
     }
 
     /// The drop-ins envelope `stem` names, opened with `keys`; nil if it
-    /// does not open, a single one names another item than its file, or an
-    /// entry breaks ItemRules.
-    func openDropIns(_ stem: String, with keys: VaultKeys) -> [WaitingDropIn]? {
-        guard let file = try? VaultDirectory.readFile(paths.dropInEnvelope(stem), limit: DropInEnvelope.maxBatchLength),
-              let opened = try? DropInEnvelope.openAny(file, with: keys, vaultID: vaultID),
+    /// does not open, a single one names another item than its file, an
+    /// entry breaks ItemRules, or it is gone. An envelope that is there but
+    /// cannot be read is thrown (its SystemError), never read as damaged.
+    func openDropIns(_ stem: String, with keys: VaultKeys) throws -> [WaitingDropIn]? {
+        let file: [UInt8]
+        do {
+            file = try VaultDirectory.readFile(paths.dropInEnvelope(stem), limit: DropInEnvelope.maxBatchLength)
+        } catch let error as SystemError where error.errno != .noSuchFile && error.errno != .tooManySymlinks {
+            throw error
+        } catch {
+            return nil   // gone meanwhile, a symbolic link, not a regular file, or too long: not an envelope vault wrote
+        }
+        // An envelope that does not authenticate or parse is refused, whatever check it failed.
+        guard let opened = try? DropInEnvelope.openAny(file, with: keys, vaultID: vaultID),
+              // An entry that breaks ItemRules is refused with its envelope, whichever rule it broke.
               opened.entries.allSatisfy({ (try? ItemRules.checkEntry($0)) != nil }) else { return nil }
         if !opened.batch {
             guard let entry = opened.entries.first, entry.blobName == stem else { return nil }

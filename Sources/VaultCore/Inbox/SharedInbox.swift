@@ -28,6 +28,7 @@ extension Vault {
 
     /// Whether other users may drop items in.
     public var isShared: Bool {
+        // One who cannot look at the inbox cannot drop into it either: not shared, for them.
         ((try? Syscall.status(of: paths.inbox)) ?? nil).map { $0.permissions & 0o002 != 0 } ?? false
     }
 
@@ -50,21 +51,20 @@ extension Vault {
     }
 
     /// The vault's directory, resolved (what other users pass to `--vault`).
-    public var resolvedRoot: String { (try? Syscall.realPath(paths.root))?.description ?? paths.root }
+    public var resolvedRoot: String { (try? Syscall.realPath(paths.root))?.description ?? paths.root }   // a path to show; unresolved is still right
 
     /// Whether this vault belongs to another user who shares it with us:
     /// we may drop items in and nothing else (the manifest is theirs alone).
     /// Known before any password is asked, so we say so instead of asking.
     public var isSharedWithUs: Bool {
+        // Only chooses a message over a password prompt: the unlock that follows a wrong guess meets the real error.
         guard let root = (try? Syscall.status(of: paths.root)) ?? nil, root.owner != Syscall.userID else { return false }
-        return (try? FileHandleFD(readingFrom: paths.manifest)) == nil
+        return (try? FileHandleFD(readingFrom: paths.manifest)) == nil   // the same
     }
 
-    /// The login name of the vault's owner, else "uid N".
-    public var ownerName: String {
-        guard let root = (try? Syscall.status(of: paths.root)) ?? nil else { return "its owner" }
-        return Syscall.userName(of: root.owner) ?? "uid \(root.owner)"
-    }
+    /// The user id owning the vault directory; nil if it cannot be looked
+    /// at (only a message names the owner: it decides nothing).
+    public var ownerID: UInt32? { ((try? Syscall.status(of: paths.root)) ?? nil)?.owner }   // for a message only
 
     /// Sets the modes above, or back to private. The inbox is opened last on
     /// sharing and closed first on unsharing, so no one ever finds it open
@@ -87,6 +87,7 @@ extension Vault {
 
     /// A replaced header keeps a shared vault's 0644 (rekey, passwd).
     static func headerMode(_ paths: VaultPaths) -> UInt16? {
+        // The safe side: a header that cannot be looked at is replaced private (0600); `share` opens it again.
         ((try? Syscall.status(of: paths.header)) ?? nil).flatMap { $0.permissions & 0o004 != 0 ? 0o644 : nil }
     }
 

@@ -9,7 +9,7 @@ public struct FileKey: Sendable {
     public let secret: SecretBytes
 
     public init(secret: SecretBytes) throws {
-        guard secret.count == Self.length else { throw VaultError.invalidArgument("file key must be 32 bytes") }
+        guard secret.count == Self.length else { throw VaultError.misuse(.fileKeyLength) }
         self.secret = secret
     }
 

@@ -46,7 +46,7 @@ public struct ItemHeader: Equatable, Sendable {
     public init(flags: ItemFlags, itemID: [UInt8], noncePrefix: [UInt8]) throws {
         guard flags.isValid, itemID.count == Self.itemIDLength,
               noncePrefix.count == Self.noncePrefixLength else {
-            throw VaultError.invalidArgument("item header fields out of shape")
+            throw VaultError.misuse(.itemHeaderFields)
         }
         self.flags = flags
         self.itemID = itemID

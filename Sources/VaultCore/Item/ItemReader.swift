@@ -66,6 +66,7 @@ public final class ItemReader: @unchecked Sendable {
         // would leave no room to read the trailer from.
         guard n >= ItemCipher.trailerLength else { throw VaultError.corruptedOrTampered }
         var tail = RawByteReader(UnsafeRawBufferPointer(rebasing: buffer[(n - ItemCipher.trailerLength)..<n]))
+        // A trailer cut short is damage like any other (corruptedOrTampered).
         guard let trailer = try? tail.u64(), trailer <= streamLength - UInt64(ItemCipher.trailerLength),
               ItemCipher.streamLength(contentLength: trailer) == streamLength else {
             throw VaultError.corruptedOrTampered
@@ -123,7 +124,7 @@ public final class ItemReader: @unchecked Sendable {
     /// Reads chunk `index` on its own and returns its content bytes (empty
     /// for chunks that hold only padding).
     public func readChunk(_ index: UInt64) throws -> [UInt8] {
-        guard index < chunkCount else { throw VaultError.invalidArgument("chunk \(index) out of range") }
+        guard index < chunkCount else { throw VaultError.misuse(.chunkOutOfRange(index)) }
         let page = try PageBuffer(count: plaintextSize(index) + ItemCipher.tagLength)
         defer { withExtendedLifetime(page) {} }
         let buffer = page.raw
@@ -138,7 +139,7 @@ public final class ItemReader: @unchecked Sendable {
     /// allocation per chunk, for random access.
     public func readChunk(_ index: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard index < chunkCount, buffer.count >= plaintextSize(index) + ItemCipher.tagLength else {
-            throw VaultError.invalidArgument("chunk \(index) out of range")
+            throw VaultError.misuse(.chunkOutOfRange(index))
         }
         let n = try withContext { try readAndOpen(chunk: index, into: buffer, aead: $0) }
         return try content(ofChunk: index, plaintext: UnsafeRawBufferPointer(rebasing: buffer[..<n]))

@@ -67,7 +67,7 @@ public final class ItemWriter: ByteSink {
     private func count(_ n: UInt64) throws {
         contentLength += n
         guard contentLength <= ItemCipher.maxContentLength else {
-            throw VaultError.invalidArgument("item larger than the format allows")
+            throw VaultError.itemTooLarge
         }
     }
 

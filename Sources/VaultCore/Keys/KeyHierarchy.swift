@@ -36,7 +36,7 @@ public struct MasterKey: Sendable {
     public let secret: SecretBytes
 
     public init(secret: SecretBytes) throws {
-        guard secret.count == Self.length else { throw VaultError.invalidArgument("master key must be 32 bytes") }
+        guard secret.count == Self.length else { throw VaultError.misuse(.masterKeyLength) }
         self.secret = secret
     }
 

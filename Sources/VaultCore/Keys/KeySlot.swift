@@ -44,14 +44,6 @@ public struct KeySlot: Equatable, Sendable {
             case .other(_, let params): return params
             }
         }
-
-        public var name: String {
-            switch self {
-            case .password: "password"
-            case .keyFile: "key file"
-            case .other(let k, _): "unknown kind \(k)"
-            }
-        }
     }
 
     public static let maxSlots = 8
@@ -71,7 +63,7 @@ public struct KeySlot: Equatable, Sendable {
     public static func checkName(_ name: String) throws {
         let ok = !name.isEmpty && name.utf8.count <= maxNameBytes
             && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.@".unicodeScalars.contains($0) }
-        guard ok else { throw VaultError.invalidArgument("a key slot name is 1 to 32 letters, digits or -_.@") }
+        guard ok else { throw VaultError.invalidKeySlotName }
     }
 
     /// The bytes before the wrap nonce.
@@ -118,7 +110,7 @@ public struct KeySlot: Equatable, Sendable {
             let code = try r.u8(), nameLength = Int(try r.u8())
             guard code != 0, (1...maxNameBytes).contains(nameLength),
                   let name = String(validating: try r.bytes(nameLength), as: UTF8.self),
-                  (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }
+                  (try? checkName(name)) != nil else { throw VaultError.corruptedOrTampered }   // a stored name out of the rule is damage
             let created = try r.i64()
             let params = try r.lengthPrefixed(UInt8.self)
             let kind: Kind
@@ -127,6 +119,7 @@ public struct KeySlot: Equatable, Sendable {
                 guard params.count == 12 + saltLength else { throw VaultError.corruptedOrTampered }
                 var p = ByteReader(params)
                 let (m, t, l) = (try p.u32(), try p.u32(), try p.u32())
+                // Stored costs out of bounds are damage, whichever bound they break.
                 guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: l),
                       (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.corruptedOrTampered }
                 kind = .password(kdf, salt: p.rest())
@@ -155,7 +148,7 @@ public struct KeyFileSecret: Sendable {
 
     public init(secret: SecretBytes) throws {
         guard (Self.minLength...Self.maxLength).contains(secret.count) else {
-            throw VaultError.invalidArgument("a key file holds 32 to 4096 bytes")
+            throw VaultError.keyFileLength(path: nil, bytes: secret.count)
         }
         self.secret = secret
     }
@@ -175,12 +168,12 @@ extension KeyFileSecret {
     /// read the file, which the caller warns about (the file is as good as
     /// the password).
     public static func read(path: String) throws -> (secret: KeyFileSecret, readableByOthers: Bool) {
-        let file = try FileHandleFD.regularFile(path, what: "key file")
+        let file = try FileHandleFD.regularFile(path, what: .keyFile)
         let readableByOthers = try file.status().mode & 0o044 != 0
         var bytes = try file.readAll(limit: maxLength)
         defer { SecureZero.zero(&bytes) }
         guard bytes.count >= minLength else {
-            throw VaultError.invalidArgument("key file '\(path)' holds \(bytes.count) bytes; a key file holds 32 to 4096")
+            throw VaultError.keyFileLength(path: path, bytes: bytes.count)
         }
         return (try KeyFileSecret(secret: SecretBytes(consuming: &bytes)), readableByOthers)
     }

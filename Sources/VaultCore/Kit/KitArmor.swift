@@ -170,6 +170,7 @@ public enum KitArmor {
     }
 
     static func checksum(line n: UInt8, _ chars: [UInt8]) -> [UInt8] {
+        // SHA-256 fails only if OpenSSL cannot allocate: the checksum then fails to match, never matches wrongly.
         let h = (try? SHA256.hash(checksumLabel + [n] + chars)) ?? [0, 0]
         let bits = Int(h[0]) << 2 | Int(h[1]) >> 6
         return [alphabet[bits >> 5], alphabet[bits & 31]]

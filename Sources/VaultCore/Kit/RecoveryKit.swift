@@ -59,6 +59,7 @@ public struct RecoveryKit: Sendable {
             (salt, nonce, sealedKey) = (try r.bytes(16), try r.bytes(12), try r.bytes(48))
             try r.finish()
         } catch { throw VaultError.kitDamaged }
+        // Costs a kit carries out of bounds are damage, whichever bound they break.
         guard let kdf = try? Argon2Parameters(memoryKiB: m, passes: t, lanes: p),
               (try? VaultHeader.checkBounds(kdf)) != nil else { throw VaultError.kitDamaged }
         self.init(vaultID: vaultID, kdf: kdf, salt: salt, nonce: nonce, sealedKey: sealedKey)

@@ -170,7 +170,7 @@ public struct Manifest: Sendable {
             throw VaultError.alreadyExists(path: e.name)
         }
         guard (existing?.count ?? 0) < Self.maxVersions else { throw VaultError.tooManyVersions(name: e.name) }
-        guard byID[id] == nil else { throw VaultError.invalidArgument("duplicate item id") }
+        guard byID[id] == nil else { throw VaultError.misuse(.duplicateItemID) }
         guard !tombstones.contains(e.itemID) else { throw VaultError.itemIDRemoved(name: e.name) }
         guard BackupItems.nameFitsKind(e) else { throw VaultError.invalidName(e.name) }
         guard hasRoom(for: e) else { throw VaultError.manifestFull }
@@ -252,7 +252,7 @@ public struct Manifest: Sendable {
     /// and a drop-in under it must not be taken in after the rekey.
     mutating func replaceKey(at index: Int, itemID: [UInt8], fileKey: FileKey, now: Int64 = Syscall.now()) throws {
         let id = ByteKey(itemID)
-        guard byID[id] == nil, !tombstones.contains(itemID) else { throw VaultError.invalidArgument("duplicate item id") }
+        guard byID[id] == nil, !tombstones.contains(itemID) else { throw VaultError.misuse(.duplicateItemID) }
         tombstones.insert(entries[index].itemID, at: now)
         byID[ByteKey(entries[index].itemID)] = nil
         byID[id] = index
@@ -292,7 +292,7 @@ public struct Manifest: Sendable {
         let trailer = formatVersion == Self.version, droppers = formatVersion >= 4, records = formatVersion >= 3
         guard droppers || (formatVersion == 3 && entries.allSatisfy({ $0.droppedBy == nil }))
                 || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 && $0.droppedBy == nil })) else {
-            throw VaultError.invalidArgument("manifest format version \(formatVersion)")
+            throw VaultError.misuse(.manifestVersion(formatVersion))
         }
         var plain = [UInt8]()
         // Smaller for the older formats' vectors: their records are shorter.

@@ -62,7 +62,7 @@ public struct ManifestEntry: Sendable {
                 size: UInt64, fileCount: UInt64, added: Int64, modified: Int64, name: String) throws {
         try Self.checkName(name)
         guard itemID.count == ItemHeader.itemIDLength, mode <= 0o7777 else {
-            throw VaultError.invalidArgument("manifest entry fields out of range")
+            throw VaultError.misuse(.entryFieldsOutOfRange)
         }
         (self.itemID, self.fileKey, self.kind, self.origin) = (itemID, fileKey, kind, origin)
         (self.mode, self.size, self.fileCount, self.added, self.modified, self.name) =

@@ -51,7 +51,7 @@ extension UnlockedVault {
     public func entry(named name: String, version: UInt32) throws -> ManifestEntry {
         _ = try entry(named: name)   // an item, not a backup's pack or snapshot
         guard let e = manifest.entry(named: name, version: version) else {
-            throw VaultError.noSuchVersion(name: name, version: String(version))
+            throw VaultError.noSuchVersion(name: name, version: .number(version))
         }
         return e
     }
@@ -62,7 +62,7 @@ extension UnlockedVault {
         _ = try entry(named: name)
         let versions = manifest.versions(named: name)
         guard let e = versions.last(where: { $0.added <= time }) else {
-            throw VaultError.noSuchVersion(name: name, version: "at that time")
+            throw VaultError.noSuchVersion(name: name, version: .atTime)
         }
         return e
     }
@@ -91,11 +91,11 @@ extension UnlockedVault {
         var left: [String: Int] = [:]
         for v in versions { left[v.name, default: manifest.versions(named: v.name).count] -= 1 }
         guard left.values.allSatisfy({ $0 >= 1 }) else {
-            throw VaultError.invalidArgument("forget would drop an item's every version")
+            throw VaultError.forgetsEveryVersion
         }
         let removed = manifest.remove(itemIDs: versions.map(\.itemID))
         try saveManifest()
-        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }
+        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
         try Syscall.fsyncDirectory(paths.items)
     }
 }

@@ -63,8 +63,7 @@ extension UnlockedVault {
         case .directory:
             return .directory(FolderDirectory(folder: folder, path: path, permissions: e.permissions, modified: e.mtime))
         case .symlink:
-            throw VaultError.invalidArgument("'\(folder.name)/\(path)' is a symbolic link in folder item '\(folder.name)': "
-                                             + "only a file or a directory can be taken out of a folder item")
+            throw VaultError.notAFileInFolder(folder: folder.name, path: path, kind: .symbolicLink)
         }
     }
 
@@ -74,8 +73,7 @@ extension UnlockedVault {
         switch try target(at: path, in: folder) {
         case .file(let file): return file
         case .directory:
-            throw VaultError.invalidArgument("'\(folder.name)/\(path)' is a directory in folder item '\(folder.name)': "
-                                             + "'vault restore \(folder.name)/\(path)' writes it")
+            throw VaultError.notAFileInFolder(folder: folder.name, path: path, kind: .directory)
         }
     }
 
@@ -102,6 +100,7 @@ extension UnlockedVault {
         if let p = out.partialPath { partial?(p) }
         try read(file, to: progress.map { ProgressSink(out.file, report: $0) } ?? out.file)
         try out.commit()
+        // Best effort: the content is whole and named; a mode or time the target cannot take leaves the private default.
         try? Syscall.setModeAndTime(path, mode: UInt16(file.permissions & 0o777), modified: file.modified)
     }
 }

@@ -41,14 +41,15 @@ extension Vault {
         var out: [[UInt8]] = []
         var files = 0
         func walk(_ dir: FilePath) {
+            // A sample for the compression probe: what cannot be read is left out of it (the archive meets it for real).
             for name in ((try? Syscall.listDirectory(dir)) ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) })
             where files < 16 {
                 let path = dir.appending(name)
-                guard let st = try? Syscall.status(of: path) else { continue }
+                guard let st = try? Syscall.status(of: path) else { continue }   // the same: a sample only
                 if st.kind == .directory { walk(path); continue }
-                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }
+                guard st.kind == .regular, let f = try? FileHandleFD(readingFrom: path) else { continue }   // the same
                 var b = [UInt8](repeating: 0, count: 4096)
-                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0
+                let n = (try? b.withUnsafeMutableBytes { try f.read(at: 0, into: $0) }) ?? 0   // the same
                 out.append(Array(b[..<n]))
                 files += 1
             }
@@ -98,7 +99,7 @@ extension UnlockedVault {
     public func restoreFolder(_ entry: ManifestEntry, subtree: FolderDirectory? = nil, to destination: String,
                               partials: PartialOutputs? = nil,
                               partial: ((FilePath, StopRequest) -> Void)? = nil) throws -> ArchiveSummary {
-        guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
+        guard entry.kind == .folder else { throw VaultError.wrongItemKind(name: entry.name, expected: .folder) }
         let stream = try contentStream(reader(for: entry))
         do {
             let summary = try archiveError {
@@ -133,9 +134,9 @@ extension UnlockedVault {
 func archiveError<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let error as ArchiveError {
         switch error {
-        case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason.description)
+        case .refused(let entry, let reason): throw VaultError.unsafeArchiveEntry(item: "", entry: entry, reason: reason)
         case .destinationExists(let path): throw VaultError.alreadyExists(path: path)
-        case .changedWhileReading(let path): throw VaultError.invalidArgument("'\(path)' changed while it was being read")
+        case .changedWhileReading(let path): throw VaultError.changedWhileReading(path: path)
         // An authenticated item whose archive libarchive cannot read.
         case .library, .trailingData: throw VaultError.corruptedOrTampered
         }

@@ -12,6 +12,7 @@ public enum UserFiles {
     @discardableResult
     public static func erase(_ path: FilePath) -> [FilePath] {
         let moved = FilePath(bytes: path.bytes + Array(".erasing".utf8))
+        // The rename only keeps a writer out; when it fails, erasing in place still erases.
         return Eraser.erase((try? Syscall.rename(path, moved)) != nil ? moved : path)
     }
 
@@ -103,6 +104,7 @@ public struct PartialOutputs: Sendable {
     public final class Record: Sendable {
         let path: String
         init(path: String) { self.path = path }
+        /// Best effort: a record left names a `.partial-` path that is gone once its output is complete.
         public func remove() { try? Syscall.unlink(path) }
     }
 
@@ -119,6 +121,7 @@ public struct PartialOutputs: Sendable {
     /// erased and those that could not be.
     @discardableResult
     public func eraseAbandoned() -> (erased: [String], failed: [FilePath]) {
+        // No records (or none that can be listed): nothing to erase; erasing less is the safe side.
         guard let names = try? VaultDirectory.names(in: directory) else { return ([], []) }
         var erased: [String] = [], failed: [FilePath] = []
         for name in names {
@@ -126,14 +129,18 @@ public struct PartialOutputs: Sendable {
             guard fields.count == 3, let stamp = ProcessStamp(fields: fields) else { continue }
             if stamp.isRunning { continue }
             let record = directory + "/" + name
-            if let raw = try? VaultDirectory.readFile(record, limit: 8192), let output = String(validating: raw, as: UTF8.self),
-               output.split(separator: "/").last?.contains(Self.marker) == true {
+            // A record that cannot be read now is kept for the next command
+            // (dropping it would leave its plaintext for good); one vault did
+            // not write (too long, not a regular file) names nothing to erase.
+            let raw: [UInt8]
+            do { raw = try VaultDirectory.readFile(record, limit: 8192) } catch is SystemError { continue } catch { raw = [] }
+            if let output = String(validating: raw, as: UTF8.self), output.split(separator: "/").last?.contains(Self.marker) == true {
                 if Syscall.exists(output) {
                     let left = Eraser.erase(FilePath(output))
                     if left.isEmpty { erased.append(output) } else { failed += left }
                 }
             }
-            try? Syscall.unlink(record)
+            try? Syscall.unlink(record)   // best effort: one left is looked at again by the next command
         }
         return (erased, failed)
     }

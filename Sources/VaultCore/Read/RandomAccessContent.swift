@@ -206,7 +206,7 @@ extension UnlockedVault {
     /// archive is read (decrypted, decompressed) once, with the path checks
     /// `restore` makes, and its file count must agree with the entry.
     public func index(folder entry: ManifestEntry) throws -> FolderIndex {
-        guard entry.kind == .folder else { throw VaultError.invalidArgument("'\(entry.name)' is not a folder") }
+        guard entry.kind == .folder else { throw VaultError.wrongItemKind(name: entry.name, expected: .folder) }
         let r = try reader(for: entry)
         do {
             let index = try archiveError { try FolderIndex.build(from: contentStream(r)) }

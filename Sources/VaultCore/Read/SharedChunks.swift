@@ -63,6 +63,7 @@ final class SharedChunks: Sendable {
 
     /// Starts opening chunk `index` on the shared queue, unless it is kept or being opened.
     func readAhead(_ index: UInt64) {
+        // Read-ahead only: the read that needs the chunk takes it again and meets the error.
         guard index < reader.chunkCount, let taken = try? take(index), taken.1 else { return }
         let reader = self.reader
         let slot = taken.0

@@ -36,7 +36,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
         self.fd = fd
         owned = false
         path = nil
-        size = (try? Syscall.status(fd).size) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0   // a hint for a borrowed descriptor (a pipe has none); nothing decides on it
     }
 
     /// What `path` is, following symbolic links, without opening it (opening
@@ -53,28 +53,14 @@ public final class FileHandleFD: ByteSink, ByteSource {
     /// device, a socket or a directory is never read (a read would wait for
     /// a writer forever, or never end). O_NONBLOCK stays set; it changes
     /// nothing for a regular file. `what` names the file in the error.
-    public static func regularFile(_ path: String, what: String) throws -> FileHandleFD {
+    public static func regularFile(_ path: String, what: UserFile) throws -> FileHandleFD {
         let file = FileHandleFD(owning: try Syscall.open(path, .nonBlocking), path: path)
         let kind = try Syscall.status(file.fd).kind
         guard kind == .regular else {
-            throw VaultError.notARegularFile(path: path, what: what, kind: Self.describe(kind))
+            throw VaultError.notARegularFile(path: path, what: what, kind: kind)
         }
         file.isRegularFile = true
         return file
-    }
-
-    /// "a FIFO", "a directory": for messages.
-    static func describe(_ kind: FileStatus.Kind) -> String {
-        switch kind {
-        case .regular: "a regular file"
-        case .directory: "a directory"
-        case .symlink: "a symbolic link"
-        case .fifo: "a FIFO (named pipe)"
-        case .socket: "a socket"
-        case .characterDevice: "a character device"
-        case .blockDevice: "a block device"
-        case .unknown: "of an unknown type"
-        }
     }
 
     /// Takes ownership of an open descriptor (of the file at `path`).
@@ -82,7 +68,7 @@ public final class FileHandleFD: ByteSink, ByteSource {
         self.fd = fd
         self.path = path
         owned = true
-        size = (try? Syscall.status(fd).size) ?? 0
+        size = (try? Syscall.status(fd).size) ?? 0   // informational: every caller that decides on kind or length calls fstat again
     }
 
     /// Creates `path` exclusively (never over an existing file), mode 0600.
@@ -158,7 +144,7 @@ extension FileHandleFD {
     public func readAll(limit: Int) throws -> [UInt8] {
         var out = [UInt8](repeating: 0, count: limit + 1)
         let n = try out.withUnsafeMutableBytes { try readSequential(into: $0) }
-        guard n <= limit else { throw VaultError.invalidArgument("input larger than \(limit) bytes") }
+        guard n <= limit else { throw VaultError.inputTooLarge(limit: limit) }
         out.removeSubrange(n...)
         return out
     }
@@ -167,6 +153,7 @@ extension FileHandleFD {
 extension FileHandleFD {
     /// The size of the regular file at `path` (following links), or nil.
     public static func size(of path: String) -> UInt64? {
+        // A progress bar's total only: unknown is nil.
         guard let st = try? Syscall.status(of: path, followLinks: true), st.kind == .regular else { return nil }
         return UInt64(st.size)
     }

@@ -1,4 +1,5 @@
 import System
+import VaultCodecs
 
 /// What `check` found. Problems are damage (exit 14). The rest are
 /// warnings: leftovers of an interrupted operation (temporary files, a
@@ -10,12 +11,21 @@ import System
 /// `quarantine/`; `check --repair --purge` deletes what is there.
 public struct CheckReport: Sendable {
     public struct Problem: Sendable, Equatable {
+        /// What is wrong with an item's blob (the CLI words it).
+        public enum Kind: Sendable, Equatable {
+            /// The blob is not in items/.
+            case blobMissing
+            /// The blob is there but fails its checks: corrupted or tampered.
+            case corrupted
+            /// A folder item holds an entry restore would refuse (`reason`).
+            case unsafeEntry(path: String, reason: ArchiveError.Refusal)
+        }
         public let item: String
-        public let message: String
+        public let kind: Kind
         /// Which version of `item`, when it has more than one.
         public var version: UInt32? = nil
-        public init(item: String, message: String, version: UInt32? = nil) {
-            (self.item, self.message, self.version) = (item, message, version)
+        public init(item: String, kind: Kind, version: UInt32? = nil) {
+            (self.item, self.kind, self.version) = (item, kind, version)
         }
     }
     public var problems: [Problem] = []
@@ -69,11 +79,12 @@ extension UnlockedVault {
                     progress?(report.bytesChecked)
                 }
             } catch VaultError.itemCorrupted {
-                let missing = (try? Syscall.status(of: paths.item(entry.blobName))) ?? nil == nil
-                report.problems.append(.init(item: entry.name, message: missing ? "blob missing" : "corrupted or tampered",
-                                             version: version))
+                // Missing only when the kernel says so: a blob that cannot
+                // be looked at is an error of this check, not a verdict.
+                let missing = try Syscall.status(of: paths.item(entry.blobName)) == nil
+                report.problems.append(.init(item: entry.name, kind: missing ? .blobMissing : .corrupted, version: version))
             } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
-                report.problems.append(.init(item: entry.name, message: "entry '\(path)': \(reason)", version: version))
+                report.problems.append(.init(item: entry.name, kind: .unsafeEntry(path: path, reason: reason), version: version))
             }
         }
         report.leftovers = try leftovers().map(\.description)
@@ -134,7 +145,7 @@ extension UnlockedVault {
         for f in files {
             let path = root.appending(f.bytes)
             guard let st = try Syscall.status(of: path), st.kind != .directory else { continue }
-            if (try? Syscall.unlink(path)) != nil { removed.append(f.description) }
+            if (try? Syscall.unlink(path)) != nil { removed.append(f.description) }   // best effort: one left is found again next time
         }
         for dir in [paths.items, paths.inbox, paths.root] { try Syscall.fsyncDirectory(dir) }
         return removed
@@ -152,10 +163,13 @@ extension UnlockedVault {
         for f in files {
             let name = Array(f.bytes.split(separator: UInt8(ascii: "/")).last ?? [])
             var target = q.appending(name), n = 2
-            while Syscall.exists(target) {
+            // A name that cannot be looked at is an error, never free:
+            // rename(2) would replace what is there.
+            while try Syscall.status(of: target) != nil {
                 target = q.appending(name + Array(".\(n)".utf8))
                 n += 1
             }
+            // Best effort: what did not move stays where it was, not in `moved`, and is reported again.
             if (try? Syscall.rename(root.appending(f.bytes), target)) != nil { moved.append(f) }
         }
         for dir in [paths.items, paths.inbox, paths.quarantine] { try Syscall.fsyncDirectory(dir) }

@@ -43,7 +43,7 @@ extension UnlockedVault {
         entry.origin = .unlocked
         entry.droppedBy = nil   // the owner wrote this version, whoever dropped the one it was edited from
         do { entry = try manifest.addVersion(entry) } catch {
-            try? Syscall.unlink(paths.item(entry.blobName))   // no manifest names it
+            try? Syscall.unlink(paths.item(entry.blobName))   // best effort: no manifest names it; the write's error is the one to report
             throw error
         }
         // A failed write may still have renamed the manifest into place, so
@@ -59,6 +59,7 @@ extension Vault {
     /// `list` and `add` show as stored. Nil if neither file is there.
     public func storedLength(of entry: ManifestEntry) -> UInt64? {
         for path in [paths.item(entry.blobName), paths.dropInContent(entry.blobName)] {
+            // A size to show (`list`, `add`): one that cannot be looked at shows as unknown.
             if let status = try? Syscall.status(of: path), status.kind == .regular {
                 return status.size
             }
@@ -71,6 +72,7 @@ extension Vault {
     public func storedBlobs() throws -> (count: Int, bytes: UInt64) {
         var (count, bytes) = (0, UInt64(0))
         for name in try VaultDirectory.names(in: paths.items) where !name.hasPrefix(VaultDirectory.tempPrefix) {
+            // Counted for `info` only: a blob that cannot be looked at is left out of the total.
             guard let status = try? Syscall.status(of: paths.item(name)), status.kind == .regular else { continue }
             (count, bytes) = (count + 1, bytes &+ status.size)
         }

@@ -23,11 +23,17 @@ public final class Scratch: Sendable {
     /// the first that `init` accepts, except that a runtime directory that
     /// exists must be safe: there is no falling back from a planted one.
     public static func candidates(vaultRoot: String, environment: [String: String]) -> [String] {
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty,
-           let st = try? Syscall.status(of: runtime), st.kind == .directory {
-            return [runtime + "/vault"]
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            // One that cannot be looked at is not absent: it stays the only
+            // candidate, and `init` there meets the error.
+            do {
+                if let st = try Syscall.status(of: runtime), st.kind == .directory { return [runtime + "/vault"] }
+            } catch {
+                return [runtime + "/vault"]
+            }
         }
         var out: [String] = []
+        // /dev/shm is only a preference: one that cannot be looked at is skipped for the vault's disk.
         if let st = try? Syscall.status(of: sharedMemory), st.kind == .directory { out.append(sharedMemoryBase) }
         return out + [onDisk(vaultRoot)]
     }
@@ -94,7 +100,9 @@ public final class Scratch: Sendable {
     /// Returns how many were erased, and what could not be.
     @discardableResult
     public static func removeAbandoned(base: String) -> (erased: Int, failed: [FilePath]) {
-        // Only our own base: /dev/shm/vault-UID could have been made by someone else.
+        // Only our own base: /dev/shm/vault-UID could have been made by
+        // someone else. A base that cannot be looked at or listed erases
+        // nothing: erasing less is the safe side, and the next command looks again.
         guard let st = (try? Syscall.status(of: base)) ?? nil, st.owner == Syscall.userID,
               let names = try? Syscall.listDirectory(base) else { return (0, []) }
         var erased = 0
@@ -109,12 +117,27 @@ public final class Scratch: Sendable {
         return (erased, failed)
     }
 
+    /// Whether the process that made scratch directory `dir` still runs:
+    /// false erases it, and the plaintext an editor may be working on with
+    /// it. So only what the kernel says settles it: an owner file that
+    /// cannot be read (EACCES, EIO, no descriptor left) keeps the directory,
+    /// never reads as "no owner".
     static func ownerIsAlive(_ dir: FilePath) -> Bool {
-        guard let raw = try? VaultDirectory.readFile(dir.appending("owner"), limit: 64) else {
-            // No owner file yet: a scratch being created this instant, or a
-            // crash between mkdir and the owner write. Give it a minute.
-            guard let st = try? Syscall.status(of: dir) else { return false }
-            return Syscall.now() - st.modified < 60
+        let raw: [UInt8]
+        do {
+            raw = try VaultDirectory.readFile(dir.appending("owner"), limit: 64)
+        } catch let error as SystemError where error.errno != .noSuchFile {
+            return true
+        } catch {
+            // No owner file yet (a scratch being created this instant, or a
+            // crash between mkdir and the owner write), or none vault wrote
+            // (not a regular file, too long). Give it a minute.
+            do {
+                guard let st = try Syscall.status(of: dir) else { return false }   // gone already
+                return Syscall.now() - st.modified < 60
+            } catch {
+                return true
+            }
         }
         let fields = String(decoding: raw, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, let stamp = ProcessStamp(fields: fields) else { return false }

@@ -72,5 +72,6 @@ final class TempFile {
         }
     }
 
+    /// Best effort (deinit cannot throw): a temp file left is a leftover the next writer removes.
     deinit { if !committed && named { try? Syscall.unlink(path) } }
 }

@@ -176,7 +176,7 @@ public final class UnlockedVault {
         try requireLock()
         let removed = try manifest.remove(named: names)
         try saveManifest()
-        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }
+        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
         try Syscall.fsyncDirectory(paths.items)
     }
 

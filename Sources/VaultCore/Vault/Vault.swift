@@ -47,7 +47,7 @@ public final class Vault: Sendable {
     /// user's state directories, which normally exist already.
     package static func ensureDirectory(_ path: String) throws {
         if let st = try Syscall.status(of: path, followLinks: true) {
-            guard st.kind == .directory else { throw SystemError(operation: "mkdir", path: path, errno: .fileExists) }
+            guard st.kind == .directory else { throw SystemError(operation: .mkdir, path: path, errno: .fileExists) }
             return
         }
         do { try makeDirectories(path) } catch let error as SystemError where error.errno == .fileExists {}
@@ -178,7 +178,7 @@ public final class Vault: Sendable {
         var bytes: UInt64 = 0
         let found = try leftovers()
         for path in found {
-            bytes &+= ((try? Syscall.status(of: paths.root + "/" + path.description)) ?? nil)?.size ?? 0
+            bytes &+= ((try? Syscall.status(of: paths.root + "/" + path.description)) ?? nil)?.size ?? 0   // a size for `info` to show
         }
         return (found.count, bytes)
     }

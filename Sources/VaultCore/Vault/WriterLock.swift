@@ -12,7 +12,7 @@ package final class WriterLock {
         let fd: Int32
         do { fd = try Syscall.open(paths.lock, [.readWrite, .create, .noFollow]) } catch let error as SystemError
             where [Errno.readOnlyFileSystem, .permissionDenied, .notPermitted].contains(error.errno) {
-            throw VaultError.readOnly(path: paths.root, reason: error.reason)
+            throw VaultError.readOnly(path: paths.root, cause: .denied(error.errno))
         }
         file = FileHandleFD(owning: fd, path: paths.lock)
         guard try Syscall.flock(fd) else { throw VaultError.busy }

@@ -52,14 +52,14 @@ public enum ManifestMerge {
     /// a prune never takes from a snapshot it could not see. Such a pack
     /// counts as not in the base (so it stays as an addition of that side).
     /// `packsOf` gives a snapshot's pack list (nil: it does not open, and
-    /// needs nothing).
+    /// needs nothing; thrown: it could not be read, and the merge stops).
     public static func merge(base: [ManifestEntry], baseTombstones: Tombstones = Tombstones(), ours: Manifest, theirs: Manifest,
-                             packsOf: (ManifestEntry, Side) -> [[UInt8]]?) throws -> Result {
+                             packsOf: (ManifestEntry, Side) throws -> [[UInt8]]?) throws -> Result {
         let inBase = Set(base.map { ByteKey($0.itemID) })
         var keep = Set<ByteKey>()
         for (side, mine, other) in [(Side.ours, ours, theirs), (Side.theirs, theirs, ours)] {
             for e in mine.entries where e.kind == .snapshot && !inBase.contains(ByteKey(e.itemID)) && other.entry(itemID: e.itemID) == nil {
-                for id in packsOf(e, side) ?? [] {
+                for id in try packsOf(e, side) ?? [] {
                     if let p = mine.entry(named: BackupItems.packName(id)), p.kind == .pack { keep.insert(ByteKey(p.itemID)) }
                 }
             }

@@ -20,7 +20,7 @@ extension UnlockedVault {
     /// naming a missing blob). Every blob it names must be in items/.
     package func install(merged: Manifest) throws {
         try requireLock()
-        guard merged.generation > manifest.generation else { throw VaultError.invalidArgument("a merged manifest must be newer") }
+        guard merged.generation > manifest.generation else { throw VaultError.misuse(.mergeNotNewer) }
         // The merge is this copy's write: its history holds both sides' and
         // one more write of ours, so it contains each and neither contains it.
         var merged = merged

@@ -20,8 +20,10 @@ enum RemoteMerge {
                                              baseTombstones: base?.tombstones ?? Tombstones(),
                                              ours: local.manifest, theirs: opened.manifest) { e, side in
             for v in side == .ours ? [local] : [opened, local] {
-                // A record that does not open lists nothing (docs/FORMAT.md, Merge, step 0).
-                if let content = try? v.snapshotContent(e), let ids = try? BackupItems.packIDs(inSnapshot: content) { return ids }
+                // A record that does not open (or is not there) lists nothing
+                // (docs/FORMAT.md, Merge, step 0). One that cannot be read
+                // stops the merge: the packs it needs could otherwise go.
+                do { return try BackupItems.packIDs(inSnapshot: v.snapshotContent(e)) } catch let error as SystemError { throw error } catch {}
             }
             return nil
         }

@@ -154,8 +154,7 @@ struct AddCommand: Command {
             }
             do {
                 if RawArguments.isLossy(path) {
-                    throw VaultError.invalidArgument("the path is not valid UTF-8, so vault cannot name it; "
-                                                     + "rename it, or use 'vault add - --name NAME < FILE'")
+                    throw AddInputRefusal.pathNotUTF8
                 }
                 let progress = ProgressLine.start(context.terminal, "adding \(path)", total: FileHandleFD.size(of: path),
                                                    sharing: path == "-" ? [0] : [])
@@ -181,7 +180,7 @@ struct AddCommand: Command {
                 // What compression saved, when it saved anything ('list' shows every blob's size).
                 let stored = vault.storedLength(of: entry).flatMap { $0 < entry.size ? ", stored \(Format.size($0))" : nil } ?? ""
                 note = "added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))"
-            } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError) {
+            } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError || error is AddInputRefusal) {
                 skipped = true
                 let report = ErrorReport.cliError(for: error, vaultDirectory: nil)
                 firstFailure = firstFailure ?? report.code
@@ -209,9 +208,9 @@ struct AddCommand: Command {
                                      batch: batch, landed: landed), [])
         }
         guard let kind = try FileHandleFD.kind(of: path) else {
-            throw SystemError(operation: "open", path: path, errno: .noSuchFile)
+            throw SystemError(operation: .open, path: path, errno: .noSuchFile)
         }
-        guard kind.regular || kind.directory else { throw VaultError.invalidArgument("not a regular file or folder") }
+        guard kind.regular || kind.directory else { throw AddInputRefusal.notFileOrFolder }
         let source = try FileHandleFD(readingFrom: path, followSymlinks: true)
         let status = try source.status()
         let itemName = name ?? Self.itemName(of: path)
@@ -219,11 +218,19 @@ struct AddCommand: Command {
             return try vault.dropIn(folder: path, name: itemName, mode: status.mode, modified: status.modified,
                                     compression: compression, announce: announce, batch: batch, landed: landed)
         }
-        guard status.regular else { throw VaultError.invalidArgument("not a regular file or folder") }
+        guard status.regular else { throw AddInputRefusal.notFileOrFolder }
         return (try vault.dropIn(from: source, name: itemName, mode: status.mode, modified: status.modified,
                                  compression: compression, progress: progress, announce: announce,
                                  batch: batch, landed: landed), [])
     }
+}
+
+/// An input `add` refuses by itself: it is skipped, the others go on.
+enum AddInputRefusal: Error, Equatable {
+    /// The path's bytes are not UTF-8, so no item name can be made of it.
+    case pathNotUTF8
+    /// Neither a regular file nor a folder (a device, a FIFO, a socket).
+    case notFileOrFolder
 }
 
 extension VaultError {
@@ -231,7 +238,7 @@ extension VaultError {
     /// rather than the vault.
     var isAboutOneInput: Bool {
         switch self {
-        case .invalidName, .invalidArgument: return true
+        case .invalidName, .changedWhileReading, .itemTooLarge, .inputTooLarge: return true
         default: return false
         }
     }

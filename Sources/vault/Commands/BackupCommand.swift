@@ -159,7 +159,7 @@ struct BackupCommand: Command {
         options.dryRun = dryRun
         options.filter.patterns = patterns.map { Array($0.utf8) }
         for file in excludeFiles {
-            options.filter.patterns += BackupFilter.patterns(inExcludeFile: try FileHandleFD.regularFile(file, what: "exclude file").readAll(limit: 1 << 20))
+            options.filter.patterns += BackupFilter.patterns(inExcludeFile: try FileHandleFD.regularFile(file, what: .excludeFile).readAll(limit: 1 << 20))
         }
         options.filter.excludeCaches = excludeCaches
         options.filter.largerThan = largerThan

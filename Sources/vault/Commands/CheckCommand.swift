@@ -65,15 +65,18 @@ struct CheckCommand: Command {
         let vault = try context.unlock(password, forWriting: repair, tidy: false)
         let total = vault.manifest.totalSize
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
-        var report = try vault.check(readData: readData, repair: repair, purge: purge, progress: progress?.update)
+        let report = try vault.check(readData: readData, repair: repair, purge: purge, progress: progress?.update)
         progress?.finish()
         // Backup snapshots: every tree, and with --read-data every piece,
         // checked against its reference (SnapshotCheck).
-        report.problems += SnapshotCheck.run(vault, readData: readData).map { CheckReport.Problem(item: $0.snapshot, message: $0.message) }
+        let problems = report.problems.map { JSONOutput.Check.Problem(item: $0.item, message: ErrorReport.words(for: $0.kind), version: $0.version) }
+            + SnapshotCheck.run(vault, readData: readData).map {
+                JSONOutput.Check.Problem(item: $0.snapshot, message: ErrorReport.words(for: $0.problem), version: nil)
+            }
         if json {
-            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Check(report, readData: readData)))
+            try context.terminal.printLine(JSONOutput.encode(JSONOutput.Check(report, problems: problems, readData: readData)))
         } else {
-            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)'\(p.version.map { " version \($0)" } ?? ""): \(p.message)", code: .corrupted)) }
+            for p in problems { context.terminal.report(CLIError(message: "item '\(p.item)'\(p.version.map { " version \($0)" } ?? ""): \(p.message)", code: .corrupted)) }
             for f in report.leftovers {
                 context.terminal.warning("leftover of an interrupted operation: \(f)", hints: ["'vault check --repair' removes it"])
             }
@@ -94,10 +97,10 @@ struct CheckCommand: Command {
                 : ", \(Format.count(report.snapshotsChecked, "snapshot")), \(Format.count(report.packsChecked, "pack")) of \(Format.size(report.packBytes))"
             let what = "\(items) of \(Format.size(report.itemBytes))\(backups), \(Format.size(stored)) on disk"
                 + (readData ? ", \(Format.size(report.bytesChecked)) read" : "")
-            context.terminal.note(report.problems.isEmpty ? "no problems found (\(what))"
-                                  : "\(Format.count(report.problems.count, "damaged item")) (\(what))")
+            context.terminal.note(problems.isEmpty ? "no problems found (\(what))"
+                                  : "\(Format.count(problems.count, "damaged item")) (\(what))")
         }
-        if !report.problems.isEmpty { throw ReportedError(.corrupted) }
+        if !problems.isEmpty { throw ReportedError(.corrupted) }
         return .ok
     }
 

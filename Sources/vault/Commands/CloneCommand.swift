@@ -91,7 +91,7 @@ struct CloneCommand: Command {
             }
             guard let unlocked = opened else { throw VaultError.wrongPassword }
             let report = try unlocked.check(readData: true, repair: false)
-            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(ErrorReport.words(for: p.kind))", code: .corrupted)) }
             guard report.problems.isEmpty else {
                 throw CLIError(message: "the remote copy failed its check; nothing was kept at '\(directory)'", code: .corrupted)
             }

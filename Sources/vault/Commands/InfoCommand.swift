@@ -45,7 +45,7 @@ struct InfoCommand: Command {
                          "public key fingerprint: \(h.fingerprint)"] {
                 try context.terminal.printLine(Terminal.printable(line))
             }
-            context.terminal.note("only \(vault.ownerName) can list, read or change it",
+            context.terminal.note("only \(ShareCommand.ownerName(vault)) can list, read or change it",
                                   hint: "add files with '\(ShareCommand.addCommand(vault))'")
             return .ok
         }

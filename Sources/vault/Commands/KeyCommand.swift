@@ -186,3 +186,24 @@ struct KeyCommand: Command {
         return .ok
     }
 }
+
+extension KeySlot.Kind {
+    /// How `key list`, `info`, their JSON and messages name the kind.
+    var name: String {
+        switch self {
+        case .password: "password"
+        case .keyFile: "key file"
+        case .other(let k, _): "unknown kind \(k)"
+        }
+    }
+}
+
+extension SlotCredential {
+    /// The kind of slot this credential makes, named as `KeySlot.Kind.name` does.
+    var kindName: String {
+        switch self {
+        case .password: "password"
+        case .keyFile: "key file"
+        }
+    }
+}

@@ -196,7 +196,7 @@ struct KitCommand: Command {
             text = try FileHandleFD(borrowing: 0).readAll(limit: 64 << 10)
         } else {
             // A regular file only: a FIFO would wait for ever ('-' reads a pipe).
-            do { text = try FileHandleFD.regularFile(path, what: "recovery kit").readAll(limit: 64 << 10) } catch let error as VaultError {
+            do { text = try FileHandleFD.regularFile(path, what: .recoveryKit).readAll(limit: 64 << 10) } catch let error as VaultError {
                 guard case .notARegularFile = error else { throw error }
                 var report = ErrorReport.cliError(for: error, vaultDirectory: nil)
                 report.hints = ["to read the kit from a pipe, give '-' and send it to standard input"]

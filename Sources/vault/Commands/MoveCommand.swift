@@ -334,7 +334,7 @@ extension MoveCommand {
         defer { progress?.finish() }
         let report = try vault.check(readData: true, repair: false, progress: progress?.update)
         progress?.finish()
-        for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(p.message)", code: .corrupted)) }
+        for p in report.problems { terminal.report(CLIError(message: "item '\(p.item)': \(ErrorReport.words(for: p.kind))", code: .corrupted)) }
         guard report.problems.isEmpty else { throw failure }
         return Format.items(report.itemsChecked, versions: report.versionsChecked)
     }
@@ -351,7 +351,7 @@ extension MoveCommand {
     /// list by typing that word again (up to 3 times each), not the whole code.
     static func readCode(_ file: String?, terminal: Terminal) throws -> TypedCode {
         if let file {
-            let text = String(decoding: try FileHandleFD.regularFile(file, what: "move code file").readAll(limit: 4096), as: UTF8.self)
+            let text = String(decoding: try FileHandleFD.regularFile(file, what: .moveCodeFile).readAll(limit: 4096), as: UTF8.self)
             return try parseCode(text)
         }
         guard var text = try terminal.askLine("move code (from 'vault move receive'): ", limit: 1024) else {

@@ -1,3 +1,4 @@
+import System
 import VaultCore
 
 /// `vault share`: lets other users of this machine drop items in, or stops it.
@@ -76,4 +77,11 @@ struct ShareCommand: Command {
 
     /// What another user runs to drop a file into `vault`.
     static func addCommand(_ vault: Vault) -> String { "vault --vault \(Format.shellWord(vault.resolvedRoot)) add FILE" }
+
+    /// The login name of `vault`'s owner, else "uid N" ("its owner" if the
+    /// directory cannot be looked at).
+    static func ownerName(_ vault: Vault) -> String {
+        guard let uid = vault.ownerID else { return "its owner" }
+        return Syscall.userName(of: uid) ?? "uid \(uid)"
+    }
 }

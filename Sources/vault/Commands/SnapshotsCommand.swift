@@ -357,7 +357,7 @@ struct SnapshotsCommand: Command {
             for p in summary.linksApart {
                 context.terminal.warning("'\(Terminal.printable(p))' is a hard link in the snapshot whose content differs from its group's: restored as a file of its own")
             }
-            for (p, reason) in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': \(reason)") }
+            for (p, reason) in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': \(ErrorReport.words(for: reason))") }
             var line = "restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
                 + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))"
             if summary.unchanged > 0 { line += "; \(summary.unchanged) already there" }
