@@ -231,6 +231,7 @@ extension UnlockedVault {
     /// Whether the sealed item at `path` opens under the entry's file key
     /// and agrees with the entry (ItemRules).
     private func contentAgrees(_ entry: ManifestEntry, at path: String) -> Bool {
+        // Any failure is "does not agree": the drop-in waits, refused, and is reported.
         (try? ItemRules.open(entry, at: path, threads: 1)) != nil
     }
 
@@ -278,8 +279,8 @@ extension UnlockedVault {
         // dropper may change their file after any check of it (issue 38).
         // A backup's pack or snapshot is read whole, every chunk
         // authenticated, as `packIsWhole` read theirs.
-        guard let r = try? ItemRules.open(entry, at: copy.path, threads: 1) else { return false }
-        if entry.kind.isBackupStorage { guard (try? r.readAll(to: DiscardingSink())) != nil else { return false } }
+        guard let r = try? ItemRules.open(entry, at: copy.path, threads: 1) else { return false }   // refused: the dropper's content
+        if entry.kind.isBackupStorage { guard (try? r.readAll(to: DiscardingSink())) != nil else { return false } }   // the same
         try copy.commit(to: stored, noReplace: true)
         try Syscall.unlink(inInbox)
         return true
