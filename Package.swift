@@ -36,6 +36,7 @@ let package = Package(
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The syscall layer: the only code that calls libc for files,
         // processes, the terminal and sockets (CSystem holds what needs
@@ -57,8 +58,9 @@ let package = Package(
         // Device move: the only networking, above the vault it moves.
         .target(name: "VaultMove", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),
         // Off-site copies: drives rclone as a subprocess (push, pull, clone,
-        // remote drop-ins), above the vault it copies.
-        .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
+        // remote drop-ins), above the vault it copies; and a thin vault's
+        // range reads (libcurl, to one `rclone serve http` per command).
+        .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System", "CCurl"]),
         // `vault backup` and its snapshots: chunking, packs, trees, the host's
         // cache, restore; above the vault whose drop-ins and items it uses.
         .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),

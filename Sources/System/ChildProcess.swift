@@ -87,6 +87,9 @@ extension Syscall {
     /// SIGKILL to every process in the group `group` leads.
     public static func killGroup(_ group: Int32) { _ = kill(-group, SIGKILL) }
 
+    /// kill(2) of one process (our child): `signal` to `pid`.
+    public static func sendSignal(_ signal: Int32, to pid: Int32) { _ = kill(pid, signal) }
+
     /// waitpid with WNOHANG: how the child ended, or nil while it runs.
     public static func exitStatus(_ pid: Int32) throws -> Termination? {
         var status: Int32 = 0

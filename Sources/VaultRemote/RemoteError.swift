@@ -99,4 +99,9 @@ public enum RemoteDamage: Equatable, Sendable {
     case negativeSize(String)
     /// The vault's own remotes file is damaged.
     case remotesFileDamaged
+    /// An answer to a range read of this file is not the range asked for
+    /// (another range, a short or long body, no Content-Range).
+    case wrongAnswer(String)
+    /// The vault's `thin` file is damaged.
+    case thinFileDamaged
 }

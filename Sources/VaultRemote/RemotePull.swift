@@ -52,7 +52,10 @@ public struct PullSummary: Sendable {
 /// stay as orphans for `check --repair`; a merge unlinks the blobs of our
 /// entries it dropped, once the merged manifest is durable.
 public enum RemotePull {
-    public static func pull(vault local: UnlockedVault, remote: RemoteConfig.Remote,
+    /// `thin`: a thin vault, whose blobs stay on the remote: none is
+    /// downloaded, and the remote's listing stands for "here" where the
+    /// new manifest's blobs are checked (they are read from there).
+    public static func pull(vault local: UnlockedVault, remote: RemoteConfig.Remote, thin: Bool = false,
                             rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
         let paths = local.vault.paths
         let target = remote.target
@@ -113,9 +116,10 @@ public enum RemotePull {
             synced: remote.header)
 
         // The blobs a new manifest needs, into the same staging.
-        let here = try RemotePush.localItems(paths)
+        var here = try RemotePush.localItems(paths)
+        if thin { here.merge(layout.items) { local, _ in local } }
         var wanted: [String] = []
-        if takesManifest {
+        if takesManifest && !thin {
             wanted = layout.items.filter { here[$0.key] != $0.value }.keys.sorted()
             try rclone.download(wanted.map { "items/" + $0 }, from: target, into: staging.path, progress: progress)
             try staging.syncAll()

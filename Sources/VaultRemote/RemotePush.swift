@@ -52,8 +52,14 @@ public enum RemotePush {
     /// `progress` learns rclone's (bytes done, bytes in all) while blobs go up.
     /// `replaceHeader`: upload this vault's header even when the remote's
     /// changed too (SyncPlan would refuse): the user chose ours.
+    ///
+    /// `thin`: a thin vault, whose items/ holds only what was not pushed
+    /// yet, so "not in items/" cannot mean "removed here". It deletes a
+    /// remote blob only when it is in neither items/ nor `named` (the blobs
+    /// its manifest names, read with the key); with `named` nil (no key)
+    /// it deletes no blob.
     public static func push(vault root: String, remote given: RemoteConfig.Remote, rclone: Rclone,
-                            replaceHeader: Bool = false,
+                            replaceHeader: Bool = false, thin: Bool = false, named: Set<String>? = nil,
                             progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
         let started = Syscall.monotonicSeconds()
         var remote = given
@@ -190,7 +196,7 @@ public enum RemotePush {
         let exchanged = RemoteBase.dropIns(vault: root, remote: remote.name)
         for path in listing.keys.sorted() {
             switch RemoteNames.kind(of: path) {
-            case .item(let id) where localItems[id] == nil:
+            case .item(let id) where localItems[id] == nil && (!thin || named.map { !$0.contains(id) } ?? false):
                 doomed.append(path)
                 summary.deletedFiles += 1
             case .dropInContent(let id), .dropInEnvelope(let id):
@@ -200,7 +206,7 @@ public enum RemotePush {
                 // its envelope is gone from the local inbox, which
                 // absorbing deletes only after the manifest naming it is
                 // durable.
-                if localItems[id] != nil || exchanged.contains(id), try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
+                if localItems[id] != nil || exchanged.contains(id) || (thin && named?.contains(id) == true), try Syscall.status(of: paths.dropInEnvelope(id)) == nil {
                     doomed.append(path)
                     cleared.insert(id)
                 }

@@ -56,6 +56,37 @@ struct ValueOption<Value: Sendable>: Sendable {
     }
 }
 
+extension ValueOption where Value == UInt64 {
+    /// A size in bytes: a whole number with an optional binary unit (K, M,
+    /// G, T, also as KiB, MiB, GiB, TiB), as `--cache-size 2G`.
+    static func byteSize(_ names: String..., as valueName: String) -> ValueOption<UInt64> {
+        ValueOption<UInt64>(spec: OptionSpec(names: names, valueName: valueName)) { text, option, command throws(CLIError) in
+            guard let n = ByteSizeText.parse(text) else {
+                throw .usage("option '\(option)' needs a size such as 512M or 2G, not '\(text)'", command: command)
+            }
+            return n
+        }
+    }
+}
+
+enum ByteSizeText {
+    static func parse(_ text: String) -> UInt64? {
+        let digits = text.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, let n = UInt64(digits) else { return nil }
+        let shift: UInt64
+        switch text.dropFirst(digits.count).uppercased() {
+        case "", "B": shift = 0
+        case "K", "KIB": shift = 10
+        case "M", "MIB": shift = 20
+        case "G", "GIB": shift = 30
+        case "T", "TIB": shift = 40
+        default: return nil
+        }
+        guard n <= UInt64.max >> shift else { return nil }
+        return n << shift
+    }
+}
+
 /// An option given alone or with `=VALUE` (never a separate word), as
 /// `--compress[=LEVEL]`.
 struct OptionalValueOption: Sendable {

@@ -225,6 +225,8 @@ extension ErrorReport {
         case .tooManyFiles(let max): "the remote lists more than \(max) files: not a vault copy"
         case .negativeSize(let path): "a negative size for '\(path)'"
         case .remotesFileDamaged: "the vault's remotes file is damaged; remove it and add the remotes again"
+        case .wrongAnswer(let path): "a range read of '\(path)' was answered with other bytes than asked for"
+        case .thinFileDamaged: "the vault's thin file is damaged"
         }
     }
 

@@ -32,7 +32,8 @@ enum RemoteSync {
             key = unlocked.masterKey
             let meter = TransferMeter(context.terminal, "pulling")
             defer { meter.finish() }
-            summary = try RemotePull.pull(vault: unlocked, remote: remote, rclone: rclone, progress: meter.update)
+            summary = try RemotePull.pull(vault: unlocked, remote: remote, thin: context.thinVault() != nil, rclone: rclone,
+                                          progress: meter.update)
         }
         let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)

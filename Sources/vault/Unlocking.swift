@@ -14,9 +14,11 @@ extension Context {
     /// With `agent` (the default), this vault's unlock agent, when one runs,
     /// gives the key instead (see `open`). Commands that change how the
     /// vault opens pass false: they need a secret that opens it.
-    func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true, agent: Bool = true) throws -> UnlockedVault {
+    func unlock(_ password: PasswordSource, forWriting: Bool, tidy: Bool = true, agent: Bool = true,
+                reads: RemoteReads = .uncached) throws -> UnlockedVault {
         let vault = try Vault(at: vaultDirectory)
         let unlocked = try open(vault, password, forWriting: forWriting, agent: agent)
+        try attachRemoteBlobs(unlocked, reads)
         // Reading must not depend on absorbing: with the disk full, the
         // drop-ins wait and everything already stored can still be read.
         var report = UnlockedVault.AbsorbReport()

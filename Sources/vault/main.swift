@@ -48,6 +48,7 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
             for path in failed { terminal.warning("could not erase '\(path)', plaintext an interrupted vault command left") }
             let context = Context(terminal: terminal, environment: environment, globals: globals,
                                   vaultDirectory: directory, stateDirectory: state)
+            defer { ThinSession.finish(terminal, environment: environment) }
             return try command.run(context)
         }
         return .ok

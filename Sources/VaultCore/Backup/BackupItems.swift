@@ -115,7 +115,12 @@ extension UnlockedVault {
     /// A snapshot item's whole content, authenticated, from `path` (its
     /// drop-in in the inbox, or its place in items/).
     func snapshotContent(_ entry: ManifestEntry, at path: String) throws -> [UInt8] {
-        let r = try ItemRules.open(entry, at: path, threads: 1)
+        try snapshotContent(entry, source: FileHandleFD(readingFrom: path))
+    }
+
+    /// The same from any source of its sealed bytes (items/ or a thin vault's remote).
+    func snapshotContent(_ entry: ManifestEntry, source: ByteSource) throws -> [UInt8] {
+        let r = try ItemRules.open(entry, source: source, threads: 1)
         guard r.contentLength <= UInt64(BackupItems.maxSnapshotLength) else { throw VaultError.corruptedOrTampered }
         let sink = MemoryBytes()
         try r.readAll(to: sink, batchChunks: 1)
@@ -126,7 +131,7 @@ extension UnlockedVault {
     /// A stored snapshot's content (`vault snapshots`).
     public func snapshotContent(_ entry: ManifestEntry) throws -> [UInt8] {
         guard entry.kind == .snapshot else { throw VaultError.wrongItemKind(name: entry.name, expected: .snapshot) }
-        do { return try snapshotContent(entry, at: paths.item(entry.blobName)) } catch let e as SystemError where e.errno == .noSuchFile {
+        do { return try snapshotContent(entry, source: blobSource(entry.blobName)) } catch let e as SystemError where e.errno == .noSuchFile {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.corruptedOrTampered {
             throw VaultError.itemCorrupted(name: entry.name)

@@ -23,7 +23,12 @@ public enum ItemRules {
     /// chunk authenticated) and checks it agrees with the entry: the one way
     /// readers, absorb, rekey and prune open an item.
     static func open(_ entry: ManifestEntry, at path: String, threads: Int = 2) throws -> ItemReader {
-        let r = try ItemReader(key: entry.fileKey, source: FileHandleFD(readingFrom: path), threads: threads)
+        try open(entry, source: FileHandleFD(readingFrom: path), threads: threads)
+    }
+
+    /// The same over any source of the sealed bytes (a thin vault's remote).
+    static func open(_ entry: ManifestEntry, source: ByteSource, threads: Int = 2) throws -> ItemReader {
+        let r = try ItemReader(key: entry.fileKey, source: source, threads: threads)
         try checkItem(entry, header: r.header, contentLength: r.contentLength)
         return r
     }

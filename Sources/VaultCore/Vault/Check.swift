@@ -40,6 +40,8 @@ public struct CheckReport: Sendable {
     /// What this check's repair moved to quarantine/.
     public var movedToQuarantine: [String] = []
     public var removed: [String] = []
+    /// Items whose blob `check --repair` put back from a remote (the CLI fills it).
+    public var healed: [(item: String, remote: String)] = []
     /// Items (names) and versions checked: an item with history has
     /// several versions, each its own blob. Not a backup's packs and
     /// snapshots, counted apart (with their content's bytes).
@@ -52,13 +54,35 @@ public struct CheckReport: Sendable {
     public var bytesChecked: UInt64 = 0
 }
 
+/// `check --read-data-subset`: which blobs a check reads whole, chosen by
+/// the first four bytes of the item id (random, so a part of the blobs is
+/// about that part of the bytes, as restic chooses packs by id). Part n of
+/// m reads the ids whose number is n-1 modulo m, so m runs read each blob
+/// once; a percentage reads the ids below that share of 2^32.
+public enum CheckSubset: Equatable, Sendable {
+    case part(UInt32, of: UInt32)
+    case percent(Double)
+
+    public func contains(_ itemID: [UInt8]) -> Bool {
+        let n = itemID.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        switch self {
+        case .part(let k, let m): return n % m == k - 1
+        case .percent(let p): return Double(n) < p / 100 * 4_294_967_296
+        }
+    }
+}
+
 extension UnlockedVault {
     /// Verifies the header (its MAC was checked at unlock), the manifest
     /// (parsed and authenticated at unlock), that every item's blob is there
     /// with a matching header and an authentic final chunk, and with
-    /// `readData` every chunk of every item.
-    public func check(readData: Bool, repair: Bool, purge: Bool = false,
-                      progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
+    /// `readData` every chunk of every item (of those in `subset`, if one
+    /// is given). `remoteListing` (a thin vault: the remote's blobs and
+    /// sizes) stands for opening a blob that is not here, unless its data
+    /// is read: a check without --read-data costs one listing, not two
+    /// reads per blob.
+    public func check(readData: Bool, repair: Bool, purge: Bool = false, subset: CheckSubset? = nil,
+                      remoteListing: [String: UInt64]? = nil, progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
         var report = CheckReport()
         report.rejectedDropIns = try absorbInbox().rejected
         report.itemsChecked = manifest.items.count
@@ -69,19 +93,27 @@ extension UnlockedVault {
             case .file, .folder: report.versionsChecked += 1; report.itemBytes &+= entry.size
             }
             let version = manifest.versions(named: entry.name).count > 1 ? entry.version : nil
+            let readThis = readData && (subset?.contains(entry.itemID) ?? true)
+            if let remoteListing, !readThis, try Syscall.status(of: paths.item(entry.blobName)) == nil {
+                // The smallest sealed item: its header, one tag, its trailer.
+                let smallest = UInt64(ItemHeader.length + ItemCipher.tagLength + ItemCipher.trailerLength)
+                if let size = remoteListing[entry.blobName], size >= smallest { continue }
+                report.problems.append(.init(item: entry.name, kind: .blobMissing, version: version))
+                continue
+            }
             do {
                 // The same checks every reader makes (ItemRules): the blob's
                 // header and length against the entry, and with `readData`
                 // every chunk, the decoded size, and a folder's archive.
                 let r = try reader(for: entry)
-                if readData {
+                if readThis {
                     report.bytesChecked &+= try read(entry, with: r, to: DiscardingSink())
                     progress?(report.bytesChecked)
                 }
             } catch VaultError.itemCorrupted {
                 // Missing only when the kernel says so: a blob that cannot
                 // be looked at is an error of this check, not a verdict.
-                let missing = try Syscall.status(of: paths.item(entry.blobName)) == nil
+                let missing = try blobIsMissing(entry.blobName)
                 report.problems.append(.init(item: entry.name, kind: missing ? .blobMissing : .corrupted, version: version))
             } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
                 report.problems.append(.init(item: entry.name, kind: .unsafeEntry(path: path, reason: reason), version: version))

@@ -4,9 +4,9 @@ import VaultCrypto
 /// A file being written next to where it will land, named `.tmp-<random>`,
 /// flock'ed while open so cleanup can tell it from an abandoned one. Removed
 /// on deinit unless committed.
-final class TempFile {
-    let path: String
-    let file: FileHandleFD
+package final class TempFile {
+    package let path: String
+    package let file: FileHandleFD
     private var committed = false
     /// Whether the file has a name before `commit` (`path`); a nameless one
     /// is linked under its target at commit.
@@ -26,7 +26,7 @@ final class TempFile {
     /// exist (a drop-in's fresh random id): one link instead of a link and
     /// a rename, and a kill before the commit leaves nothing behind, not
     /// even for cleanup (thousands of times per many-file add).
-    init(beside target: String, announce: ((String) -> Void)? = nil, mode: UInt16? = nil, nameless: Bool = false) throws {
+    package init(beside target: String, announce: ((String) -> Void)? = nil, mode: UInt16? = nil, nameless: Bool = false) throws {
         let dir = VaultDirectory.directory(of: target)
         let temp = dir + "/" + VaultDirectory.tempPrefix + Hex.encode(SecureRandom.bytes(16))
         if let fd = try Syscall.openNameless(in: dir) {
@@ -53,7 +53,7 @@ final class TempFile {
     /// directory. The flock stays held until deinit.
     /// Without `durable`, neither fsync: the caller makes a batch durable at
     /// once (one syncfs for thousands of files) before anything names them.
-    func commit(to target: String, noReplace: Bool = false, durable: Bool = true) throws {
+    package func commit(to target: String, noReplace: Bool = false, durable: Bool = true) throws {
         if durable { try file.sync() }
         if !named {
             try Syscall.linkNameless(file.fd, to: target)

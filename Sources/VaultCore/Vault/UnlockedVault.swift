@@ -29,6 +29,10 @@ public final class UnlockedVault {
     /// This machine's memory of the newest manifest seen, if the caller keeps one.
     package let rollbackGuard: RollbackGuard?
 
+    /// A thin vault's remote, where the blobs not in items/ are read
+    /// (nil: a full vault, where a missing blob is damage).
+    public var fetcher: (any BlobFetcher)?
+
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
         self.readOnly = readOnly
         self.rollbackGuard = rollbackGuard?.scoped(to: vault.paths.root)
@@ -91,7 +95,7 @@ public final class UnlockedVault {
     /// missing, unreadable, damaged or mismatched blob is `itemCorrupted(name)`.
     public func reader(for entry: ManifestEntry) throws -> ItemReader {
         do {
-            return try ItemRules.open(entry, at: paths.item(entry.blobName))
+            return try ItemRules.open(entry, source: blobSource(entry.blobName))
         } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .tooManySymlinks {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.corruptedOrTampered, VaultError.unsafeVaultPath {

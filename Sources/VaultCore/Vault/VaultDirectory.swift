@@ -5,7 +5,7 @@ import System
 /// The vault directory's files as a whole: its layout checked, small files read
 /// whole and bounded, files replaced atomically, its listings by name.
 package enum VaultDirectory {
-    static let tempPrefix = ".tmp-"
+    package static let tempPrefix = ".tmp-"
 
     /// Refuses a vault whose own paths are symbolic links or of the wrong
     /// type. An absent `items/` or `inbox/` is made (empty, 0700): a plain

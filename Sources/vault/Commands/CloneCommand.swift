@@ -7,10 +7,11 @@ import VaultRemote
 struct CloneCommand: Command {
     static let name = "clone"
     static let abstract = "make a vault here from an off-site copy"
-    static let jsonFlag = FlagOption("--json")
-    static let options = [jsonFlag.spec]
+    static let jsonFlag = FlagOption("--json"), thinFlag = FlagOption("--thin")
+    static let cacheOption = ValueOption<UInt64>.byteSize("--cache-size", as: "SIZE")
+    static let options = [jsonFlag.spec, thinFlag.spec, cacheOption.spec]
     static let help = """
-        Usage: vault clone TARGET|NAME DIR [--json]
+        Usage: vault clone TARGET|NAME DIR [--thin [--cache-size SIZE]] [--json]
 
         Downloads the vault at TARGET (any rclone path), or at the target of
         this vault's remote NAME ('vault remote list'), into DIR, which must
@@ -24,18 +25,29 @@ struct CloneCommand: Command {
         its own: even when this machine has seen a newer state of the vault
         elsewhere, it is no rollback.
 
+        With --thin, no blob is downloaded: DIR holds the header, the list of
+        items, the drop-ins and a cache of blocks read from the remote, which
+        stays the place of every other blob ('vault help thin'). The clone
+        checks that the remote holds every blob its list of items names.
+
         Options:
-          --json   one JSON summary on standard output
+          --thin              keep the blobs on the remote; read them by range
+          --cache-size SIZE   with --thin: the cache's bound (default 2G, at
+                              least 64M)
+          --json              one JSON summary on standard output
 
         Examples:
           vault clone s3:my-bucket/vault ~/.local/share/vault
           vault clone /mnt/usb/vault ~/vault-copy
           vault clone offsite ~/merged
+          vault clone --thin --cache-size 4G s3:my-bucket/vault ~/vault
         """
 
     let target: String
     let directory: String
     let json: Bool
+    /// --thin: the cache's bound; nil for a full clone.
+    let thinCache: UInt64?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         let words = try arguments.exactly("TARGET", "DIR")
@@ -44,6 +56,10 @@ struct CloneCommand: Command {
         }
         (target, directory) = (t, words[1])
         json = arguments.isSet(Self.jsonFlag)
+        let cache = try arguments.value(Self.cacheOption)
+        if cache != nil && !arguments.isSet(Self.thinFlag) { throw arguments.usageError("--cache-size goes with --thin") }
+        if let cache, cache < ThinVault.minimumCache { throw arguments.usageError("--cache-size is at least 64M") }
+        thinCache = arguments.isSet(Self.thinFlag) ? cache ?? ThinVault.defaultCache : nil
     }
 
     /// TARGET, or the target of this vault's remote of that name.
@@ -71,7 +87,7 @@ struct CloneCommand: Command {
         let meter = TransferMeter(context.terminal, "downloading")
         let summary = try { () throws -> FetchSummary in
             defer { meter.finish() }
-            return try RemoteClone.download(target: target, rclone: rclone, into: staging, progress: meter.update)
+            return try RemoteClone.download(target: target, rclone: rclone, into: staging, blobs: thinCache == nil, progress: meter.update)
         }()
         // The remote's manifest as it came, before the unlock below absorbs
         // any drop-ins: what the clone and the remote both hold, the base
@@ -90,10 +106,21 @@ struct CloneCommand: Command {
                 }
             }
             guard let unlocked = opened else { throw VaultError.wrongPassword }
-            let report = try unlocked.check(readData: true, repair: false)
-            for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(ErrorReport.words(for: p.kind))", code: .corrupted)) }
-            guard report.problems.isEmpty else {
-                throw CLIError(message: "the remote copy failed its check; nothing was kept at '\(directory)'", code: .corrupted)
+            if thinCache != nil {
+                // No byte is read here: every blob the list names must be
+                // listed on the remote (the reads that need one check it).
+                let missing = unlocked.manifest.entries.filter { summary.remoteItems[$0.blobName] == nil }
+                for e in missing { context.terminal.report(CLIError(message: "item '\(e.name)': \(ErrorReport.words(for: CheckReport.Problem.Kind.blobMissing))", code: .corrupted)) }
+                guard missing.isEmpty else {
+                    throw CLIError(message: "the remote copy lacks blobs its list of items names; nothing was kept at '\(directory)'", code: .corrupted)
+                }
+            }
+            if thinCache == nil {
+                let report = try unlocked.check(readData: true, repair: false)
+                for p in report.problems { context.terminal.report(CLIError(message: "item '\(p.item)': \(ErrorReport.words(for: p.kind))", code: .corrupted)) }
+                guard report.problems.isEmpty else {
+                    throw CLIError(message: "the remote copy failed its check; nothing was kept at '\(directory)'", code: .corrupted)
+                }
             }
         }
         var config = RemoteConfig()
@@ -101,6 +128,7 @@ struct CloneCommand: Command {
         config.remotes[0].known = summary.generation
         try RemoteBase.write(downloaded, vault: staging.path, remote: "origin")
         try config.write(vault: staging.path)
+        if let thinCache { try ThinVault(remote: "origin", cacheBytes: thinCache).write(vault: staging.path) }
         try staging.commit()
         if json {
             try context.terminal.printLine(JSONOutput.encode(JSONOutput.Transfer(
@@ -109,7 +137,8 @@ struct CloneCommand: Command {
         } else {
             context.terminal.note("cloned \(Terminal.printable(target)) into '\(directory)': "
                                   + RemoteFormat.transfer(files: summary.files, bytes: summary.bytes, seconds: summary.seconds))
-            context.terminal.note("every item checked; the remote is known here as 'origin'")
+            context.terminal.note(thinCache == nil ? "every item checked; the remote is known here as 'origin'"
+                                  : "a thin vault: its blobs stay on 'origin' (the remote's name here), read as needed")
         }
         return .ok
     }

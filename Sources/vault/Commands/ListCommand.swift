@@ -61,7 +61,7 @@ struct ListCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let password = try context.passwordSource()
-        let vault = try context.unlock(password, forWriting: false)
+        let vault = try context.unlock(password, forWriting: false, reads: .none)
         let rows: [(entry: ManifestEntry, versions: Int)]
         if let name = versionsOf {
             let versions = vault.manifest.versions(named: name)

@@ -57,7 +57,7 @@ struct MountCommand: Command {
                            hints: ["mount on an empty directory"], code: .exists)
         }
         let password = try context.passwordSource()
-        let vault = try context.unlock(password, forWriting: false)
+        let vault = try context.unlock(password, forWriting: false, reads: .cached)
         vault.releaseWriterLock()   // reading only, for as long as it stays mounted
         let mount = FuseMount(vault: vault, at: target)
         // Ctrl-C (or SIGTERM, SIGHUP) is the documented way out: it unmounts,

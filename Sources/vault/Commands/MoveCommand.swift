@@ -130,6 +130,8 @@ struct MoveCommand: Command {
         case .receive:
             return try receive(context)
         case .send:
+            // The receiver gets a whole vault: every blob must be here.
+            try context.requireFullVault("move send")
             // Sending erases the vault here: whoever sits at a terminal
             // left unlocked must not be able to send it away on the
             // agent's key (docs/SECURITY.md, "Unlock agent").

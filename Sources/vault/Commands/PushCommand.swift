@@ -103,10 +103,36 @@ struct PushCommand: Command {
     }
 
     func send(_ context: Context, _ remote: RemoteConfig.Remote) throws -> PushSummary {
-        let meter = TransferMeter(context.terminal, "pushing")
-        defer { meter.finish() }
-        return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(),
-                                   replaceHeader: replaceHeader, progress: meter.update)
+        let thin = try context.thinVault()
+        let named = try thin.flatMap { _ in try blobsNamed(context) }
+        let summary = try { () throws -> PushSummary in
+            let meter = TransferMeter(context.terminal, "pushing")
+            defer { meter.finish() }
+            return try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: context.rclone(),
+                                       replaceHeader: replaceHeader, thin: thin != nil, named: named, progress: meter.update)
+        }()
+        // A thin vault's own remote now holds what items/ held: proven
+        // blob by blob, those leave (ThinEviction).
+        if let thin, thin.remote == remote.name, summary.remoteMoved == nil {
+            let server = try RcloneServer(rclone: context.rclone(), target: remote.target)
+            let (count, bytes) = try ThinEviction.evict(vault: context.vaultDirectory, server: server)
+            if count > 0 && !json {
+                context.terminal.note("\(Format.count(count, "blob")) (\(Format.size(bytes))) now only on '\(remote.name)': removed here")
+            }
+        }
+        if thin != nil && named == nil && !json {
+            context.terminal.note("a thin vault deletes on the remote only what its list of items no longer names, which needs the password",
+                                  hint: "the next push with the password (or the unlock agent) deletes what this vault removed")
+        }
+        return summary
+    }
+
+    /// A thin vault's push: the blobs its manifest names, when a password
+    /// (or the agent) is at hand; nil without one.
+    private func blobsNamed(_ context: Context) throws -> Set<String>? {
+        guard let source = try? context.passwordSource() else { return nil }
+        let vault = try context.unlock(source, forWriting: false, reads: .none)
+        return Set(vault.manifest.entries.map(\.blobName))
     }
 
     /// No password here, and the remote moved on: nothing can be merged,

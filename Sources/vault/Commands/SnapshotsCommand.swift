@@ -247,11 +247,15 @@ struct SnapshotsCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let writes: Bool
+        // A thin vault keeps the trees the listings read in its cache;
+        // restore and dump read each byte once.
+        var reads = RemoteReads.cached
         switch action {
         case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun): writes = !dryRun
+        case .restore, .dump: writes = false; reads = .uncached
         default: writes = false
         }
-        let vault = try context.unlock(try context.passwordSource(), forWriting: writes)
+        let vault = try context.unlock(try context.passwordSource(), forWriting: writes, reads: reads)
         switch action {
         case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
             if prune && !dryRun { try fetchRemoteInboxes(vault, context) }

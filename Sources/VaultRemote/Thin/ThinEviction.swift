@@ -1,0 +1,34 @@
+import System
+import VaultCore
+
+/// What leaves a thin vault's items/ once it is on the remote: every blob
+/// there whose remote copy is proven the same, never on a listing's word.
+/// The proof is one range read per blob through the server: the remote
+/// object's size (from Content-Range) and its last 64 bytes, which end in
+/// the final chunk's tag, equal ours. A blob that another party replaced
+/// there, truncated or never received stays here, and the next push sends
+/// it again. (A remote could keep the tail and corrupt the middle; then the
+/// blob's reads fail, exit 14, and `check --read-data` finds it, as it
+/// would in a full vault's remote copy.)
+public enum ThinEviction {
+    static let tail = 64
+
+    /// Returns how many blobs left and their bytes.
+    @discardableResult
+    public static func evict(vault root: String, server: RcloneServer) throws -> (count: Int, bytes: UInt64) {
+        let paths = VaultPaths(root: root)
+        var (count, bytes) = (0, UInt64(0))
+        for (name, size) in try RemotePush.localItems(paths).sorted(by: { $0.key < $1.key }) {
+            let path = paths.item(name)
+            let local = try FileHandleFD(readingFrom: path)
+            guard local.size == size, size >= UInt64(tail) else { continue }
+            var ours = [UInt8](repeating: 0, count: tail)
+            guard try ours.withUnsafeMutableBytes({ try local.read(at: size - UInt64(tail), into: $0) }) == tail else { continue }
+            guard let (theirs, total) = try server.http.tail("items/" + name, count: tail), total == size, theirs == ours else { continue }
+            try Syscall.unlink(path)
+            (count, bytes) = (count + 1, bytes &+ size)
+        }
+        if count > 0 { try Syscall.fsyncDirectory(paths.items) }
+        return (count, bytes)
+    }
+}
