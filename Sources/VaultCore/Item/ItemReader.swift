@@ -94,6 +94,8 @@ public final class ItemReader: @unchecked Sendable {
         } catch CryptoError.authenticationFailed {
             throw VaultError.corruptedOrTampered
         }
+        let offset = UInt64(ItemHeader.length) + i * UInt64(ItemCipher.sealedChunkSize)
+        source.authenticated(offset..<(offset + UInt64(size + ItemCipher.tagLength)))
     }
 
     /// Reads and opens chunk `i` into `buffer`; returns its plaintext size.

@@ -15,7 +15,7 @@ import VaultCrypto
 public final class BlockCache: @unchecked Sendable {
     public let directory: String
     public let bound: UInt64
-    /// Blob sizes seen in the names here when this command began.
+    /// Blob sizes of the headers kept here when this command began.
     private let known: [String: UInt64]
     private let written = Mutex<UInt64>(0)
 
@@ -25,27 +25,44 @@ public final class BlockCache: @unchecked Sendable {
         try Vault.ensureDirectory(directory)
         var known: [String: UInt64] = [:]
         for name in try VaultDirectory.names(in: directory) {
-            guard let (blob, size, _) = Self.parse(name) else { continue }
+            guard let (blob, size, index) = Self.parse(name), index == nil else { continue }
             known[blob] = size
         }
         self.known = known
     }
 
-    static func name(_ blob: String, size: UInt64, index: UInt64) -> String { "\(blob).\(size).\(index)" }
+    /// A block's file; `index` nil: the item header's (`<blob>.<size>.h`).
+    static func name(_ blob: String, size: UInt64, index: UInt64?) -> String { "\(blob).\(size).\(index.map(String.init) ?? "h")" }
 
-    /// (blob, size, index) from a cache file's name; nil for any other name.
-    static func parse(_ name: String) -> (String, UInt64, UInt64)? {
+    /// (blob, size, index or nil for the header) from a cache file's name;
+    /// nil for any other name.
+    static func parse(_ name: String) -> (String, UInt64, UInt64?)? {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, RemoteNames.isItemID(parts[0]), let size = UInt64(parts[1]), let index = UInt64(parts[2]),
-              String(size) == parts[1], String(index) == parts[2] else { return nil }
+        guard parts.count == 3, RemoteNames.isItemID(parts[0]), let size = UInt64(parts[1]), String(size) == parts[1] else { return nil }
+        if parts[2] == "h" { return (String(parts[0]), size, nil) }
+        guard let index = UInt64(parts[2]), String(index) == parts[2] else { return nil }
         return (String(parts[0]), size, index)
     }
 
-    func size(of blob: String) -> UInt64? { known[blob] }
+    /// A blob's size and item header, proven by an earlier command's read.
+    func header(of blob: String) -> (UInt64, [UInt8])? {
+        guard let size = known[blob] else { return nil }
+        let count = ItemHeader.length
+        guard let bytes = read(name: Self.name(blob, size: size, index: nil), count: count) else { return nil }
+        return (size, bytes)
+    }
+
+    func writeHeader(_ blob: String, size: UInt64, _ bytes: [UInt8]) {
+        write(name: Self.name(blob, size: size, index: nil), bytes)
+    }
 
     /// Block `index` of `blob` if it is here at exactly `count` bytes.
     func read(_ blob: String, size: UInt64, index: UInt64, count: Int) -> [UInt8]? {
-        let path = directory + "/" + Self.name(blob, size: size, index: index)
+        read(name: Self.name(blob, size: size, index: index), count: count)
+    }
+
+    private func read(name: String, count: Int) -> [UInt8]? {
+        let path = directory + "/" + name
         // A block that is not here, or cannot be read, is fetched again.
         guard let file = try? FileHandleFD(readingFrom: path) else { return nil }
         guard file.size == UInt64(count), let bytes = try? file.readAll(limit: count), bytes.count == count else {
@@ -59,7 +76,11 @@ public final class BlockCache: @unchecked Sendable {
     /// Keeps a fetched block (best effort: a cache that cannot be written
     /// costs the next read a fetch, nothing else).
     func write(_ blob: String, size: UInt64, index: UInt64, _ bytes: [UInt8]) {
-        let path = directory + "/" + Self.name(blob, size: size, index: index)
+        write(name: Self.name(blob, size: size, index: index), bytes)
+    }
+
+    private func write(name: String, _ bytes: [UInt8]) {
+        let path = directory + "/" + name
         guard let temp = try? TempFile(beside: path) else { return }
         do {
             try bytes.withUnsafeBytes { try temp.file.write($0) }

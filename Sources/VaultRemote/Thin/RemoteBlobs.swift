@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import System
 import VaultCore
@@ -30,8 +31,11 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
 
     public func source(forBlob name: String) throws -> ByteSource? {
         guard RemoteNames.isItemID(Substring(name)) else { return nil }
-        if let size = sizes.withLock({ $0[name] }) ?? cache?.size(of: name) {
+        if let size = sizes.withLock({ $0[name] }) {
             return RemoteBlobSource(name: name, size: size, blobs: self)
+        }
+        if let (size, header) = cache?.header(of: name) {
+            return RemoteBlobSource(name: name, size: size, blobs: self, header: header)
         }
         // The first block tells the size: one request, which the reader's
         // first read (the header) would make anyway.
@@ -39,23 +43,21 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         sizes.withLock { $0[name] = total }
         let source = RemoteBlobSource(name: name, size: total, blobs: self)
         try source.keep(0, bytes)
-        cache?.write(name, size: total, index: 0, bytes)
         return source
     }
 
-    /// Block `index` of blob `name` (`size` bytes in all), from the caches
-    /// or the remote.
-    func block(_ name: String, size: UInt64, _ index: UInt64) throws -> [UInt8] {
+    /// Block `index` of blob `name` (`size` bytes in all), from the disk
+    /// cache or the remote.
+    func block(_ name: String, size: UInt64, _ index: UInt64) throws -> (bytes: [UInt8], cached: Bool) {
         let range = Blocks.range(index, size: size)
-        if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return cached }
+        if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return (cached, true) }
         guard let (bytes, total) = try server.http.read("items/" + name, offset: range.lowerBound, count: Int(range.count), clipped: false) else {
             throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
         }
         // The same object as the size came from: one that changed between
         // two reads is refused whole, not read in parts of two.
         guard total == size else { throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name)) }
-        cache?.write(name, size: size, index: index, bytes)
-        return bytes
+        return (bytes, false)
     }
 }
 
@@ -74,36 +76,74 @@ enum Blocks {
 }
 
 /// One remote blob as random-access bytes for ItemReader, which reads it
-/// from several threads: a few recent blocks kept in memory.
+/// from several threads: a few recent blocks kept in memory; the blocks a
+/// read spans fetched side by side (a restore reads 16 chunks at once);
+/// a block enters the disk cache only once ItemReader said its chunk
+/// authenticated, so nothing wrong is ever kept.
 final class RemoteBlobSource: ByteSource, @unchecked Sendable {
     let name: String
     let size: UInt64
     let blobs: RemoteBlobs
-    private let recent = Mutex<[(index: UInt64, bytes: [UInt8])]>([])
+    private struct Kept { let index: UInt64; let bytes: [UInt8]; var cached: Bool }
+    private let recent = Mutex<[Kept]>([])
+    /// The item header (the first bytes), once known, and whether the
+    /// cache holds it: every chunk's AAD holds it, so the first chunk to
+    /// authenticate proves it, and a later command opens the blob from
+    /// the cache without a request.
+    private let header = Mutex<(bytes: [UInt8]?, cached: Bool)>((nil, false))
     private static let keptBlocks = 4
+    /// Requests in flight for one read at most.
+    static let parallelFetches = 8
 
-    init(name: String, size: UInt64, blobs: RemoteBlobs) {
+    init(name: String, size: UInt64, blobs: RemoteBlobs, header: [UInt8]? = nil) {
         (self.name, self.size, self.blobs) = (name, size, blobs)
+        self.header.withLock { $0 = (header, header != nil) }
     }
 
-    func keep(_ index: UInt64, _ bytes: [UInt8]) throws {
+    func keep(_ index: UInt64, _ bytes: [UInt8], cached: Bool = false) throws {
         guard UInt64(bytes.count) == Blocks.range(index, size: size).count else {
             throw RemoteError.malformedRemote(.wrongAnswer("items/" + name))
         }
         recent.withLock { r in
             r.removeAll { $0.index == index }
-            r.append((index, bytes))
+            r.append(Kept(index: index, bytes: bytes, cached: cached))
             if r.count > Self.keptBlocks { r.removeFirst() }
         }
+        if index == 0 { header.withLock { h in if h.bytes == nil { h.bytes = Array(bytes.prefix(Int(Blocks.header))) } } }
+    }
+
+    func authenticated(_ range: Range<UInt64>) {
+        guard let cache = blobs.cache else { return }
+        let proven = header.withLock { h -> [UInt8]? in
+            guard let b = h.bytes, !h.cached else { return nil }
+            h.cached = true
+            return b
+        }
+        if let proven { cache.writeHeader(name, size: size, proven) }
+        let index = Blocks.index(of: range.lowerBound)
+        let block = recent.withLock { r -> [UInt8]? in
+            guard let k = r.firstIndex(where: { $0.index == index }), !r[k].cached else { return nil }
+            r[k].cached = true
+            return r[k].bytes
+        }
+        if let block { cache.write(name, size: size, index: index, block) }
     }
 
     func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset < size, buffer.count > 0 else { return 0 }
+        // The header alone (ItemReader's first read), when it is known.
+        if offset + UInt64(buffer.count) <= Blocks.header, let h = header.withLock({ $0.bytes }), h.count == Int(Blocks.header) {
+            let from = Int(offset)
+            h.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + buffer.count)])) }
+            return buffer.count
+        }
+        let end = min(size, offset + UInt64(buffer.count))
+        let indexes = Array(Blocks.index(of: offset)...Blocks.index(of: end - 1))
+        let blocks = try fetch(indexes)
         var done = 0
-        while done < buffer.count, offset + UInt64(done) < size {
-            let at = offset + UInt64(done)
-            let index = Blocks.index(of: at)
+        for (index, bytes) in zip(indexes, blocks) {
             let range = Blocks.range(index, size: size)
-            let bytes = try block(index)
+            let at = offset + UInt64(done)
             let from = Int(at - range.lowerBound)
             let n = min(buffer.count - done, bytes.count - from)
             guard n > 0 else { break }
@@ -115,10 +155,36 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         return done
     }
 
-    private func block(_ index: UInt64) throws -> [UInt8] {
-        if let hit = recent.withLock({ r in r.first { $0.index == index }?.bytes }) { return hit }
-        let bytes = try blobs.block(name, size: size, index)
-        try keep(index, bytes)
-        return bytes
+    /// The blocks `indexes`, from memory, the cache or the remote; those
+    /// to fetch fetched on up to `parallelFetches` threads.
+    private func fetch(_ indexes: [UInt64]) throws -> [[UInt8]] {
+        var out = recent.withLock { r in indexes.map { i in r.first { $0.index == i }?.bytes } }
+        let missing = out.indices.filter { out[$0] == nil }
+        var got: [Int: (bytes: [UInt8], cached: Bool)] = [:]
+        if missing.count == 1 {
+            got[missing[0]] = try blobs.block(name, size: size, indexes[missing[0]])
+        } else if !missing.isEmpty {
+            let results = Mutex<[Int: Result<(bytes: [UInt8], cached: Bool), any Error>]>([:])
+            let next = Atomic<Int>(0)
+            let group = DispatchGroup()
+            for _ in 0..<min(Self.parallelFetches, missing.count) {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    while case let k = next.add(1, ordering: .relaxed).oldValue, k < missing.count {
+                        let r = Result { try self.blobs.block(self.name, size: self.size, indexes[missing[k]]) }
+                        results.withLock { $0[missing[k]] = r }
+                    }
+                }.start()
+            }
+            group.wait()
+            for (k, r) in results.withLock({ $0 }) { got[k] = try r.get() }
+        }
+        for k in missing {
+            guard let g = got[k] else { throw RemoteError.malformedRemote(.wrongAnswer("items/" + name)) }
+            try keep(indexes[k], g.bytes, cached: g.cached)
+            out[k] = g.bytes
+        }
+        return out.map { $0 ?? [] }
     }
 }
