@@ -35,7 +35,6 @@ struct UpgradeCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        try context.requireFullVault("upgrade")
         let password = try context.passwordSource().refusingAgent("upgrade", keyFile: false)
         let secret = try password.read()
         let vault = try Vault(at: context.vaultDirectory)
