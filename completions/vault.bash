@@ -30,9 +30,11 @@ _vault_opts_for() {
         remove)  echo "-y --yes" ;;
         forget)  echo "--keep-last --keep-daily --keep-weekly --dry-run" ;;
         passwd)  echo "--new-password-file --kdf-memory --kdf-passes --recalibrate" ;;
-        check)   echo "--read-data --repair --purge --json --remote" ;;
+        check)   echo "--read-data --read-data-subset --repair --purge --json --remote" ;;
+        thin)    echo "--cache-size --off" ;;
         push)    echo "--json --replace-header" ;;
-        remote | pull | clone) echo "--json" ;;
+        clone)   echo "--json --thin --cache-size" ;;
+        remote | pull) echo "--json" ;;
         open)    echo "--with" ;;
         rekey)   echo "--yes" ;;
         key)
@@ -166,13 +168,13 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add | backup) _vault_complete_value files "$cur" ;;
         snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats forget prune" -- "$cur")) ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then

@@ -122,7 +122,7 @@ complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a re
 complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock backup snapshots'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock backup snapshots thin'
 complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
 complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
 complete -c vault -n __vault_needs_command -a unlock -d 'Keep the vault unlocked for a while (an agent holds the key)'
@@ -194,6 +194,7 @@ complete -c vault -n '__vault_using list' -l sort -x -a 'name size added' -d 'So
 complete -c vault -n '__vault_using check' -l read-data -d 'Also decrypt and authenticate every chunk'
 complete -c vault -n '__vault_using check' -l repair -d 'Remove leftovers, quarantine orphans'
 complete -c vault -n '__vault_using check' -l purge -d 'With --repair: delete what is quarantined'
+complete -c vault -n '__vault_using check' -l read-data-subset -x -d 'Read only part of the blobs (N% or n/m)'
 
 # get NAME (names are not completed)
 complete -c vault -n '__vault_using get' -s o -l output -r -F -d 'Write to FILE'
@@ -270,6 +271,10 @@ complete -c vault -n __vault_needs_command -a remote -d 'Name the off-site copie
 complete -c vault -n __vault_needs_command -a push -d 'Copy the vault to its off-site remote'
 complete -c vault -n __vault_needs_command -a pull -d 'Bring changes and drop-ins from the off-site remote'
 complete -c vault -n __vault_needs_command -a clone -d 'Make a vault here from an off-site copy'
+complete -c vault -n '__vault_using clone' -l thin -d 'Keep the blobs on the remote'
+complete -c vault -n '__vault_using clone thin' -l cache-size -x -d 'The thin vault cache bound'
+complete -c vault -n __vault_needs_command -a thin -d 'Keep the blobs on a remote, or bring them back'
+complete -c vault -n '__vault_using thin' -l off -d 'Bring every blob back: a full vault again'
 complete -c vault -n '__vault_using remote' -a 'add list remove' -d 'Remote action'
 complete -c vault -n '__vault_using remote push pull clone' -l json -d 'One JSON summary on standard output'
 complete -c vault -n '__vault_using push' -l replace-header -d 'Upload this vault header even if the remote one changed too'

@@ -24,7 +24,7 @@ import Testing
     }
 
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount",
-                           "remote", "push", "pull", "clone", "share", "key", "upgrade", "backup", "snapshots"]
+                           "remote", "push", "pull", "clone", "share", "key", "upgrade", "backup", "snapshots", "thin"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -135,6 +135,7 @@ import Testing
           lock        end the unlock agent: the password is needed again
           backup      snapshot folders without the password, storing only what changed
           snapshots   list, browse and restore backup snapshots
+          thin        keep the blobs on a remote, or bring them back (--off)
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).
