@@ -73,6 +73,7 @@ scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
 scripts/bench-many.sh "$work"
 scripts/bench-remote.sh "$work"
+scripts/bench-thin.sh "$work"
 scripts/bench-mount.sh "$work"
 echo
 scripts/bench-pq.sh

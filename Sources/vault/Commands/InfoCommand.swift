@@ -70,6 +70,7 @@ struct InfoCommand: Command {
                       "drop-in key: \(h.publicKey.kemName)"
                         + (h.publicKey.isHybrid ? "" : "; 'vault upgrade' moves it to X-Wing (ML-KEM-768 + X25519)"),
                       "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
+                      "thin: " + ((try context.thinVault()).map { "yes, the other blobs are on '\($0.remote)' (cache up to \(Format.size($0.cacheBytes)))" } ?? "no"),
                       "items stored: \(Format.count(blobs.count, "sealed blob")), \(Format.size(blobs.bytes)) on disk",
                       "items waiting to be absorbed: \(waiting)",
                       "leftovers of interrupted commands: \(leftovers.count)"
