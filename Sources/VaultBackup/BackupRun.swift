@@ -49,6 +49,11 @@ public final class BackupRun {
     private let options: BackupOptions
     private let key: PieceKey
     private let packs: PackWriter
+    /// Trees go into packs of their own, as restic's tree packs: what
+    /// listing a snapshot reads is then a few packs of trees, not a 1 MiB
+    /// chunk of data around every directory's record (a thin vault reads
+    /// whole chunks from its remote, and caches those packs' chunks).
+    private let treePacks: PackWriter
     private var parent: FileListCursor?
     private var list: FileListWriter?
     private var summary = BackupSummary()
@@ -68,6 +73,7 @@ public final class BackupRun {
         (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
         packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
+        treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         buffer = try PageBuffer(count: 2 * Chunker.maxSize)
     }
 
@@ -91,11 +97,12 @@ public final class BackupRun {
         roots.sort { $0.name.lexicographicallyPrecedes($1.name) }
         let root = try storeTree(roots)
         try packs.land()
+        try treePacks.land()
         let ended = Date()
-        summary.piecesNew = packs.piecesNew
-        summary.bytesNew = packs.bytesNew
-        summary.bytesNewCompressed = packs.storedNew
-        summary.packs = packs.packsLanded
+        summary.piecesNew = packs.piecesNew + treePacks.piecesNew
+        summary.bytesNew = packs.bytesNew + treePacks.bytesNew
+        summary.bytesNewCompressed = packs.storedNew + treePacks.storedNew
+        summary.packs = packs.packsLanded + treePacks.packsLanded
         guard !options.dryRun else { return summary }
         let snapshot = Snapshot(packs: usedPacks.sorted { $0.lexicographicallyPrecedes($1) }, key: key, host: options.host,
                                 paths: options.paths, tags: options.tags, start: Self.time(started), end: Self.time(ended),
@@ -116,7 +123,7 @@ public final class BackupRun {
             throw BackupError.packsRemovedMeanwhile(count: gone.count)
         }
         summary.snapshot = Hex.encode(drop.itemID)
-        summary.bytesStored = packs.sealedBytes + drop.sealedLength
+        summary.bytesStored = packs.sealedBytes + treePacks.sealedBytes + drop.sealedLength
         try list?.commit()
         list = nil
         return summary
@@ -281,7 +288,7 @@ public final class BackupRun {
         guard bytes.count <= Tree.maxLength else {
             throw BackupError.treeTooLarge(entries: entries.count)
         }
-        let (ref, new) = try bytes.withUnsafeBytes { try packs.store($0, id: key.id(of: $0)) }
+        let (ref, new) = try bytes.withUnsafeBytes { try treePacks.store($0, id: key.id(of: $0)) }
         if !new { summary.piecesReused += 1 }
         usedPacks.insert(ref.pack)
         return ref

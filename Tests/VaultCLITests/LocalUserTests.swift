@@ -184,7 +184,7 @@ struct LocalUserTests {
         }
         #expect(stored.count == 3 && stored[0] > 0 && stored[1] == 0 && stored[2] == 0, "new pieces per backup: \(stored)")
         let stats = try JSONObject.parse(try v.run(["snapshots", "stats", "--json"]).stdout)
-        #expect(stats["packs"] as? Int == 1 && stats["snapshots"] as? Int == 3, "\(stats)")
+        #expect(stats["packs"] as? Int == 2 && stats["snapshots"] as? Int == 3, "\(stats)")
     }
 
     /// A symbolic link another user planted at /dev/shm/vault-UID (with no

@@ -12,10 +12,26 @@ import Testing
                 #expect((1...m).filter { CheckSubset.part($0, of: m).contains(id) }.count == 1)
             }
         }
-        let tenth = ids.filter { CheckSubset.percent(10).contains($0) }.count
-        #expect((120...280).contains(tenth), "10% of 2000 took \(tenth)")
-        #expect(ids.allSatisfy { CheckSubset.percent(100).contains($0) })
-        #expect(CheckSubset.percent(50).contains([0x7f, 0xff, 0xff, 0xff] + [UInt8](repeating: 0, count: 12)))
-        #expect(!CheckSubset.percent(50).contains([0x80, 0, 0, 0] + [UInt8](repeating: 0, count: 12)))
+        #expect(!CheckSubset.percent(50).contains(ids[0]), "a percentage is drawn, not by id")
+    }
+
+    /// A percentage draws blobs until their sizes reach that share: about
+    /// that share of the bytes, with a handful of blobs too.
+    @Test func aPercentageReadsAboutThatShareOfTheBytes() throws {
+        var rng = SystemRandomNumberGenerator()
+        for count in [5, 40, 2000] {
+            let entries = try (0..<count).map { _ in
+                try ManifestEntry(itemID: (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }, fileKey: FileKey.random(),
+                                  kind: .file, origin: .unlocked, mode: 0o600, size: UInt64.random(in: 1...(32 << 20), using: &rng),
+                                  fileCount: 1, added: 0, modified: 0, name: "f")
+            }
+            let total = entries.reduce(UInt64(0)) { $0 + $1.size }, largest = entries.map(\.size).max()!
+            for p in [10.0, 50, 100] {
+                let chosen = CheckSubset.percent(p).choose(entries, using: &rng)
+                let bytes = entries.filter { chosen.contains($0.itemID) }.reduce(UInt64(0)) { $0 + $1.size }
+                #expect(Double(bytes) >= Double(total) * p / 100 && Double(bytes) < Double(total) * p / 100 + Double(largest),
+                        "\(p)% of \(count) blobs read \(bytes) of \(total)")
+            }
+        }
     }
 }

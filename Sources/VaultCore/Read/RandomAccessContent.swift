@@ -50,6 +50,8 @@ public final class RandomAccessContent: @unchecked Sendable {
     /// Chunks opened ahead of a forward reader: a FUSE read is 128 KiB to
     /// 1 MiB, so two keep the other core busy while this one copies.
     static let readAhead: UInt64 = 2
+    /// This reader's: `readAhead`, or the opener's (UnlockedVault.readAhead).
+    private let ahead: UInt64
     /// Where the last read ended: a read starting there is reading forward.
     private var lastEnd: UInt64
     /// No chunk from here on is opened ahead (the end of a folder's file in
@@ -63,7 +65,8 @@ public final class RandomAccessContent: @unchecked Sendable {
     static let decodeAhead = UInt64(ZstdCompressor.blockSize)
 
     init(entry: ManifestEntry, reader: ItemReader, chunks: SharedChunks, frames: SharedFrameTable,
-         startingAt start: UInt64? = nil, readingAheadUntil end: UInt64? = nil) {
+         startingAt start: UInt64? = nil, readingAheadUntil end: UInt64? = nil, readAhead: UInt64 = RandomAccessContent.readAhead) {
+        ahead = readAhead
         self.entry = entry
         self.reader = reader
         self.chunks = chunks
@@ -109,7 +112,7 @@ public final class RandomAccessContent: @unchecked Sendable {
         // Only for reads going forward (a random reader would wait for chunks it never reads).
         if offset == lastEnd, let last = current?.index {
             let end = offset + UInt64(done) >= aheadEnd ? length : aheadEnd
-            for k in 1...Self.readAhead where (last + k) * size < end { chunks.readAhead(last + k) }
+            for k in 1...ahead where (last + k) * size < end { chunks.readAhead(last + k) }
         }
         lastEnd = offset + UInt64(done)
         return done
@@ -174,10 +177,11 @@ public final class OpenedItem: Sendable {
     let reader: ItemReader
     let chunks: SharedChunks
     let frames = SharedFrameTable()
+    let readAhead: UInt64
 
-    init(entry: ManifestEntry, reader: ItemReader) {
-        (self.entry, self.reader) = (entry, reader)
-        chunks = SharedChunks(reader: reader)
+    init(entry: ManifestEntry, reader: ItemReader, readAhead: UInt64 = RandomAccessContent.readAhead) {
+        (self.entry, self.reader, self.readAhead) = (entry, reader, readAhead)
+        chunks = SharedChunks(reader: reader, readAhead: readAhead)
     }
 
     /// Reads at any offset, opening chunks ahead no further than `end` (a
@@ -185,7 +189,7 @@ public final class OpenedItem: Sendable {
     /// the chunk at `start` (where a file's reads will begin) is opened ahead at once.
     public func randomAccess(startingAt start: UInt64? = nil, readingAheadUntil end: UInt64? = nil) -> RandomAccessContent {
         RandomAccessContent(entry: entry, reader: reader, chunks: chunks, frames: frames,
-                            startingAt: start, readingAheadUntil: end)
+                            startingAt: start, readingAheadUntil: end, readAhead: readAhead)
     }
 }
 
@@ -199,7 +203,7 @@ extension UnlockedVault {
 
     /// Opens an item once for many `RandomAccessContent`s.
     public func open(_ entry: ManifestEntry) throws -> OpenedItem {
-        OpenedItem(entry: entry, reader: try reader(for: entry))
+        OpenedItem(entry: entry, reader: try reader(for: entry), readAhead: readAhead)
     }
 
     /// Where each file of a folder item lies in its archive: the whole

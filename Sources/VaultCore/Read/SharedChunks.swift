@@ -46,13 +46,18 @@ final class SharedChunks: Sendable {
 
     /// 4 MiB per item: a reader's chunk and two ahead, and one for a reader elsewhere.
     static let capacity = 4
+    /// Slots kept: `capacity`, or more for a reader that reads further ahead.
+    private let kept: Int
     private static let spareBuffers = 2
     private static let queue = DispatchQueue(label: "vault.random-access.ahead", attributes: .concurrent)
     private let reader: ItemReader
     /// Most recently used last.
     private let state = Mutex<(slots: [Slot], spare: [PageBuffer])>(([], []))
 
-    init(reader: ItemReader) { self.reader = reader }
+    init(reader: ItemReader, readAhead: UInt64 = RandomAccessContent.readAhead) {
+        self.reader = reader
+        kept = max(Self.capacity, Int(readAhead) + 2)
+    }
 
     /// Chunk `index`'s slot, open or being opened (here, if nobody opens it yet).
     func chunk(_ index: UInt64) throws -> Slot {
@@ -87,7 +92,7 @@ final class SharedChunks: Sendable {
                 return (other, false)
             }
             s.slots.append(slot)
-            if s.slots.count > Self.capacity {
+            if s.slots.count > kept {
                 var dropped = s.slots.removeFirst()
                 // Nobody else holds it and its opening ended: its buffer is free.
                 if isKnownUniquelyReferenced(&dropped), dropped.isOpen, s.spare.count < Self.spareBuffers {

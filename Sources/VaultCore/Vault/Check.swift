@@ -54,20 +54,35 @@ public struct CheckReport: Sendable {
     public var bytesChecked: UInt64 = 0
 }
 
-/// `check --read-data-subset`: which blobs a check reads whole, chosen by
-/// the first four bytes of the item id (random, so a part of the blobs is
-/// about that part of the bytes, as restic chooses packs by id). Part n of
-/// m reads the ids whose number is n-1 modulo m, so m runs read each blob
-/// once; a percentage reads the ids below that share of 2^32.
+/// `check --read-data-subset`: which blobs a check reads whole. Part n of
+/// m: the item ids whose first four bytes, as a number, are n-1 modulo m
+/// (ids are random), so the m parts read each blob once, in any order, on
+/// any day. A percentage: blobs drawn at random until their sizes reach
+/// that share of all (restic draws packs at random too), so about that
+/// share of the bytes is read, however few blobs there are.
 public enum CheckSubset: Equatable, Sendable {
     case part(UInt32, of: UInt32)
     case percent(Double)
 
+    /// Whether part n of m holds `itemID` (a percentage holds none by id).
     public func contains(_ itemID: [UInt8]) -> Bool {
+        guard case .part(let k, let m) = self else { return false }
         let n = itemID.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return n % m == k - 1
+    }
+
+    /// The item ids whose blobs are read whole, out of `entries`.
+    public func choose(_ entries: [ManifestEntry], using generator: inout some RandomNumberGenerator) -> Set<[UInt8]> {
         switch self {
-        case .part(let k, let m): return n % m == k - 1
-        case .percent(let p): return Double(n) < p / 100 * 4_294_967_296
+        case .part: return Set(entries.map(\.itemID).filter(contains))
+        case .percent(let p):
+            let total = entries.reduce(0.0) { $0 + Double($1.size) }
+            var chosen = Set<[UInt8]>(), bytes = 0.0
+            for e in entries.shuffled(using: &generator) where bytes < total * p / 100 {
+                chosen.insert(e.itemID)
+                bytes += Double(e.size)
+            }
+            return chosen
         }
     }
 }
@@ -85,6 +100,8 @@ extension UnlockedVault {
                       remoteListing: [String: UInt64]? = nil, progress: ((UInt64) -> Void)? = nil) throws -> CheckReport {
         var report = CheckReport()
         report.rejectedDropIns = try absorbInbox().rejected
+        var generator = SystemRandomNumberGenerator()
+        let chosen = subset?.choose(manifest.entries, using: &generator)
         report.itemsChecked = manifest.items.count
         for entry in manifest.entries {
             switch entry.kind {
@@ -93,7 +110,7 @@ extension UnlockedVault {
             case .file, .folder: report.versionsChecked += 1; report.itemBytes &+= entry.size
             }
             let version = manifest.versions(named: entry.name).count > 1 ? entry.version : nil
-            let readThis = readData && (subset?.contains(entry.itemID) ?? true)
+            let readThis = readData && (chosen?.contains(entry.itemID) ?? true)
             if let remoteListing, !readThis, try Syscall.status(of: paths.item(entry.blobName)) == nil {
                 // The smallest sealed item: its header, one tag, its trailer.
                 let smallest = UInt64(ItemHeader.length + ItemCipher.tagLength + ItemCipher.trailerLength)

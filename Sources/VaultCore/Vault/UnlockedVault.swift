@@ -32,6 +32,12 @@ public final class UnlockedVault {
     /// A thin vault's remote, where the blobs not in items/ are read
     /// (nil: a full vault, where a missing blob is damage).
     public var fetcher: (any BlobFetcher)?
+    /// Chunks a forward reader of a random-access item opens ahead
+    /// (RandomAccessContent). More where each chunk is a remote request
+    /// and every chunk will be read (a thin vault's whole-snapshot restore):
+    /// more requests in flight. Where only a part is wanted, each one ahead
+    /// past its end is a chunk fetched for nothing.
+    public var readAhead: UInt64 = RandomAccessContent.readAhead
 
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
         self.readOnly = readOnly

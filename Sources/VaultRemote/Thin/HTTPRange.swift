@@ -21,7 +21,7 @@ final class HTTPRange: @unchecked Sendable {
     let requests = Atomic<Int>(0)
     let received = Atomic<UInt64>(0)
     /// The most a single answer may hold: a block of RemoteBlobSource.
-    static let maxAnswer = 8 << 20
+    static let maxAnswer = 16 << 20
     private static let kept = 4
 
     init(base: String, login: String) {

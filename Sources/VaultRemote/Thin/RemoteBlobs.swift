@@ -18,6 +18,12 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
     /// Each blob's size as its first read found it (blob name → size).
     private let sizes = Mutex<[String: UInt64]>([:])
 
+    /// Blocks one request fetches when a single block is asked for: 1, or
+    /// more where every block will be read (a whole restore: one request
+    /// per so many MiB instead of one per chunk; each request costs rclone
+    /// an open and a seek).
+    public var blocksPerRequest = 1
+
     public init(server: RcloneServer, cache: BlockCache?) {
         self.server = server
         self.cache = cache
@@ -44,6 +50,20 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         let source = RemoteBlobSource(name: name, size: total, blobs: self)
         try source.keep(0, bytes)
         return source
+    }
+
+    /// Blocks `range` of blob `name` from the remote in one request (no cache).
+    func blocks(_ name: String, size: UInt64, _ range: ClosedRange<UInt64>) throws -> [[UInt8]] {
+        let start = Blocks.range(range.lowerBound, size: size).lowerBound, end = Blocks.range(range.upperBound, size: size).upperBound
+        guard end - start <= UInt64(HTTPRange.maxAnswer),
+              let (bytes, total) = try server.http.read("items/" + name, offset: start, count: Int(end - start), clipped: false) else {
+            throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
+        }
+        guard total == size else { throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name)) }
+        return range.map { i in
+            let r = Blocks.range(i, size: size)
+            return Array(bytes[Int(r.lowerBound - start)..<Int(r.upperBound - start)])
+        }
     }
 
     /// Block `index` of blob `name` (`size` bytes in all), from the disk
@@ -91,7 +111,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
     /// authenticate proves it, and a later command opens the blob from
     /// the cache without a request.
     private let header = Mutex<(bytes: [UInt8]?, cached: Bool)>((nil, false))
-    private static let keptBlocks = 4
+    private var keptBlocks: Int { 4 + blobs.blocksPerRequest }
     /// Requests in flight for one read at most.
     static let parallelFetches = 8
 
@@ -107,7 +127,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         recent.withLock { r in
             r.removeAll { $0.index == index }
             r.append(Kept(index: index, bytes: bytes, cached: cached))
-            if r.count > Self.keptBlocks { r.removeFirst() }
+            if r.count > keptBlocks { r.removeFirst() }
         }
         if index == 0 { header.withLock { h in if h.bytes == nil { h.bytes = Array(bytes.prefix(Int(Blocks.header))) } } }
     }
@@ -161,7 +181,14 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         var out = recent.withLock { r in indexes.map { i in r.first { $0.index == i }?.bytes } }
         let missing = out.indices.filter { out[$0] == nil }
         var got: [Int: (bytes: [UInt8], cached: Bool)] = [:]
-        if missing.count == 1 {
+        if missing.count == 1, blobs.blocksPerRequest > 1, blobs.cache == nil {
+            // The blocks after it too, in one request; those not asked for now kept for the reads to come.
+            let first = indexes[missing[0]], count = (size - Blocks.header + Blocks.chunk - 1) / Blocks.chunk
+            let last = min(count, first + UInt64(blobs.blocksPerRequest)) - 1
+            let blocks = try blobs.blocks(name, size: size, first...last)
+            got[missing[0]] = (blocks[0], false)
+            for (k, b) in blocks.enumerated().dropFirst() { try keep(first + UInt64(k), b) }
+        } else if missing.count == 1 {
             got[missing[0]] = try blobs.block(name, size: size, indexes[missing[0]])
         } else if !missing.isEmpty {
             let results = Mutex<[Int: Result<(bytes: [UInt8], cached: Bool), any Error>]>([:])

@@ -35,10 +35,11 @@ struct CheckCommand: Command {
                         of every backup snapshot against its id (without it,
                         each snapshot's directories are checked)
           --read-data-subset N%|n/m
-                        read only a part of the blobs whole, chosen by item
-                        id: about N percent of them, or part n of m (m runs
-                        with n = 1..m read each blob once); the rest are
-                        checked as without --read-data
+                        read only a part of the blobs whole: blobs drawn at
+                        random until about N percent of the bytes, or part
+                        n of m by item id (the m runs with n = 1..m read
+                        each blob once); the rest are checked as without
+                        --read-data
           --repair      remove leftovers; move orphans into quarantine/;
                         put back damaged or missing blobs from a remote
           --purge       with --repair: delete what is in quarantine/

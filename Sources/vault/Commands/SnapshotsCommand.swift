@@ -344,6 +344,12 @@ struct SnapshotsCommand: Command {
             }
             return .ok
         case .restore(let id, let to, let includes, let excludes, let overwrite):
+            // A thin vault's whole restore reads every chunk of its packs:
+            // more of them in flight (a partial one would fetch them for nothing).
+            if let remote = vault.fetcher as? RemoteBlobs, includes.isEmpty {
+                vault.readAhead = 6
+                remote.blocksPerRequest = 6
+            }
             let reader = try Self.find(vault, id)
             if let st = try Syscall.status(of: to, followLinks: true) {
                 guard st.isDirectory else { throw CLIError(message: "'\(to)' is not a directory") }
