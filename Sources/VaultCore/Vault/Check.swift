@@ -57,9 +57,9 @@ public struct CheckReport: Sendable {
 /// `check --read-data-subset`: which blobs a check reads whole. Part n of
 /// m: the item ids whose first four bytes, as a number, are n-1 modulo m
 /// (ids are random), so the m parts read each blob once, in any order, on
-/// any day. A percentage: blobs drawn at random until their sizes reach
-/// that share of all (restic draws packs at random too), so about that
-/// share of the bytes is read, however few blobs there are.
+/// any day. A percentage: blobs drawn at random, each taken while it brings
+/// their sizes nearer that share of all (restic draws packs at random
+/// too), so about that share of the bytes is read.
 public enum CheckSubset: Equatable, Sendable {
     case part(UInt32, of: UInt32)
     case percent(Double)
@@ -78,7 +78,10 @@ public enum CheckSubset: Equatable, Sendable {
         case .percent(let p):
             let total = entries.reduce(0.0) { $0 + Double($1.size) }
             var chosen = Set<[UInt8]>(), bytes = 0.0
-            for e in entries.shuffled(using: &generator) where bytes < total * p / 100 {
+            // A blob is taken when it brings the sum nearer the share:
+            // with a few large packs, about it rather than always above.
+            let target = total * p / 100
+            for e in entries.shuffled(using: &generator) where abs(bytes + Double(e.size) - target) < abs(bytes - target) {
                 chosen.insert(e.itemID)
                 bytes += Double(e.size)
             }
