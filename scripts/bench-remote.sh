@@ -44,24 +44,7 @@ best2() {
 }
 
 # The server.
-read -r -a p <<< "$(python3 -c 'import socket
-s=[socket.socket() for _ in range(10)]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
-key=AK$(openssl rand -hex 8) secret=$(openssl rand -hex 20)
-printf '{"identities":[{"name":"bench","credentials":[{"accessKey":"%s","secretKey":"%s"}],"actions":["Admin","Read","List","Tagging","Write"]}]}\n' \
-    "$key" "$secret" > "$work/s3.json"
-weed mini -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -admin.ui=false -bucket=bench -s3.config="$work/s3.json" \
-    -s3.port.iceberg=0 -s3.port.lance=0 -webdav=false \
-    -master.port="${p[0]}" -master.port.grpc="${p[1]}" -volume.port="${p[2]}" -volume.port.grpc="${p[3]}" \
-    -filer.port="${p[4]}" -filer.port.grpc="${p[5]}" -s3.port="${p[6]}" -s3.port.grpc="${p[7]}" \
-    -admin.port="${p[8]}" -admin.port.grpc="${p[9]}" > "$work/weed.log" 2>&1 &
-weed_pid=$!
-export RCLONE_CONFIG=/dev/null RCLONE_CONFIG_B_TYPE=s3 RCLONE_CONFIG_B_PROVIDER=Other RCLONE_CONFIG_B_ACCESS_KEY_ID=$key \
-       RCLONE_CONFIG_B_SECRET_ACCESS_KEY=$secret RCLONE_CONFIG_B_ENDPOINT=http://127.0.0.1:${p[6]} RCLONE_CONFIG_B_REGION=us-east-1
-mkdir -p "$work/weed"
-for _ in $(seq 1 300); do rclone lsjson B:bench >/dev/null 2>&1 && break; sleep 0.2; done
-rclone lsjson B:bench >/dev/null || { echo "bench-remote: SeaweedFS did not start"; tail -5 "$work/weed.log"; exit 1; }
+. scripts/weed-s3.sh
 
 pw=$work/pw; printf 'bench password\n' > "$pw"; chmod 600 "$pw"
 v() { "$VAULT" --password-file "$pw" "$@"; }
@@ -89,7 +72,7 @@ printf '  clone %s MiB (every byte checked): %.3f s; rclone copy back %.3f s: %s
 if command -v restic >/dev/null; then
     export RESTIC_PASSWORD=bench AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret
     restic_backup() {
-        local repo="s3:http://127.0.0.1:${p[6]}/bench/restic-$1"
+        local repo="s3:http://127.0.0.1:$s3_port/bench/restic-$1"
         restic -r "$repo" init >/dev/null 2>&1 && restic -r "$repo" backup "$work/big.bin"
     }
     t_restic=$(best2 restic_backup)
