@@ -106,6 +106,11 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
     let blobs: RemoteBlobs
     private struct Kept { let index: UInt64; let bytes: [UInt8]; var cached: Bool }
     private let recent = Mutex<[Kept]>([])
+    /// Held while one read fetches a window of blocks: the readers ahead
+    /// (SharedChunks opens chunks on other threads) wait for it and find
+    /// their block in `recent`, instead of each fetching its own window
+    /// over the same bytes (measured: 1.6x the bytes of a whole restore).
+    private let windowFetch = Mutex<Void>(())
     /// The item header (the first bytes), once known, and whether the
     /// cache holds it: every chunk's AAD holds it, so the first chunk to
     /// authenticate proves it, and a later command opens the blob from
@@ -184,10 +189,16 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         if missing.count == 1, blobs.blocksPerRequest > 1, blobs.cache == nil {
             // The blocks after it too, in one request; those not asked for now kept for the reads to come.
             let first = indexes[missing[0]], count = (size - Blocks.header + Blocks.chunk - 1) / Blocks.chunk
-            let last = min(count, first + UInt64(blobs.blocksPerRequest)) - 1
-            let blocks = try blobs.blocks(name, size: size, first...last)
-            got[missing[0]] = (blocks[0], false)
-            for (k, b) in blocks.enumerated().dropFirst() { try keep(first + UInt64(k), b) }
+            try windowFetch.withLock { _ in
+                if let fetched = recent.withLock({ r in r.first { $0.index == first }?.bytes }) {
+                    got[missing[0]] = (fetched, false)   // another reader's window brought it meanwhile
+                    return
+                }
+                let last = min(count, first + UInt64(blobs.blocksPerRequest)) - 1
+                let blocks = try blobs.blocks(name, size: size, first...last)
+                got[missing[0]] = (blocks[0], false)
+                for (k, b) in blocks.enumerated().dropFirst() { try keep(first + UInt64(k), b) }
+            }
         } else if missing.count == 1 {
             got[missing[0]] = try blobs.block(name, size: size, indexes[missing[0]])
         } else if !missing.isEmpty {
