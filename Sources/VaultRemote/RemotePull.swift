@@ -121,6 +121,14 @@ public enum RemotePull {
         var wanted: [String] = []
         if takesManifest && !thin {
             wanted = layout.items.filter { here[$0.key] != $0.value }.keys.sorted()
+            // An id both hold for two items: the remote's blob comes too,
+            // whatever its size, to be read under theirs (RemoteMerge.settleClaimedIDs).
+            if let opened {
+                wanted += opened.manifest.entries.filter { t in
+                    guard layout.items[t.blobName] != nil, !wanted.contains(t.blobName), let e = local.manifest.entry(itemID: t.itemID) else { return false }
+                    return !ManifestMerge.sameItem(e, t)
+                }.map(\.blobName)
+            }
             try rclone.download(wanted.map { "items/" + $0 }, from: target, into: staging.path, progress: progress)
             try staging.syncAll()
         }

@@ -193,6 +193,44 @@ struct ProvenHistoryTests {
         #expect(try v.listed().isEmpty)
     }
 
+    /// One id claimed by two items on two machines (found by
+    /// PartiesModelTests, seed 17394764103778292969): a junk pack under the
+    /// id of a file one machine has not pushed yet, dropped into the
+    /// remote's inbox and taken in by the other machine. Before the fix the
+    /// file was lost on both (the junk blob replaced it); now the remote's
+    /// claim keeps the id everywhere and the other item is kept apart: the
+    /// file under a fresh id, the junk pack in quarantine/.
+    @Test func anIDClaimedByTwoItemsLosesNeither() throws {
+        for pushFirst in [0, 1] {
+            let (m, remote) = try MultiMachineTests.machines(2)
+            let (a, b) = (m[0], m[1])
+            #expect(try a.addFile("n1", "the real n1").status == 0)
+            #expect(try a.run(["list"]).status == 0)
+            // n1's blob: the one in A's items/ that the remote does not hold.
+            let id = try #require(try FileManager.default.contentsOfDirectory(atPath: a.v.dir + "/items").first {
+                !FileManager.default.fileExists(atPath: remote + "/items/" + $0)
+            })
+            try FileManager.default.createDirectory(atPath: remote + "/inbox", withIntermediateDirectories: true)
+            var junk = HostileDropIn()
+            junk.itemID = try #require(Hex.decode(id))
+            junk.kind = 2
+            junk.name = Array(BackupItems.packName(junk.itemID).utf8)
+            junk.size = 100
+            try junk.drop(into: remote, item: try junk.item([UInt8](repeating: 0, count: 100)))
+            #expect(try b.run(["pull"]).status == 0)
+            #expect(try b.run(["list"]).status == 0)
+            // Whoever pushes first holds the id on the remote; the other merges.
+            let order = pushFirst == 0 ? [a, b, a] : [b, a, b]
+            for machine in order { #expect(try machine.run(["push"]).status == 0) }
+            for machine in [a, b] { #expect(try machine.run(["pull"]).status == 0) }
+            for machine in [a, b] {
+                let got = try machine.run(["get", "n1"])
+                #expect(got.status == 0 && got.stdoutText == "the real n1", "\(pushFirst): \(got.stderr)")
+                #expect(try machine.run(["check", "--read-data"]).status == 0, "\(pushFirst)")
+            }
+        }
+    }
+
     // MARK: 4: prune plans, then waits out a grace
 
     /// Item 4 (on 4f9261d: prune took in the pack a `backup --to` had sent,

@@ -260,6 +260,21 @@ public struct Manifest: Sendable {
         entries[index].fileKey = fileKey
     }
 
+    /// Puts `e` where the entry with item id `old` is, without a tombstone
+    /// for `old`: a merge's private copy of our manifest, when the remote
+    /// holds another item under that id (RemoteMerge). Throws, changing
+    /// nothing, if `e`'s id, or its name and version, is another entry's.
+    package mutating func substitute(itemID old: [UInt8], with e: ManifestEntry) throws {
+        guard let i = byID[ByteKey(old)] else { throw VaultError.misuse(.duplicateItemID) }
+        if let j = byID[ByteKey(e.itemID)], j != i { throw VaultError.misuse(.duplicateItemID) }
+        if let same = byName[ByteKey(e.name)], same.contains(where: { $0 != i && entries[$0].version == e.version }) {
+            throw VaultError.alreadyExists(path: e.name)
+        }
+        recordsSize += Self.recordLength(e) - Self.recordLength(entries[i])
+        entries[i] = e
+        reindex()
+    }
+
     private mutating func reindex() {
         byName = [:]
         for (i, e) in entries.enumerated() { byName[ByteKey(e.name), default: []].append(i) }

@@ -53,6 +53,23 @@ extension UnlockedVault {
     }
 }
 
+extension UnlockedVault {
+    /// `e`'s content sealed again under a fresh item id and file key,
+    /// durable in items/, and its entry with them (name, version, sizes and
+    /// times the same): what a merge keeps of ours when the remote holds
+    /// another item under `e`'s id (RemoteMerge). Read from items/ before
+    /// anything replaces that blob; every chunk authenticated, as `get`.
+    package func copyUnderNewID(_ e: ManifestEntry) throws -> ManifestEntry {
+        try requireLock()
+        let r = try reader(for: e)
+        let stored = try storeItem(flags: e.kind == .folder ? .archive : []) { w in (try read(e, with: r, to: w), e.fileCount) }
+        var fresh = e
+        fresh.itemID = stored.header.itemID
+        fresh.fileKey = stored.key
+        return fresh
+    }
+}
+
 extension Vault {
     /// The bytes an item's sealed blob takes on disk (in items/, or waiting
     /// in the inbox): compressed, padded and authenticated content, what

@@ -15,10 +15,11 @@ enum RemoteMerge {
                       wanted: [String], local: UnlockedVault, remote: RemoteConfig.Remote,
                       base: Manifest?) throws -> ManifestMerge.Result {
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
+        let (ours, clashes) = try settleClaimedIDs(local, theirs: opened.manifest, staged: Set(verified))
         // A snapshot's pack list: ours from items/, theirs staged (or here already).
-        let result = try ManifestMerge.merge(base: baseEntries(local, base: base, theirs: opened.manifest, remote: remote, layout: layout),
+        let merged = try ManifestMerge.merge(base: baseEntries(local, base: base, theirs: opened.manifest, remote: remote, layout: layout),
                                              baseTombstones: base?.tombstones ?? Tombstones(),
-                                             ours: local.manifest, theirs: opened.manifest) { e, side in
+                                             ours: ours, theirs: opened.manifest) { e, side in
             for v in side == .ours ? [local] : [opened, local] {
                 // A record that does not open (or is not there) lists nothing
                 // (docs/FORMAT.md, Merge, step 0). One that cannot be read
@@ -27,6 +28,7 @@ enum RemoteMerge {
             }
             return nil
         }
+        let result = ManifestMerge.Result(manifest: merged.manifest, conflicts: clashes + merged.conflicts)
         // Theirs' staged blobs the merge keeps as theirs (an id both hold
         // for two items keeps ours unless the base holds theirs: never
         // their blob under our entry).
@@ -45,6 +47,33 @@ enum RemoteMerge {
         try local.install(merged: result.manifest)
         try RemoteBase.finishMerge(vault: root, remote: remote.name)
         return result
+    }
+
+    /// One item id, two items: a dropper claimed an id another side holds
+    /// (issue 37; the model test found a file lost to a junk pack this way).
+    /// The remote's blob under it is staged and read through under theirs
+    /// (`staged`, verifyStaged), so theirs keeps the id on every machine,
+    /// and ours is kept apart, never lost: a file or folder is sealed again
+    /// under a fresh id (its name stays); a pack, repack or snapshot of
+    /// ours (its id is its name, so it cannot move) goes into quarantine/
+    /// as it is. Returns our manifest as the merge must see it, and a
+    /// conflict line for each.
+    static func settleClaimedIDs(_ local: UnlockedVault, theirs: Manifest,
+                                 staged: Set<String>) throws -> (Manifest, [ManifestMerge.Conflict]) {
+        var ours = local.manifest
+        var conflicts: [ManifestMerge.Conflict] = []
+        for e in local.manifest.entries {
+            guard let t = theirs.entry(itemID: e.itemID), !ManifestMerge.sameItem(e, t), staged.contains(e.blobName) else { continue }
+            if e.kind == .file || e.kind == .folder {
+                try ours.substitute(itemID: e.itemID, with: local.copyUnderNewID(e))
+                conflicts.append(.init(kind: .idClaimedTwice(kept: .theirs), base: nil, kept: e.name))
+            } else {
+                _ = try local.quarantine([FilePath("items/" + e.blobName)])
+                try ours.substitute(itemID: e.itemID, with: t)
+                conflicts.append(.init(kind: .idClaimedTwice(kept: .theirs), base: nil, kept: t.name))
+            }
+        }
+        return (ours, conflicts)
     }
 
     /// The base's entries: `base` (nil: none, so nothing counts as removed
