@@ -51,11 +51,13 @@ public final class SnapshotReader {
         }.sorted { ($0.snapshot.end.seconds, $0.snapshot.end.nanoseconds, $0.id) < ($1.snapshot.end.seconds, $1.snapshot.end.nanoseconds, $1.id) }
     }
 
-    /// The snapshot whose id is `text` or starts with it (at least 4 hex digits).
+    /// The snapshot whose id is `text` or starts with it: any prefix one
+    /// snapshot alone has, however short (as git takes a commit's; issue 43:
+    /// "1c1" said "no snapshot" though it was unique).
     public static func find(_ vault: UnlockedVault, _ text: String) throws -> SnapshotReader {
         let wanted = text.lowercased()
         let matches = vault.snapshotEntries.filter {
-            wanted.count >= 4 && $0.name.dropFirst(BackupItems.snapshotPrefix.count).hasPrefix(wanted)
+            !wanted.isEmpty && $0.name.dropFirst(BackupItems.snapshotPrefix.count).hasPrefix(wanted)
         }
         guard let first = matches.first else { throw BackupError.noSuchSnapshot(text) }
         guard matches.count == 1 else { throw BackupError.ambiguousSnapshot(text) }

@@ -85,8 +85,13 @@ struct PushCommand: Command {
             return .ok
         }
         if let pulled { RemoteSync.report(pulled, remote: remote.name, terminal: context.terminal, pushing: true) }
-        context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
-                              bytes: summary.uploadedBytes, seconds: summary.seconds))
+        // Nothing went up: say so rather than "pushed 0 files, 0 B in 0.34 s (0 B/s)" (issue 43, item 13).
+        if summary.uploadedFiles == 0 && summary.deletedFiles == 0 && summary.dropInsCleared == 0 && sent == 0 && pulled == nil {
+            context.terminal.note("'\(remote.name)' has everything this vault has: nothing to push")
+        } else {
+            context.terminal.note("pushed to '\(remote.name)': " + RemoteFormat.transfer(files: summary.uploadedFiles,
+                                  bytes: summary.uploadedBytes, seconds: summary.seconds))
+        }
         if summary.remoteWasOlder {
             context.terminal.note("'\(remote.name)' held an older copy of this vault (put back there): it is current again")
         }
