@@ -76,19 +76,19 @@ struct CloneCommand: Command {
                            hints: ["give a new or empty directory"], code: .exists)
         }
         let source = try context.passwordSource()
-        // Asked before the download, not after it: a password typed ahead
-        // while the progress line runs would echo in clear into it.
-        var secret = try source.read()
         let rclone = try context.rclone()
         let staging = try StagingDirectory(beside: directory, purpose: "cloning")
         let stagingPath = staging.path
         let cleanup = Interrupts.register { _ = Eraser.erase(stagingPath) }
         defer { Interrupts.unregister(cleanup) }
-        let meter = TransferMeter(context.terminal, "downloading")
-        let summary = try { () throws -> FetchSummary in
-            defer { meter.finish() }
-            return try RemoteClone.download(target: target, rclone: rclone, into: staging, blobs: thinCache == nil, progress: meter.update)
-        }()
+        // The header and the list of items first (small): a target with no
+        // vault fails before the password is asked for, and a wrong
+        // password before any blob or drop-in comes (issue 43, item 3). The
+        // password is asked between the two, never while a progress line
+        // runs (typed ahead, it would echo in clear into it).
+        let (layout, head) = try RemoteClone.head(target: target, rclone: rclone, into: staging)
+        var summary = head
+        var secret = try source.read()
         // The remote's manifest as it came, before the unlock below absorbs
         // any drop-ins: what the clone and the remote both hold, the base
         // of a later merge.
@@ -106,6 +106,12 @@ struct CloneCommand: Command {
                 }
             }
             guard let unlocked = opened else { throw VaultError.wrongPassword }
+            do {
+                let meter = TransferMeter(context.terminal, "downloading")
+                defer { meter.finish() }
+                try RemoteClone.rest(layout, items: thinCache == nil, target: target, rclone: rclone, into: staging,
+                                     summary: &summary, progress: meter.update)
+            }
             if thinCache != nil {
                 // No byte is read here: every blob the list names must be
                 // listed on the remote (the reads that need one check it).
