@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Thin vaults (issue 40): the blobs stay on the remote and commands read
 /// what they need by range, through one `rclone serve http` per command.
@@ -167,6 +170,50 @@ struct ThinVaultTests {
         let again = try thin.run(["get", "big.bin"])
         #expect(again.stdout == expected, "\(again.stderr)")
         #expect(try thin.run(["check"]).status == 0)
+    }
+
+    /// A whole-snapshot restore from the remote (the path that reads six
+    /// chunks ahead, six blocks a request) killed at random instants, by
+    /// SIGTERM and SIGKILL: every file it named is whole, no server is left,
+    /// and a run again completes the tree.
+    @Test func aKilledThinRestoreLeavesEveryFileWholeOrAbsent() throws {
+        let (v, thin, target) = try Self.populated()
+        // A bigger file, so that kills land mid-fetch: pushed, then read from the remote.
+        _ = try v.write("folder/sub/large", randomBytes(24 << 20))
+        #expect(try v.add(["backup", v.path + "/folder"]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["push"], timeout: 120).status == 0)
+        #expect(try thin.run(["pull"], timeout: 120).status == 0)
+        let source = v.path + "/folder"
+        let expected = try FolderTests.snapshot(source)
+        // How long a whole one takes here: the kills fall within it.
+        var reference = CLIHarness.Result(status: 0, stdout: [], stderr: "")
+        let whole = try measure { reference = try thin.run(["snapshots", "restore", "latest", "--to", thin.machine.path + "/reference"], timeout: 120) }
+        #expect(reference.status == 0, "\(reference.stderr)")
+        var generator = SystemRandomNumberGenerator()
+        var caught = 0
+        for (round, signal) in [SIGTERM, SIGKILL, SIGKILL, SIGTERM].enumerated() {
+            let out = thin.machine.path + "/restore-\(round)"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let p = try Background(["--vault", thin.dir, "--password-file", thin.machine.passwordFile, "snapshots", "restore", "latest", "--to", out],
+                                   environment: thin.machine.environment(thin.extra), cwd: thin.machine.path)
+            defer { p.killGroup() }
+            usleep(UInt32(Double.random(in: 0.05...max(0.1, whole * 0.9), using: &generator) * 1_000_000))
+            kill(p.pid, signal)
+            if let status = p.wait(timeout: 30), status == 130 || status == 137 || status == 143 { caught += 1 }
+            // The snapshot holds the folder under its last name.
+            let restored = out + "/folder"
+            if FileManager.default.fileExists(atPath: restored) {
+                #expect(try SnapshotRestoreTests.namedFilesAreWhole(restored, source) == [], "signal \(signal): torn files left named")
+            }
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline, try Self.serversOf(target) > 0 { usleep(50_000) }
+            #expect(try Self.serversOf(target) == 0, "an rclone serve outlived a restore killed by signal \(signal)")
+            let again = try thin.run(["snapshots", "restore", "latest", "--to", out], timeout: 120)
+            #expect(again.status == 0, "signal \(signal): \(again.stderr)")
+            #expect(try FolderTests.snapshot(restored) == expected, "signal \(signal): the run again did not complete the tree")
+        }
+        #expect(caught >= 2, "the restores finished before the signals: \(caught) of 4 caught")
     }
 
     static func serversOf(_ target: String) throws -> Int {
