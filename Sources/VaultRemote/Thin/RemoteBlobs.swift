@@ -52,7 +52,10 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         return source
     }
 
-    /// Blocks `range` of blob `name` from the remote in one request (no cache).
+    /// Blocks `range` of blob `name` from the remote in one request (no
+    /// cache), each of its exact length. The object's size must be the one
+    /// its first read found: one that changed between two reads is refused
+    /// whole, never read in parts of two.
     func blocks(_ name: String, size: UInt64, _ range: ClosedRange<UInt64>) throws -> [[UInt8]] {
         let start = Blocks.range(range.lowerBound, size: size).lowerBound, end = Blocks.range(range.upperBound, size: size).upperBound
         guard end - start <= UInt64(HTTPRange.maxAnswer),
@@ -60,6 +63,7 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
             throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
         }
         guard total == size else { throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name)) }
+        if range.count == 1 { return [bytes] }   // one block: the answer itself, not a copy of it
         return range.map { i in
             let r = Blocks.range(i, size: size)
             return Array(bytes[Int(r.lowerBound - start)..<Int(r.upperBound - start)])
@@ -71,13 +75,7 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
     func block(_ name: String, size: UInt64, _ index: UInt64) throws -> (bytes: [UInt8], cached: Bool) {
         let range = Blocks.range(index, size: size)
         if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return (cached, true) }
-        guard let (bytes, total) = try server.http.read("items/" + name, offset: range.lowerBound, count: Int(range.count), clipped: false) else {
-            throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
-        }
-        // The same object as the size came from: one that changed between
-        // two reads is refused whole, not read in parts of two.
-        guard total == size else { throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name)) }
-        return (bytes, false)
+        return (try blocks(name, size: size, index...index)[0], false)
     }
 }
 
