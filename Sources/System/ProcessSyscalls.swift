@@ -187,6 +187,21 @@ extension Syscall {
         return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
+    /// Ends the process by `signal` with its default action, after the
+    /// caller has cleaned up: the shell then sees "killed by SIGINT" and a
+    /// loop or a `;` chain stops, as it does for `sleep` or `cp` (a plain
+    /// exit 130 lets bash run the next command). Unblocked in this thread
+    /// and raised at it; `_exit(128 + signal)` only if the kernel refused.
+    public static func dieBySignal(_ signal: Int32) -> Never {
+        _ = Glibc.signal(signal, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal)
+        _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        _ = Glibc.raise(signal)
+        Glibc._exit(128 + signal)
+    }
+
     /// SIGPIPE ignored: writing to a closed pipe returns EPIPE, which we
     /// report and clean up after, instead of dying silently mid-operation.
     public static func ignoreBrokenPipe() { _ = signal(SIGPIPE, SIG_IGN) }

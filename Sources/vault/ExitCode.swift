@@ -25,7 +25,10 @@ enum ExitCode: Int32, CaseIterable, Sendable {
     case noSuchItem = 16
     /// The remote could not be reached, or rclone failed there.
     case remote = 20
-    /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP.
+    /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP. vault does not exit
+    /// with this number: after its cleanup it dies by the signal itself, so
+    /// that a shell loop stops too; the shell then shows 128 + the signal
+    /// (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     case interrupted = 130
     /// Standard output was closed early (`vault list | head -1`); nothing
     /// is printed, as for a program killed by SIGPIPE (128 + 13).
@@ -46,7 +49,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
         case .exists: "would overwrite: the target already exists"
         case .noSuchItem: "no such item"
         case .remote: "remote unreachable, or rclone failed there"
-        case .interrupted: "interrupted (Ctrl-C, SIGTERM, SIGHUP)"
+        case .interrupted: "interrupted: killed by the signal after cleanup (Ctrl-C 130, SIGTERM 143, SIGHUP 129)"
         case .brokenPipe: "output closed early (a reader such as 'head' stopped); nothing is printed"
         }
     }

@@ -3,8 +3,11 @@ import Foundation
 import Synchronization
 
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP: run the registered cleanups, newest
-/// first, print `vault: interrupted`, exit 130 (unless a command that such
-/// a signal ends normally registered `stopWith`).
+/// first, print `vault: interrupted`, then die by that same signal with its
+/// default action (unless a command that such a signal ends normally
+/// registered `stopWith`). Dying by it, not exiting 130, is what tells bash
+/// to stop a loop or a `;` chain, as for `sleep` or `cp`; the shell shows
+/// 128 + the signal (130, 143, 129) as `$?`.
 ///
 /// The signals are blocked in every thread and taken by one watcher thread
 /// with sigwait(3), so cleanups are ordinary Swift code rather than signal
@@ -37,7 +40,7 @@ enum Interrupts {
         Syscall.blockSignals(signals)
         Thread.detachNewThread {
             while true {
-                _ = Syscall.waitForSignal(signals)
+                let received = Syscall.waitForSignal(signals)
                 registry.withLock { registry in
                     if let stop = registry.stop {
                         registry.stop = nil
@@ -46,7 +49,7 @@ enum Interrupts {
                     }
                     for cleanup in registry.cleanups.reversed() { cleanup.run() }
                     Terminal.writeStderr(["\(Terminal.program): interrupted"])
-                    Syscall.exitImmediately(ExitCode.interrupted.rawValue)
+                    Syscall.dieBySignal(received)
                 }
             }
         }

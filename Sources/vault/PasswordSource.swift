@@ -166,11 +166,12 @@ struct PasswordSource {
         case .exited(let status): throw CLIError(message: "password command failed with exit status \(status)")
         // Ctrl-C reaches the whole foreground group: the command may die of it
         // before our own interrupt handler has run. Give the handler a moment
-        // to finish (it exits the process, printing once); if the signal was
-        // the command's alone, report the same interrupt ourselves.
+        // to finish (it ends the process, printing once); if the signal was
+        // the command's alone, end the same way ourselves: it was meant to stop.
         case .signaled(let signal) where Syscall.interruptSignals.contains(signal):
             usleep(500_000)
-            throw CLIError(message: "interrupted", code: .interrupted)
+            Terminal.writeStderr(["\(Terminal.program): interrupted"])
+            Syscall.dieBySignal(signal)
         case .signaled(let signal): throw CLIError(message: "password command was killed by signal \(signal)")
         }
         guard count > 0 else { throw CLIError(message: "password command printed no password") }

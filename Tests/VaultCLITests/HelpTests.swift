@@ -182,7 +182,7 @@ import Testing
            15  would overwrite: the target already exists
            16  no such item
            20  remote unreachable, or rclone failed there
-          130  interrupted (Ctrl-C, SIGTERM, SIGHUP)
+          130  interrupted: killed by the signal after cleanup (Ctrl-C 130, SIGTERM 143, SIGHUP 129)
           141  output closed early (a reader such as 'head' stopped); nothing is printed
 
         Examples:

@@ -5,6 +5,36 @@ import Testing
 /// the built binary.
 @Suite("The second week")
 struct SecondWeekTests {
+    /// Item 1: Ctrl-C at the password prompt of the first `vault list` in a
+    /// bash loop ends the loop, as it would for `sleep`: vault dies by
+    /// SIGINT after restoring the terminal. Before, it exited 130 and bash
+    /// went on to the next turn (and once to a 6.1 GiB push).
+    @Test func controlCInALoopStopsTheLoop() throws {
+        let v = try VaultFixture()
+        let vault = CLIHarness.binary
+        let script = "for i in 1 2 3; do '\(vault)' --vault '\(v.dir)' list; echo \"turn $i went on\"; done; echo after-the-loop"
+        let r = try PTYDriver.run(["-c", script], steps: [.expect("password: "), .send("half\u{3}"), .sleep(1.5)],
+                                  environment: v.environment(), timeout: 20, executable: "/bin/bash")
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.text.contains("vault: interrupted"), "\(r.text)")
+        #expect(!r.text.contains("went on") && !r.text.contains("after-the-loop"), "the loop went on: \(r.text)")
+        #expect(r.signal == SIGINT, "bash: \(String(describing: r.exit)) \(String(describing: r.signal))")
+        #expect(r.echo_after)
+
+        // SIGTERM (to vault alone) and SIGHUP: vault dies by that signal too,
+        // so `$?` is 128 + its number and `set -e` or `&&` stops.
+        for signal in [SIGTERM, SIGHUP] {
+            let started = v.path + "/started-\(signal)"
+            let p = try Background(["--vault", v.dir, "--password-command", "touch '\(started)'; sleep 30", "list"],
+                                   environment: v.environment(), cwd: v.path)
+            defer { p.killGroup() }
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: started), Date() < deadline { usleep(10_000) }
+            kill(p.pid, signal)
+            #expect(p.wait(timeout: 10) == 128 + signal, "signal \(signal)")
+        }
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

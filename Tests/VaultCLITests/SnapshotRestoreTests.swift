@@ -66,7 +66,7 @@ struct SnapshotRestoreTests {
             usleep(UInt32(Double.random(in: 0.05...max(0.1, whole)) * 1_000_000))
             kill(p.pid, signal)
             let status = p.wait(timeout: 30)
-            if status == 130 || status == 137 { caught += 1 }
+            if status == 143 || status == 137 { caught += 1 }   // 128 + SIGTERM or SIGKILL: died by it
             #expect(try Self.namedFilesAreWhole(out + "/src", f.source) == [], "signal \(signal): torn files left named")
             if FileManager.default.fileExists(atPath: out + "/src") {
                 let left = try FileManager.default.subpathsOfDirectory(atPath: out + "/src").filter { $0.contains(".partial-") }
