@@ -319,14 +319,36 @@ final class TextOnlySink: ByteSink {
         if held.count >= Self.sniff { try release(complete: false) }
     }
 
+    /// The refusal, the same whether judged by the bytes or by the name.
+    static func refusal(_ name: String) -> CLIError {
+        CLIError(message: "'\(name)' is not text; not writing it to the terminal",
+                 hints: ["use -o FILE, or -o - to write it here anyway"])
+    }
+
+    /// Extensions of formats that are never text (compressed, media,
+    /// office, disk images): such an item is refused before the password
+    /// is asked for, not after (issue 43, item 7). Any other name is
+    /// judged by its first bytes once decrypted.
+    static let binaryExtensions: Set<String> = [
+        "7z", "avi", "bin", "bz2", "db", "deb", "doc", "docx", "exe", "flac", "gif", "gpg", "gz", "heic", "img",
+        "iso", "jpeg", "jpg", "kdbx", "m4a", "mkv", "mov", "mp3", "mp4", "odp", "ods", "odt", "ogg", "pdf", "png",
+        "ppt", "pptx", "rar", "sqlite", "tar", "tgz", "tif", "tiff", "wav", "webm", "webp", "xls", "xlsx", "xz",
+        "zip", "zst",
+    ]
+
+    /// Whether `name`'s extension is one of `binaryExtensions`.
+    static func isBinaryByName(_ name: String) -> Bool {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        return binaryExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+
     /// After the last byte: a short item is judged whole.
     func flush() throws { if !passing { try release(complete: true) } }
 
     private func release(complete: Bool) throws {
         guard Self.looksLikeText(held, complete: complete) else {
             held.removeAll()
-            throw CLIError(message: "'\(name)' is not text; not writing it to the terminal",
-                           hints: ["use -o FILE, or -o - to write it here anyway"])
+            throw Self.refusal(name)
         }
         passing = true
         try held.withUnsafeBytes { try out.write($0) }

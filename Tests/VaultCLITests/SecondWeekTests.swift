@@ -35,6 +35,35 @@ struct SecondWeekTests {
         }
     }
 
+    /// Item 7: what can be known without the key fails before the prompt,
+    /// on a terminal where the prompt would come: a restore whose every
+    /// target exists (exit 3), a binary item by its name to the terminal,
+    /// `open` of a path inside a folder item (exit 16). Before, each asked
+    /// for the password first.
+    @Test func failuresThatNeedNoKeyComeBeforeThePrompt() throws {
+        let v = try VaultFixture()
+        #expect(try v.add(["add", try v.write("a.txt", Array("a\n".utf8)), try v.write("c.txt", Array("c\n".utf8))]).status == 0)
+        let out = v.path + "/out"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: out + "/a.txt"))
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: out + "/n.txt"))
+        let cases: [([String], Int32, String)] = [
+            (["restore", "a.txt", "notes/n.txt", "--to", out], 3, "'\(out)/a.txt' already exists"),
+            (["get", "photo.JPG"], 1, "'photo.JPG' is not text"),
+            (["open", "notes/n.txt"], 16, "'vault open' edits whole items"),
+        ]
+        for (args, code, message) in cases {
+            let r = try PTYDriver.run(["--vault", v.dir] + args, steps: [], environment: v.environment(), timeout: 20)
+            #expect(r.exit == code && r.text.contains(message), "\(args): \(String(describing: r.exit)) \(r.text)")
+            #expect(!r.text.contains("password:"), "\(args) asked for the password: \(r.text)")
+        }
+        #expect(try String(contentsOfFile: out + "/a.txt", encoding: .utf8) == "mine\n")
+        // One target free: the password is needed, and that one is restored.
+        let r = try v.run(["restore", "a.txt", "c.txt", "--to", out])
+        #expect(r.status == 3 && r.stderr.contains("skipped 1 item: 'a.txt'"), "\(r.stderr)")
+        #expect(try String(contentsOfFile: out + "/c.txt", encoding: .utf8) == "c\n")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -14,7 +14,8 @@ struct GetCommand: Command {
         Decrypts the item NAME to FILE, or to standard output: its current
         version, or an older one. Needs the password. FILE must not exist
         yet: vault never overwrites a file. An item that is not text is not
-        written to a terminal unless asked. A folder item is written as
+        written to a terminal unless asked (a name such as '.pdf' or '.jpg'
+        is refused before the password is asked for). A folder item is written as
         one pax (tar) archive of its files.
 
         FOLDER/PATH is one file inside the folder item FOLDER (its version
@@ -57,6 +58,9 @@ struct GetCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         if let outputFile { try PlaintextFiles.checkTarget(outputFile) }
+        if outputFile == nil, !forceStandardOutput, context.terminal.stdoutIsTerminal, TextOnlySink.isBinaryByName(itemName) {
+            throw TextOnlySink.refusal(itemName)
+        }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
         if let (item, path) = FolderFileArgument.split(itemName, in: vault) {

@@ -12,9 +12,10 @@ struct OpenCommand: Command {
     static let help = """
         Usage: vault open NAME [--with CMD]
 
-        Decrypts a private copy of NAME into a scratch directory only you can
-        read, runs CMD on it and waits. If the copy changed, it is encrypted
-        back under a new key as the item's newest version (the older versions
+        Decrypts a private copy of the item NAME (a whole item, not a
+        FOLDER/PATH) into a scratch directory only you can read, runs CMD
+        on it and waits. If the copy changed, it is encrypted back under a
+        new key as the item's newest version (the older versions
         stay: see 'vault list --versions' and 'vault forget'); then every copy is erased
         (overwritten, then deleted), also when CMD fails or saving fails.
         The copy stays in memory where it can: under $XDG_RUNTIME_DIR when
@@ -56,6 +57,13 @@ struct OpenCommand: Command {
     static let quickReturn: UInt64 = 1_000_000_000
 
     func run(_ context: Context) throws -> ExitCode {
+        // Before the password: item names never hold '/', so this is a path
+        // inside a folder item, which open does not edit on its own.
+        if let (folder, path) = FolderFile.split(itemName) {
+            throw CLIError(message: "'vault open' edits whole items: '\(itemName)' is '\(path)' inside the folder item '\(folder)'",
+                           hints: ["'vault open \(folder)' opens the folder in a shell; 'vault get \(itemName) -o FILE' writes that file out"],
+                           code: .noSuchItem)
+        }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: true)
         let entry = try vault.entry(named: itemName)

@@ -15,7 +15,8 @@ struct RestoreCommand: Command {
         an older one. NAME may be a shell-style pattern ('*.pdf', quoted so
         the shell leaves it alone). Needs the password. Existing files are
         never overwritten: such an item is skipped, the others are restored,
-        and the exit code is 3. A restored file gets the item's permissions
+        and the exit code is 3 (said before the password is asked when every
+        NAME is a plain name whose target exists). A restored file gets the item's permissions
         and modification time back; a folder item is restored as a directory.
 
         FOLDER/PATH restores one file or directory from inside the folder
@@ -53,6 +54,18 @@ struct RestoreCommand: Command {
         let status = (try? Syscall.status(of: directory, followLinks: true)) ?? nil
         if let status, !status.isDirectory { throw CLIError(message: "'\(directory)' is not a directory") }
         if status == nil { try PlaintextFiles.checkDirectory(PlaintextFiles.parent(of: directory), for: directory) }
+        // Every NAME a plain name (no pattern) whose target already exists:
+        // each would be skipped, so that is said now, with no prompt. The
+        // target is known without the key: an item name never holds '/',
+        // so a word with one is FOLDER/PATH and lands at DIR/its last part.
+        if status != nil, let existing = existingTargets(), existing.count == itemNames.count {
+            var hints: [String] = []
+            for error in existing {
+                context.terminal.report(CLIError(message: error.message, code: error.code))
+                for h in error.hints where !hints.contains(h) { hints.append(h) }
+            }
+            return try summary(total: itemNames.count, skipped: itemNames, failure: nil, hints: hints, context)
+        }
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false)
         // Patterns choose items; --version/--at choose which version of each.
@@ -156,8 +169,25 @@ struct RestoreCommand: Command {
             }
         }
         try groups.finish()
+        return try summary(total: files.count + entries.count, skipped: skipped, failure: failure, hints: hints, context)
+    }
+
+    /// The "already exists" error of each NAME whose target exists, when
+    /// every NAME is a plain name; nil if any is a pattern.
+    private func existingTargets() -> [CLIError]? {
+        var errors: [CLIError] = []
+        for name in itemNames {
+            guard !NamePattern.isPattern(name), let last = name.split(separator: "/").last else { return nil }
+            do { try PlaintextFiles.checkTarget(directory + "/" + last) } catch where error.code == .exists {
+                errors.append(error)
+            } catch {}
+        }
+        return errors
+    }
+
+    /// The end of a restore: exit 0, or the skipped items named once.
+    private func summary(total: Int, skipped: [String], failure: CLIError?, hints: [String], _ context: Context) throws -> ExitCode {
         guard !skipped.isEmpty else { return .ok }
-        let total = files.count + entries.count
         let restored = total - skipped.count
         // One item that failed for a reason of its own has said all there is.
         if total == 1, let failure { throw ReportedError(failure.code) }
