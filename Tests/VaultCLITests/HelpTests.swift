@@ -58,7 +58,8 @@ import Testing
             Decrypts the item NAME to FILE, or to standard output: its current
             version, or an older one. Needs the password. FILE must not exist
             yet: vault never overwrites a file. An item that is not text is not
-            written to a terminal unless asked. A folder item is written as
+            written to a terminal unless asked (a name such as '.pdf' or '.jpg'
+            is refused before the password is asked for). A folder item is written as
             one pax (tar) archive of its files.
 
             FOLDER/PATH is one file inside the folder item FOLDER (its version
