@@ -50,8 +50,8 @@ struct BackupTests {
         #expect(FileManager.default.contents(atPath: dumped) == Data(BackupFixture.random(3 << 20, seed: 1)))
         #expect(try f.snapshots(["dump", "latest", "src/big.bin", "-o", dumped]).status == 15, "never over an existing file")
         let ls = try f.snapshots(["ls", "latest", "src/docs"])
-        #expect(ls.stdoutText.contains("src/docs/a.txt") && ls.stdoutText.contains("src/docs/link -> ../big.bin")
-                && !ls.stdoutText.contains("  src/big.bin"), "\(ls.stdoutText)")
+        #expect(ls.stdoutText.contains("  \(f.source)/docs/a.txt\n") && ls.stdoutText.contains("  \(f.source)/docs/link -> ../big.bin")
+                && !ls.stdoutText.contains("  \(f.source)/big.bin\n"), "\(ls.stdoutText)")
         let list = try f.v.listed()
         #expect(list.isEmpty, "packs and snapshots are not items: \(list.map(\.name))")
         let snapshotName = "snapshot-" + (try #require(s["snapshot"] as? String))
@@ -164,11 +164,12 @@ struct BackupTests {
         _ = try f.backup()
         let found = try f.snapshots(["find", "edited"])
         #expect(found.status == 0 && found.stdoutText.split(separator: "\n").count == 2
-                && found.stdoutText.hasPrefix(first.prefix(8) + "  ") && found.stdoutText.contains("  src/edited\n"), "\(found.stdoutText)")
+                && found.stdoutText.hasPrefix(first.prefix(8) + "  ") && found.stdoutText.contains("  \(f.source)/edited\n"), "\(found.stdoutText)")
         #expect(try f.snapshots(["find", "*.nothing"]).status == 16)
         let d = try f.snapshots(["diff", String(first.prefix(8)), "latest"])
         #expect(d.status == 0, "\(d.stderr)")
-        #expect(d.stdoutText == "M src\n+ src/copy\nM src/edited\n- src/gone\n+ src/new\n", "\(d.stdoutText)")
+        let s = f.source
+        #expect(d.stdoutText == "M \(s)\n+ \(s)/copy\nM \(s)/edited\n- \(s)/gone\n+ \(s)/new\n", "\(d.stdoutText)")
         let stats = try JSONObject.parse(try f.snapshots(["stats", "--json"]).stdout)
         let held = stats["snapshot_bytes"] as? Int ?? 0, stored = stats["stored_bytes"] as? Int ?? .max
         #expect(stats["snapshots"] as? Int == 2 && held > 4 << 20 && stored < 3 << 20, "the copy is stored once: \(stats)")

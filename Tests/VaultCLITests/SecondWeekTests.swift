@@ -64,6 +64,37 @@ struct SecondWeekTests {
         #expect(try String(contentsOfFile: out + "/c.txt", encoding: .utf8) == "c\n")
     }
 
+    /// Item 5: one spelling shown (the backed-up path, as `snapshots list`
+    /// and the mount show it), both accepted by ls, dump, find and restore
+    /// --include. Before, ls showed 'src/...' and the absolute path got
+    /// "no 'home/…/src/notes/n.txt'".
+    @Test func snapshotPathsHaveOneSpellingShownAndBothAccepted() throws {
+        let f = try BackupFixture()
+        try f.mkdir("notes")
+        try f.write("notes/n.txt", Array("note\n".utf8))
+        try f.write("other.txt", Array("other\n".utf8))
+        _ = try f.backup()
+        let absolute = f.source + "/notes/n.txt"
+        let list = try f.snapshots(["list"])
+        #expect(list.stdoutText.contains(f.source), "\(list.stdoutText)")
+        for spelling in [absolute, "src/notes/n.txt"] {
+            let dump = try f.snapshots(["dump", "latest", spelling])
+            #expect(dump.status == 0 && dump.stdoutText == "note\n", "\(spelling): \(dump.stderr)")
+            let ls = try f.snapshots(["ls", "latest", spelling])
+            #expect(ls.status == 0 && ls.stdoutText.hasSuffix("  \(absolute)\n") && ls.stdoutText.split(separator: "\n").count == 1,
+                    "\(spelling): \(ls.stdoutText)")
+        }
+        let found = try f.snapshots(["find", f.source + "/notes/*"])
+        #expect(found.status == 0 && found.stdoutText.hasSuffix("  \(absolute)\n"), "\(found.stdoutText) \(found.stderr)")
+        let out = f.v.path + "/restored"
+        let restored = try f.snapshots(["restore", "latest", "--to", out, "--include", f.source + "/notes"])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/src/notes/n.txt"))
+        #expect(!FileManager.default.fileExists(atPath: out + "/src/other.txt"))
+        let missing = try f.snapshots(["dump", "latest", f.source + "/nothing"])
+        #expect(missing.status != 0 && missing.stderr.contains("'\(f.source)/nothing'"), "\(missing.stderr)")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

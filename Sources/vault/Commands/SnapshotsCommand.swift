@@ -46,15 +46,18 @@ struct SnapshotsCommand: Command {
         The snapshots 'vault backup' made (it needs no password; these do).
         Waiting snapshots are taken in first; one whose packs are missing or
         damaged is refused by name and waits. SNAPSHOT is an id as 'list'
-        shows it, or its first 4 or more hex digits, or 'latest'.
+        shows it, or any prefix of it no other snapshot has, or 'latest'.
+
+        Paths in a snapshot are shown as they were backed up
+        ('/home/me/Documents/taxes/2025.pdf'), and accepted that way or
+        from the last name of a backed-up path ('Documents/taxes/2025.pdf').
 
         list shows one snapshot a line, oldest first: id, end time (local),
         host, files, size, tags and paths. --host and --tag keep those with
         that host, or with every given tag.
 
         ls lists every entry of a snapshot, or those under PATH, one a line:
-        type and mode, owner, size, modification time and path. Paths start
-        with the last name of a backed-up path ('Documents/taxes/2025.pdf').
+        type and mode, owner, size, modification time and path.
 
         restore writes the snapshot under DIR (default: the current
         directory; created if missing), each backed-up path as its last name:
@@ -70,7 +73,7 @@ struct SnapshotsCommand: Command {
         outside DIR. With --include, only what matches (and everything under
         it); --exclude leaves out what matches. A pattern without '/' matches
         each name, one with '/' the path from the snapshot's root
-        ('/Documents/*.pdf').
+        ('/home/me/Documents/*.pdf', or '/Documents/*.pdf').
 
         dump writes one file of the snapshot to standard output (to a
         terminal only if it is text, unless '-o -'), or to a new FILE with -o.
@@ -273,16 +276,17 @@ struct SnapshotsCommand: Command {
             if !dryRun { try fetchRemoteInboxes(vault, context) }
             return try prune(vault, context, dryRun: dryRun, forgetting: [])
         case .find(let pattern, let host, let tags):
-            let patterns = [Array(pattern.utf8)]
             var found = 0
             try context.terminal.printBuffered { emit in
                 for r in SnapshotReader.all(vault) where (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) {
+                    let spelling = SnapshotPaths(r.snapshot.paths)
+                    let patterns = [spelling.pattern(Array(pattern.utf8))]
                     try r.walk(visit: { path, e in
                         let text = path.reduce([UInt8]()) { $0 + [0x2f] + $1 }
                         if BackupFilter.matches(patterns, name: e.name, path: text) {
                             found += 1
                             try emit("\(r.id.prefix(8))  \(Format.time(r.snapshot.end.seconds))  "
-                                     + Terminal.printable(String(decoding: text.dropFirst(), as: UTF8.self)) + "\n")
+                                     + Terminal.printable(String(decoding: spelling.display(path), as: UTF8.self)) + "\n")
                         }
                         return true
                     })
@@ -295,11 +299,12 @@ struct SnapshotsCommand: Command {
             return .ok
         case .diff(let first, let second):
             let (a, b) = (try Self.find(vault, first), try Self.find(vault, second))
+            let spelling = SnapshotPaths(a.snapshot, b.snapshot)
             var counts: [SnapshotDiff.Change: Int] = [:]
             try context.terminal.printBuffered { emit in
                 try SnapshotDiff.run(a, b) { path, change in
                     counts[change, default: 0] += 1
-                    try emit(change.symbol + " " + Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self)) + "\n")
+                    try emit(change.symbol + " " + Terminal.printable(String(decoding: spelling.display(path), as: UTF8.self)) + "\n")
                 }
             }
             context.terminal.note("\(counts[.added] ?? 0) added, \(counts[.removed] ?? 0) removed, \(counts[.changed] ?? 0) changed")
@@ -333,11 +338,12 @@ struct SnapshotsCommand: Command {
             return .ok
         case .ls(let id, let path):
             let reader = try Self.find(vault, id)
-            let prefix = Self.components(path)
+            let spelling = SnapshotPaths(reader.snapshot.paths)
+            let prefix = spelling.components(Array((path ?? "").utf8))
             try context.terminal.printBuffered { emit in
                 try reader.walk(visit: { p, e in
                     let under = p.count >= prefix.count && Array(p[..<prefix.count]) == prefix
-                    if under { try emit(Self.line(p, e) + "\n") }
+                    if under { try emit(Self.line(spelling.display(p), e) + "\n") }
                     // Go down only along PATH, then everything under it.
                     return under || (p.count < prefix.count && Array(prefix[..<p.count]) == p)
                 })
@@ -358,8 +364,9 @@ struct SnapshotsCommand: Command {
                 context.terminal.note("created '\(to)'")
             }
             var options = RestoreOptions(target: to)
-            options.includes = includes.map { Array($0.utf8) }
-            options.excludes = excludes.map { Array($0.utf8) }
+            let spelling = SnapshotPaths(reader.snapshot.paths)
+            options.includes = includes.map { spelling.pattern(Array($0.utf8)) }
+            options.excludes = excludes.map { spelling.pattern(Array($0.utf8)) }
             options.overwrite = overwrite
             options.journalDirectory = context.stateDirectory + "/restore"
             options.partials = context.partialOutputs
@@ -376,7 +383,10 @@ struct SnapshotsCommand: Command {
             return summary.skipped.isEmpty ? .ok : .partial
         case .dump(let id, let path, let output):
             let reader = try Self.find(vault, id)
-            let e = try reader.entry(at: Self.components(path))
+            let e: TreeEntry
+            do { e = try reader.entry(at: SnapshotPaths(reader.snapshot.paths).components(Array(path.utf8))) } catch BackupError.noSuchPath {
+                throw BackupError.noSuchPath(path)   // named as the user wrote it, not as the tree spells it
+            }
             guard e.kind == .file else { throw CLIError(message: "'\(Terminal.printable(path))' is not a file in that snapshot") }
             if let output, output != "-" {
                 // A new file only, never half-written: the temp name is committed when whole.
@@ -464,17 +474,13 @@ struct SnapshotsCommand: Command {
         return try SnapshotReader.find(vault, text)
     }
 
-    static func components(_ path: String?) -> [[UInt8]] {
-        (path ?? "").split(separator: "/").filter { $0 != "." }.map { Array($0.utf8) }
-    }
-
-    /// "drwxr-xr-x  1000/1000  4096  2026-11-02 10:00  Documents/taxes".
-    static func line(_ path: [[UInt8]], _ e: TreeEntry) -> String {
+    /// "drwxr-xr-x  1000/1000  4096  2026-11-02 10:00  /home/me/Documents/taxes".
+    static func line(_ path: [UInt8], _ e: TreeEntry) -> String {
         let type: Character = e.kind == .directory ? "d" : e.kind == .symlink ? "l" : "-"
         let bits = "rwxrwxrwx"
         var mode = String(type)
         for (i, c) in bits.enumerated() { mode.append(e.mode & (1 << (8 - i)) != 0 ? c : "-") }
-        let name = Terminal.printable(String(decoding: Array(path.joined(separator: [0x2f])), as: UTF8.self))
+        let name = Terminal.printable(String(decoding: path, as: UTF8.self))
         let target = e.kind == .symlink ? " -> " + Terminal.printable(String(decoding: e.target, as: UTF8.self)) : ""
         return "\(mode)  \(e.user)/\(e.group)  \(Format.padLeft(String(e.size), 10))  \(Format.time(e.modified))  \(name)\(target)"
     }
