@@ -198,7 +198,11 @@ enum ArgumentParser {
         try scan.run(arguments)
         let commandName = scan.command?.name
         if scan.help { return .help(scan.command) }
-        if let message = scan.firstError { throw .usage(message, command: commandName) }
+        if let message = scan.firstError {
+            var error = CLIError.usage(message, command: commandName)
+            if let hint = scan.firstHint { error.hints.insert(hint, at: 0) }
+            throw error
+        }
         if scan.version { return .version }
         guard let type = scan.command, let parsed = scan.parsed else {
             // `vault` alone is someone finding their way: show the way.
@@ -230,6 +234,8 @@ private struct Scan {
     var helpWord = false
     var version = false
     var firstError: String?
+    /// A hint to the first error ("did you mean '--sort'?").
+    var firstHint: String?
 
     mutating func run(_ arguments: [String]) throws(CLIError) {
         var index = 0
@@ -263,7 +269,7 @@ private struct Scan {
                     fail("option '\(name)' must come after the command"
                          + (owners.count == 1 ? ": 'vault \(owner.name) ... \(name)'" : ""))
                 } else {
-                    fail("unknown option '\(name)'")
+                    fail("unknown option '\(name)'", hint: optionSuggestion(for: name).map { "did you mean '\($0)'?" })
                 }
                 continue
             }
@@ -290,6 +296,17 @@ private struct Scan {
             }
             setValue(spec.canonical, value, spelled: name)
         }
+    }
+
+    /// The option a mistyped one most likely meant ("--sotr": "--sort",
+    /// "--exclude-cache": "--exclude-caches"): the closest of this
+    /// command's and the global ones, within two edits, as for commands.
+    private func optionSuggestion(for name: String) -> String? {
+        guard name.hasPrefix("--") else { return nil }
+        let names = ((command?.options ?? []) + GlobalOptions.specs).flatMap(\.names).filter { $0.hasPrefix("--") }
+        let scored = names.map { ($0, Commands.editDistance(Array(name.utf8), Array($0.utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
+        return best.0
     }
 
     private func lookup(_ name: String) -> OptionSpec? {
@@ -341,7 +358,7 @@ private struct Scan {
         if previous != nil { fail("option '\(spelled)' given twice") }
     }
 
-    private mutating func fail(_ message: String) {
-        if firstError == nil { firstError = message }
+    private mutating func fail(_ message: String, hint: String? = nil) {
+        if firstError == nil { (firstError, firstHint) = (message, hint) }
     }
 }

@@ -23,6 +23,14 @@ enum Format {
             + " " + two(t.hour) + ":" + two(t.minute)
     }
 
+    /// "2026-11-30 21:40:05" in local time: always the date, and seconds,
+    /// where rows are told apart by time (snapshots taken minutes apart,
+    /// entries of a snapshot); a bare "05:55" said too little (issue 43).
+    static func stamp(_ unix: Int64) -> String {
+        guard let t = Syscall.localTime(clampedTime(unix)) else { return "????-??-?? ??:??:??" }
+        return date(unix) + ":" + (t.second < 10 ? "0\(t.second)" : "\(t.second)")
+    }
+
     /// "15:42" in local time, with the date when it is not today.
     static func time(_ unix: Int64) -> String {
         let full = date(unix)

@@ -522,6 +522,8 @@ struct RemoteTests {
         #expect(try v.run(["push", "nope"]).status == 1)
         #expect(try v.run(["remote", "remove", "usb"]).status == 0)
         #expect(try v.run(["push"]).stderr.contains("this vault has no remote"))
-        #expect(try v.run(["clone", "x"]).status == 2)
+        #expect(try v.run(["clone"]).status == 2)
+        // Without DIR: the vault's own place, which holds this vault.
+        #expect(try v.run(["clone", "x"]).status == 15)
     }
 }

@@ -95,6 +95,81 @@ struct SecondWeekTests {
         #expect(missing.status != 0 && missing.stderr.contains("'\(f.source)/nothing'"), "\(missing.stderr)")
     }
 
+    /// Item 13, smaller ones, each on the binary: a mistyped option gets a
+    /// did-you-mean; clone without DIR lands in the vault's own place; add
+    /// of several folders says what each stored; list with drop-ins that
+    /// could not come in (a full disk) does not call the vault empty;
+    /// snapshot times carry their date and seconds.
+    @Test func theSmallerThings() throws {
+        let v = try VaultFixture()
+        let typo = try v.run(["list", "--sotr", "size"])
+        #expect(typo.status == 2 && typo.stderr.contains("unknown option '--sotr'") && typo.stderr.contains("did you mean '--sort'?"), "\(typo.stderr)")
+        let cache = try v.run(["backup", "--exclude-cache", "x"])
+        #expect(cache.status == 2 && cache.stderr.contains("did you mean '--exclude-caches'?"), "\(cache.stderr)")
+
+        for name in ["f1", "f2"] {
+            try FileManager.default.createDirectory(atPath: v.path + "/" + name, withIntermediateDirectories: false)
+            try v.write(name + "/numbers", Array((1...20_000).map { "\($0)\n" }.joined().utf8))
+        }
+        let add = try v.add(["add", v.path + "/f1", v.path + "/f2"])
+        #expect(add.status == 0 && add.stderr.components(separatedBy: ", stored ").count == 3, "\(add.stderr)")
+
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let home = v.path + "/home"
+        let env = v.environment(["HOME": home, "XDG_DATA_HOME": ""])
+        let clone = try CLIHarness.run(["--password-file", v.passwordFile, "clone", v.path + "/remote"], environment: env, cwd: v.path)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        let listed = try CLIHarness.run(["--password-file", v.passwordFile, "list"], environment: env, cwd: v.path)
+        // init in a directory that was there (mkdir's 0755) leaves it private.
+        let made = v.path + "/made"
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        #expect(try CLIHarness.run(["--vault", made, "--password-file", v.passwordFile] + VaultFixture.cheapInit, environment: v.environment(), cwd: v.path).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: made)[.posixPermissions] as? Int == 0o700)
+        #expect(listed.status == 0 && listed.stdoutText.contains("f1") && FileManager.default.fileExists(atPath: home + "/.local/share/vault/vault.header"),
+                "\(listed.stderr)")
+    }
+
+    /// Item 13: drop-ins that a full disk kept out are not "the vault is
+    /// empty".
+    @Test func listOnAFullDiskSaysTheDropInsWait() throws {
+        let v = try VaultFixture(create: false)
+        let disk = v.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+        let mount = try DataSafetyTests.shell("mount -t tmpfs -o size=4m,mode=0700 tmpfs disk", v)
+        defer { _ = try? DataSafetyTests.shell("umount disk", v) }
+        guard mount.status == 0 else { print("skipped: mount refused (\(mount.stderr))"); return }
+        let vault = disk + "/vault"
+        func run(_ args: [String], password: Bool = true) throws -> CLIHarness.Result {
+            try CLIHarness.run(["--vault", vault] + (password ? ["--password-file", v.passwordFile] : []) + args,
+                               environment: v.environment(), cwd: v.path)
+        }
+        #expect(try run(VaultFixture.cheapInit).status == 0)
+        for name in ["a", "b", "c"] { #expect(try run(["add", try v.write(name, Array(name.utf8))], password: false).status == 0) }
+        _ = try DataSafetyTests.shell("dd if=/dev/zero of=disk/fill bs=64k 2>/dev/null", v)
+        let list = try run(["list"])
+        #expect(list.status == 0 && list.stderr.contains("no items yet: 3 drop-ins wait in the inbox"), "\(list.stderr)")
+        #expect(!list.stderr.contains("the vault is empty"), "\(list.stderr)")
+    }
+
+    /// Found with item 13's clone: a multi-file `vault add` waits as a batch,
+    /// which a remote's inbox does not take, and push went on to say
+    /// "pushed" (or "nothing to push") with those files still only here; a
+    /// clone of the remote then held nothing. Now a push with the password
+    /// takes them in first; one without says so and exits 3.
+    @Test func aPushDoesNotLeaveAMultiFileAddBehind() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.add(["add", try v.write("a.txt", Array("a\n".utf8)), try v.write("b.txt", Array("b\n".utf8))]).status == 0)
+        let bare = try v.add(["push"])
+        #expect(bare.status == 3 && bare.stderr.contains("2 drop-ins of a multi-file 'vault add' wait here, not sent"), "\(bare.stderr)")
+        let push = try v.run(["push"])
+        #expect(push.status == 0 && push.stderr.contains("took in 2 drop-ins"), "\(push.stderr)")
+        #expect(try v.run(["clone", v.path + "/remote", v.path + "/copy"]).status == 0)
+        let listed = try CLIHarness.run(["--vault", v.path + "/copy", "--password-file", v.passwordFile, "list"], environment: v.environment(), cwd: v.path)
+        #expect(listed.stdoutText.contains("a.txt") && listed.stdoutText.contains("b.txt"), "\(listed.stdoutText) \(listed.stderr)")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

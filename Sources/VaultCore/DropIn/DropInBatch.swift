@@ -44,6 +44,9 @@ public final class DropInBatch {
     private var batchID = ""
     /// The group landing on another thread, if any.
     private var inFlight: Landing?
+    /// Each drop-in's sealed size by blob name: a batched content's file is
+    /// named for its batch, where `Vault.storedLength` does not look.
+    private var storedSizes: [String: UInt64] = [:]
 
     /// `expected`: how many drop-ins the caller means to add (1: synced file
     /// by file). `batchEnvelopes`: false for drop-ins bound for a remote's
@@ -58,6 +61,9 @@ public final class DropInBatch {
     /// waited for: nothing of it is left half done by this process.
     deinit { inFlight?.done.wait() }
 
+    /// The sealed size of a drop-in this batch took, once known.
+    public func storedLength(of entry: ManifestEntry) -> UInt64? { storedSizes[entry.blobName] }
+
     /// Whether the group is full: the caller lands it before adding more.
     public var isFull: Bool { pending.count >= Self.groupSize }
 
@@ -67,6 +73,8 @@ public final class DropInBatch {
     func add(_ entry: ManifestEntry, content: TempFile, landed: @escaping () -> Void) throws {
         if pending.isEmpty, batching { batchID = Hex.encode(SecureRandom.bytes(ItemHeader.itemIDLength)) }
         let stem = batching ? batchID + "." + entry.blobName : entry.blobName
+        // For `add`'s note only (a size it cannot tell it leaves out).
+        if let size = try? Syscall.status(content.file.fd).size { storedSizes[entry.blobName] = size }
         try content.commit(to: vault.paths.dropInContent(stem), durable: perItemSync)
         pending.append(Pending(entry: entry, content: content, landed: landed))
     }

@@ -29,6 +29,14 @@ public final class Vault: Sendable {
         try VaultHeader.checkBounds(kdf)
         if try Syscall.status(of: root) == nil { try makeDirectories(root) }
         guard let st = try Syscall.status(of: root), st.kind == .directory else { throw VaultError.unsafeVaultPath(root) }
+        // A directory that was there (mkdir's 0755) is made as private as
+        // one vault makes itself: its names and sizes are the owner's only.
+        // `share` opens what others need.
+        if st.permissions & 0o077 != 0 {
+            let fd = try Syscall.open(root, [.readOnly, .noFollow])
+            defer { Syscall.close(fd) }
+            try Syscall.chmod(fd, 0o700)
+        }
         for dir in [paths.items, paths.inbox] where try Syscall.status(of: dir) == nil { try Syscall.mkdir(dir) }
         let lock = try WriterLock(paths)
         let vaultID = SecureRandom.bytes(16), salt = SecureRandom.bytes(16)
@@ -136,6 +144,23 @@ public final class Vault: Sendable {
 
     /// Drop-ins waiting in the inbox: contents whose envelope (single or
     /// batch, paired by name) is there, not yet absorbed.
+    /// Of those, the contents of batch envelopes (`<batch>.<id>.item`): a
+    /// push cannot send them (a remote's inbox takes single envelopes),
+    /// only this vault can take them in.
+    public func waitingBatchedDropIns() throws -> Int {
+        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
+        return inbox.filter { name in
+            !name.hasPrefix(".") && name.dropLast(5).contains(".") && VaultPaths.isContentWithEnvelope(name, in: inbox)
+        }.count
+    }
+
+    /// Envelopes in the inbox, whatever became of their contents (an
+    /// absorb a full disk stopped has moved them to items/ already): for
+    /// `list`, which must not call such a vault empty.
+    public func waitingEnvelopes() throws -> Int {
+        try VaultDirectory.names(in: paths.inbox).filter { !$0.hasPrefix(".") && $0.hasSuffix(".env") }.count
+    }
+
     public func waitingDropIns() throws -> Int {
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         return inbox.filter { name in

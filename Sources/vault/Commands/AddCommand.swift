@@ -164,11 +164,13 @@ struct AddCommand: Command {
                 var token: Interrupts.Token?
                 defer { token.map(Interrupts.unregister) }
                 let announce: (String) -> Void = { temp in token = Interrupts.register { try? Syscall.unlink(temp) } }
-                var note = ""
+                // Made when the drop-in has landed: only then does a batched
+                // one's content have a name whose size can be looked at.
+                var note: () -> String = { "" }
                 let (entry, skippedInside) = try Self.dropIn(path, name: itemName, into: vault,
                                                              compression: compression, progress: progress?.update,
                                                              announce: announce, batch: batch) { [terminal = context.terminal] in
-                    terminal.note(note)
+                    terminal.note(note())
                 }
                 progress?.finish()   // before the notes below, or its wipe would erase them
                 added += 1
@@ -178,8 +180,10 @@ struct AddCommand: Command {
                 }
                 let what = entry.kind == .folder ? Format.count(entry.fileCount, "file") + ", " : ""
                 // What compression saved, when it saved anything ('list' shows every blob's size).
-                let stored = vault.storedLength(of: entry).flatMap { $0 < entry.size ? ", stored \(Format.size($0))" : nil } ?? ""
-                note = "added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))"
+                note = {
+                    let stored = (batch.storedLength(of: entry) ?? vault.storedLength(of: entry)).flatMap { $0 < entry.size ? ", stored \(Format.size($0))" : nil } ?? ""
+                    return "added '\(entry.name)' (\(what)\(Format.size(entry.size))\(stored))"
+                }
             } catch let error where (error as? VaultError)?.isAboutOneInput ?? (error is SystemError || error is AddInputRefusal) {
                 skipped = true
                 let report = ErrorReport.cliError(for: error, vaultDirectory: nil)

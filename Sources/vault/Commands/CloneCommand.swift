@@ -11,11 +11,13 @@ struct CloneCommand: Command {
     static let cacheOption = ValueOption<UInt64>.byteSize("--cache-size", as: "SIZE")
     static let options = [jsonFlag.spec, thinFlag.spec, cacheOption.spec]
     static let help = """
-        Usage: vault clone TARGET|NAME DIR [--thin [--cache-size SIZE]] [--json]
+        Usage: vault clone TARGET|NAME [DIR] [--thin [--cache-size SIZE]] [--json]
 
         Downloads the vault at TARGET (any rclone path), or at the target of
         this vault's remote NAME ('vault remote list'), into DIR, which must
-        not exist or be empty: a new laptop, a lost disk. Everything lands
+        not exist or be empty: a new laptop, a lost disk. Without DIR, into
+        the vault's own place (--vault, VAULT_DIR, or the default
+        ~/.local/share/vault), where every other command then finds it. Everything lands
         in a staging directory beside DIR; the vault there is unlocked with
         the password and every byte of every item is checked; only then is
         it renamed to DIR. A failure (a damaged item: exit 14) leaves
@@ -37,24 +39,25 @@ struct CloneCommand: Command {
           --json              one JSON summary on standard output
 
         Examples:
-          vault clone s3:my-bucket/vault ~/.local/share/vault
+          vault clone s3:my-bucket/vault
           vault clone /mnt/usb/vault ~/vault-copy
           vault clone offsite ~/merged
           vault clone --thin --cache-size 4G s3:my-bucket/vault ~/vault
         """
 
     let target: String
-    let directory: String
+    /// nil: the vault's own place (`context.vaultDirectory`).
+    let directoryArgument: String?
     let json: Bool
     /// --thin: the cache's bound; nil for a full clone.
     let thinCache: UInt64?
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
-        let words = try arguments.exactly("TARGET", "DIR")
+        let words = try arguments.positionals.count == 1 ? arguments.exactly("TARGET") : arguments.exactly("TARGET", "DIR")
         guard let t = RemoteNames.normalizedTarget(words[0]) else {
             throw arguments.usageError("'\(words[0])' cannot be a remote target")
         }
-        (target, directory) = (t, words[1])
+        (target, directoryArgument) = (t, words.count == 2 ? words[1] : nil)
         json = arguments.isSet(Self.jsonFlag)
         let cache = try arguments.value(Self.cacheOption)
         if cache != nil && !arguments.isSet(Self.thinFlag) { throw arguments.usageError("--cache-size goes with --thin") }
@@ -71,6 +74,7 @@ struct CloneCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         let target = resolvedTarget(context)
+        let directory = directoryArgument ?? context.vaultDirectory
         if let st = try Syscall.status(of: directory), try st.kind != .directory || !Syscall.listDirectory(directory).isEmpty {
             throw CLIError(message: "'\(directory)' already exists and is not empty; clone never overwrites",
                            hints: ["give a new or empty directory"], code: .exists)

@@ -13,7 +13,8 @@ struct InitCommand: Command {
     static let help = """
         Usage: vault init [--kdf-memory MIB] [--kdf-passes N] [--kdf-lanes N] [--compress] [--shared]
 
-        Creates a vault in the vault directory (see --vault in 'vault --help').
+        Creates a vault in the vault directory (see --vault in 'vault --help'),
+        made if missing; one that exists is made private (0700) all the same.
         The password is asked twice on the terminal, or read once from
         --password-file or --password-command. Argon2id is calibrated to take
         about half a second to a second on this machine; vault prints what it

@@ -85,7 +85,15 @@ struct ListCommand: Command {
             return .ok
         }
         if rows.isEmpty {
-            context.terminal.note("the vault is empty", hint: "add a file with 'vault add FILE'")
+            // Drop-ins that could not be taken in (a full disk) are not
+            // "empty": say they wait (issue 43, item 13).
+            let waiting = max((try? vault.vault.waitingDropIns()) ?? 0, (try? vault.vault.waitingEnvelopes()) ?? 0)   // counts to show; unreadable reads as none
+            if waiting > 0, patterns.isEmpty, versionsOf == nil {
+                context.terminal.note("no items yet: \(Format.count(waiting, "drop-in")) \(waiting == 1 ? "waits" : "wait") in the inbox",
+                                      hint: "they are taken in by the next command that can write to the vault")
+            } else {
+                context.terminal.note("the vault is empty", hint: "add a file with 'vault add FILE'")
+            }
             return .ok
         }
         var bytes: UInt64 = 0, files: UInt64 = 0, stored: UInt64 = 0

@@ -21,7 +21,10 @@ struct PushCommand: Command {
         Drop-ins waiting here ('vault add') go to the remote's inbox first,
         so a cron job's 'vault add ...; vault push' gets them off this
         machine; the next pull with the password, here or on another
-        machine, takes them in (once: by their ids).
+        machine, takes them in (once: by their ids). Those of a 'vault add'
+        of several files wait in one batch, which a remote's inbox does not
+        take: push takes them into the vault first when the password is at
+        hand, and otherwise leaves them here, says so and exits 3.
 
         If another machine pushed since this vault last pushed or pulled,
         push merges first, as 'vault pull' does (see 'vault pull --help'),
@@ -60,6 +63,7 @@ struct PushCommand: Command {
 
     func run(_ context: Context) throws -> ExitCode {
         var remote = try context.remote(remoteName)
+        let unsent = try takeInBatches(context)
         var summary = try send(context, remote)
         var sent = summary.dropInsSent
         var pulled: RemoteSync.Pulled?
@@ -82,7 +86,7 @@ struct PushCommand: Command {
                 deleted: summary.deletedFiles, dropIns: summary.dropInsCleared, seconds: summary.seconds,
                 state: pulled == nil ? "pushed" : "merged", conflicts: pulled.flatMap { RemoteSync.conflicts($0.summary.state) },
                 dropInsSent: sent)))
-            return .ok
+            return try batchesLeft(unsent, context)
         }
         if let pulled { RemoteSync.report(pulled, remote: remote.name, terminal: context.terminal, pushing: true) }
         // Nothing went up: say so rather than "pushed 0 files, 0 B in 0.34 s (0 B/s)" (issue 43, item 13).
@@ -104,7 +108,31 @@ struct PushCommand: Command {
         if sent > 0 && summary.dropInsCleared == 0 {
             context.terminal.note("sent \(Format.count(sent, "drop-in")) to the inbox of '\(remote.name)': the next pull with the password, here or on another machine, takes \(sent == 1 ? "it" : "them") in")
         }
-        return .ok
+        return try batchesLeft(unsent, context)
+    }
+
+    /// A multi-file `vault add` lands as batch envelopes, which a remote's
+    /// inbox does not take: they must be taken into the vault here and go
+    /// up as items. With the password at hand (a file, a command, the
+    /// agent, the terminal) that happens now; without, none can go and the
+    /// push says so and exits 3 rather than "nothing to push" over files
+    /// still only on this machine. Returns how many stay behind.
+    private func takeInBatches(_ context: Context) throws -> Int {
+        let vault = try Vault(at: context.vaultDirectory)
+        let batched = try vault.waitingBatchedDropIns()
+        guard batched > 0 else { return 0 }
+        guard let source = try? context.passwordSource() else { return batched }
+        let unlocked = try context.unlock(source, forWriting: true, reads: .none)
+        unlocked.releaseWriterLock()
+        if !json { context.terminal.note("took in \(Format.count(batched, "drop-in")) of a multi-file 'vault add' first, to go up as items") }
+        return try vault.waitingBatchedDropIns()
+    }
+
+    private func batchesLeft(_ unsent: Int, _ context: Context) throws -> ExitCode {
+        guard unsent > 0 else { return .ok }
+        context.terminal.warning("\(Format.count(unsent, "drop-in")) of a multi-file 'vault add' \(unsent == 1 ? "waits" : "wait") here, not sent: a remote's inbox takes single drop-ins, and these need the password to go up as items",
+                                 hints: ["push again with the password at hand (or the unlock agent running): it takes them in first"])
+        return .partial
     }
 
     func send(_ context: Context, _ remote: RemoteConfig.Remote) throws -> PushSummary {

@@ -266,7 +266,7 @@ struct SnapshotsCommand: Command {
             let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
             let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
             for r in doomed {
-                context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.time(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
+                context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.stamp(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
             }
             if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
@@ -285,7 +285,7 @@ struct SnapshotsCommand: Command {
                         let text = path.reduce([UInt8]()) { $0 + [0x2f] + $1 }
                         if BackupFilter.matches(patterns, name: e.name, path: text) {
                             found += 1
-                            try emit("\(r.id.prefix(8))  \(Format.time(r.snapshot.end.seconds))  "
+                            try emit("\(r.id.prefix(8))  \(Format.stamp(r.snapshot.end.seconds))  "
                                      + Terminal.printable(String(decoding: spelling.display(path), as: UTF8.self)) + "\n")
                         }
                         return true
@@ -327,7 +327,7 @@ struct SnapshotsCommand: Command {
             if json { return try printLine(context, try JSONOutput.encode(JSONOutput.Snapshots(snapshots: chosen.map(JSONOutput.SnapshotItem.init)))) }
             let rows = chosen.map { r -> [String] in
                 let s = r.snapshot
-                return [String(r.id.prefix(8)), Format.time(s.end.seconds), Terminal.printable(s.host), String(s.counts.files),
+                return [String(r.id.prefix(8)), Format.stamp(s.end.seconds), Terminal.printable(s.host), String(s.counts.files),
                         Format.size(s.counts.bytes), s.tags.map(Terminal.printable).joined(separator: ","),
                         s.paths.map { Terminal.printable(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ")]
             }
@@ -482,6 +482,6 @@ struct SnapshotsCommand: Command {
         for (i, c) in bits.enumerated() { mode.append(e.mode & (1 << (8 - i)) != 0 ? c : "-") }
         let name = Terminal.printable(String(decoding: path, as: UTF8.self))
         let target = e.kind == .symlink ? " -> " + Terminal.printable(String(decoding: e.target, as: UTF8.self)) : ""
-        return "\(mode)  \(e.user)/\(e.group)  \(Format.padLeft(String(e.size), 10))  \(Format.time(e.modified))  \(name)\(target)"
+        return "\(mode)  \(e.user)/\(e.group)  \(Format.padLeft(String(e.size), 10))  \(Format.stamp(e.modified))  \(name)\(target)"
     }
 }
