@@ -1,7 +1,9 @@
 # bash completion for vault                                   -*- shell-script -*-
 #
-# Completes commands, options and file paths. Item names are never
-# completed: they are secret, and this script never runs vault.
+# Completes commands, options, option values and file paths, and remote
+# names (read from the vault's `remotes` file, plain text by design). Item
+# names are never completed: they are secret, and this script never runs
+# vault.
 # Install as /usr/share/bash-completion/completions/vault (or source it).
 
 _vault_opts_for() {
@@ -59,16 +61,41 @@ _vault_opts_for() {
     esac
 }
 
-# How the value of option $1 is completed: dirs, files, none; or "" when $1
-# takes no value.
+# How the value of option $1 (of command $2) is completed: dirs, files,
+# none, a word list, remotes; or "" when $1 takes no value. Every option
+# that takes a value is here, or the walk below would take its value for
+# a positional argument.
 _vault_value_kind() {
     case $1 in
-        --vault | --to | --into) echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file) echo files ;;
-        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --remote | --slot) echo none ;;
+        --vault | --into) echo dirs ;;
+        --to) [[ $2 == add || $2 == backup ]] && echo remotes || echo dirs ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file | --exclude-file) echo files ;;
+        --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --slot) echo none ;;
+        --versions | --at | --keep-last | --keep-hourly | --keep-daily | --keep-weekly | --keep-monthly | --keep-yearly | --keep-within) echo none ;;
+        --exclude | --exclude-larger-than | --include | --tag | --host | --grace | --cache-size | --read-data-subset | --for) echo none ;;
+        --version) [[ $2 == get || $2 == restore ]] && echo none ;;
+        --remote) echo remotes ;;
         --sort) echo sort ;;
-        --versions | --at | --keep-last | --keep-daily | --keep-weekly) echo none ;;
+        --compression) echo compression ;;
+        --overwrite) echo overwrite ;;
     esac
+}
+
+# The remote names of the vault the command line names (--vault, else
+# VAULT_DIR, else the default place): the first field of each line of its
+# `remotes` file after the first.
+_vault_remotes() {
+    local dir=${VAULT_DIR:-}
+    local i
+    for ((i = 1; i < ${#w[@]} - 1; i++)); do
+        [[ ${w[i]} == --vault ]] && dir=${w[i + 1]}
+        [[ ${w[i]} == --vault=* ]] && dir=${w[i]#--vault=}
+    done
+    if [[ -z $dir ]]; then
+        if [[ ${XDG_DATA_HOME:-} == /* ]]; then dir=$XDG_DATA_HOME/vault; else dir=$HOME/.local/share/vault; fi
+    fi
+    dir=${dir/#\~/$HOME}
+    [[ -r $dir/remotes ]] && awk -F '\t' 'NR > 1 { print $1 }' "$dir/remotes" 2>/dev/null
 }
 
 _vault_complete_value() {
@@ -93,6 +120,9 @@ _vault_complete_value() {
                 COMPREPLY=($(compgen -f -- "$2"))
             fi ;;
         sort) COMPREPLY=($(compgen -W "name size added" -- "$2")) ;;
+        compression) COMPREPLY=($(compgen -W "auto max off zstd xz" -- "$2")) ;;
+        overwrite) COMPREPLY=($(compgen -W "never if-changed always" -- "$2")) ;;
+        remotes) COMPREPLY=($(compgen -W "$(_vault_remotes)" -- "$2")) ;;
         *) COMPREPLY=() ;;
     esac
 }
@@ -131,7 +161,7 @@ _vault() {
         if ((!endopts)) && [[ $t == -- ]]; then
             endopts=1
         elif ((!endopts)) && [[ $t == -?* ]]; then
-            if [[ $t != *=* ]] && [[ -n $(_vault_value_kind "$t") ]]; then
+            if [[ $t != *=* ]] && [[ -n $(_vault_value_kind "$t" "$cmd") ]]; then
                 ((i += 1))
             fi
         elif [[ -z $cmd ]]; then
@@ -144,13 +174,13 @@ _vault() {
 
     # The value of an option: "--opt VALUE" or "--opt=VALUE".
     if ((!endopts)) && [[ $cur == --*=* ]]; then
-        kind=$(_vault_value_kind "${cur%%=*}")
+        kind=$(_vault_value_kind "${cur%%=*}" "$cmd")
         _vault_complete_value "${kind:-none}" "${cur#*=}"
         return 0
     fi
     local prev=${w[cw - 1]-}
     if ((cw >= 1)) && ((!endopts)) && [[ $prev == -?* && $prev != *=* ]]; then
-        kind=$(_vault_value_kind "$prev")
+        kind=$(_vault_value_kind "$prev" "$cmd")
         if [[ -n $kind ]]; then
             _vault_complete_value "$kind" "$cur"
             return 0
@@ -187,8 +217,12 @@ _vault() {
                 COMPREPLY=($(compgen -W "receive send" -- "$cur"))
             fi ;;
         remote)
-            ((npos == 0)) && COMPREPLY=($(compgen -W "add list remove" -- "$cur")) ;;
+            ((npos == 0)) && COMPREPLY=($(compgen -W "add list remove" -- "$cur"))
+            ((npos == 1)) && [[ ${w[cw - 1]} == remove ]] && _vault_complete_value remotes "$cur" ;;
+        push | pull | thin)
+            ((npos == 0)) && _vault_complete_value remotes "$cur" ;;
         clone)
+            ((npos == 0)) && COMPREPLY=($(compgen -W "$(_vault_remotes)" -- "$cur"))
             ((npos == 1)) && _vault_complete_value dirs "$cur" ;;
         key)
             if [[ -z $action ]]; then

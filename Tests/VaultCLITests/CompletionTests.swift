@@ -156,6 +156,36 @@ import Testing
         }
     }
 
+    /// Issue 43, item 13: option values are not files, and remote names
+    /// are offered where a remote goes (from the vault's plain-text
+    /// `remotes` file, never by running vault).
+    @Test(.enabled(if: available("/bin/bash") && FileManager.default.fileExists(atPath: bashCompletion)))
+    func bashCompletesOptionValuesAndRemoteNames() throws {
+        let cwd = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: (cwd as NSString).deletingLastPathComponent) }
+        let remotes = "vault remotes v2\nusb\t/mnt/usb\t0\t-\t-\noffsite\ts3:b/v\t3\t-\t-\n"
+        let home = (cwd as NSString).deletingLastPathComponent + "/home"
+        try FileManager.default.createDirectory(atPath: home + "/.local/share/vault", withIntermediateDirectories: true)
+        try Data(remotes.utf8).write(to: URL(fileURLWithPath: home + "/.local/share/vault/remotes"))
+        try Data("vault remotes v2\nnas\tsftp:nas:v\t0\t-\t-\n".utf8).write(to: URL(fileURLWithPath: cwd + "/somedir/remotes"))
+        let c = try Self.bashComplete([
+            "vault add x --compression ", "vault snapshots restore x --overwrite i", "vault push ", "vault pull o",
+            "vault --vault somedir push ", "vault remote remove ", "vault check --remote ", "vault backup --to ",
+            "vault add --exclude-file ", "vault snapshots forget --keep-hourly 3 ", "vault clone ",
+        ], cwd: cwd)
+        #expect(Set(c["vault add x --compression "] ?? []) == ["auto", "max", "off", "zstd", "xz"])
+        #expect(c["vault snapshots restore x --overwrite i"] == ["if-changed"])
+        #expect(Set(c["vault push "] ?? []) == ["usb", "offsite"])
+        #expect(c["vault pull o"] == ["offsite"])
+        #expect(c["vault --vault somedir push "] == ["nas"])
+        #expect(Set(c["vault remote remove "] ?? []) == ["usb", "offsite"])
+        #expect(Set(c["vault check --remote "] ?? []) == ["usb", "offsite"])
+        #expect(Set(c["vault backup --to "] ?? []) == ["usb", "offsite"])
+        #expect(Set(c["vault add --exclude-file "] ?? []) == ["somedir", "somefile"])
+        #expect((c["vault snapshots forget --keep-hourly 3 "] ?? []).isEmpty, "a value is not a positional")
+        #expect(Set(c["vault clone "] ?? []) == ["usb", "offsite"])
+    }
+
     // MARK: zsh
 
     @Test(.enabled(if: available("/usr/bin/zsh") || available("/bin/zsh")))
