@@ -22,10 +22,27 @@ public final class AgentDirectory: Sendable {
 
     deinit { Syscall.close(fd) }
 
-    /// The directory's path, or nil when $XDG_RUNTIME_DIR is unset or relative.
+    /// The directory's path: `$XDG_RUNTIME_DIR/vault`. Where that is unset
+    /// or relative (su, cron, an ssh session without pam_systemd), the same
+    /// place when it is there (`/run/user/UID`, this user's, 0700), else
+    /// `/dev/shm/vault-UID`, in memory as `open`'s copies are (issue 43,
+    /// item 8: `unlock` failed where `open` fell back). Both sides compute
+    /// the same path from the same environment. nil: none of them exists.
     public static func location(environment: [String: String]) -> String? {
-        guard let base = environment["XDG_RUNTIME_DIR"], base.hasPrefix("/") else { return nil }
-        return (base.hasSuffix("/") ? base : base + "/") + "vault"
+        if let base = environment["XDG_RUNTIME_DIR"], base.hasPrefix("/") {
+            return (base.hasSuffix("/") ? base : base + "/") + "vault"
+        }
+        let uid = Syscall.userID
+        // A place that cannot be looked at is not used: the next one is tried.
+        if let run = try? Syscall.status(of: "/run/user/\(uid)"), run.kind == .directory, run.owner == uid,
+           run.permissions & 0o077 == 0 {
+            return "/run/user/\(uid)/vault"
+        }
+        // The same: no /dev/shm, no fallback (and the error says what to set).
+        if let shm = try? Syscall.status(of: "/dev/shm", followLinks: true), shm.isDirectory {
+            return "/dev/shm/vault-\(uid)"
+        }
+        return nil
     }
 
     /// Opens (and with `create`, makes) the directory and checks it; nil

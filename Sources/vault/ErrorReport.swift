@@ -272,7 +272,7 @@ enum ErrorReport {
     private static func cliError(for error: AgentError) -> CLIError {
         switch error {
         case .noRuntimeDirectory:
-            return CLIError(message: "cannot start an unlock agent: XDG_RUNTIME_DIR is not set",
+            return CLIError(message: "cannot start an unlock agent: XDG_RUNTIME_DIR is not set, and there is no /run/user/UID or /dev/shm",
                             hints: ["log in through a session that sets it (systemd-logind does), or set it to a directory only you can use (0700)"])
         case .unsafeDirectory(let path, let problem):
             return CLIError(message: "refusing the unlock agent's directory '\(path)': \(words(for: problem))",

@@ -269,8 +269,25 @@ import Glibc
         let r = try v.run(["unlock"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("group or others may use it"), "\(r.stderr)")
-        let none = try v.run(["unlock"], ["XDG_RUNTIME_DIR": ""])
-        #expect(none.status == 1 && none.stderr.contains("XDG_RUNTIME_DIR is not set"), "\(none.stderr)")
+    }
+
+    /// Issue 43, item 8: with no XDG_RUNTIME_DIR (su, cron, ssh without
+    /// pam_systemd) unlock falls back as open does: /run/user/UID when it
+    /// is this user's, else /dev/shm/vault-UID; and the next command finds
+    /// the agent there. Before: "XDG_RUNTIME_DIR is not set", exit 1.
+    @Test func noRuntimeDirectoryFallsBackToMemory() throws {
+        let env = ["XDG_RUNTIME_DIR": ""]
+        let uid = getuid()
+        var run = stat()
+        let place = stat("/run/user/\(uid)", &run) == 0 && run.st_uid == uid && run.st_mode & 0o077 == 0
+            ? "/run/user/\(uid)/vault" : "/dev/shm/vault-\(uid)"
+        let r = try v.run(["unlock"], env)
+        defer { _ = try? v.run(["lock"], env) }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: place).contains { $0.hasSuffix(".sock") }, "no socket in \(place)")
+        let list = try v.add(["list"], env)
+        #expect(list.status == 0, "the agent was not found: \(list.stderr)")
+        #expect(try v.run(["lock"], env).status == 0)
     }
 
     @Test func timesAreReadStrictly() throws {
