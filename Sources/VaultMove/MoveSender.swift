@@ -118,6 +118,12 @@ public final class MoveSender {
     /// the machine's own files, and the directories if nothing else is
     /// left. Returns what stayed (drop-ins that arrived during the move,
     /// quarantined files).
+    /// The names of this machine's own state in a vault directory.
+    static func machineState(_ name: String) -> Bool {
+        name == "remotes" || name.hasPrefix("remote.") || name == "thin" || name == "cache" || name == "owner.lock"
+            || name == "drop.fence"
+    }
+
     func erase() throws -> [String] {
         let paths = vault.paths
         let root = paths.root
@@ -131,6 +137,13 @@ public final class MoveSender {
         try? Syscall.unlink(paths.legacyDropLock)
         try? Syscall.unlink(paths.dropFence)
         Eraser.erase(FilePath(root + "/scratch"))
+        // This machine's own state of the vault, which does not move: its
+        // remotes and what it last saw of each, a thin vault's file and
+        // cache. Erase means all of it (issue 43, item 9: a later `init`
+        // there picked up a stale remote).
+        for name in (try? VaultDirectory.names(in: root)) ?? [] where Self.machineState(name) {   // what cannot be listed stays, and is said
+            Eraser.erase(FilePath(root + "/" + name))
+        }
         try? Syscall.fsyncDirectory(paths.items)
         try? Syscall.fsyncDirectory(paths.inbox)
         var left: [String] = []

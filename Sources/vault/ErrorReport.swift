@@ -221,19 +221,19 @@ enum ErrorReport {
         switch error {
         case .codeMismatch:
             return CLIError(message: "the receiver does not hold the keys of this move code: a typo, an old code, or someone in between",
-                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
+                            hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .moveCodeRefused)
         case .receiverKeyMismatch:
             return CLIError(message: "the receiver's key is corrupted or tampered with: it does not match the move code",
                             hints: ["nothing was sent; start 'vault move receive' again and use its new code"], code: .corrupted)
         case .shortCodeSpent(let peer):
             return CLIError(message: "\(peer) tried a wrong short code, so this code is spent; stopped listening",
-                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .corrupted)
+                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .moveCodeRefused)
         case .tooManyWrongCodes(let count):
             return CLIError(message: "\(count) connections did not hold the move code; stopped listening",
-                            hints: ["nothing was received; start 'vault move receive' again for a new code"], code: .corrupted)
+                            hints: ["nothing was received; start 'vault move receive' again for a new code"], code: .moveCodeRefused)
         case .wrongShortCode:
             return CLIError(message: "a sender tried a wrong short code, so this code is spent; stopped listening",
-                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .corrupted)
+                            hints: ["nothing was received; start 'vault move receive --words' again for a new code"], code: .moveCodeRefused)
         case .connectionLost:
             return CLIError(message: "the connection ended before the move was confirmed",
                             hints: ["the old vault was not erased; run the move again"])

@@ -23,6 +23,9 @@ enum ExitCode: Int32, CaseIterable, Sendable {
     case exists = 15
     /// No item of that name.
     case noSuchItem = 16
+    /// The other side of a move did not accept its code (a typo, an old
+    /// code, someone in between): checked before anything else is done.
+    case moveCodeRefused = 17
     /// The remote could not be reached, or rclone failed there.
     case remote = 20
     /// Stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP. vault does not exit
@@ -48,6 +51,7 @@ enum ExitCode: Int32, CaseIterable, Sendable {
         case .corrupted: "corrupted or tampered data"
         case .exists: "would overwrite: the target already exists"
         case .noSuchItem: "no such item"
+        case .moveCodeRefused: "move: the other side did not accept the code"
         case .remote: "remote unreachable, or rclone failed there"
         case .interrupted: "interrupted: killed by the signal after cleanup (Ctrl-C 130, SIGTERM 143, SIGHUP 129)"
         case .brokenPipe: "output closed early (a reader such as 'head' stopped); nothing is printed"

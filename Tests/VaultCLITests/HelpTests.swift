@@ -182,6 +182,7 @@ import Testing
            14  corrupted or tampered data
            15  would overwrite: the target already exists
            16  no such item
+           17  move: the other side did not accept the code
            20  remote unreachable, or rclone failed there
           130  interrupted: killed by the signal after cleanup (Ctrl-C 130, SIGTERM 143, SIGHUP 129)
           141  output closed early (a reader such as 'head' stopped); nothing is printed

@@ -163,7 +163,7 @@ import VaultCore
                          "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "VISUAL", "EDITOR", "SHELL", "NO_COLOR"] {
             #expect(Self.mentions(manual, variable), "\(variable) not in ENVIRONMENT")
         }
-        for code in ["0", "1", "2", "3", "10", "11", "12", "13", "14", "15", "16", "20", "130"] {
+        for code in ["0", "1", "2", "3", "10", "11", "12", "13", "14", "15", "16", "17", "20", "130"] {
             #expect(manual.contains(".B \(code)\n"), "exit status \(code)")
         }
     }

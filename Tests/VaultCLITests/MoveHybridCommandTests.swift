@@ -155,7 +155,7 @@ struct MoveHybridCommandTests {
         let viaProxy = try MoveCode(addresses: [Self.localhost], port: proxy.port, key: code.receiverKey, token: code.token)
         let proxyFile = try v.sandbox.file("proxy-code", viaProxy.text + "\n")
         let s = try MoveCommandTests.send(v, codeFile: proxyFile)
-        #expect(s.status == 14, "\(s.stderr)")
+        #expect(s.status == 17, "\(s.stderr)")
         #expect(s.stderr.contains("vault: the receiver does not hold the keys of this move code"), "\(s.stderr)")
         #expect(!s.stderr.contains("security code"), "\(s.stderr)")
         try MoveCommandTests.expectIntact(v)

@@ -58,8 +58,12 @@ struct MoveShortCodeCommandTests {
     }
 
     /// A wrong word (on the list, so it reaches the handshake): both sides
-    /// fail with one clear line and exit 14, the receiver stops listening,
-    /// nothing changed on the receiver's side, the sender keeps its vault.
+    /// fail with one clear line and exit 17 (a code of its own, not 14's
+    /// tampering), the receiver stops listening, nothing changed on the
+    /// receiver's side, the sender keeps its vault. The code is proven
+    /// before the password: a wrong password too still reads as the code
+    /// refused (issue 43, item 9: before, the password and a check of every
+    /// byte came first).
     @Test func aWrongCodeFailsBothSidesAndChangesNothing() throws {
         let v = try M.populated()
         let home = v.path + "/home"
@@ -72,10 +76,11 @@ struct MoveShortCodeCommandTests {
         let last = words[3]
         words[3] = last == "zebra" ? "velvet" : "zebra"
         let wrong = try v.sandbox.file("wrong", words.joined(separator: "-") + "\n")
-        let s = try M.send(v, codeFile: wrong)
-        #expect(s.status == 14, "\(s.stderr)")
+        let s = try v.run(["move", "send", "--code-file", wrong], password: try v.sandbox.file("wrong-password", "not it\n"), timeout: 60)
+        #expect(s.status == 17, "\(s.stderr)")
+        #expect(!s.stderr.contains("checked") && !s.stderr.contains("wrong password"), "\(s.stderr)")
         #expect(s.stderr.contains("vault: the receiver did not accept this short code (a wrong word or number, or someone in between); it has stopped, so the code is spent\n"), "\(s.stderr)")
-        #expect(receiver.wait(timeout: 30) == 14, "\(receiver.stderr)")
+        #expect(receiver.wait(timeout: 30) == 17, "\(receiver.stderr)")
         #expect(receiver.stderr.contains("tried a wrong short code, so this code is spent; stopped listening\nhint: nothing was received"), "\(receiver.stderr)")
         #expect(try Self.snapshot(home) == before)
         try M.expectIntact(v)
@@ -119,8 +124,8 @@ struct MoveShortCodeCommandTests {
                                   steps: [.expect("move code (from 'vault move receive'): "), .send(words.joined(separator: "-") + "\n"),
                                           .expect("word 3 ('qq\(third)') is not in the word list: type that word again"),
                                           .expect("word 3: "), .send(third + "\n"),
-                                          .expect("password: "), .send(v.password + "\n"),
-                                          .expect("? [y/N] "), .send("y\n"), .expect("erased the vault")],
+                                          .expect("? [y/N] "), .send("y\n"),
+                                          .expect("password: "), .send(v.password + "\n"), .expect("erased the vault")],
                                   environment: v.environment(), timeout: 60)
         #expect(r.failed_step == nil, "\(r.text)")
         #expect(r.exit == 0)

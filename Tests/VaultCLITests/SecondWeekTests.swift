@@ -170,6 +170,31 @@ struct SecondWeekTests {
         #expect(listed.stdoutText.contains("a.txt") && listed.stdoutText.contains("b.txt"), "\(listed.stdoutText) \(listed.stderr)")
     }
 
+    /// Item 9: after `move send` erased the vault, nothing of it is left on
+    /// the old machine: not its remotes and what it last saw of them, not
+    /// the backup cache (the piece key, the file list). Before, `remotes`,
+    /// `remote.usb.base` and ~/.cache/vault/<id>/ stayed, and a later
+    /// `init` there picked up the stale remote.
+    @Test func aMoveErasesAllOfTheVaultHere() throws {
+        let v = try MoveCommandTests.populated()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let source = v.path + "/docs"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        try v.write("docs/a.txt", Array("a\n".utf8))
+        #expect(try v.add(["backup", source]).status == 0)
+        let cache = v.path + "/.cache/vault"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).count == 1, "the backup made its cache")
+        #expect(FileManager.default.fileExists(atPath: v.dir + "/remotes"))
+        let (receiver, _, codeFile) = try MoveCommandTests.receiver(v, into: v.path + "/new")
+        defer { receiver.killGroup() }
+        let s = try MoveCommandTests.send(v, codeFile: codeFile)
+        #expect(s.status == 0, "\(s.stderr)")
+        #expect(receiver.wait(timeout: 30) == 0, "\(receiver.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: v.dir), "left: \((try? FileManager.default.contentsOfDirectory(atPath: v.dir)) ?? [])")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache) == [])
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -33,20 +33,23 @@ struct MoveCommand: Command {
         41237-guitar-orbit-velvet', 33 bits), checked by a password-
         authenticated exchange (CPace) with the X-Wing exchange inside it.
         It allows one attempt: after a sender with a wrong code, the
-        receiver stops and a new code is needed. On the old machine, 'send' asks for
-        the code (or reads --code-file), the vault password (or --key-file;
-        never the unlock agent's key, since the vault is erased here), checks
-        every byte of the vault, and connects. Both ends show the same 6-digit
-        security code; on a terminal the sender asks whether the receiver
-        shows it too, and sends only on "y" (--yes skips the question; with
-        no terminal it is not asked). A mistyped code names the group of
-        four to check; on a terminal that group alone is asked again. On
-        the receiver, a mistyped password is asked again.
+        receiver stops and a new code is needed (exit 17 on both sides). On
+        the old machine, 'send' asks for the code (or reads --code-file),
+        connects and proves it. Both ends show the same 6-digit security
+        code; on a terminal the sender asks whether the receiver shows it
+        too, and goes on only on "y" (--yes skips the question; with no
+        terminal it is not asked). Then it asks for the vault password (or
+        --key-file; never the unlock agent's key, since the vault is erased
+        here), checks every byte of the vault, and sends. A mistyped code
+        names the group of four to check; on a terminal that group alone is
+        asked again. On the receiver, a mistyped password is asked again.
 
         The receiver writes into a staging directory, checks every file's
         hash, opens the vault with its password and checks it (skip with
         --no-verify), and only then moves it into place and confirms. Only
-        after that confirmation does the sender erase its vault. Anything
+        after that confirmation does the sender erase its vault, with what
+        this machine kept of it that does not move: its remotes ('vault
+        remote add' them again on the new machine) and its backup cache. Anything
         failing before leaves the old vault as it was and nothing at the
         target. The receiver stops after one move, or after 3 connections
         that did not hold the code.
@@ -144,7 +147,7 @@ struct MoveCommand: Command {
 // MoveChannel. The order of what each side does is the
 // safety argument (docs/FORMAT.md, "Device move"):
 //
-//   sender:   code -> password -> check --read-data -> connect -> handshake
+//   sender:   code -> connect -> handshake -> password -> check --read-data
 //             -> send everything -> receipt matches -> erase -> done
 //   receiver: refuse an occupied target -> listen, show code -> handshake
 //             -> staging + hashes + fsync -> unlock and check -> rename into
@@ -268,13 +271,10 @@ extension MoveCommand {
             terminal.warning("the receiver runs an older vault: this move uses the classic X25519-only handshake, not the hybrid (post-quantum) one")
         }
         let vault = try Vault(at: context.vaultDirectory)
-        let unlocked = try context.open(vault, password, forWriting: true, agent: false)
-        let items = try Self.checkEveryByte(unlocked, terminal: terminal,
-                                       failure: CLIError(message: "the vault failed its check; nothing was sent",
-                                                         hints: ["see 'vault check --read-data'"], code: .corrupted))
-        terminal.note("checked \(items)")
-        let sender = try MoveSender(vault: unlocked)
-
+        // The code is proven first (the handshake, then the security code
+        // compared), before the password and the check of every byte,
+        // which take minutes for a large vault (issue 43, item 9). After
+        // the handshake the receiver waits with no timeout.
         let connection: TCPConnection
         let (addresses, port) = switch typed {
         case .long(let code): (code.addresses, code.port)
@@ -292,7 +292,7 @@ extension MoveCommand {
             do { move = try MoveChannel.connect(connection, shortCode: code) } catch MoveError.codeMismatch {
                 throw CLIError(message: "the receiver did not accept this short code (a wrong word or number, or someone in between); it has stopped, so the code is spent",
                                hints: ["nothing was sent; start 'vault move receive --words' again and type its new code"],
-                               code: .corrupted)
+                               code: .moveCodeRefused)
             }
         }
         terminal.note("connected to \(connection.peer)")
@@ -304,6 +304,12 @@ extension MoveCommand {
             throw CLIError(message: "the security codes do not match; nothing was sent and the vault stays here",
                            hints: ["start 'vault move receive' again on the other machine and use its new code"])
         }
+        let unlocked = try context.open(vault, password, forWriting: true, agent: false)
+        let items = try Self.checkEveryByte(unlocked, terminal: terminal,
+                                       failure: CLIError(message: "the vault failed its check; nothing was sent",
+                                                         hints: ["see 'vault check --read-data'"], code: .corrupted))
+        terminal.note("checked \(items)")
+        let sender = try MoveSender(vault: unlocked)
         let progress = ProgressLine.start(terminal, "sending", total: sender.totalBytes)
         defer { progress?.finish() }
         // The receiver may take long to check every byte; say so rather
@@ -317,7 +323,14 @@ extension MoveCommand {
         if keep {
             terminal.note("kept the vault here (--keep)")
         } else {
-            terminal.note("erased the vault at '\(context.vaultDirectory)'")
+            // And this machine's backup cache of it (the piece key, what it
+            // stored): nothing of the vault stays.
+            if let base = BackupCommand.cacheBase(context.environment) {
+                for failed in Eraser.erase(base + "/" + Hex.encode(vault.header.vaultID)) {
+                    terminal.warning("could not erase '\(failed)', this machine's backup cache of the vault")
+                }
+            }
+            terminal.note("erased the vault at '\(context.vaultDirectory)', with this machine's remotes and backup cache of it")
             // Its key has nothing left to open here.
             _ = try? AgentClient.lock(vaultID: vault.header.vaultID, environment: context.environment)
             if !summary.leftBehind.isEmpty {
