@@ -213,7 +213,11 @@ public enum KitLineProblem: Error, Equatable, Sendable {
     case wrongLength(have: Int, want: Int, group: Int?)
     /// A character that no kit has, in this group.
     case badCharacter(group: Int)
-    /// The checksum does not match; `group` is where a single typo would explain it.
-    case checksum(group: Int?)
+    /// The checksum does not match. `groups`: every group (ascending) in
+    /// which one changed character would explain it, so the typo of a
+    /// single character is always in one of them; `orChecksum`: a typo in
+    /// the checksum's two characters would explain it too. Neither: more
+    /// than one typo.
+    case checksum(groups: [Int], orChecksum: Bool)
 }
 

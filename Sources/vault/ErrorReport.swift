@@ -146,8 +146,13 @@ enum ErrorReport {
                 what = "line \(n) has \(have) characters, not \(want)" + (group.map { ": check the \(ordinal($0)) group" } ?? "")
             case .badCharacter(let group):
                 what = "line \(n): the \(ordinal(group)) group has a character no kit has (kits use A-Z and 2-7)"
-            case .checksum(let group):
-                what = "line \(n): checksum does not match: " + (group.map { "check the \(ordinal($0)) group" } ?? "check the line for a typo")
+            case .checksum(let groups, let orChecksum):
+                // "check the 3rd group", "check the 1st or 3rd group, or the checksum"
+                var places = groups.map { ordinal($0) }
+                if !places.isEmpty { places = [places.count == 1 ? places[0] : places.dropLast().joined(separator: ", ") + " or " + places.last!] }
+                let where_ = places.isEmpty ? (orChecksum ? "check the checksum (its last two characters)" : "check the line: more than one character is wrong")
+                    : "check the \(places[0]) group" + (orChecksum ? ", or the checksum (its last two characters)" : "")
+                what = "line \(n): checksum does not match: " + where_
             }
             return CLIError(message: "recovery kit " + what, hints: ["each line starts with its number and ends with a 2-character checksum"],
                             code: .corrupted)

@@ -338,9 +338,11 @@ import Glibc
         typo[3] = String(chars)
         let r = try recover(typo, passphrase)
         #expect(r.status == 14)
-        #expect(firstLine(r.stderr) == "vault: recovery kit line 04: checksum does not match: check the 3rd group"
-                || firstLine(r.stderr) == "vault: recovery kit line 04: checksum does not match: check the line for a typo",
-                "\(r.stderr)")
+        // The typo's group is always named, alone or among the few a 10-bit
+        // checksum cannot tell apart (issue 43, item 12: "check the line").
+        let said = firstLine(r.stderr)
+        #expect(said.hasPrefix("vault: recovery kit line 04: checksum does not match: check the ") && said.contains("3rd")
+                && !said.contains("check the line"), "\(r.stderr)")
 
         var short = lines
         short[1] = String(short[1].prefix(8)) + String(short[1].dropFirst(9))
@@ -351,23 +353,46 @@ import Glibc
         #expect(ok.status == 0, "\(ok.stderr)")
     }
 
-    /// On a terminal a line with a typo is asked again alone; the other
-    /// lines stay as typed.
+    /// On a terminal a line with a typo is named as soon as it is typed
+    /// (issue 43, item 12: not after all ten and the empty line) and asked
+    /// again alone; the other lines stay as typed.
     @Test func aMistypedKitLineIsAskedAgainOnATerminal() throws {
         let (lines, _) = try exportKit()
         var typo = Array(lines[3])
         typo[13] = typo[13] == "A" ? "B" : "A"
         let steps: [PTYDriver.Step] = [.expect("type the kit's numbered lines (01 to 10), then an empty line:")]
-            + lines.enumerated().map { .send(($0.offset == 3 ? String(typo) : $0.element) + "\n") }
-            + [.send("\n"), .expect("vault: recovery kit line 04: checksum does not match"), .expect("type line 04 again"),
-               .expect("line 04: "), .send(String(lines[3].dropFirst(3)).lowercased() + "\n"),
-               .expect("kit passphrase: "), .send("kit passphrase 42\n"),
+            + lines.prefix(3).map { .send($0 + "\n") }
+            + [.send(String(typo) + "\n"), .expect("vault: recovery kit line 04: checksum does not match"), .expect("type line 04 again"),
+               .expect("line 04: "), .send(String(lines[3].dropFirst(3)).lowercased() + "\n")]
+            + lines.dropFirst(4).map { .send($0 + "\n") }
+            + [.send("\n"), .expect("kit passphrase: "), .send("kit passphrase 42\n"),
                .expect("new password: "), .send("another new password\n"),
                .expect("repeat new password: "), .send("another new password\n"), .expect("recovered")]
         let r = try PTYDriver.run(["--vault", v.dir, "kit", "recover", "-"], steps: steps, environment: v.environment(), timeout: 40)
         #expect(r.failed_step == nil, "\(r.text)")
         #expect(r.exit == 0)
         #expect(!r.text.contains("line 05: "), "only the bad line is asked again")
+    }
+
+    /// A kit file (typed into an editor by hand) with a typo: on a
+    /// terminal that line alone is typed again, and the file is left as it
+    /// was (issue 43, item 12: before, exit 14 and no second chance).
+    @Test func aKitFileWithATypoGetsTheLineTypedAgain() throws {
+        let (lines, _) = try exportKit()
+        var typed = lines
+        var typo = Array(typed[6])
+        typo[8] = typo[8] == "C" ? "D" : "C"
+        typed[6] = String(typo)
+        let file = try v.sandbox.file("typed-kit.txt", typed.joined(separator: "\n") + "\n")
+        let steps: [PTYDriver.Step] = [.expect("vault: recovery kit line 07"), .expect("type line 07 again"),
+                                       .expect("line 07: "), .send(lines[6] + "\n"),
+                                       .expect("kit passphrase: "), .send("kit passphrase 42\n"),
+                                       .expect("new password: "), .send("another new password\n"),
+                                       .expect("repeat new password: "), .send("another new password\n"), .expect("recovered")]
+        let r = try PTYDriver.run(["--vault", v.dir, "kit", "recover", file], steps: steps, environment: v.environment(), timeout: 40)
+        #expect(r.failed_step == nil, "\(r.text)")
+        #expect(r.exit == 0)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == typed.joined(separator: "\n") + "\n", "the file is not changed")
     }
 
     @Test func kitRecoverPromptsOnATerminal() throws {

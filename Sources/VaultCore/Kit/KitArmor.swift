@@ -84,7 +84,7 @@ public enum KitArmor {
             // Only the reported line is searched for its typo (up to 620 checksums).
             if case .checksum = first.problem, let raw = failed[first.line] {
                 let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
-                throw VaultError.kitLine(line: first.line, problem: .checksum(group: suspectGroup(line: first.line, body: body, sum: sum)))
+                throw VaultError.kitLine(line: first.line, problem: suspects(line: first.line, body: body, sum: sum))
             }
             throw VaultError.kitLine(line: first.line, problem: first.problem)
         }
@@ -92,6 +92,26 @@ public enum KitArmor {
             throw VaultError.kitDamaged
         }
         return payload
+    }
+
+    /// What is wrong with one line as typed (`kitLine`, with the group to
+    /// check where one can be told), or nil when it is right or is not a
+    /// numbered line at all (BEGIN, END, words around): for checking each
+    /// line as it is typed, not after all of them (issue 43, item 12).
+    public static func problem(inLine line: String) -> VaultError? {
+        let separators: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "-")]
+        let raw = Array(line.utf8.filter { !separators.contains($0) })
+        guard raw.count >= 2, isDigit(raw[0]), isDigit(raw[1]) else { return nil }
+        let n = Int(raw[0] - UInt8(ascii: "0")) * 10 + Int(raw[1] - UInt8(ascii: "0"))
+        guard n >= 1, n <= lineCount else { return .kitLine(line: n, problem: .noSuchLine) }
+        let groups = Array(line.utf8).split { separators.contains($0) }.map(Array.init)
+        switch check(line: n, raw: raw, groups: groups) {
+        case .success: return nil
+        case .failure(.checksum):
+            let body = Base32.normalise(raw[2..<(raw.count - 2)]), sum = Base32.normalise(raw[(raw.count - 2)...])
+            return .kitLine(line: n, problem: suspects(line: n, body: body, sum: sum))
+        case .failure(let problem): return .kitLine(line: n, problem: problem)
+        }
     }
 
     /// `text` with every line numbered `n` dropped and `line` (typed again,
@@ -138,26 +158,30 @@ public enum KitArmor {
             return .failure(.wrongLength(have: body.count, want: want, group: group))
         }
         guard sum.count == 2, sum.allSatisfy(alphabet.contains), sum == checksum(line: UInt8(n), body) else {
-            return .failure(.checksum(group: nil))   // decode looks for the group if this line is the one reported
+            return .failure(.checksum(groups: [], orChecksum: false))   // decode looks for the groups if this line is the one reported
         }
         return .success(body)
     }
 
-    /// The one group in which changing a single character makes the
-    /// checksum match, if exactly one group has such a change (a 10-bit
-    /// checksum also matches some wrong changes, so two groups: no answer).
-    private static func suspectGroup(line n: Int, body: [UInt8], sum: [UInt8]) -> Int? {
+    /// Where a single typo would explain a checksum that does not match:
+    /// every group in which changing one character makes it match, and
+    /// whether the checksum's own characters are one change away. A 10-bit
+    /// checksum also matches some wrong changes, so there may be several;
+    /// the true one is always among them (issue 43, item 12: "check the
+    /// line" said too little when two groups matched).
+    private static func suspects(line n: Int, body: [UInt8], sum: [UInt8]) -> KitLineProblem {
         var groups = Set<Int>()
         var trial = body
-        for i in body.indices {
+        for i in body.indices where !groups.contains(i / 4 + 1) {
             for c in alphabet where c != body[i] {
                 trial[i] = c
                 if checksum(line: UInt8(n), trial) == sum { groups.insert(i / 4 + 1); break }
             }
             trial[i] = body[i]
-            if groups.count > 1 { return nil }
         }
-        return groups.first
+        let expected = checksum(line: UInt8(n), body)
+        let orChecksum = sum.count == expected.count && zip(sum, expected).filter { $0 != $1 }.count == 1
+        return .checksum(groups: groups.sorted(), orChecksum: orChecksum)
     }
 
     private static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }

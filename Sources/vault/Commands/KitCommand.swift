@@ -36,8 +36,10 @@ struct KitCommand: Command {
         or --new-password-file), and makes the vault open with that password.
         KITFILE '-' reads the kit from standard input; on a terminal, type its
         numbered lines (the BEGIN and END lines are optional), then an empty
-        line. A mistyped line is named with the group to check, and that
-        line alone is asked again. A passphrase made by --generate may be
+        line. A mistyped line is named as soon as it is typed, with the
+        group to check (or the few a checksum cannot tell apart), and that
+        line alone is asked again; so is a mistyped line of a KITFILE when
+        a terminal is there (the file is not changed). A passphrase made by --generate may be
         typed in any case, with or without its dashes.
 
         Options:
@@ -152,21 +154,42 @@ struct KitCommand: Command {
     }
 
     /// The kit's lines typed at the terminal, up to an empty line after
-    /// the first, the END line, or end of input; at most 64 KiB.
+    /// the first, the END line, or end of input; at most 64 KiB. Each line
+    /// is checked as soon as it is typed (the terminal hands over one line
+    /// per read, pasted or typed): a wrong one is named, with its group
+    /// where that can be told, and asked again at once, not after all ten.
     static func readTypedKit(_ terminal: Terminal) throws -> [UInt8] {
         Terminal.writeStderr(["type the kit's numbered lines (01 to \(KitArmor.lines)), then an empty line:"])
-        var text: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while text.count < 64 << 10 {
-            let n = try buffer.withUnsafeMutableBytes { try Syscall.readSome(0, $0) }
-            if n == 0 { break }
-            text += buffer[..<n]
-            let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            let typed = lines.contains { !$0.allSatisfy(\.isWhitespace) }
-            let ended = lines.dropLast().last.map { $0.allSatisfy(\.isWhitespace) } ?? false
-            if typed && (ended || lines.contains { $0.filter { $0 != " " }.hasPrefix("-----END") }) { break }
+        var lines: [String] = []
+        var size = 0
+        while size < 64 << 10 {
+            let line: String
+            do { guard let l = try terminal.askLine("", limit: 1024) else { break }; line = l } catch {
+                break   // end of input: what was typed is decoded, and says what is missing
+            }
+            if line.allSatisfy(\.isWhitespace) {
+                if lines.contains(where: { !$0.allSatisfy(\.isWhitespace) }) { break }
+                continue
+            }
+            lines.append(try Self.checkedLine(line, terminal: terminal))
+            size += line.utf8.count + 1
+            if line.filter({ $0 != " " }).hasPrefix("-----END") { break }
         }
-        return text
+        return Array(lines.joined(separator: "\n").utf8) + [UInt8(ascii: "\n")]
+    }
+
+    /// `line`, or, while it is wrong, that line typed again (up to 5 times).
+    static func checkedLine(_ line: String, terminal: Terminal) throws -> String {
+        var line = line
+        for _ in 1...5 {
+            guard case .kitLine(let n, let problem)? = KitArmor.problem(inLine: line), problem != .noSuchLine else { break }
+            terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
+            let number = n < 10 ? "0\(n)" : "\(n)"
+            terminal.note("type line \(number) again")
+            guard let again = try terminal.askLine("line \(number): ", limit: 256) else { break }
+            line = KitArmor.replacingLine(n, in: "", with: again).trimmingCharacters(in: .newlines)
+        }
+        return line
     }
 
     /// A typed kit with a line that is wrong (a checksum, a length, a
@@ -189,7 +212,7 @@ struct KitCommand: Command {
     private func recover(_ context: Context, kit path: String,
                            passphrase: PasswordSource, newPassword: NewPasswordSource) throws -> ExitCode {
         let vault = try Vault(at: context.vaultDirectory)
-        let text: [UInt8]
+        var text: [UInt8]
         if path == "-" && Syscall.isTerminal(0) {
             text = try Self.fixTypedKit(Self.readTypedKit(context.terminal), terminal: context.terminal)
         } else if path == "-" {
@@ -202,6 +225,9 @@ struct KitCommand: Command {
                 report.hints = ["to read the kit from a pipe, give '-' and send it to standard input"]
                 throw report
             }
+            // A kit typed into a file by hand, with a typo: on a terminal,
+            // that line alone is typed again (the file is not changed).
+            if Syscall.isTerminal(0) { text = try Self.fixTypedKit(text, terminal: context.terminal) }
         }
         let kit = try RecoveryKit(parsing: KitArmor.decode(String(decoding: text, as: UTF8.self)))
         let secret = try passphrase.read(prompt: "kit passphrase: ")
