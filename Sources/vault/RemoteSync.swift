@@ -14,6 +14,8 @@ enum RemoteSync {
         /// Of the drop-ins fetched, those the absorb took in.
         let taken: Int
         let seconds: Double
+        /// A password that opened this vault before the pull no longer does.
+        var passwordsChanged = false
     }
 
     /// Unlocks (taking in the drop-ins waiting here, so a merge counts
@@ -25,6 +27,7 @@ enum RemoteSync {
         let started = Syscall.monotonicSeconds()
         let summary: PullSummary
         let key: MasterKey
+        let passwordsBefore = try Vault(at: context.vaultDirectory).header.passwordSlots()
         do {
             let unlocked = try context.unlock(source, forWriting: true)
             // A pull replaces the manifest: only with the writer lock.
@@ -37,16 +40,29 @@ enum RemoteSync {
         }
         let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)
+        // A password slot of this vault's is gone or changed: the password
+        // typed here no longer opens it. Said now, and again at the next
+        // wrong password (PasswordChangedElsewhere), not left to guess.
+        var passwordsChanged = false
+        if summary.headerTaken {
+            let after = try reopened.vault.header.passwordSlots()
+            passwordsChanged = passwordsBefore.contains { !after.contains($0) }
+            if passwordsChanged { PasswordChangedElsewhere.record(vault: context.vaultDirectory, remote: remote.name) }
+        }
         try reopened.tidy()
         let taken = try summary.dropIns.filter { try Syscall.status(of: reopened.vault.paths.dropInEnvelope($0)) == nil }.count
-        return Pulled(summary: summary, vault: reopened, taken: taken, seconds: Syscall.monotonicSeconds() - started)
+        return Pulled(summary: summary, vault: reopened, taken: taken, seconds: Syscall.monotonicSeconds() - started,
+                      passwordsChanged: passwordsChanged)
     }
 
     /// The lines a pull prints (`pushing`: a push's merge, which then
     /// pushes, so "a push updates it" is not said).
     static func report(_ pulled: Pulled, remote: String, terminal: Terminal, pushing: Bool = false) {
         let s = pulled.summary
-        if s.headerTaken {
+        if pulled.passwordsChanged {
+            terminal.warning("the vault's password was changed on another machine ('vault passwd', a kit recovery or 'vault key'): from now on it opens here with the password set there, not the one typed for this pull",
+                             hints: ["'vault key list' shows the key slots; a lost password: 'vault kit recover'"])
+        } else if s.headerTaken {
             terminal.note("the key slots were changed on another machine: this vault now opens as that one does",
                           hint: "'vault key list' shows them")
         }

@@ -96,12 +96,16 @@ extension Context {
             let status = terminal.transient("unlocking…")
             do {
                 defer { status?.finish() }
-                return try vault.unlock(password: Password(secret: secret), slot: globals.slot, forWriting: forWriting,
-                                        rollbackGuard: rollbackGuard)
+                let unlocked = try vault.unlock(password: Password(secret: secret), slot: globals.slot, forWriting: forWriting,
+                                                rollbackGuard: rollbackGuard)
+                PasswordChangedElsewhere.clear(vault: vault.paths.root)
+                return unlocked
             } catch VaultError.wrongPassword where attempt < prompts {
-                terminal.note("wrong password; try again")
+                terminal.note((PasswordChangedElsewhere.wrongPassword(vault: vault.paths.root)?.message ?? "wrong password") + "; try again")
             } catch VaultError.wrongPasswordDelayed where attempt < prompts {
                 terminal.note("wrong password")  // the wait is said, and held, before the next prompt
+            } catch VaultError.wrongPassword {
+                throw PasswordChangedElsewhere.wrongPassword(vault: vault.paths.root) ?? VaultError.wrongPassword
             }
         }
         throw VaultError.wrongPassword  // not reached: the last attempt throws

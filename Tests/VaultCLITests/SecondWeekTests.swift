@@ -195,6 +195,33 @@ struct SecondWeekTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache) == [])
     }
 
+    /// Item 11: a password changed on another machine (here `passwd`; a
+    /// kit recovery is the same) arrives with a pull, which says so; the
+    /// old password then gets "changed on another machine", not a bare
+    /// "wrong password", until the new one opens the vault.
+    @Test func aPasswordChangedElsewhereIsSaidPlainly() throws {
+        let v = try VaultFixture()
+        #expect(try v.add(["add", try v.write("a.txt", Array("a\n".utf8))]).status == 0)
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let other = v.path + "/other"
+        #expect(try v.run(["clone", v.path + "/remote", other]).status == 0)
+        let newPassword = try v.sandbox.file("new-pw", "a different password 42\n")
+        #expect(try v.run(["passwd", "--new-password-file", newPassword]).status == 0)
+        #expect(try v.run(["push"], password: newPassword).status == 0)
+        func there(_ args: [String], _ password: String) throws -> CLIHarness.Result {
+            try CLIHarness.run(["--vault", other, "--password-file", password] + args, environment: v.environment(), cwd: v.path)
+        }
+        let pull = try there(["pull"], v.passwordFile)
+        #expect(pull.status == 0 && pull.stderr.contains("password was changed on another machine"), "\(pull.stderr)")
+        let old = try there(["list"], v.passwordFile)
+        #expect(old.status == 12 && old.stderr.contains("wrong password: this vault's password was changed on another machine, and came here with the pull from 'origin'"),
+                "\(old.stderr)")
+        #expect(try there(["list"], newPassword).status == 0)
+        let after = try there(["list"], v.passwordFile)
+        #expect(after.status == 12 && after.stderr.hasPrefix("vault: wrong password\n"), "said once the new one was used: \(after.stderr)")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -101,8 +101,8 @@ struct PushCommand: Command {
         }
         if summary.deletedFiles > 0 { context.terminal.note("deleted \(Format.count(summary.deletedFiles, "file")) there that this vault no longer has") }
         if summary.remoteHeaderNewer {
-            context.terminal.note("the remote's header is newer (key slots changed on another machine): left there",
-                                  hint: "'vault pull' takes it")
+            context.terminal.note("the remote's header is newer: its key slots (passwords) were changed on another machine; left there",
+                                  hint: "'vault pull' takes it; after that this vault opens with the passwords set there")
         }
         if summary.dropInsCleared > 0 { context.terminal.note("cleared \(Format.count(summary.dropInsCleared, "drop-in")) from the remote's inbox") }
         if sent > 0 && summary.dropInsCleared == 0 {
