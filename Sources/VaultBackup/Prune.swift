@@ -30,6 +30,9 @@ public enum Prune {
         public var repacked = 0, repackedFrom: UInt64 = 0, repackedTo: UInt64 = 0
         /// Snapshots whose trees could not all be read (their packs were left whole).
         public var unreadable: [String] = []
+        /// Of those waiting, the steps past the grace held back because a
+        /// remote's inbox could not be seen since (`seenUntil`).
+        public var heldForRemotes = 0
         /// Packs that would be deleted or rewritten but wait out the grace,
         /// the bytes they hold, and when the first of them is due (Unix seconds).
         public var waiting = 0, waitingBytes: UInt64 = 0, nextDue: Int64?
@@ -48,9 +51,15 @@ public enum Prune {
     }
 
     /// `grace`: seconds a step waits from its mark (PruneSafety.deleteGrace
-    /// unless the user said); `now`: this vault's clock.
+    /// unless the user said); `now`: this vault's clock. `seenUntil`: when
+    /// a remote's inbox, where `backup --to` lands snapshots, could not be
+    /// looked at now, the time it last was (0: never). A step is then due
+    /// only if its grace ended by then: every snapshot that landed within
+    /// the grace was seen and counted (issue 43, item 4: one unreachable
+    /// remote no longer stops the whole prune, and loses nothing).
     public static func run(_ vault: UnlockedVault, dryRun: Bool, grace: Int64 = PruneSafety.deleteGrace,
-                           now: Int64 = Syscall.now(), waiting: (() -> Void)? = nil) throws -> Summary {
+                           now: Int64 = Syscall.now(), seenUntil: Int64? = nil,
+                           waiting: (() -> Void)? = nil) throws -> Summary {
         try vault.pruning(waiting: waiting) { waitingPacks in
             var summary = Summary()
             let (steps, live) = try plan(vault, pinned: waitingPacks, unreadable: &summary.unreadable)
@@ -59,14 +68,16 @@ public enum Prune {
                 var mark = PruneMarks.Mark(since: now, needed: step.needed)
                 if let kept = vault.manifest.pruneMarks[step.id], kept.needed == step.needed { mark = kept }
                 let (age, overflow) = now.subtractingReportingOverflow(mark.since)
-                if !overflow && age >= grace {
+                let (end, late) = mark.since.addingReportingOverflow(grace)
+                let seen = seenUntil.map { !late && end <= $0 } ?? true
+                if !overflow && age >= grace && seen {
                     due.append(step)
                 } else {
+                    let held = !overflow && age >= grace
                     marks[step.id] = mark
                     summary.waiting += 1
                     summary.waitingBytes += step.remove.reduce(0) { $0 + $1.size }
-                    let (at, late) = mark.since.addingReportingOverflow(grace)
-                    summary.nextDue = min(summary.nextDue ?? .max, late ? .max : at)
+                    if held { summary.heldForRemotes += 1 } else { summary.nextDue = min(summary.nextDue ?? .max, late ? .max : end) }
                 }
             }
             var removed: [ManifestEntry] = [], added: [ManifestEntry] = []

@@ -59,6 +59,7 @@ public enum RemotePull {
                             rclone: Rclone, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PullSummary {
         let paths = local.vault.paths
         let target = remote.target
+        let listed = Syscall.now()
         let layout = RemoteLayout(try rclone.list(target))
         try layout.checkVault(target: target)
         let prefix = try rclone.head(RemoteNames.join(target, RemoteNames.manifest), count: ManifestPrefix.identityLength)
@@ -180,6 +181,7 @@ public enum RemotePull {
             summary.sentAndRemoved = try RemoteMerge.settleDropIns(layout, vault: local, remote: remote)
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
+        RemoteBase.recordSeen(vault: paths.root, remote: remote.name, at: listed)
         return summary
     }
 
@@ -270,9 +272,12 @@ public enum RemotePull {
     /// else. Prune looks there first: a backup sent with `backup --to` may
     /// need a pack it would delete. Returns their ids.
     public static func fetchInbox(vault local: UnlockedVault, remote: RemoteConfig.Remote, rclone: Rclone) throws -> [String] {
+        let listed = Syscall.now()
         let layout = RemoteLayout(try rclone.list(remote.target))
         try layout.checkVault(target: remote.target)
-        return try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone).0
+        let fetched = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone).0
+        RemoteBase.recordSeen(vault: local.vault.paths.root, remote: remote.name, at: listed)
+        return fetched
     }
 
     /// Copies the remote's complete drop-ins that are neither in our inbox

@@ -116,7 +116,10 @@ struct BackupMergeTests {
 
     /// A backup sent to a remote's inbox (`backup --to`) that needs a pack
     /// the owner's prune would delete: prune brings the remote's drop-ins in
-    /// first. A remote it cannot reach stops it, changing nothing.
+    /// first. A remote it cannot reach is named, and the prune goes on with
+    /// only what was past its grace when that inbox was last seen (issue
+    /// 43, item 4): never seen, nothing goes, and it exits 3. A dry run
+    /// says which inboxes it did not look at.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
     func pruneLooksInTheRemotesInboxesFirst() throws {
         let f = try BackupFixture()
@@ -135,14 +138,19 @@ struct BackupMergeTests {
 
         #expect(try f.v.run(["remote", "add", "gone", "no-such-rclone-remote:vault"]).status == 0)
         let before = try f.v.filesInVault()
-        let refused = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
-        #expect(refused.status == 20 && refused.stderr.contains("inbox of remote 'gone'") && refused.stderr.contains("nothing was forgotten or deleted"),
-                "\(refused.stderr)")
-        // Drop-ins from 'usb' may have come into the inbox; nothing else changed.
-        #expect(try f.v.filesInVault().filter { !$0.hasPrefix("inbox/") } == before.filter { !$0.hasPrefix("inbox/") })
+        func packs() throws -> Int? { try JSONObject.parse(try f.snapshots(["stats", "--json"]).stdout)["packs"] as? Int }
+        let packsBefore = try #require(try packs())
+        let dry = try f.snapshots(["prune", "--dry-run"])
+        #expect(dry.status == 0 && dry.stderr.contains("a dry run did not look at the inboxes of 'usb', 'gone'"), "\(dry.stderr)")
+        let held = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
+        #expect(held.status == 3 && held.stderr.contains("inbox of remote 'gone'") && held.stderr.contains("that inbox was never seen")
+                && held.stderr.contains("kept for a remote whose inbox could not be seen") && held.stderr.contains("deleted 0 unused packs"),
+                "\(held.stderr)")
+        // s1 was forgotten and s2 came in from 'usb' with its two packs; no pack went.
+        #expect(try packs() == packsBefore + 2)
         #expect(try f.v.run(["remote", "remove", "gone"]).status == 0)
 
-        let pruned = try f.snapshots(["forget", s1, "--prune", "--grace", "0"])
+        let pruned = try f.snapshots(["prune", "--grace", "0"])
         #expect(pruned.status == 0 && pruned.stderr.contains("deleted 1 unused pack") && !pruned.stderr.contains("repacked"), "\(pruned.stderr)")
         #expect(try f.v.filesInVault().filter { $0.hasPrefix("items/") }.count == before.filter { $0.hasPrefix("items/") }.count + 1,
                 "s1 went with its pack of trees, its data pack stayed, and s2 and its own two packs came in")

@@ -222,6 +222,33 @@ struct SecondWeekTests {
         #expect(after.status == 12 && after.stderr.hasPrefix("vault: wrong password\n"), "said once the new one was used: \(after.stderr)")
     }
 
+    /// Item 4, the other half: packs past their grace when an unreachable
+    /// remote's inbox was last seen (here by a pull) do go, and the prune
+    /// names the remote and exits 3; before, one unreachable remote
+    /// blocked every prune (exit 20, or 10).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func pruneGoesOnPastARemoteItCannotSee() throws {
+        let f = try BackupFixture()
+        try f.write("a", BackupFixture.random(1 << 20, seed: 81))
+        let first = try #require(try f.backup()["snapshot"] as? String)
+        unlink(f.source + "/a")
+        try f.write("b", Array("b\n".utf8))
+        _ = try f.backup()
+        let remote = f.v.path + "/remote"
+        #expect(try f.v.run(["remote", "add", "usb", remote]).status == 0)
+        #expect(try f.v.run(["push"]).status == 0)
+        #expect(try f.snapshots(["forget", first]).status == 0)
+        let marking = try f.snapshots(["prune", "--grace", "2s"])
+        #expect(marking.status == 0 && marking.stderr.contains("wait out the grace"), "\(marking.stderr)")
+        sleep(3)
+        #expect(try f.v.run(["pull"]).status == 0)   // the inbox seen again, past the grace
+        try FileManager.default.moveItem(atPath: remote, toPath: remote + ".away")
+        let pruned = try f.snapshots(["prune", "--grace", "2s"])
+        #expect(pruned.status == 3 && pruned.stderr.contains("cannot see what waits in the inbox of remote 'usb'")
+                && pruned.stderr.contains("deleted 2 unused packs"), "\(pruned.stderr)")
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -34,6 +34,24 @@ public enum RemoteBase {
     static let maxListed = 100_000
 
     static func basePath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).base" }
+    static func seenPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).seen" }
+
+    /// Remembers that every drop-in in the remote's inbox at `time` (taken
+    /// before its listing) is here now: prune, when it cannot see that
+    /// inbox, deletes only what was past its grace by then.
+    static func recordSeen(vault: String, remote name: String, at time: Int64) {
+        // Lost, the record is older than it could be: prune only keeps more.
+        try? VaultDirectory.atomicWrite(Array("vault seen v1\n\(time)\n".utf8), to: seenPath(vault, name))
+    }
+
+    /// When the remote's inbox was last seen whole (0: never).
+    public static func seen(vault: String, remote name: String) -> Int64 {
+        // Unreadable or of another shape: as never seen, the safe side.
+        guard let bytes = try? VaultDirectory.readFile(seenPath(vault, name), limit: 64) else { return 0 }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard lines.count == 2, lines[0] == "vault seen v1", let time = Int64(lines[1]), time >= 0 else { return 0 }
+        return time
+    }
     static func listPath(_ vault: String, _ name: String) -> String { VaultPaths(root: vault).root + "/remote.\(name).inbox" }
 
     /// The base manifest file's bytes (nil: none kept yet). Authenticated

@@ -101,7 +101,10 @@ struct SnapshotsCommand: Command {
         vault or waiting in its inbox, and rewrites each pack at least half
         unused with only what is needed (the next backup of its host then
         stores those files again); it waits for running backups to finish,
-        and first brings in the backups waiting in each remote's inbox.
+        and first brings in the backups waiting in each remote's inbox. A
+        remote out of reach is named, and only packs whose grace had ended
+        when its inbox was last seen go (exit 3); --dry-run fetches nothing
+        and names the inboxes it did not look at.
         A pack goes only once prune has found it unused (or its unused
         part as it is) for the grace, 24 hours unless --grace says
         otherwise, counted from the first prune that found it so: a backup
@@ -261,7 +264,7 @@ struct SnapshotsCommand: Command {
         let vault = try context.unlock(try context.passwordSource(), forWriting: writes, reads: reads)
         switch action {
         case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
-            if prune && !dryRun { try fetchRemoteInboxes(vault, context) }
+            let seenUntil = prune && !dryRun ? try fetchRemoteInboxes(vault, context) : nil
             let chosen = SnapshotReader.all(vault).filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
             let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
             let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
@@ -271,10 +274,10 @@ struct SnapshotsCommand: Command {
             if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
-            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id))) : .ok
+            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil) : .ok
         case .prune(let dryRun):
-            if !dryRun { try fetchRemoteInboxes(vault, context) }
-            return try prune(vault, context, dryRun: dryRun, forgetting: [])
+            let seenUntil = dryRun ? nil : try fetchRemoteInboxes(vault, context)
+            return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil)
         case .find(let pattern, let host, let tags):
             var found = 0
             try context.terminal.printBuffered { emit in
@@ -407,28 +410,39 @@ struct SnapshotsCommand: Command {
 
     /// Backups sent to a remote's inbox (`backup --to`) may need packs
     /// prune would delete: their drop-ins come in first, as a pull brings
-    /// them (and before forget changes anything). A remote out of reach
-    /// stops the prune; a dry run, which changes nothing, does not look.
-    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws {
+    /// them (and before forget changes anything). A remote out of reach is
+    /// named and the prune goes on with what was past its grace when that
+    /// inbox was last seen (`Prune.run`'s `seenUntil`: returned here, the
+    /// earliest over the remotes not seen; nil when all were). A dry run,
+    /// which changes nothing, does not look, and says so.
+    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws -> Int64? {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
-        guard !remotes.isEmpty else { return }
+        guard !remotes.isEmpty else { return nil }
         let rclone = try context.rclone()
+        var seenUntil: Int64?
         for remote in remotes {
             do { _ = try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone) } catch let error as RemoteError {
                 let cause = ErrorReport.cliError(for: error)
-                throw CLIError(message: "cannot see what waits in the inbox of remote '\(remote.name)' (\(cause.message)); a backup sent there may need what prune would delete",
-                               hints: ["nothing was forgotten or deleted; run it again once the remote can be reached, or remove the remote ('vault remote remove \(remote.name)')"],
-                               code: cause.code)
+                let seen = RemoteBase.seen(vault: context.vaultDirectory, remote: remote.name)
+                seenUntil = min(seenUntil ?? .max, seen)
+                context.terminal.warning("cannot see what waits in the inbox of remote '\(remote.name)' (\(cause.message)): "
+                                         + "a backup sent there may need packs that are unused here, so only those past their grace "
+                                         + (seen > 0 ? "when that inbox was last seen (\(Format.stamp(seen))) go" : "go, and none: that inbox was never seen"),
+                                         hints: ["run it again once the remote can be reached, or remove the remote ('vault remote remove \(remote.name)')"])
             }
         }
+        return seenUntil
     }
 
     /// Deletes the packs no snapshot needs and rewrites those at least
     /// half unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
-    private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>) throws -> ExitCode {
+    private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
+                       seenUntil: Int64?) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
-        let s = try Prune.run(vault, dryRun: dryRun, grace: grace) { context.terminal.note("waiting for running backups to finish") }
+        let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil) {
+            context.terminal.note("waiting for running backups to finish")
+        }
         for id in s.unreadable {
             context.terminal.warning("snapshot \(id.prefix(8)) cannot be read whole: its packs were left as they are (run 'vault check')")
         }
@@ -439,10 +453,16 @@ struct SnapshotsCommand: Command {
         if s.waiting > 0, let due = s.nextDue {
             line += "; \(Format.count(s.waiting, "pack")) (\(Format.size(s.waitingBytes))) \(dryRun ? "would wait" : "wait") out the grace, the first until \(Format.time(due))"
         }
+        if s.heldForRemotes > 0 {
+            line += "; \(Format.count(s.heldForRemotes, "pack")) past the grace \(s.heldForRemotes == 1 ? "was" : "were") kept for a remote whose inbox could not be seen"
+        }
         if dryRun && !forgetting.isEmpty { line += ", not counting what the snapshots above would free" }
-        if dryRun && !remotes.isEmpty { line += "; backups waiting in remotes' inboxes are looked at only by a prune that runs" }
         context.terminal.note(line)
-        return s.unreadable.isEmpty ? .ok : .partial
+        if dryRun && !remotes.isEmpty {
+            context.terminal.warning("a dry run did not look at the inboxes of " + remotes.map { "'\($0.name)'" }.joined(separator: ", ")
+                                     + ": a backup waiting there can keep some of these packs, which a prune that runs fetches first")
+        }
+        return s.unreadable.isEmpty && seenUntil == nil ? .ok : .partial
     }
 
     /// "36h", "30d", "1y2w": seconds (s, m, h, d, w, y of 365 days).
