@@ -20,6 +20,9 @@ public struct BackupSummary: Sendable {
     public var snapshot: String?
     public var counts = BackupCounts()
     public var filesRead: UInt64 = 0, bytesRead: UInt64 = 0, filesUnchanged: UInt64 = 0
+    /// Bytes read so far of the file being read (not yet in `counts`): a
+    /// progress line over one large file moves with it.
+    public var readingFile: UInt64 = 0
     public var piecesNew = 0, piecesReused = 0
     public var bytesNew: UInt64 = 0
     /// What the new pieces take in packs (compressed where that paid).
@@ -242,6 +245,7 @@ public final class BackupRun {
             return nil
         }
         summary.filesRead += 1
+        defer { summary.readingFile = 0 }
         let raw = buffer.raw
         var pieces: [PieceRef] = []
         var filled = 0, eof = false
@@ -256,7 +260,7 @@ public final class BackupRun {
                     unreadable(relative)
                     return nil
                 }
-                if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n) }
+                if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n); summary.readingFile += UInt64(n) }
             }
             var start = 0
             while start < filled, eof || filled - start >= Chunker.maxSize {

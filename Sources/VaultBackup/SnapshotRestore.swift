@@ -27,6 +27,9 @@ public struct RestoreOptions: Sendable {
     /// Records a temporary name where one is needed (no O_TMPFILE, or a
     /// replaced file), so the next vault command erases it after a kill.
     public var partials: PartialOutputs?
+    /// Called with the bytes of files written so far, as they are written
+    /// (a progress line; issue 43, item 10).
+    public var progress: (@Sendable (UInt64) -> Void)?
     public init(target: String) { self.target = target }
 }
 
@@ -353,7 +356,13 @@ public final class SnapshotRestore {
             pending = PendingFile(fd: fd, directory: dir)
             (pending.temporary, pending.record) = (temporary, record)
         }
-        try reader.write(e, to: FileHandleFD(borrowing: pending.fd))
+        let out = FileHandleFD(borrowing: pending.fd)
+        if let progress = options.progress {
+            let before = summary.bytes
+            try reader.write(e, to: ProgressSink(out, report: { progress(before + $0) }))
+        } else {
+            try reader.write(e, to: out)
+        }
         try attributes(e, fd: pending.fd)
         return pending
     }

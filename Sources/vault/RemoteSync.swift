@@ -24,12 +24,15 @@ enum RemoteSync {
     /// which takes in the drop-ins just fetched, and tidies.
     static func pull(_ context: Context, _ remote: RemoteConfig.Remote, _ source: PasswordSource) throws -> Pulled {
         let rclone = try context.rclone()
-        let started = Syscall.monotonicSeconds()
+        // Counted from after the password prompt: the rate is the
+        // transfer's, not the typing's (issue 43, item 10).
+        var started = Syscall.monotonicSeconds()
         let summary: PullSummary
         let key: MasterKey
         let passwordsBefore = try Vault(at: context.vaultDirectory).header.passwordSlots()
         do {
             let unlocked = try context.unlock(source, forWriting: true)
+            started = Syscall.monotonicSeconds()
             // A pull replaces the manifest: only with the writer lock.
             guard unlocked.canWrite else { throw VaultError.busy }
             key = unlocked.masterKey

@@ -24,6 +24,17 @@ struct BackupProgressTests {
         #expect(r.transcript.contains("backing up: 1 file, ") || r.transcript.contains("backing up: 0 files, "), "\(r.transcript)")
         #expect(r.transcript.contains(" s left"), "\(r.transcript)")
         #expect(!r.transcript.contains("\u{1B}"))
+        // The one large file's bytes move while it is read (issue 43, item
+        // 10: "0 files, 0 B, 0 B/s" throughout).
+        #expect(r.transcript.contains(/backing up: 0 files, [1-9]/), "\(r.transcript)")
+
+        // snapshots restore shows its progress too (before: none).
+        let out = f.v.path + "/restored"
+        let restore = try PTYDriver.run(["-c", "\"$0\" --vault \"$1\" --password-file \"$2\" snapshots restore latest --to \"$3\" & p=$!; sleep 0.3; kill -STOP $p; sleep 1; kill -CONT $p; wait $p",
+                                         CLIHarness.binary, f.v.dir, f.v.passwordFile, out],
+                                        steps: [], environment: f.v.environment(f.cacheEnv), timeout: 120, executable: "/bin/bash")
+        #expect(restore.exit == 0, "\(restore.transcript)")
+        #expect(restore.transcript.contains("restoring: "), "\(restore.transcript)")
         // Piped: no progress line at all.
         let piped = try f.v.add(["backup", f.source], f.cacheEnv)
         #expect(piped.status == 0 && !piped.stderr.contains("backing up"), "\(piped.stderr)")

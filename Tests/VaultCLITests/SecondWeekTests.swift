@@ -249,6 +249,27 @@ struct SecondWeekTests {
         #expect(try f.v.run(["check", "--read-data"]).status == 0)
     }
 
+    /// Item 10: a pull's rate counts the transfer, not the time spent at
+    /// the password prompt (before: "2.7 KiB in 6.62 s (420 B/s)").
+    @Test func aPullsRateLeavesOutThePrompt() throws {
+        let v = try VaultFixture()
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.add(["add", try v.write("a.txt", Array("a\n".utf8))]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let other = v.path + "/other"
+        #expect(try v.run(["clone", v.path + "/remote", other]).status == 0)
+        #expect(try v.add(["add", try v.write("b.txt", Array("b\n".utf8))]).status == 0)
+        #expect(try v.run(["list"]).status == 0)   // taken in: the push is a new generation
+        #expect(try v.run(["push"]).status == 0)
+        let r = try PTYDriver.run(["--vault", other, "pull"],
+                                  steps: [.expect("password: "), .sleep(3), .send(v.password + "\n"), .expect("/s)")],
+                                  environment: v.environment(), timeout: 60)
+        #expect(r.failed_step == nil && r.exit == 0, "\(r.text)")
+        let line = r.text.split(separator: "\n").first { $0.contains("'origin'") && $0.contains("/s)") }.map(String.init) ?? ""
+        let seconds = line.firstMatch(of: /in ([0-9.]+) s/).flatMap { Double($0.1) }
+        #expect(seconds.map { $0 < 2.5 } == true, "the 3 s at the prompt were counted: \(line)")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -192,7 +192,7 @@ struct BackupCommand: Command {
         let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0) } }
         let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) { s in
             let totals = scan?.totals
-            progress?.update(s.counts.bytes, counting: Format.count(s.counts.files, "file"),
+            progress?.update(s.counts.bytes + s.readingFile, counting: Format.count(s.counts.files, "file"),
                              reading: totals.flatMap { $0.finished ? (s.bytesRead, $0.toRead) : nil })
         }.run()
         progress?.finish()

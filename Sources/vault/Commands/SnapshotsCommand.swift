@@ -373,7 +373,13 @@ struct SnapshotsCommand: Command {
             options.overwrite = overwrite
             options.journalDirectory = context.stateDirectory + "/restore"
             options.partials = context.partialOutputs
+            // The total: the snapshot's bytes, or unknown when only a part is restored.
+            let whole = includes.isEmpty && excludes.isEmpty
+            let progress = ProgressLine.start(context.terminal, "restoring", total: whole ? reader.snapshot.counts.bytes : nil)
+            defer { progress?.finish() }
+            if let progress { options.progress = { (done: UInt64) -> Void in progress.update(done, counting: nil) } }
             let summary = try SnapshotRestore(reader, options: options).run()
+            progress?.finish()
             for p in summary.linksApart {
                 context.terminal.warning("'\(Terminal.printable(p))' is a hard link in the snapshot whose content differs from its group's: restored as a file of its own")
             }
