@@ -29,6 +29,10 @@ public struct PullSummary: Sendable {
     /// in elsewhere and since removed there: deleted from our inbox
     /// instead of being taken in again.
     public var sentAndRemoved = 0
+    /// A fetch of a manifest another machine merged: the conflicts that
+    /// merge kept which concern this machine (issue 43, item 2: the
+    /// machine that did not merge heard nothing).
+    public var conflictsFromElsewhere: [ManifestMerge.Conflict] = []
 }
 
 /// `vault pull`: brings the remote's changes into this vault, and its
@@ -159,6 +163,8 @@ public enum RemotePull {
             newBase = cheap == nil ? try stagedManifest() : nil
             known = r
         case .fetch:
+            summary.conflictsFromElsewhere = ManifestMerge.conflictsFromElsewhere(local: local.manifest, fetched: opened!.manifest,
+                                                                                  base: base?.manifest)
             (summary.files, summary.bytes) = try fetch(opened!, staging: staging, layout: layout, here: here, wanted: wanted,
                                                        local: local)
             summary.state = .fetched(generation: r)

@@ -46,6 +46,9 @@ enum RemoteSync {
         // A password slot of this vault's is gone or changed: the password
         // typed here no longer opens it. Said now, and again at the next
         // wrong password (PasswordChangedElsewhere), not left to guess.
+        var named = summary.conflictsFromElsewhere.map(\.kept)
+        if case .merged(_, _, let conflicts) = summary.state { named += conflicts.map(\.kept) }
+        if !named.isEmpty { MergeConflictMarks.record(vault: context.vaultDirectory, names: named, in: reopened.manifest) }
         var passwordsChanged = false
         if summary.headerTaken {
             let after = try reopened.vault.header.passwordSlots()
@@ -73,6 +76,7 @@ enum RemoteSync {
         case .fetched(let g):
             terminal.note("pulled generation \(g) from '\(remote)': "
                           + RemoteFormat.transfer(files: s.files, bytes: s.bytes, seconds: pulled.seconds))
+            for c in s.conflictsFromElsewhere { terminal.warning(conflictLine(c)) }
         case .merged(let r, let g, let conflicts):
             terminal.note("merged '\(remote)' (generation \(r)) with this vault's changes into generation \(g): "
                           + RemoteFormat.transfer(files: s.files, bytes: s.bytes, seconds: pulled.seconds),
@@ -113,6 +117,11 @@ enum RemoteSync {
         case .removedAndChanged(let by):
             let (removed, changed) = by == .ours ? ("here", "there") : ("there", "here")
             return "conflict: '\(Terminal.printable(c.base ?? c.kept))' was removed \(removed) and changed \(changed): kept as '\(kept)'"
+        case .editedOnBoth(let older):
+            let (current, other) = older == .theirs ? ("here", "there") : ("there", "here")
+            return "conflict: '\(kept)' was changed here and there: the version made \(current) is current, the one made \(other) an older version ('vault list --versions \(kept)')"
+        case .keptApartElsewhere:
+            return "conflict: '\(kept)' was kept apart by a merge on another machine (both changed the same item)"
         case .idClaimedTwice(let side):
             return "conflict: '\(kept)' has an item id that the other side holds for another item (one was forged by a dropper): kept \(side == .ours ? "this vault's" : "the remote's"); see 'vault check'"
         }

@@ -270,6 +270,48 @@ struct SecondWeekTests {
         #expect(seconds.map { $0 < 2.5 } == true, "the 3 s at the prompt were counted: \(line)")
     }
 
+    /// Item 2: both machines edit notes.txt, the desktop first. The machine
+    /// that merges names the conflict, the one that then pulls the merge
+    /// does too, as it can prove it (the desktop's version landed below its
+    /// own; before: it said only "3 files"), and `list` on each marks it
+    /// until a new version settles it.
+    @Test func aConflictIsSaidOnEveryMachineAndMarkedUntilSettled() throws {
+        let v = try VaultFixture()
+        #expect(try v.add(["add", try v.write("notes.txt", Array("day one\n".utf8))]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["remote", "add", "usb", v.path + "/remote"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let other = v.path + "/other"
+        #expect(try v.run(["clone", v.path + "/remote", other]).status == 0)
+        func there(_ args: [String], password: Bool = true) throws -> CLIHarness.Result {
+            try CLIHarness.run(["--vault", other] + (password ? ["--password-file", v.passwordFile] : []) + args,
+                               environment: v.environment(), cwd: v.path)
+        }
+        try FileManager.default.createDirectory(atPath: v.path + "/edit2", withIntermediateDirectories: true)
+        try v.write("edit2/notes.txt", Array("desktop line\n".utf8))
+        #expect(try there(["add", v.path + "/edit2/notes.txt"], password: false).status == 0)
+        #expect(try there(["list"]).status == 0)
+        sleep(1)   // added a second later: the laptop's is the newer
+        try FileManager.default.createDirectory(atPath: v.path + "/edit", withIntermediateDirectories: true)
+        try v.write("edit/notes.txt", Array("laptop line\n".utf8))
+        #expect(try v.add(["add", v.path + "/edit/notes.txt"]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["push"]).status == 0)
+        let merging = try there(["push"])
+        #expect(merging.status == 0 && merging.stderr.contains("conflict: 'notes.txt' was changed here and there"), "\(merging.stderr)")
+        let pulled = try v.run(["pull"])
+        #expect(pulled.status == 0 && pulled.stderr.contains("conflict: 'notes.txt' was changed here and there"), "\(pulled.stderr)")
+        for list in [try v.run(["list"]), try there(["list"])] {
+            #expect(list.stderr.contains("merge conflicts not yet settled: 'notes.txt'"), "\(list.stderr)")
+            #expect(list.stdoutText.contains("notes.txt"))
+        }
+        try FileManager.default.createDirectory(atPath: v.path + "/edit3", withIntermediateDirectories: true)
+        try v.write("edit3/notes.txt", Array("both lines\n".utf8))
+        #expect(try v.add(["add", v.path + "/edit3/notes.txt"]).status == 0)
+        let settled = try v.run(["list"])
+        #expect(!settled.stderr.contains("merge conflicts"), "\(settled.stderr)")
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

@@ -87,7 +87,9 @@ struct ManifestMergeTests {
             #expect(Self.rows(r.manifest) == v["merged"]!.rows, "records, in their order")
             #expect(r.manifest.generation == v["merged"]!.generation)
             #expect(Set(r.manifest.tombstones.ids) == v["merged"]!.removed, "tombstones")
-            #expect(r.conflicts.map(\.kept) == (name == "merge-vector" ? ["draft-ours.md (conflict)", "plan.txt (conflict)"] : []))
+            // notes.txt and scan.pdf: versions added on both sides, kept as
+            // versions and listed (issue 43, item 2).
+            #expect(r.conflicts.map(\.kept) == (name == "merge-vector" ? ["draft-ours.md (conflict)", "notes.txt", "plan.txt (conflict)", "scan.pdf"] : []))
         }
     }
 
@@ -98,7 +100,15 @@ struct ManifestMergeTests {
         let theirs = try Self.manifest(v["theirs"]!.rows, generation: v["theirs"]!.generation)
         let r = try ManifestMerge.merge(base: base.entries, ours: ours, theirs: theirs)
         #expect(r.conflicts[0].kind == .renamedOnBoth(ours: "draft-ours.md", theirs: "draft-theirs.md"))
-        #expect(r.conflicts[1].kind == .removedAndChanged(removedBy: .theirs))
+        #expect(r.conflicts[2].kind == .removedAndChanged(removedBy: .theirs))
+        // The side whose newest version is older: notes.txt's 0a0a (added
+        // later) and scan.pdf's 0c0c are current in the merged rows.
+        for i in [1, 3] {
+            guard case .editedOnBoth(let older) = r.conflicts[i].kind else { Issue.record("\(r.conflicts[i])"); continue }
+            let current = r.manifest.entries.filter { $0.name == r.conflicts[i].kept }.max { $0.version < $1.version }!
+            let currentIsOurs = ours.entries.contains { $0.itemID == current.itemID }
+            #expect(older == (currentIsOurs ? .theirs : .ours))
+        }
         // The merged manifest seals and opens like any other.
         let key = try SecretBytes.random(count: 32), vaultID = SecureRandom.bytes(16)
         let sealed = try r.manifest.sealed(key: key, vaultID: vaultID)

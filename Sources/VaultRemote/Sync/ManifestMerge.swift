@@ -30,6 +30,15 @@ public enum ManifestMerge {
             /// keeps its own unless the base holds the other's; `kept` is
             /// the side kept.
             case idClaimedTwice(kept: Side)
+            /// Both sides added versions under one name since the base
+            /// (each edited the file). Both stay, as versions of the one
+            /// item (the merge rule is unchanged): `older`'s are the older
+            /// ones. Listed so that it is said, not found later in
+            /// `--versions` (issue 43, item 2).
+            case editedOnBoth(older: Side)
+            /// A name that a merge on another machine gave an item to keep
+            /// it apart (" (conflict)"), new here with this fetch.
+            case keptApartElsewhere
         }
         public let kind: Kind
         /// The item's name in the base (nil: not in the base).
@@ -152,6 +161,27 @@ public enum ManifestMerge {
             }
         }
 
+        // Both sides added versions under one name since the base: both
+        // stay as versions (the newest current, by the numbering below);
+        // listed as a conflict so that it is said.
+        var added: [ByteKey: (ours: [ManifestEntry], theirs: [ManifestEntry])] = [:]
+        for (side, entries, other) in [(Side.ours, ours.entries, t), (Side.theirs, theirs.entries, o)] {
+            for e in entries where (e.kind == .file || e.kind == .folder) && b[ByteKey(e.itemID)] == nil && other[ByteKey(e.itemID)] == nil
+                && picks[ByteKey(e.itemID)].map({ same($0.name, e.name) }) ?? false {
+                if side == .ours { added[ByteKey(e.name), default: ([], [])].ours.append(e) } else { added[ByteKey(e.name), default: ([], [])].theirs.append(e) }
+            }
+        }
+        for (key, sides) in added.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) })
+        where !sides.ours.isEmpty && !sides.theirs.isEmpty {
+            func newest(_ es: [ManifestEntry]) -> ManifestEntry {
+                es.max { $0.added != $1.added ? $0.added < $1.added : ByteKey($1.itemID).bytes.lexicographicallyPrecedes(ByteKey($0.itemID).bytes) }!
+            }
+            let (a, z) = (newest(sides.ours), newest(sides.theirs))
+            let oursCurrent = a.added != z.added ? a.added > z.added : ByteKey(a.itemID).bytes.lexicographicallyPrecedes(ByteKey(z.itemID).bytes)
+            let name = String(decoding: key.bytes, as: UTF8.self)
+            conflicts[name] = Conflict(kind: .editedOnBoth(older: oursCurrent ? .theirs : .ours), base: a.name, kept: name)
+        }
+
         // An item of the base that one side removed whole while the other
         // changed it (renamed it, or added a version under its name): the
         // changed side's versions stay, under a name that says so.
@@ -185,6 +215,36 @@ public enum ManifestMerge {
         guard merged.plaintextSize <= merged.plaintextCapacity else { throw VaultError.manifestFull }
         let listed = conflicts.values.sorted { ByteKey($0.kept).bytes.lexicographicallyPrecedes(ByteKey($1.kept).bytes) }
         return Result(manifest: merged, conflicts: listed)
+    }
+
+    /// What a fetched manifest, which another machine merged, proves of a
+    /// conflict for this machine (nothing is changed: only said):
+    /// - an item this machine changed since the base (never pushed) whose
+    ///   name now has a newer version made elsewhere (`editedOnBoth(older:
+    ///   .ours)`);
+    /// - a version new here placed below this machine's current one
+    ///   (`editedOnBoth(older: .theirs)`): a later edit always comes after
+    ///   the version it was made from, so only a concurrent one, merged by
+    ///   its `added` time, lands below;
+    /// - names kept apart (" (conflict)") that are new here.
+    /// A concurrent edit merged after ours looks like a later edit from
+    /// here: only the machine that merged can tell (it says so).
+    public static func conflictsFromElsewhere(local: Manifest, fetched: Manifest, base: Manifest?) -> [Conflict] {
+        var out: [String: Conflict] = [:]
+        for (current, _) in local.items where current.kind == .file || current.kind == .folder {
+            guard let there = fetched.entry(itemID: current.itemID) else { continue }
+            let versions = fetched.versions(named: there.name)
+            if let base, base.entry(itemID: current.itemID) == nil, let now = versions.last, now.itemID != current.itemID,
+               local.entry(itemID: now.itemID) == nil {
+                out[there.name] = Conflict(kind: .editedOnBoth(older: .ours), base: there.name, kept: there.name)
+            } else if versions.contains(where: { $0.version < there.version && local.entry(itemID: $0.itemID) == nil }) {
+                out[there.name] = Conflict(kind: .editedOnBoth(older: .theirs), base: there.name, kept: there.name)
+            }
+        }
+        for (current, _) in fetched.items where current.name.hasSuffix(conflictSuffix) && local.versions(named: current.name).isEmpty {
+            out[current.name] = Conflict(kind: .keptApartElsewhere, base: nil, kept: current.name)
+        }
+        return out.values.sorted { ByteKey($0.kept).bytes.lexicographicallyPrecedes(ByteKey($1.kept).bytes) }
     }
 
     /// One kept entry: its merged name, its smallest version number on the

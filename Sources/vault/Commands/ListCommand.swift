@@ -96,6 +96,15 @@ struct ListCommand: Command {
             }
             return .ok
         }
+        // Conflicts a merge kept, until the user settles each (a new
+        // version, a rename or a removal): said under the table.
+        let conflicted = MergeConflictMarks.open(vault: context.vaultDirectory, in: vault.manifest)
+        defer {
+            if !conflicted.isEmpty {
+                context.terminal.warning("merge conflicts not yet settled: " + conflicted.map { "'\(Terminal.printable($0))'" }.joined(separator: ", "),
+                                         hints: ["'vault list --versions NAME' shows what each side made; a new version, a rename or a removal settles one"])
+            }
+        }
         var bytes: UInt64 = 0, files: UInt64 = 0, stored: UInt64 = 0
         try context.terminal.printBuffered { emit in
             let width = Format.originWidth(rows.map(\.entry))
