@@ -13,7 +13,7 @@ _vault_opts_for() {
         share)   echo "--off" ;;
         unlock)  echo "--for --idle --status" ;;
         lock)    echo "--all" ;;
-        backup)  echo "--exclude --exclude-file --exclude-caches --exclude-larger-than --one-file-system --tag --host --dry-run --json --to --fingerprint" ;;
+        backup)  echo "--exclude --exclude-file --exclude-caches --exclude-larger-than --one-file-system --tag --host --dry-run --json --to --fingerprint --rebuild-cache" ;;
         snapshots)
             case $2 in
                 restore) echo "--to --include --exclude --overwrite" ;;

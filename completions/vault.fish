@@ -143,6 +143,7 @@ complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store
 complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
 complete -c vault -n '__vault_using backup' -l to -x -d 'Straight into the inbox of the remote vault copy at TARGET'
 complete -c vault -n '__vault_using backup' -l fingerprint -x -d 'The remote vault\'s public key fingerprint'
+complete -c vault -n '__vault_using backup' -l rebuild-cache -d 'Make this machine\'s backup cache again from the vault'
 
 # snapshots [list|ls|restore|dump]
 complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats forget prune'

@@ -312,6 +312,35 @@ struct SecondWeekTests {
         #expect(!settled.stderr.contains("merge conflicts"), "\(settled.stderr)")
     }
 
+    /// Item 14: a new machine (here: an empty cache, as after a move) would
+    /// store every piece again; `backup --rebuild-cache --host OLD` makes
+    /// the cache from the vault with the password, and the next backup
+    /// stores under 1 % of the first. Without it, the same backup stores it
+    /// all (the control).
+    @Test func aRebuiltCacheKeepsTheNextBackupIncremental() throws {
+        let f = try BackupFixture()
+        try f.write("big", BackupFixture.random(4 << 20, seed: 141))
+        let first = try f.backup(["--host", "old"])
+        let stored = try #require(first["bytes_new"] as? Int)
+        #expect(stored >= 4 << 20)
+        func backup(cache: String) throws -> [String: Any] {
+            let r = try f.v.add(["backup", f.source, "--json", "--host", "new"], ["XDG_CACHE_HOME": cache])
+            #expect(r.status == 0, "\(r.stderr)")
+            return try JSONObject.parse(r.stdout)
+        }
+        let control = try backup(cache: f.v.path + "/cache-lost")
+        #expect((control["bytes_new"] as? Int ?? 0) >= stored, "without a cache every piece is stored again: \(control)")
+
+        let fresh = f.v.path + "/cache-new"
+        let wrongHost = try f.v.run(["backup", "--rebuild-cache", "--host", "nobody"], ["XDG_CACHE_HOME": fresh])
+        #expect(wrongHost.status == 16 && wrongHost.stderr.contains("hosts with snapshots: 'new', 'old'"), "\(wrongHost.stderr)")
+        let rebuilt = try f.v.run(["backup", "--rebuild-cache", "--host", "old"], ["XDG_CACHE_HOME": fresh])
+        #expect(rebuilt.status == 0 && rebuilt.stderr.contains("rebuilt this machine's backup cache from 1 snapshot of 'old'"), "\(rebuilt.stderr)")
+        let after = try backup(cache: fresh)
+        #expect((after["bytes_new"] as? Int ?? .max) < stored / 100, "\(after)")
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
+
     /// Item 6: any prefix one snapshot alone has names it, as git takes a
     /// commit's (before: under 4 characters read "no snapshot '1c1'").
     @Test func aShortUniqueSnapshotPrefixNamesIt() throws {

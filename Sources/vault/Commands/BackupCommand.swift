@@ -22,14 +22,16 @@ struct BackupCommand: Command {
     static let jsonFlag = FlagOption("--json")
     static let toOption = AddCommand.toOption
     static let fingerprintOption = AddCommand.fingerprintOption
+    static let rebuildCacheFlag = FlagOption("--rebuild-cache")
     static let options = [excludeOption.spec, excludeFileOption.spec, excludeCachesFlag.spec, largerThanOption.spec,
                           oneFileSystemFlag.spec, tagOption.spec, hostOption.spec, dryRunFlag.spec, jsonFlag.spec,
-                          toOption.spec, fingerprintOption.spec]
+                          toOption.spec, fingerprintOption.spec, rebuildCacheFlag.spec]
     static let help = """
         Usage: vault backup PATH... [--exclude PATTERN]... [--exclude-file FILE]...
                             [--exclude-caches] [--exclude-larger-than SIZE]
                             [--one-file-system] [--tag TAG]... [--host HOST]
                             [--dry-run] [--json] [--to TARGET [--fingerprint FP]]
+               vault backup --rebuild-cache [--host HOST]
 
         Takes a snapshot of each PATH (folders or files) into the vault without
         the password, as 'vault add' does: it reads only the vault's public
@@ -44,6 +46,15 @@ struct BackupCommand: Command {
         takes packs and snapshots in ('vault snapshots' lists them). A prune
         or a rekey of the vault waits for running backups to end, and a
         backup started during one waits for it.
+
+        After 'vault move', on a new machine, or with the cache lost, the next
+        backup would store every piece again. --rebuild-cache (with the
+        password) makes this machine's cache again from the vault: the piece
+        key of HOST's newest snapshot (default: this machine's name; after a
+        move, the old machine's) and where every piece of HOST's snapshots
+        is. It holds nothing the vault's owner cannot read, and nothing of
+        another host. The next backup then reads the files (their inodes
+        are new) but stores only what changed.
 
         Use 'backup' for folders you save again and again (a home directory
         every night); use 'vault add FOLDER' for one folder kept as a named
@@ -80,6 +91,8 @@ struct BackupCommand: Command {
           --fingerprint FP        with --to: refuse unless the remote vault's
                                   public key has this fingerprint (else the
                                   first use remembers it, as 'add --to' does)
+          --rebuild-cache         make this machine's backup cache again from
+                                  the vault (needs the password; see above)
 
         Examples:
           vault backup ~/Documents ~/Pictures
@@ -101,9 +114,11 @@ struct BackupCommand: Command {
     /// --to: a remote vault copy's inbox instead of the local vault.
     let remoteTarget: String?
     let fingerprint: String?
+    let rebuildCache: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
-        paths = try arguments.oneOrMore("PATH")
+        rebuildCache = arguments.isSet(Self.rebuildCacheFlag)
+        paths = rebuildCache ? try arguments.exactly() : try arguments.oneOrMore("PATH")
         patterns = arguments.values(Self.excludeOption)
         excludeFiles = arguments.values(Self.excludeFileOption)
         excludeCaches = arguments.isSet(Self.excludeCachesFlag)
@@ -126,6 +141,9 @@ struct BackupCommand: Command {
             throw arguments.usageError("'\(t)' is not a usable tag or host name")
         }
         if paths.contains("-") { throw arguments.usageError("backup reads folders and files, not standard input") }
+        if rebuildCache && (remoteTarget != nil || dryRun || !tags.isEmpty || !patterns.isEmpty || !excludeFiles.isEmpty) {
+            throw arguments.usageError("--rebuild-cache goes with --host only")
+        }
     }
 
     /// "123", "500K", "2G": bytes, or powers of 1024.
@@ -139,6 +157,26 @@ struct BackupCommand: Command {
         return overflow ? nil : v
     }
 
+    /// --rebuild-cache: this machine's cache for HOST, from the vault.
+    private func rebuild(_ context: Context) throws -> ExitCode {
+        guard let base = Self.cacheBase(context.environment) else {
+            throw CLIError(message: "cannot tell where the backup cache goes: HOME is not set", hints: ["set HOME, or XDG_CACHE_HOME"])
+        }
+        let vault = try context.unlock(try context.passwordSource(), forWriting: false)
+        let name = host ?? Syscall.hostName()
+        let s: CacheRebuild.Summary
+        do { s = try CacheRebuild.run(vault, base: base, host: name) } catch BackupError.noSuchSnapshot {
+            let hosts = Set(SnapshotReader.all(vault).map(\.snapshot.host)).sorted().map { "'\(Terminal.printable($0))'" }
+            throw CLIError(message: "no snapshot of host '\(Terminal.printable(name))'",
+                           hints: [hosts.isEmpty ? "there are no snapshots yet" : "hosts with snapshots: " + hosts.joined(separator: ", ") + " (give one with --host)"],
+                           code: .noSuchItem)
+        }
+        context.terminal.note("rebuilt this machine's backup cache from \(Format.count(s.snapshots, "snapshot")) of '\(Terminal.printable(name))': "
+                              + "\(Format.count(s.pieces, "piece")) in \(Format.count(s.packs, "pack"))",
+                              hint: "the next backup reads the files again but stores only what changed")
+        return .ok
+    }
+
     /// The cache's base directory: $XDG_CACHE_HOME/vault, else ~/.cache/vault.
     static func cacheBase(_ environment: [String: String]) -> String? {
         if let c = environment.nonEmpty("XDG_CACHE_HOME"), c.hasPrefix("/") { return c + "/vault" }
@@ -146,6 +184,7 @@ struct BackupCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
+        if rebuildCache { return try rebuild(context) }
         // --to: seal into a scratch vault holding only the remote's header,
         // sending each drop-in on as it lands (RemoteDropIn).
         let remote = try remoteTarget.map { try context.remoteDropIn(to: $0, fingerprint: fingerprint) }

@@ -214,7 +214,8 @@ extension MoveCommand {
             try Self.verify(receiver, move, password: password, terminal: terminal, rollbackGuard: context.rollbackGuard)
         }
         try receiver.commit()
-        terminal.note("the vault is now at '\(receiver.target)'")
+        terminal.note("the vault is now at '\(receiver.target)'",
+                      hint: "backups from here stay incremental after 'vault backup --rebuild-cache --host OLD-HOST' (the old machine's name); its remotes are added again with 'vault remote add'")
         do { try receiver.confirm(over: move) } catch {
             // The vault is complete here; only the sender's erase is lost.
             terminal.warning("the sender did not get the confirmation, so it kept its copy",
