@@ -25,8 +25,9 @@ public final class AgentDirectory: Sendable {
     /// The directory's path: `$XDG_RUNTIME_DIR/vault`. Where that is unset
     /// or relative (su, cron, an ssh session without pam_systemd), the same
     /// place when it is there (`/run/user/UID`, this user's, 0700), else
-    /// `/dev/shm/vault-UID`, in memory as `open`'s copies are (issue 43,
-    /// item 8: `unlock` failed where `open` fell back). Both sides compute
+    /// `/dev/shm/vault-agent-UID`, in memory as `open`'s copies are (issue
+    /// 43, item 8: `unlock` failed where `open` fell back). Not open's own
+    /// `/dev/shm/vault-UID`, whose leftovers every command erases. Both sides compute
     /// the same path from the same environment. nil: none of them exists.
     public static func location(environment: [String: String]) -> String? {
         if let base = environment["XDG_RUNTIME_DIR"], base.hasPrefix("/") {
@@ -40,7 +41,7 @@ public final class AgentDirectory: Sendable {
         }
         // The same: no /dev/shm, no fallback (and the error says what to set).
         if let shm = try? Syscall.status(of: "/dev/shm", followLinks: true), shm.isDirectory {
-            return "/dev/shm/vault-\(uid)"
+            return "/dev/shm/vault-agent-\(uid)"
         }
         return nil
     }

@@ -40,7 +40,7 @@ import Testing
         let uid = getuid()
         var run = stat()
         let fallback = stat("/run/user/\(uid)", &run) == 0 && run.st_uid == uid && run.st_mode & 0o077 == 0
-            ? "/run/user/\(uid)/vault" : "/dev/shm/vault-\(uid)"
+            ? "/run/user/\(uid)/vault" : "/dev/shm/vault-agent-\(uid)"
         #expect(AgentDirectory.location(environment: ["XDG_RUNTIME_DIR": "run/user"]) == fallback)
         #expect(AgentDirectory.location(environment: [:]) == fallback)
         #expect(AgentDirectory.socketName(Self.id) == "202122232425262728292a2b2c2d2e2f.sock")

@@ -280,7 +280,7 @@ import Glibc
         let uid = getuid()
         var run = stat()
         let place = stat("/run/user/\(uid)", &run) == 0 && run.st_uid == uid && run.st_mode & 0o077 == 0
-            ? "/run/user/\(uid)/vault" : "/dev/shm/vault-\(uid)"
+            ? "/run/user/\(uid)/vault" : "/dev/shm/vault-agent-\(uid)"
         let r = try v.run(["unlock"], env)
         defer { _ = try? v.run(["lock"], env) }
         #expect(r.status == 0, "\(r.stderr)")

@@ -170,7 +170,7 @@ struct HostileRemoteTests {
 
         // B takes the new header: the old password no longer opens B either.
         let bPull = try b.run(["pull"])
-        #expect(bPull.status == 0 && bPull.stderr.contains("key slots were changed on another machine"), "\(bPull.stderr)")
+        #expect(bPull.status == 0 && bPull.stderr.contains("password was changed on another machine"), "\(bPull.stderr)")
         #expect(try b.run(["list"]).status == 12)
         #expect(try Self.names(b, password: newPassword) == ["f1", "f2", "f3", "fb"])
     }

@@ -38,7 +38,7 @@ struct UnlockCommand: Command {
         used instead of the agent.
 
         The agent listens on a socket in $XDG_RUNTIME_DIR/vault (0700; without
-        XDG_RUNTIME_DIR, /run/user/UID/vault or else /dev/shm/vault-UID), which
+        XDG_RUNTIME_DIR, /run/user/UID/vault or else /dev/shm/vault-agent-UID), which
         only you can reach; both ends check the other is you. Anything that
         runs as you can use it while it runs, as with ssh-agent: see
         SECURITY.md.
