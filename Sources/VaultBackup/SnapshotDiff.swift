@@ -9,7 +9,16 @@ public enum SnapshotDiff {
         public var symbol: String { switch self { case .added: "+"; case .removed: "-"; case .changed: "M" } }
     }
 
-    public static func run(_ a: SnapshotReader, _ b: SnapshotReader, report: ([[UInt8]], Change) throws -> Void) throws {
+    /// What a change moved, in file bytes: a file added counts its size as
+    /// added, one removed as removed, one changed both (its old size
+    /// removed, its new size added); directories and links count nothing.
+    public struct Bytes: Sendable, Equatable {
+        public var added: UInt64 = 0, removed: UInt64 = 0
+        public init(added: UInt64 = 0, removed: UInt64 = 0) { (self.added, self.removed) = (added, removed) }
+    }
+
+    public static func run(_ a: SnapshotReader, _ b: SnapshotReader, report: ([[UInt8]], Change, Bytes) throws -> Void) throws {
+        func fileBytes(_ e: TreeEntry) -> UInt64 { e.kind == .file ? e.size : 0 }
         var budget = UInt64(SnapshotReader.maxEntries)
         let sameKey = try a.snapshot.key.id(of: []) == b.snapshot.key.id(of: [])
         func same(_ x: TreeEntry, _ y: TreeEntry) -> Bool {
@@ -18,7 +27,7 @@ public enum SnapshotDiff {
                 && x.pieces.map(\.id) == y.pieces.map(\.id) && x.target == y.target
         }
         func all(_ reader: SnapshotReader, _ e: TreeEntry, _ path: [[UInt8]], _ change: Change) throws {
-            try report(path, change)
+            try report(path, change, change == .added ? Bytes(added: fileBytes(e)) : Bytes(removed: fileBytes(e)))
             guard e.kind == .directory, let sub = e.subtree else { return }
             for child in try reader.tree(sub) {
                 guard budget > 0, path.count < SnapshotReader.maxDepth else { throw BackupError.snapshotCorrupted(snapshot: reader.id, damage: .tooManyEntries) }
@@ -43,13 +52,13 @@ public enum SnapshotDiff {
                     let (x, y) = (left[i], right[j])
                     let p = path + [x.name]
                     if x.kind == .directory && y.kind == .directory {
-                        if !same(x, y) { try report(p, .changed) }
+                        if !same(x, y) { try report(p, .changed, Bytes()) }
                         try compare(x.subtree, y.subtree, p)
                     } else if x.kind != y.kind {
                         try all(a, x, p, .removed)
                         try all(b, y, p, .added)
                     } else if !same(x, y) {
-                        try report(p, .changed)
+                        try report(p, .changed, Bytes(added: fileBytes(y), removed: fileBytes(x)))
                     }
                     i += 1; j += 1
                 }

@@ -170,6 +170,8 @@ struct BackupTests {
         #expect(d.status == 0, "\(d.stderr)")
         let s = f.source
         #expect(d.stdoutText == "M \(s)\n+ \(s)/copy\nM \(s)/edited\n- \(s)/gone\n+ \(s)/new\n", "\(d.stdoutText)")
+        // In bytes too (issue 44): copy and new 2 MiB each, edited 1 -> 2 bytes, gone 1 byte.
+        #expect(d.stderr.contains("2 added, 1 removed, 2 changed; 4.0 MiB added, 2 B removed"), "\(d.stderr)")
         let stats = try JSONObject.parse(try f.snapshots(["stats", "--json"]).stdout)
         let held = stats["snapshot_bytes"] as? Int ?? 0, stored = stats["stored_bytes"] as? Int ?? .max
         #expect(stats["snapshots"] as? Int == 2 && held > 4 << 20 && stored < 3 << 20, "the copy is stored once: \(stats)")

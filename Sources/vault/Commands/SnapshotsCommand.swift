@@ -83,7 +83,9 @@ struct SnapshotsCommand: Command {
 
         diff lists what changed from the first snapshot to the second, one
         path a line: '+' added, '-' removed, 'M' changed (content, type,
-        mode, owner or time). Directories that did not change are not read.
+        mode, owner or time), then the counts and the file bytes added and
+        removed (a changed file: its old size removed, its new size added).
+        Directories that did not change are not read.
 
         stats shows how many snapshots and packs there are, the bytes the
         snapshots hold, and the bytes the packs store (what deduplication
@@ -304,13 +306,19 @@ struct SnapshotsCommand: Command {
             let (a, b) = (try Self.find(vault, first), try Self.find(vault, second))
             let spelling = SnapshotPaths(a.snapshot, b.snapshot)
             var counts: [SnapshotDiff.Change: Int] = [:]
+            var moved = SnapshotDiff.Bytes()
             try context.terminal.printBuffered { emit in
-                try SnapshotDiff.run(a, b) { path, change in
+                try SnapshotDiff.run(a, b) { path, change, bytes in
                     counts[change, default: 0] += 1
+                    moved.added &+= bytes.added
+                    moved.removed &+= bytes.removed
                     try emit(change.symbol + " " + Terminal.printable(String(decoding: spelling.display(path), as: UTF8.self)) + "\n")
                 }
             }
-            context.terminal.note("\(counts[.added] ?? 0) added, \(counts[.removed] ?? 0) removed, \(counts[.changed] ?? 0) changed")
+            // As restic's summary: what changed in file bytes too (a changed
+            // file counts its old size removed and its new size added).
+            context.terminal.note("\(counts[.added] ?? 0) added, \(counts[.removed] ?? 0) removed, \(counts[.changed] ?? 0) changed; "
+                                  + "\(Format.size(moved.added)) added, \(Format.size(moved.removed)) removed")
             return .ok
         case .stats(let json):
             let snapshots = SnapshotReader.all(vault)
