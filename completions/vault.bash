@@ -22,6 +22,7 @@ _vault_opts_for() {
                 dump)    echo "-o --output" ;;
                 ls | diff) ;;
                 stats)   echo "--json" ;;
+                tag)     echo "--add --remove --set" ;;
                 *)       echo "--host --tag --json" ;;
             esac ;;
         add)     echo "--name --compression --no-compress --compress --compress= --to --fingerprint" ;;
@@ -72,7 +73,7 @@ _vault_value_kind() {
         --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file | --exclude-file) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --slot) echo none ;;
         --versions | --at | --keep-last | --keep-hourly | --keep-daily | --keep-weekly | --keep-monthly | --keep-yearly | --keep-within) echo none ;;
-        --exclude | --exclude-larger-than | --include | --tag | --host | --grace | --cache-size | --read-data-subset | --for) echo none ;;
+        --exclude | --exclude-larger-than | --include | --tag | --host | --grace | --cache-size | --read-data-subset | --for | --add | --remove | --set) echo none ;;
         --version) [[ $2 == get || $2 == restore ]] && echo none ;;
         --remote) echo remotes ;;
         --sort) echo sort ;;
@@ -203,7 +204,7 @@ _vault() {
     fi
     case $cmd in
         add | backup) _vault_complete_value files "$cur" ;;
-        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats forget prune" -- "$cur")) ;;
+        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats tag forget prune" -- "$cur")) ;;
         help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)

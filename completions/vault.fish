@@ -146,7 +146,7 @@ complete -c vault -n '__vault_using backup' -l fingerprint -x -d 'The remote vau
 complete -c vault -n '__vault_using backup' -l rebuild-cache -d 'Make this machine\'s backup cache again from the vault'
 
 # snapshots [list|ls|restore|dump]
-complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats forget prune'
+complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats tag forget prune'
 complete -c vault -n '__vault_using snapshots' -l keep-last -x -d 'forget: keep the N newest'
 complete -c vault -n '__vault_using snapshots' -l keep-hourly -x -d 'forget: the newest of each of N hours'
 complete -c vault -n '__vault_using snapshots' -l keep-daily -x -d 'forget: the newest of each of N days'

@@ -150,6 +150,38 @@ struct BackupTests {
         #expect(dry["dry_run"] as? Bool == true && dry["snapshot"] == nil, "\(dry)")
     }
 
+    /// Issue 44: tags after the fact. The snapshot is written again under
+    /// a new id with the new tags, the old one forgotten; content, host,
+    /// paths and times stay, and --set, --remove, --add do what they say.
+    @Test func tagsChangeAfterTheFact() throws {
+        let f = try BackupFixture()
+        try f.write("a", Array("a\n".utf8))
+        let first = try #require(try f.backup(["--tag", "t1", "--tag", "t2"])["snapshot"] as? String)
+        func listed() throws -> [[String: Any]] {
+            try JSONObject.parse(try f.snapshots(["--json"]).stdout)["snapshots"] as? [[String: Any]] ?? []
+        }
+        let before = try #require(try listed().first)
+        let changed = try f.snapshots(["tag", String(first.prefix(6)), "--remove", "t1", "--add", "t3", "--add", "t2"])
+        #expect(changed.status == 0 && changed.stderr.contains("tags: t2,t3"), "\(changed.stderr)")
+        let after = try listed()
+        #expect(after.count == 1)
+        #expect(after.first?["tags"] as? [String] == ["t2", "t3"])
+        #expect(after.first?["id"] as? String != first)
+        for key in ["host", "paths", "end", "files", "bytes"] {
+            #expect("\(after.first?[key] ?? "-")" == "\(before[key] ?? "-")", "\(key)")
+        }
+        #expect(try f.snapshots(["tag", "latest", "--set", "only"]).status == 0)
+        #expect(try listed().first?["tags"] as? [String] == ["only"])
+        let same = try f.snapshots(["tag", "latest", "--add", "only"])
+        #expect(same.status == 0 && same.stderr.contains("already has those tags"), "\(same.stderr)")
+        #expect(try f.snapshots(["tag", "latest"]).status == 2)
+        #expect(try f.snapshots(["tag", "latest", "--set", "x", "--add", "y"]).status == 2)
+        let out = f.v.path + "/out"
+        #expect(try f.snapshots(["restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/src/a") == Data("a\n".utf8))
+        #expect(try f.v.run(["check", "--read-data"]).status == 0)
+    }
+
     @Test func diffAndStatsSayWhatChanged() throws {
         let f = try BackupFixture()
         try f.mkdir("same")

@@ -2,6 +2,7 @@ import System
 import VaultBackup
 import VaultRemote
 import VaultCore
+import VaultCrypto
 
 /// `vault snapshots [list]|ls|restore|dump`: what `vault backup` stored,
 /// with the password. A subcommand family of its own, so `restore` and
@@ -24,9 +25,13 @@ struct SnapshotsCommand: Command {
     static let dryRunFlag = FlagOption("--dry-run")
     static let graceOption = ValueOption<String>.text("--grace", as: "DURATION")
     static let outputOption = ValueOption<String>.text("--output", "-o", as: "FILE")
+    static let addOption = ValueOption<String>.repeated("--add", as: "TAG")
+    static let removeOption = ValueOption<String>.repeated("--remove", as: "TAG")
+    static let setOption = ValueOption<String>.repeated("--set", as: "TAG")
     static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec,
                           overwriteOption.spec]
-        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec]
+        + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec,
+                                     addOption.spec, removeOption.spec, setOption.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
@@ -36,6 +41,7 @@ struct SnapshotsCommand: Command {
                vault snapshots find PATTERN [--host HOST] [--tag TAG]...
                vault snapshots diff SNAPSHOT SNAPSHOT
                vault snapshots stats [--json]
+               vault snapshots tag SNAPSHOT... [--add TAG]... [--remove TAG]... [--set TAG]...
                vault snapshots forget SNAPSHOT... [--prune] [--dry-run]
                vault snapshots forget [--keep-last N] [--keep-hourly N] [--keep-daily N]
                                       [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
@@ -86,6 +92,12 @@ struct SnapshotsCommand: Command {
         mode, owner or time), then the counts and the file bytes added and
         removed (a changed file: its old size removed, its new size added).
         Directories that did not change are not read.
+
+        tag changes the tags of the snapshots named: --set replaces them,
+        --remove takes some away, --add adds; host,
+        paths, times and content stay. Each changed snapshot is written
+        again under a new id (a snapshot is never changed in place) and the
+        old one forgotten, as restic's 'tag' does; its packs stay.
 
         stats shows how many snapshots and packs there are, the bytes the
         snapshots hold, and the bytes the packs store (what deduplication
@@ -141,6 +153,9 @@ struct SnapshotsCommand: Command {
           --grace DURATION    forget --prune, prune: how long a pack must have been
                               found unused before it goes (default 24h; 0: at once)
           --dry-run           forget, prune: only say what would go
+          --add TAG           tag: add TAG (repeatable)
+          --remove TAG        tag: take TAG away (repeatable)
+          --set TAG           tag: replace the tags with these (repeatable)
 
         Examples:
           vault snapshots
@@ -149,6 +164,7 @@ struct SnapshotsCommand: Command {
           vault snapshots dump 3fa2 Documents/notes.txt > notes.txt
           vault snapshots find '*.pdf' --host laptop
           vault snapshots diff 3fa2 latest
+          vault snapshots tag latest --add keep-forever
           vault snapshots forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune
         """
 
@@ -162,6 +178,7 @@ struct SnapshotsCommand: Command {
         case diff(String, String)
         case find(pattern: String, host: String?, tags: [String])
         case stats(json: Bool)
+        case tag(ids: [String], add: [String], remove: [String], set: [String]?)
     }
 
     let action: Action
@@ -196,6 +213,13 @@ struct SnapshotsCommand: Command {
         } ?? PruneSafety.deleteGrace
         if graceText != nil && !(words[0] == "prune" || (words[0] == "forget" && prune)) {
             throw arguments.usageError("--grace goes with 'snapshots prune' and 'snapshots forget --prune'")
+        }
+        let adding = arguments.values(Self.addOption), removing = arguments.values(Self.removeOption)
+        let setting = arguments.values(Self.setOption)
+        let tagging = !adding.isEmpty || !removing.isEmpty || !setting.isEmpty
+        if tagging && words[0] != "tag" { throw arguments.usageError("--add, --remove and --set go with 'snapshots tag'") }
+        for t in adding + removing + setting where t.utf8.count > Snapshot.maxText || t.contains(where: \.isNewline) {
+            throw arguments.usageError("'\(t)' is not a usable tag")
         }
         let output = try arguments.value(Self.outputOption)
         if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
@@ -244,12 +268,19 @@ struct SnapshotsCommand: Command {
             try only(words.count == 1, "snapshots stats takes no arguments")
             try only(!restoreOptions && host == nil && tags.isEmpty, "snapshots stats takes only --json")
             action = .stats(json: json)
+        case "tag":
+            try only(words.count >= 2, "snapshots tag takes one or more SNAPSHOTs")
+            try only(tagging, "say what to change: --add, --remove or --set")
+            try only(setting.isEmpty || (adding.isEmpty && removing.isEmpty), "--set replaces the tags: not with --add or --remove")
+            try only(!restoreOptions && !listOptions && !forgetOptions, "snapshots tag takes --add, --remove and --set")
+            action = .tag(ids: Array(words.dropFirst()), add: adding, remove: removing,
+                          set: setting.isEmpty ? nil : setting)
         case "prune":
             try only(words.count == 1, "snapshots prune takes no arguments")
             try only(!restoreOptions && !listOptions, "snapshots prune takes only --dry-run")
             action = .prune(dryRun: dryRun)
         default:
-            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, diff, stats, forget or prune")
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, find, diff, stats, tag, forget or prune")
         }
     }
 
@@ -260,6 +291,7 @@ struct SnapshotsCommand: Command {
         var reads = RemoteReads.cached
         switch action {
         case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun): writes = !dryRun
+        case .tag: writes = true
         case .restore, .dump: writes = false; reads = .uncached
         default: writes = false
         }
@@ -277,6 +309,8 @@ struct SnapshotsCommand: Command {
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil) : .ok
+        case .tag(let ids, let add, let remove, let set):
+            return try tag(vault, context, ids: ids, add: add, remove: remove, set: set)
         case .prune(let dryRun):
             let seenUntil = dryRun ? nil : try fetchRemoteInboxes(vault, context)
             return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil)
@@ -420,6 +454,51 @@ struct SnapshotsCommand: Command {
             try (out as? TextOnlySink)?.flush()
             return .ok
         }
+    }
+
+    /// `snapshots tag`: each changed snapshot written again with its new
+    /// tags (a new id: a sealed snapshot is never changed in place), taken
+    /// in, then the old one forgotten. A kill between the two leaves both,
+    /// each whole; nothing is lost.
+    private func tag(_ vault: UnlockedVault, _ context: Context, ids: [String], add: [String], remove: [String],
+                     set: [String]?) throws -> ExitCode {
+        guard vault.canWrite else { throw VaultError.busy }
+        let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
+            .sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
+        var replaced: [(old: SnapshotReader, new: String)] = []
+        for r in named {
+            var tags: [String] = []
+            for t in (set ?? r.snapshot.tags).filter({ !remove.contains($0) }) + add where !tags.contains(t) { tags.append(t) }
+            guard tags != r.snapshot.tags else {
+                context.terminal.note("snapshot \(r.id.prefix(8)) already has those tags")
+                continue
+            }
+            guard tags.count <= Snapshot.maxTags else { throw CLIError(message: "a snapshot holds at most \(Snapshot.maxTags) tags", code: .usage) }
+            var snapshot = r.snapshot
+            snapshot.tags = tags
+            var content = try snapshot.encode()
+            defer { SecureZero.zero(&content) }
+            let drop = try StreamedDropIn(into: vault.vault, kind: .snapshot, name: BackupItems.snapshotName,
+                                          expectedLength: UInt64(content.count))
+            try content.withUnsafeBytes { try drop.write($0) }
+            _ = try drop.land(modified: snapshot.end.seconds)
+            replaced.append((r, Hex.encode(drop.itemID)))
+        }
+        guard !replaced.isEmpty else { return .ok }
+        try vault.tidy()   // takes the new snapshots in
+        let landed = Set(SnapshotReader.all(vault).map(\.id))
+        let done = replaced.filter { landed.contains($0.new) }
+        try vault.removeBackupStorage(done.map(\.old.entry))
+        for (old, new) in done {
+            let tags = SnapshotReader.all(vault).first { $0.id == new }?.snapshot.tags ?? []
+            context.terminal.note("snapshot \(old.id.prefix(8)) is now \(new.prefix(8)), tags: "
+                                  + (tags.isEmpty ? "none" : tags.map(Terminal.printable).joined(separator: ",")))
+        }
+        guard done.count == replaced.count else {
+            throw CLIError(message: "\(Format.count(replaced.count - done.count, "snapshot")) with new tags could not be taken in; the old ones stay",
+                           hints: ["run 'vault check'"])
+        }
+        return .ok
     }
 
     /// Backups sent to a remote's inbox (`backup --to`) may need packs
