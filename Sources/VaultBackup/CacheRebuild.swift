@@ -35,7 +35,7 @@ public enum CacheRebuild {
             same = try PieceKey(secret: SecretBytes(consuming: &bytes)).id(of: []) == fingerprint
         }
         if !same {
-            try key.secret.withUnsafeBytes { try VaultDirectory.atomicWrite(Array($0), to: keyPath, mode: 0o600) }
+            try key.secret.withUnsafeBytes { try VaultDirectory.atomicWrite($0, to: keyPath, mode: 0o600) }
             // The old key's log and file lists name pieces this key never will.
             for name in try VaultDirectory.names(in: directory) where name == "pieces" || name.hasPrefix("files-") {
                 try Syscall.unlink(directory + "/" + name)

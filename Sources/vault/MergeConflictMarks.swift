@@ -1,4 +1,4 @@
-import Foundation
+import System
 import VaultCore
 
 /// The items a merge kept in conflict, remembered on this machine so that
@@ -13,7 +13,8 @@ enum MergeConflictMarks {
 
     /// (item id hex, name) of each remembered conflict; at most 10,000.
     static func read(vault: String) -> [(id: String, name: String)] {
-        guard let data = FileManager.default.contents(atPath: path(vault)), data.count <= 16 << 20 else { return [] }
+        // Absent, unreadable or too long: no marks (only `list`'s words depend on them).
+        guard let data = try? VaultDirectory.readFile(path(vault), limit: 16 << 20) else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(10_000).compactMap { line in
             let parts = line.split(separator: "\t", maxSplits: 1)
             guard parts.count == 2, parts[0].count == 32 else { return nil }
@@ -22,10 +23,10 @@ enum MergeConflictMarks {
     }
 
     static func write(vault: String, _ marks: [(id: String, name: String)]) {
-        if marks.isEmpty { try? FileManager.default.removeItem(atPath: path(vault)); return }   // none: no file (absent is fine)
+        if marks.isEmpty { try? Syscall.unlink(path(vault)); return }   // none: no file (absent is fine)
         let text = marks.map { "\($0.id)\t\($0.name)\n" }.joined()
         // Only `list`'s mark depends on it: one that cannot be written is a mark not shown.
-        try? Data(text.utf8).write(to: URL(fileURLWithPath: path(vault)), options: .atomic)
+        try? VaultDirectory.atomicWrite(Array(text.utf8), to: path(vault))
     }
 
     /// Adds the conflicts named, each with the id now current under its name.

@@ -1,4 +1,4 @@
-import Foundation
+import System
 import VaultCore
 
 /// A pull that brought in a header whose password slots differ from this
@@ -12,20 +12,21 @@ enum PasswordChangedElsewhere {
     static func path(_ vault: String) -> String { VaultPaths(root: vault).root + "/remote.header-taken" }
 
     static func record(vault: String, remote: String) {
-        let text = remote + "\n" + String(Int64(Date().timeIntervalSince1970)) + "\n"
+        let text = remote + "\n" + String(Syscall.now()) + "\n"
         // Only a better message depends on it: a note that cannot be written is none.
-        try? Data(text.utf8).write(to: URL(fileURLWithPath: path(vault)), options: .atomic)
+        try? VaultDirectory.atomicWrite(Array(text.utf8), to: path(vault))
     }
 
     /// (remote, unix time) of the pull that brought the change, if noted.
     static func noted(vault: String) -> (remote: String, time: Int64)? {
-        guard let data = FileManager.default.contents(atPath: path(vault)), data.count < 1024 else { return nil }
+        // Absent (the usual case), unreadable or too long: no note.
+        guard let data = try? VaultDirectory.readFile(path(vault), limit: 1024) else { return nil }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         guard lines.count == 2, let time = Int64(lines[1]) else { return nil }
         return (String(lines[0]), time)
     }
 
-    static func clear(vault: String) { try? FileManager.default.removeItem(atPath: path(vault)) }   // absent is the usual case
+    static func clear(vault: String) { try? Syscall.unlink(path(vault)) }   // absent is the usual case
 
     /// The wrong-password error, in the words of what happened.
     static func wrongPassword(vault: String) -> CLIError? {

@@ -43,12 +43,13 @@ enum RemoteSync {
         }
         let reopened = try Vault(at: context.vaultDirectory).unlock(masterKey: key, forWriting: true,
                                                                      rollbackGuard: context.rollbackGuard)
-        // A password slot of this vault's is gone or changed: the password
-        // typed here no longer opens it. Said now, and again at the next
-        // wrong password (PasswordChangedElsewhere), not left to guess.
+        // The conflicts said now stay marked in `list` until settled.
         var named = summary.conflictsFromElsewhere.map(\.kept)
         if case .merged(_, _, let conflicts) = summary.state { named += conflicts.map(\.kept) }
         if !named.isEmpty { MergeConflictMarks.record(vault: context.vaultDirectory, names: named, in: reopened.manifest) }
+        // A password slot of this vault's is gone or changed: the password
+        // typed here no longer opens it. Said now, and again at the next
+        // wrong password (PasswordChangedElsewhere), not left to guess.
         var passwordsChanged = false
         if summary.headerTaken {
             let after = try reopened.vault.header.passwordSlots()

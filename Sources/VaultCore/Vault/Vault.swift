@@ -142,16 +142,11 @@ public final class Vault: Sendable {
         return unlocked
     }
 
-    /// Drop-ins waiting in the inbox: contents whose envelope (single or
-    /// batch, paired by name) is there, not yet absorbed.
-    /// Of those, the contents of batch envelopes (`<batch>.<id>.item`): a
-    /// push cannot send them (a remote's inbox takes single envelopes),
-    /// only this vault can take them in.
+    /// Of the drop-ins waiting, the contents of batch envelopes
+    /// (`<batch>.<id>.item`): a push cannot send them (a remote's inbox
+    /// takes single envelopes), only this vault can take them in.
     public func waitingBatchedDropIns() throws -> Int {
-        let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        return inbox.filter { name in
-            !name.hasPrefix(".") && name.dropLast(5).contains(".") && VaultPaths.isContentWithEnvelope(name, in: inbox)
-        }.count
+        try waitingContents().filter { $0.dropLast(5).contains(".") }.count
     }
 
     /// Envelopes in the inbox, whatever became of their contents (an
@@ -161,11 +156,13 @@ public final class Vault: Sendable {
         try VaultDirectory.names(in: paths.inbox).filter { !$0.hasPrefix(".") && $0.hasSuffix(".env") }.count
     }
 
-    public func waitingDropIns() throws -> Int {
+    /// Drop-ins waiting in the inbox: contents whose envelope (single or
+    /// batch, paired by name) is there, not yet absorbed.
+    public func waitingDropIns() throws -> Int { try waitingContents().count }
+
+    private func waitingContents() throws -> [String] {
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        return inbox.filter { name in
-            !name.hasPrefix(".") && VaultPaths.isContentWithEnvelope(name, in: inbox)
-        }.count
+        return inbox.filter { name in !name.hasPrefix(".") && VaultPaths.isContentWithEnvelope(name, in: inbox) }
     }
 
     /// Files an interrupted operation left that no operation will finish

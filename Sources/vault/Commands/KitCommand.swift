@@ -39,8 +39,8 @@ struct KitCommand: Command {
         line. A mistyped line is named as soon as it is typed, with the
         group to check (or the few a checksum cannot tell apart), and that
         line alone is asked again; so is a mistyped line of a KITFILE when
-        a terminal is there (the file is not changed). A passphrase made by --generate may be
-        typed in any case, with or without its dashes.
+        a terminal is there (the file is not changed). A passphrase made by
+        --generate may be typed in any case, with or without its dashes.
 
         Options:
           -o, --output FILE          export: where to write the kit
@@ -182,14 +182,20 @@ struct KitCommand: Command {
     static func checkedLine(_ line: String, terminal: Terminal) throws -> String {
         var line = line
         for _ in 1...5 {
-            guard case .kitLine(let n, let problem)? = KitArmor.problem(inLine: line), problem != .noSuchLine else { break }
-            terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
-            let number = n < 10 ? "0\(n)" : "\(n)"
-            terminal.note("type line \(number) again")
-            guard let again = try terminal.askLine("line \(number): ", limit: 256) else { break }
+            guard case .kitLine(let n, let problem)? = KitArmor.problem(inLine: line), problem != .noSuchLine,
+                  let again = try retype(n, problem, terminal: terminal) else { break }
             line = KitArmor.replacingLine(n, in: "", with: again).trimmingCharacters(in: .newlines)
         }
         return line
+    }
+
+    /// Says what is wrong with line `n` and asks for it again; nil at the
+    /// end of input.
+    private static func retype(_ n: Int, _ problem: KitLineProblem, terminal: Terminal) throws -> String? {
+        terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
+        let number = n < 10 ? "0\(n)" : "\(n)"
+        terminal.note("type line \(number) again")
+        return try terminal.askLine("line \(number): ", limit: 256)
     }
 
     /// A typed kit with a line that is wrong (a checksum, a length, a
@@ -199,10 +205,7 @@ struct KitCommand: Command {
         var text = String(decoding: typed, as: UTF8.self)
         for _ in 1...5 {
             do { _ = try KitArmor.decode(text); break } catch VaultError.kitLine(let n, let problem) where problem != .noSuchLine {
-                terminal.report(ErrorReport.cliError(for: VaultError.kitLine(line: n, problem: problem), vaultDirectory: nil))
-                let number = n < 10 ? "0\(n)" : "\(n)"
-                terminal.note("type line \(number) again")
-                guard let again = try terminal.askLine("line \(number): ", limit: 256) else { break }
+                guard let again = try retype(n, problem, terminal: terminal) else { break }
                 text = KitArmor.replacingLine(n, in: text, with: again)
             }
         }

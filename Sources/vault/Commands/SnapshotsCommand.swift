@@ -486,11 +486,11 @@ struct SnapshotsCommand: Command {
         }
         guard !replaced.isEmpty else { return .ok }
         try vault.tidy()   // takes the new snapshots in
-        let landed = Set(SnapshotReader.all(vault).map(\.id))
-        let done = replaced.filter { landed.contains($0.new) }
+        let landed = Dictionary(SnapshotReader.all(vault).map { ($0.id, $0.snapshot.tags) }) { a, _ in a }
+        let done = replaced.filter { landed[$0.new] != nil }
         try vault.removeBackupStorage(done.map(\.old.entry))
         for (old, new) in done {
-            let tags = SnapshotReader.all(vault).first { $0.id == new }?.snapshot.tags ?? []
+            let tags = landed[new] ?? []
             context.terminal.note("snapshot \(old.id.prefix(8)) is now \(new.prefix(8)), tags: "
                                   + (tags.isEmpty ? "none" : tags.map(Terminal.printable).joined(separator: ",")))
         }
@@ -519,8 +519,9 @@ struct SnapshotsCommand: Command {
                 let seen = RemoteBase.seen(vault: context.vaultDirectory, remote: remote.name)
                 seenUntil = min(seenUntil ?? .max, seen)
                 context.terminal.warning("cannot see what waits in the inbox of remote '\(remote.name)' (\(cause.message)): "
-                                         + "a backup sent there may need packs that are unused here, so only those past their grace "
-                                         + (seen > 0 ? "when that inbox was last seen (\(Format.stamp(seen))) go" : "go, and none: that inbox was never seen"),
+                                         + "a backup sent there may need packs that are unused here, so "
+                                         + (seen > 0 ? "only those past their grace when that inbox was last seen (\(Format.stamp(seen))) go"
+                                                     : "no unused pack goes: that inbox was never seen"),
                                          hints: ["run it again once the remote can be reached, or remove the remote ('vault remote remove \(remote.name)')"])
             }
         }
