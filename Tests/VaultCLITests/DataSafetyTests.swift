@@ -193,23 +193,39 @@ import Glibc
 
     // MARK: 4. A full disk
 
-    /// With the file system full and a drop-in waiting, reads still work:
-    /// absorb fails with a warning naming the path, and get/list go on.
-    @Test func aFullDiskDoesNotBlockReading() throws {
-        let v = try VaultFixture(create: false)
-        let disk = v.path + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
-        let mount = try Self.shell("mount -t tmpfs -o size=4m,mode=0700 tmpfs disk", v)
-        defer { _ = try? Self.shell("umount disk", v) }
-        guard mount.status == 0 else {
-            print("skipped the full-disk test: mount refused (\(mount.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
-            return
+    /// A 4 MiB tmpfs at `disk` in a fixture's sandbox, with a vault path on
+    /// it; unmounted when it goes. Nil where mounting is refused (not root).
+    final class SmallDisk {
+        let v: VaultFixture
+        let vault: String
+
+        init?(_ v: VaultFixture) throws {
+            self.v = v
+            vault = v.path + "/disk/vault"
+            try FileManager.default.createDirectory(atPath: v.path + "/disk", withIntermediateDirectories: false)
+            let mount = try DataSafetyTests.shell("mount -t tmpfs -o size=4m,mode=0700 tmpfs disk", v)
+            guard mount.status == 0 else {
+                print("skipped a full-disk test: mount refused (\(mount.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+                return nil
+            }
         }
-        let vault = disk + "/vault"
+
+        deinit { _ = try? DataSafetyTests.shell("umount disk", v) }
+
+        /// `vault --vault VAULT [--password-file PW] ARGS`.
         func run(_ args: [String], password: Bool = true) throws -> CLIHarness.Result {
             try CLIHarness.run(["--vault", vault] + (password ? ["--password-file", v.passwordFile] : []) + args,
                                environment: v.environment(), cwd: v.path)
         }
+    }
+
+    /// With the file system full and a drop-in waiting, reads still work:
+    /// absorb fails with a warning naming the path, and get/list go on.
+    @Test func aFullDiskDoesNotBlockReading() throws {
+        let v = try VaultFixture(create: false)
+        guard let small = try SmallDisk(v) else { return }
+        let (disk, vault) = (v.path + "/disk", small.vault)
+        func run(_ args: [String], password: Bool = true) throws -> CLIHarness.Result { try small.run(args, password: password) }
         #expect(try run(VaultFixture.cheapInit).status == 0)
         let big = randomBytes(1 << 20)
         #expect(try run(["add", try v.write("big.bin", big)], password: false).status == 0)

@@ -134,20 +134,11 @@ struct SecondWeekTests {
     /// empty".
     @Test func listOnAFullDiskSaysTheDropInsWait() throws {
         let v = try VaultFixture(create: false)
-        let disk = v.path + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
-        let mount = try DataSafetyTests.shell("mount -t tmpfs -o size=4m,mode=0700 tmpfs disk", v)
-        defer { _ = try? DataSafetyTests.shell("umount disk", v) }
-        guard mount.status == 0 else { print("skipped: mount refused (\(mount.stderr))"); return }
-        let vault = disk + "/vault"
-        func run(_ args: [String], password: Bool = true) throws -> CLIHarness.Result {
-            try CLIHarness.run(["--vault", vault] + (password ? ["--password-file", v.passwordFile] : []) + args,
-                               environment: v.environment(), cwd: v.path)
-        }
-        #expect(try run(VaultFixture.cheapInit).status == 0)
-        for name in ["a", "b", "c"] { #expect(try run(["add", try v.write(name, Array(name.utf8))], password: false).status == 0) }
+        guard let disk = try DataSafetyTests.SmallDisk(v) else { return }
+        #expect(try disk.run(VaultFixture.cheapInit).status == 0)
+        for name in ["a", "b", "c"] { #expect(try disk.run(["add", try v.write(name, Array(name.utf8))], password: false).status == 0) }
         _ = try DataSafetyTests.shell("dd if=/dev/zero of=disk/fill bs=64k 2>/dev/null", v)
-        let list = try run(["list"])
+        let list = try disk.run(["list"])
         #expect(list.status == 0 && list.stderr.contains("no items yet: 3 drop-ins wait in the inbox"), "\(list.stderr)")
         #expect(!list.stderr.contains("the vault is empty"), "\(list.stderr)")
     }

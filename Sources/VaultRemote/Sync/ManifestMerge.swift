@@ -161,26 +161,16 @@ public enum ManifestMerge {
             }
         }
 
-        // Both sides added versions under one name since the base: both
-        // stay as versions (the newest current, by the numbering below);
-        // listed as a conflict so that it is said.
-        var added: [ByteKey: (ours: [ManifestEntry], theirs: [ManifestEntry])] = [:]
-        for (side, entries, other) in [(Side.ours, ours.entries, t), (Side.theirs, theirs.entries, o)] {
-            for e in entries where (e.kind == .file || e.kind == .folder) && b[ByteKey(e.itemID)] == nil && other[ByteKey(e.itemID)] == nil
-                && picks[ByteKey(e.itemID)].map({ same($0.name, e.name) }) ?? false {
-                if side == .ours { added[ByteKey(e.name), default: ([], [])].ours.append(e) } else { added[ByteKey(e.name), default: ([], [])].theirs.append(e) }
-            }
+        // The names both sides added versions to since the base, each
+        // under its own name (not moved by a conflict): both stay as
+        // versions; which is current is read off the numbered result below.
+        func addedNames(_ side: Manifest, _ other: [ByteKey: ManifestEntry]) -> Set<ByteKey> {
+            Set(side.entries.filter { e in
+                (e.kind == .file || e.kind == .folder) && b[ByteKey(e.itemID)] == nil && other[ByteKey(e.itemID)] == nil
+                    && picks[ByteKey(e.itemID)].map { same($0.name, e.name) } == true
+            }.map { ByteKey($0.name) })
         }
-        for (key, sides) in added.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) })
-        where !sides.ours.isEmpty && !sides.theirs.isEmpty {
-            func newest(_ es: [ManifestEntry]) -> ManifestEntry {
-                es.max { $0.added != $1.added ? $0.added < $1.added : ByteKey($1.itemID).bytes.lexicographicallyPrecedes(ByteKey($0.itemID).bytes) }!
-            }
-            let (a, z) = (newest(sides.ours), newest(sides.theirs))
-            let oursCurrent = a.added != z.added ? a.added > z.added : ByteKey(a.itemID).bytes.lexicographicallyPrecedes(ByteKey(z.itemID).bytes)
-            let name = String(decoding: key.bytes, as: UTF8.self)
-            conflicts[name] = Conflict(kind: .editedOnBoth(older: oursCurrent ? .theirs : .ours), base: a.name, kept: name)
-        }
+        let editedOnBoth = addedNames(ours, t).intersection(addedNames(theirs, o))
 
         // An item of the base that one side removed whole while the other
         // changed it (renamed it, or added a version under its name): the
@@ -213,6 +203,11 @@ public enum ManifestMerge {
         merged.pruneMarks = ours.pruneMarks.union(theirs.pruneMarks)
         merged.pruneMarks.keep(only: Set(merged.entries.compactMap { BackupItems.storageID(of: $0) }))
         guard merged.plaintextSize <= merged.plaintextCapacity else { throw VaultError.manifestFull }
+        for key in editedOnBoth {
+            let name = String(decoding: key.bytes, as: UTF8.self)
+            guard let current = merged.versions(named: name).last else { continue }
+            conflicts[name] = Conflict(kind: .editedOnBoth(older: o[ByteKey(current.itemID)] != nil ? .theirs : .ours), base: name, kept: name)
+        }
         let listed = conflicts.values.sorted { ByteKey($0.kept).bytes.lexicographicallyPrecedes(ByteKey($1.kept).bytes) }
         return Result(manifest: merged, conflicts: listed)
     }
