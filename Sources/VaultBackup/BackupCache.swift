@@ -64,6 +64,15 @@ public final class BackupCache {
         if try !loadPieces(present: present) { try rewritePieces() }
     }
 
+    /// The key of the cache in `directory` (made, with the directory, on
+    /// first use): what a `backup --to` host needs before it opens the
+    /// cache, to name the owner's record for it (HostRecord).
+    public static func pieceKey(directory: String) throws -> PieceKey {
+        try Vault.ensureDirectory(directory)
+        try Syscall.chmod(FilePath(directory), 0o700)
+        return try loadKey(directory + "/key")
+    }
+
     /// The cache's key, made on first use. Never replaced once there: two
     /// first backups at once both end up with the one that landed first
     /// (a rename that does not replace), so neither records pieces under a

@@ -19,6 +19,14 @@ public enum BackupError: Error, Equatable, Sendable {
     /// A directory with more entries than one tree may hold (`Tree.maxLength`
     /// once encoded): the backup stops.
     case treeTooLarge(entries: Int)
+    /// A host record (HostRecord) that does not open under this host's
+    /// key, or breaks its format: damaged, or not the owner's.
+    case hostRecordRefused
+    /// A host record older (by generation) than one this host read before:
+    /// the storage served a stale copy.
+    case hostRecordOlder(seen: UInt64, served: UInt64)
+    /// This host read a record before, and the remote holds none now.
+    case hostRecordMissing
 }
 
 /// What is wrong with a snapshot (`BackupError.snapshotCorrupted`, and

@@ -330,6 +330,12 @@ enum ErrorReport {
                             hints: ["run the backup again: this host's cache has forgotten those packs, so it stores them anew"])
         case .treeTooLarge(let entries):
             return CLIError(message: "a directory has too many entries for one tree (\(entries))")
+        case .hostRecordRefused:
+            return CLIError(message: "the remote's record for this host does not open: damaged, or not the owner's", code: .corrupted)
+        case .hostRecordOlder(let seen, let served):
+            return CLIError(message: "the remote served an older record for this host (generation \(served), after \(seen))", code: .corrupted)
+        case .hostRecordMissing:
+            return CLIError(message: "the remote's record for this host is gone, though this host read one before", code: .corrupted)
         }
     }
 

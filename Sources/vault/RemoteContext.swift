@@ -1,3 +1,4 @@
+import VaultBackup
 import VaultCore
 import VaultRemote
 
@@ -66,4 +67,29 @@ final class TransferMeter {
     }
 
     func finish() { line?.finish() }
+}
+
+extension Context {
+    /// Publishes the vault's host records (HostRecords) to `remotes`, so
+    /// that `backup --to` hosts, which may read them but list nothing, know
+    /// which of their packs they may reuse. Done after whatever changes
+    /// what they need to know (a pull takes packs and snapshots in, a prune
+    /// marks and deletes). A remote that cannot take them is named, and the
+    /// command goes on: a host with an older record stores more, or has a
+    /// snapshot refused once and then stores what it needs again.
+    func publishHostRecords(_ vault: UnlockedVault, to remotes: [RemoteConfig.Remote]) {
+        guard !remotes.isEmpty else { return }
+        do {
+            let built = try HostRecords.build(vault)
+            let rclone = try rclone()
+            for remote in remotes {
+                do { try RemoteHostRecords.publish(built.records, target: remote.target, rclone: rclone) } catch {
+                    terminal.warning("could not update the backup hosts' records on '\(remote.name)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
+                                     hints: ["hosts that back up there with --to may store more than they need until the next pull or prune does"])
+                }
+            }
+        } catch {
+            terminal.warning("could not make the backup hosts' records: \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)")
+        }
+    }
 }

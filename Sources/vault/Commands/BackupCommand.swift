@@ -206,10 +206,14 @@ struct BackupCommand: Command {
         // A cache that cannot be made or read makes the backup slower (every
         // file read, every piece stored), never wrong.
         var cache: BackupCache?
+        var sent: SentLog?
         if let base = Self.cacheBase(context.environment) {
             do {
                 if let remote {
-                    cache = try Self.remoteCache(base: base, remote, context)
+                    let directory = try Self.remoteCacheDirectory(base: base, remote)
+                    try Vault.ensureDirectory(directory)
+                    sent = try SentLog(directory: directory)
+                    cache = try Self.remoteCache(directory: directory, sent: sent!, remote)
                 } else {
                     cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault)
                 }
@@ -228,7 +232,9 @@ struct BackupCommand: Command {
         // for the time left.
         let scan = progress.map { _ in BackupScan.start(options: options, cache: cache) }
         defer { scan?.cancel() }
-        let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0) } }
+        // Each drop-in is logged as sent once it is whole in the remote's
+        // inbox: the order the cache decides from.
+        let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0); try sent?.append($0) } }
         let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) { s in
             let totals = scan?.totals
             progress?.update(s.counts.bytes + s.readingFile, counting: Format.count(s.counts.files, "file"),
@@ -261,25 +267,37 @@ struct BackupCommand: Command {
         return incomplete ? .partial : .ok
     }
 
-    /// The cache for `--to TARGET`: its own directory, `<vault id>-to-<h>`
-    /// (h: 16 hex digits of SHA-256 of the canonical target), since which
-    /// packs are still there is the remote's listing, not a local vault's.
-    /// A remote that cannot be listed (write-only credentials) gives no
-    /// cache: every file is read and stored, never a reference to a pack
-    /// the remote may no longer hold.
-    static func remoteCache(base: String, _ remote: RemoteDropIn, _ context: Context) throws -> BackupCache? {
-        let layout: RemoteLayout
-        do { layout = RemoteLayout(try remote.rclone.list(remote.target)) } catch {
-            context.terminal.warning("cannot list \(Terminal.printable(remote.target)) (\(ErrorReport.cliError(for: error, vaultDirectory: nil).message)): every file is read and stored")
-            return nil
-        }
-        let dropIns = Set(layout.dropIns)
-        let name = Hex.encode(remote.header.vaultID) + "-to-"
+    /// The cache directory for `--to TARGET`: `<vault id>-to-<h>` (h: 16
+    /// hex digits of SHA-256 of the canonical target), apart from the local
+    /// vault's, since which of its packs still stand is the remote's.
+    static func remoteCacheDirectory(base: String, _ remote: RemoteDropIn) throws -> String {
+        base + "/" + Hex.encode(remote.header.vaultID) + "-to-"
             + Hex.encode(Array(try SHA256.hash(Array(RemoteNames.canonicalTarget(remote.target).utf8)).prefix(8)))
-        return try BackupCache(directory: base + "/" + name) { pack in
-            let hex = Hex.encode(pack)
-            return layout.items[hex] != nil || dropIns.contains(hex) ? .present : .gone
+    }
+
+    /// The cache for `--to TARGET`, deciding which packs may be reused
+    /// without listing anything (a create-only host cannot): from the
+    /// owner's record for this host, `hosts/<name>`, and the order this
+    /// host sent things in (SentLog). A record that does not open, is older
+    /// than one read before, or is gone after one was read, throws: the
+    /// caller then stores every file again, never a reference the owner
+    /// might refuse.
+    static func remoteCache(directory: String, sent: SentLog, _ remote: RemoteDropIn) throws -> BackupCache {
+        let key = try BackupCache.pieceKey(directory: directory)
+        let name = try HostRecord.name(key: key, vaultID: remote.header.vaultID)
+        let path = RemoteNames.join(remote.target, RemoteHostRecords.directory + "/" + name)
+        var record: HostRecord?
+        if let bytes = try remote.rclone.headIfPresent(path, count: HostRecord.maxLength + 1) {
+            let opened = try HostRecord.open(bytes, key: key, vaultID: remote.header.vaultID)
+            if let seen = sent.seenGeneration(), opened.generation < seen {
+                throw BackupError.hostRecordOlder(seen: seen, served: opened.generation)
+            }
+            try sent.rememberGeneration(opened.generation)
+            record = opened
+        } else if sent.seenGeneration() != nil {
+            throw BackupError.hostRecordMissing
         }
+        return try BackupCache(directory: directory) { sent.presence(of: $0, record: record) }
     }
 
     /// Each PATH made absolute (not resolving links), with distinct last names.

@@ -298,7 +298,7 @@ struct SnapshotsCommand: Command {
         let vault = try context.unlock(try context.passwordSource(), forWriting: writes, reads: reads)
         switch action {
         case .forget(let ids, let policy, let host, let tags, let prune, let dryRun):
-            let seenUntil = prune && !dryRun ? try fetchRemoteInboxes(vault, context) : nil
+            let (seenUntil, reached) = prune && !dryRun ? try fetchRemoteInboxes(vault, context) : (nil, [])
             let chosen = SnapshotReader.all(vault).filter { r in (host == nil || r.snapshot.host == host) && tags.allSatisfy(r.snapshot.tags.contains) }
             let named = Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
             let doomed = (ids.isEmpty ? policy.forgettable(chosen) : named).sorted { $0.snapshot.end.seconds < $1.snapshot.end.seconds }
@@ -308,12 +308,12 @@ struct SnapshotsCommand: Command {
             if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
-            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil) : .ok
+            return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil, reached: reached) : .ok
         case .tag(let ids, let add, let remove, let set):
             return try tag(vault, context, ids: ids, add: add, remove: remove, set: set)
         case .prune(let dryRun):
-            let seenUntil = dryRun ? nil : try fetchRemoteInboxes(vault, context)
-            return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil)
+            let (seenUntil, reached) = dryRun ? (nil, []) : try fetchRemoteInboxes(vault, context)
+            return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil, reached: reached)
         case .find(let pattern, let host, let tags):
             var found = 0
             try context.terminal.printBuffered { emit in
@@ -507,14 +507,19 @@ struct SnapshotsCommand: Command {
     /// named and the prune goes on with what was past its grace when that
     /// inbox was last seen (`Prune.run`'s `seenUntil`: returned here, the
     /// earliest over the remotes not seen; nil when all were). A dry run,
-    /// which changes nothing, does not look, and says so.
-    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws -> Int64? {
+    /// which changes nothing, does not look, and says so. Also returns the
+    /// remotes reached, which then get the host records prune changes.
+    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws -> (Int64?, [RemoteConfig.Remote]) {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
-        guard !remotes.isEmpty else { return nil }
+        guard !remotes.isEmpty else { return (nil, []) }
         let rclone = try context.rclone()
         var seenUntil: Int64?
+        var reached: [RemoteConfig.Remote] = []
         for remote in remotes {
-            do { _ = try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone) } catch let error as RemoteError {
+            do {
+                _ = try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone)
+                reached.append(remote)
+            } catch let error as RemoteError {
                 let cause = ErrorReport.cliError(for: error)
                 let seen = RemoteBase.seen(vault: context.vaultDirectory, remote: remote.name)
                 seenUntil = min(seenUntil ?? .max, seen)
@@ -525,18 +530,21 @@ struct SnapshotsCommand: Command {
                                          hints: ["run it again once the remote can be reached, or remove the remote ('vault remote remove \(remote.name)')"])
             }
         }
-        return seenUntil
+        return (seenUntil, reached)
     }
 
     /// Deletes the packs no snapshot needs and rewrites those at least
     /// half unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
-                       seenUntil: Int64?) throws -> ExitCode {
+                       seenUntil: Int64?, reached: [RemoteConfig.Remote]) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil) {
             context.terminal.note("waiting for running backups to finish")
         }
+        // Marks and deletions are what `backup --to` hosts must hear of
+        // first: each remote reached gets them now, before a push deletes.
+        if !dryRun { context.publishHostRecords(vault, to: reached) }
         for id in s.unreadable {
             context.terminal.warning("snapshot \(id.prefix(8)) cannot be read whole: its packs were left as they are (run 'vault check')")
         }

@@ -1,0 +1,52 @@
+import System
+import VaultCore
+import VaultCrypto
+
+/// The owner's side of host records (HostRecord): one per piece key among
+/// the snapshots the vault holds, built from its manifest. A remote's
+/// `hosts/` is then made to hold exactly these (RemoteHostRecords).
+public enum HostRecords {
+    public struct Built {
+        /// Sealed records by name (32 hex).
+        public var records: [String: [UInt8]] = [:]
+        /// Snapshots whose record could not be read (their host gets no
+        /// record from them); `vault check` names them.
+        public var unreadable = 0
+    }
+
+    public static func build(_ vault: UnlockedVault) throws -> Built {
+        let manifest = vault.manifest
+        var usable = Set<[UInt8]>(), gone = Set(manifest.tombstones.ids)
+        for e in manifest.entries where e.kind == .pack {
+            guard let id = BackupItems.storageID(of: e) else { continue }
+            if manifest.pruneMarks[id] == nil { usable.insert(id) } else { gone.insert(id) }
+        }
+        gone.formUnion(manifest.pruneMarks.packs)
+        gone.subtract(usable)
+
+        var built = Built()
+        var byName: [String: (key: PieceKey, taken: Set<[UInt8]>)] = [:]
+        for e in vault.snapshotEntries {
+            guard let id = Hex.decode(String(e.name.dropFirst(BackupItems.snapshotPrefix.count))) else { continue }
+            let snapshot: Snapshot
+            do {
+                var content = try vault.snapshotContent(e)
+                defer { SecureZero.zero(&content) }
+                guard let s = Snapshot.decode(content) else { built.unreadable += 1; continue }
+                snapshot = s
+            } catch let error as SystemError {
+                throw error
+            } catch {
+                built.unreadable += 1
+                continue
+            }
+            let name = try HostRecord.name(key: snapshot.key, vaultID: vault.vault.header.vaultID)
+            byName[name, default: (snapshot.key, [])].taken.insert(id)
+        }
+        for (name, host) in byName {
+            let record = HostRecord(generation: manifest.generation, taken: host.taken, usable: usable, gone: gone)
+            built.records[name] = try record.seal(key: host.key, vaultID: vault.vault.header.vaultID)
+        }
+        return built
+    }
+}
