@@ -295,6 +295,25 @@ extension Rclone {
         return bytes?.isEmpty == true ? nil : bytes
     }
 
+    /// A whole remote file of at most `limit` bytes, or nil if it is not
+    /// there (statuses 3 and 4). Read with `copyto` into the scratch
+    /// directory, which asks the remote for that one object (a stat, then a
+    /// read), where `cat` lists the directory it is in: a create-only host
+    /// (issue 41) may read its header and record but list nothing. rclone
+    /// stops past `limit` (`--max-transfer`, hard): a remote cannot fill
+    /// this disk. One try, not rclone's three: "not there" is an answer.
+    public func fetch(_ path: String, limit: Int) throws -> [UInt8]? {
+        let local = scratch + "/fetch-" + Hex.encode(SecureRandom.bytes(8))
+        defer { try? Syscall.unlink(local) } // the scratch directory goes at exit anyway
+        guard try run(.read, ["copyto", "--no-check-dest", "--retries", "1", "--max-transfer", String(limit + 1),
+                              "--cutoff-mode", "hard", path, Self.local(local)], tolerated: [3, 4]) != nil else { return nil }
+        guard let status = try Syscall.status(of: local) else { return nil }
+        guard status.size <= UInt64(limit) else {
+            throw RemoteError.malformedRemote(.answerTooLarge(operation: .read, limit: limit))
+        }
+        return try VaultDirectory.readFile(local, limit: limit)
+    }
+
     /// A local path as rclone must get it: rclone reads `name:rest` as a
     /// remote called `name`, so a relative path (a vault at `col:on`) goes
     /// as `./col:on`; absolute paths are never remote names.
@@ -303,10 +322,17 @@ extension Rclone {
     }
 
     /// Uploads `paths` (relative to the local `directory`) to the same paths under `target`.
-    public func upload(_ paths: [String], from directory: String, to target: String,
+    public func upload(_ paths: [String], from directory: String, to target: String, createOnly: Bool = false,
                        progress: ((UInt64, UInt64) -> Void)? = nil) throws {
-        try copy(.upload, paths, from: Self.local(directory), to: target, progress: progress)
+        try copy(.upload, paths, from: Self.local(directory), to: target, extra: createOnly ? Self.createOnlyFlags : [], progress: progress)
     }
+
+    /// What an upload by a host that may only create objects needs (issue
+    /// 41), each a no-op on other backends: no modification time set after
+    /// the write (SFTP's setstat, which such a server refuses), no bucket
+    /// check or creation and no HEAD of what was written (S3: rights the
+    /// host may not have).
+    static let createOnlyFlags = ["--sftp-set-modtime=false", "--s3-no-check-bucket", "--s3-no-head"]
 
     /// Downloads `paths` (relative to `target`) into the local `directory`.
     public func download(_ paths: [String], from target: String, into directory: String,
@@ -317,10 +343,10 @@ extension Rclone {
     /// One `rclone copy` of `paths` (relative to `source`) to the same paths
     /// under `destination`, listed in a file rather than traversed.
     private func copy(_ what: RcloneOperation, _ paths: [String], from source: String, to destination: String,
-                      progress: ((UInt64, UInt64) -> Void)?) throws {
+                      extra: [String] = [], progress: ((UInt64, UInt64) -> Void)?) throws {
         guard !paths.isEmpty else { return }
         let list = try listFile(paths)
-        try run(what, ["copy", source, destination, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags,
+        try run(what, ["copy", source, destination, "--files-from", list, "--no-traverse", "--no-check-dest"] + Self.batchFlags + extra,
                 progress: progress)
     }
 

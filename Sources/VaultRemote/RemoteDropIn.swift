@@ -27,8 +27,10 @@ public final class RemoteDropIn {
                 firstUse: (String) throws -> Void) throws {
         self.target = target
         self.rclone = rclone
-        let bytes = try rclone.head(RemoteNames.join(target, RemoteNames.header), count: VaultHeader.maxLength + 1)
-        guard !bytes.isEmpty else { throw RemoteError.noRemoteVault(target: target) }
+        // Fetched alone, never by listing its folder: the host may have
+        // no right to list (a create-only host, docs/SECURITY.md).
+        let fetched = try rclone.fetch(RemoteNames.join(target, RemoteNames.header), limit: VaultHeader.maxLength + 1)
+        guard let bytes = fetched, !bytes.isEmpty else { throw RemoteError.noRemoteVault(target: target) }
         guard bytes.count >= VaultHeader.minLength, bytes.count <= VaultHeader.maxLength else {
             throw RemoteError.malformedRemote(.headerImpossibleSize)
         }
@@ -62,8 +64,8 @@ public final class RemoteDropIn {
     /// the scratch vault never holds more than one.
     public func upload(blob: String) throws {
         let inbox = RemoteNames.join(target, "inbox")
-        try rclone.upload([blob + ".item"], from: scratchPath + "/inbox", to: inbox)
-        try rclone.upload([blob + ".env"], from: scratchPath + "/inbox", to: inbox)
+        try rclone.upload([blob + ".item"], from: scratchPath + "/inbox", to: inbox, createOnly: true)
+        try rclone.upload([blob + ".env"], from: scratchPath + "/inbox", to: inbox, createOnly: true)
         for suffix in [".item", ".env"] { try Syscall.unlink(scratchPath + "/inbox/" + blob + suffix) }
     }
 
@@ -74,8 +76,8 @@ public final class RemoteDropIn {
         let contents = names.filter { $0.hasSuffix(".item") && !$0.hasPrefix(".") }
         let envelopes = names.filter { $0.hasSuffix(".env") && !$0.hasPrefix(".") }
         let inbox = RemoteNames.join(target, "inbox")
-        try rclone.upload(contents, from: scratchPath + "/inbox", to: inbox)
-        try rclone.upload(envelopes, from: scratchPath + "/inbox", to: inbox)
+        try rclone.upload(contents, from: scratchPath + "/inbox", to: inbox, createOnly: true)
+        try rclone.upload(envelopes, from: scratchPath + "/inbox", to: inbox, createOnly: true)
         return envelopes.count
     }
 }

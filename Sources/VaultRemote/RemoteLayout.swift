@@ -9,6 +9,8 @@ public struct RemoteLayout: Sendable {
     public var items: [String: UInt64] = [:]
     /// Drop-ins whose content and envelope are both there.
     public var dropIns: [String] = []
+    /// Files in `inbox/` that are no part of such a drop-in (RemoteStrays).
+    public var strays: [String: UInt64] = [:]
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 
     /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope"): X25519
@@ -28,6 +30,13 @@ public struct RemoteLayout: Sendable {
             }
         }
         dropIns = contents.intersection(envelopes).sorted()
+        let whole = Set(dropIns)
+        for (path, size) in files where path.hasPrefix("inbox/") {
+            switch RemoteNames.kind(of: path) {
+            case .dropInContent(let id) where whole.contains(id), .dropInEnvelope(let id) where whole.contains(id): continue
+            default: strays[path] = size
+            }
+        }
     }
 
     /// Refuses a remote without a vault, or whose header or manifest

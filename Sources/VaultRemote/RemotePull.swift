@@ -23,6 +23,10 @@ public struct PullSummary: Sendable {
     /// The remote's drop-ins whose envelope does not open with this vault's
     /// key: left there, not copied.
     public var junkDropIns = 0
+    /// Files in the remote's inbox that are no whole drop-in (RemoteStrays):
+    /// left there for now, and deleted there by this pull.
+    public var strays = 0
+    public var straysDeleted = 0
     /// The remote's header (newer, authenticated) replaced ours.
     public var headerTaken = false
     /// Drop-ins this vault had sent to the remote's inbox that were taken
@@ -188,6 +192,9 @@ public enum RemotePull {
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         RemoteBase.recordSeen(vault: paths.root, remote: remote.name, at: listed)
+        let due = RemoteStrays.due(layout.strays, vault: paths.root, remote: remote.name, now: listed)
+        try rclone.delete(due, in: remote.target)
+        (summary.strays, summary.straysDeleted) = (layout.strays.count - due.count, due.count)
         return summary
     }
 

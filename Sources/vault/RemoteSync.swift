@@ -104,6 +104,13 @@ enum RemoteSync {
             terminal.note("set aside \(Format.count(s.sentAndRemoved, "drop-in")) waiting here: taken in on another machine and removed there since",
                           hint: "they are in quarantine/ until 'vault check --repair --purge'")
         }
+        if s.strays > 0 {
+            terminal.note("\(Format.count(s.strays, "file")) in the remote's inbox \(s.strays == 1 ? "is" : "are") no whole drop-in (an unfinished upload, or junk): left there for now",
+                          hint: "a pull deletes \(s.strays == 1 ? "it" : "them") once seen unchanged for a day")
+        }
+        if s.straysDeleted > 0 {
+            terminal.note("deleted \(Format.count(s.straysDeleted, "file")) from the remote's inbox that had been no whole drop-in for a day")
+        }
         if s.junkDropIns > 0 {
             terminal.note("ignored \(Format.count(s.junkDropIns, "drop-in")) in the remote's inbox that this vault's key does not open",
                           hint: "someone who can write to the remote put them there; they stay on the remote")

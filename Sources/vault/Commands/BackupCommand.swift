@@ -287,7 +287,7 @@ struct BackupCommand: Command {
         let name = try HostRecord.name(key: key, vaultID: remote.header.vaultID)
         let path = RemoteNames.join(remote.target, RemoteHostRecords.directory + "/" + name)
         var record: HostRecord?
-        if let bytes = try remote.rclone.headIfPresent(path, count: HostRecord.maxLength + 1) {
+        if let bytes = try remote.rclone.fetch(path, limit: HostRecord.maxLength) {
             let opened = try HostRecord.open(bytes, key: key, vaultID: remote.header.vaultID)
             if let seen = sent.seenGeneration(), opened.generation < seen {
                 throw BackupError.hostRecordOlder(seen: seen, served: opened.generation)

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+
+/// Issue 41: a backup host that may only create objects in the remote's
+/// inbox (and read the header and its record) backs up incrementally, and
+/// an infected one destroys nothing. Against OpenSSH's sftp server with the
+/// README's authorized_keys line (SFTPServer), through rclone's own sftp
+/// backend; the owner has full rights over the same server.
+@Suite(.serialized, .enabled(if: SFTPServer.unavailable == nil)) struct AppendOnlyHostTests {
+    let server: SFTPServer
+    let owner: VaultFixture
+    let host: Sandbox
+    let source: String
+    var env: [String: String] { server.rcloneEnvironment() }
+
+    init() throws {
+        server = try SFTPServer()
+        owner = try VaultFixture()
+        host = try Sandbox()
+        source = host.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        #expect(try owner.run(["remote", "add", "box", server.ownerTarget], env).status == 0)
+        let pushed = try owner.run(["push"], env, timeout: 60)
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+    }
+
+    func write(_ name: String, _ bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: source + "/" + name))
+    }
+
+    /// `vault backup SOURCE --to host:... --json` on the host; its summary.
+    func backup(_ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let r = try CLIHarness.run(["backup", source, "--to", server.hostTarget, "--json"] + extra,
+                                   environment: host.environment(env), cwd: host.path, timeout: 120)
+        #expect(r.status == 0, "backup --to: \(r.stderr)", sourceLocation: sourceLocation)
+        return (try? JSONObject.parse(r.stdout)) ?? [:]
+    }
+
+    func ownerRun(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIHarness.Result {
+        let r = try owner.run(args, env, timeout: 120)
+        #expect(r.status == 0, "\(args.joined(separator: " ")): \(r.stderr)", sourceLocation: sourceLocation)
+        return r
+    }
+
+    func fingerprint() throws -> String { try owner.info()["public_key_fingerprint"] as? String ?? "" }
+
+    /// Unchanged runs upload under 1 % of the first, before and after the
+    /// owner has published a record; once the owner pruned a pack, the
+    /// host stores its data again instead of pointing at it (a snapshot
+    /// that did would be refused), and the owner restores every byte.
+    @Test func aCreateOnlyHostBacksUpIncrementallyAndNeverReusesWhatWasPruned() throws {
+        let big = BackupFixture.random(3 << 20, seed: 41)
+        try write("big", big)
+        try write("notes", Array("notes\n".utf8))
+        let first = try backup(["--fingerprint", try fingerprint()])
+        let stored = first["bytes_stored"] as? Int ?? 0
+        #expect(stored > 3 << 20, "\(first)")
+        // This host cannot list the inbox, or delete what it sent.
+        #expect(try server.rclone(["lsf", server.hostTarget + "/inbox"]).status != 0)
+        let second = try backup()
+        #expect((second["bytes_stored"] as? Int ?? .max) < stored / 100, "no record yet: what it sent is reused: \(second)")
+
+        try ownerRun(["pull"])
+        let records = try FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts")
+        #expect(records.count == 1, "one record, for this host's key: \(records)")
+        let third = try backup()
+        #expect((third["bytes_stored"] as? Int ?? .max) < stored / 100, "with the record: \(third)")
+
+        // The owner keeps only a snapshot without `big` and prunes at once:
+        // the pack that held it is deleted, here and on the remote.
+        try write("big", BackupFixture.random(1 << 20, seed: 42))
+        _ = try backup()
+        try ownerRun(["pull"])
+        try ownerRun(["snapshots", "forget", "--keep-last", "1", "--prune", "--grace", "0"])
+        try ownerRun(["push"])
+        // The host gets `big` back as it was: its cache knows those pieces,
+        // but the record says their pack is gone, so they go up again.
+        try write("big", big)
+        let fourth = try backup()
+        #expect((fourth["bytes_stored"] as? Int ?? 0) > 3 << 20, "stored again, not referenced: \(fourth)")
+        try ownerRun(["pull"])
+        let listed = try ownerRun(["snapshots", "list", "--json"])
+        #expect(BackupFixture.snapshotCount(listed) == 2, "the new snapshot was taken in: \(listed.stdoutText)\(listed.stderr)")
+        let out = owner.path + "/out"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(big))
+    }
+
+    /// The ransomware: with the host's credentials it tries to delete,
+    /// overwrite, truncate, rename, change and list every object it can
+    /// name, and to replace the owner's record. Every attempt fails, no
+    /// object the owner or the host stored changes, the owner's pull takes
+    /// in the backup that was waiting and names the junk it dropped, and
+    /// every snapshot restores byte for byte.
+    @Test func anInfectedHostDestroysNothing() throws {
+        let data = BackupFixture.random(2 << 20, seed: 43)
+        try write("data", data)
+        _ = try backup(["--fingerprint", try fingerprint()])
+        try ownerRun(["pull"])
+        try ownerRun(["push"])
+        try write("later", Array("sent, not yet pulled\n".utf8))
+        _ = try backup()   // waits in the inbox
+        let before = try server.files()
+        #expect(before.keys.contains { $0.hasPrefix("items/") } && before.keys.contains { $0.hasPrefix("inbox/") }
+                && before.keys.contains { $0.hasPrefix("hosts/") }, "\(before.keys.sorted())")
+
+        let junk = host.path + "/junk"
+        try Data("encrypted by ransomware".utf8).write(to: URL(fileURLWithPath: junk))
+        let target = server.hostTarget
+        var succeeded: [String] = []
+        func attempt(_ args: [String], stdin: [UInt8] = []) throws {
+            if try server.rclone(args, stdin: stdin).status == 0 { succeeded.append(args.joined(separator: " ")) }
+        }
+        // What it can name: every object the test knows of (more than it
+        // could learn itself), and the whole copy.
+        for path in before.keys.sorted() {
+            let object = target + "/" + path
+            try attempt(["deletefile", object])
+            try attempt(["copyto", "--sftp-set-modtime=false", junk, object])
+            try attempt(["rcat", "--sftp-set-modtime=false", object], stdin: [])
+            try attempt(["moveto", object, object + ".x"])
+            try attempt(["touch", "--no-create", object])
+        }
+        for whole in [target, target + "/items", target + "/inbox", target + "/hosts"] {
+            try attempt(["purge", whole])
+            try attempt(["delete", whole])
+            try attempt(["lsf", "-R", whole])
+        }
+        #expect(succeeded.isEmpty, "the host's rights allowed: \(succeeded)")
+        let after = try server.files()
+        for (path, sum) in before { #expect(after[path] == sum, "\(path) changed or went") }
+
+        // What it may do, create, it does: junk under new names.
+        #expect(try server.rclone(["copyto", "--sftp-set-modtime=false", junk, target + "/inbox/" + String(repeating: "ab", count: 16) + ".env"]).status == 0)
+        #expect(try server.rclone(["copyto", "--sftp-set-modtime=false", junk, target + "/inbox/" + String(repeating: "ab", count: 16) + ".item"]).status == 0)
+        let pulled = try ownerRun(["pull"])
+        #expect(pulled.stderr.contains("2 files in the remote's inbox are no whole drop-in"), "the junk is named: \(pulled.stderr)")
+        let listed = try ownerRun(["snapshots", "list", "--json"])
+        #expect(BackupFixture.snapshotCount(listed) == 2, "\(listed.stdoutText)\(listed.stderr)")
+        let out = owner.path + "/out"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(FileManager.default.contents(atPath: out + "/src/data") == Data(data))
+        #expect(FileManager.default.contents(atPath: out + "/src/later") == Data("sent, not yet pulled\n".utf8))
+
+        // The owner's pull deletes the junk once it has seen it for a day
+        // (here: its record of when, moved two days back), not before.
+        let again = try ownerRun(["pull"])
+        #expect(again.stderr.contains("2 files in the remote's inbox are no whole drop-in"), "\(again.stderr)")
+        let strays = owner.dir + "/remote.box.strays"
+        let record = try String(contentsOfFile: strays, encoding: .utf8)
+        let now = Int(Date().timeIntervalSince1970)
+        let older = record.split(separator: "\n").map { line -> String in
+            let f = line.split(separator: "\t", maxSplits: 1)
+            return f.count == 2 && Int(f[0]) != nil ? "\(now - 2 * 86_400)\t\(f[1])" : String(line)
+        }.joined(separator: "\n") + "\n"
+        try older.write(toFile: strays, atomically: true, encoding: .utf8)
+        let tidied = try ownerRun(["pull"])
+        #expect(tidied.stderr.contains("deleted 2 files from the remote's inbox"), "\(tidied.stderr)")
+        #expect(try server.files().keys.filter { $0.hasPrefix("inbox/abab") }.isEmpty)
+    }
+}
