@@ -159,3 +159,92 @@ import Testing
         #expect(try server.files().keys.filter { $0.hasPrefix("inbox/abab") }.isEmpty)
     }
 }
+
+/// The same on S3 (SeaweedFS): the host's identity has the least that
+/// server can grant (SeaweedS3: write under inbox/, read of the header
+/// and of hosts/). Backing up works and stays incremental. The ransomware,
+/// sending raw S3 requests signed with the host's keys (curl), can touch
+/// nothing outside inbox/; inside it, SeaweedFS's one "Write" right lets it
+/// delete and overwrite what waits there (docs/SECURITY.md says so): the
+/// backups already taken in stay whole.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+struct AppendOnlyS3Tests {
+    @Test func aHostWithSeaweedFSsLeastRightsTouchesNothingOutsideTheInbox() throws {
+        let s3 = try SeaweedS3.get()
+        let owner = try VaultFixture()
+        let path = "\(SeaweedS3.bucket)/\(SeaweedS3.appendOnlyPrefix)"
+        let target = "\(SeaweedS3.remoteName):\(path)"
+        func ownerRun(_ args: [String]) throws -> CLIHarness.Result {
+            let r = try owner.remoteRun(s3, args)
+            #expect(r.status == 0, "\(args.joined(separator: " ")): \(r.stderr)")
+            return r
+        }
+        _ = try ownerRun(["remote", "add", "box", target])
+        _ = try ownerRun(["push"])
+        let host = try Sandbox()
+        let source = host.path + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        let data = BackupFixture.random(2 << 20, seed: 44)
+        try Data(data).write(to: URL(fileURLWithPath: source + "/data"))
+        func backup(_ extra: [String] = []) throws -> [String: Any] {
+            let r = try CLIHarness.run(["backup", source, "--to", "seahost:" + path, "--json"] + extra,
+                                       environment: host.environment(s3.hostRcloneEnvironment()), cwd: host.path, timeout: 120)
+            #expect(r.status == 0, "backup --to: \(r.stderr)")
+            var summary = (try? JSONObject.parse(r.stdout)) ?? [:]
+            summary["stderr"] = r.stderr
+            return summary
+        }
+        let fingerprint = try owner.info()["public_key_fingerprint"] as? String ?? ""
+        let first = try backup(["--fingerprint", fingerprint])
+        let stored = first["bytes_stored"] as? Int ?? 0
+        #expect(stored > 2 << 20, "\(first)")
+        let second = try backup()
+        #expect((second["bytes_stored"] as? Int ?? .max) < stored / 100, "\(second)")
+        _ = try ownerRun(["pull"])
+        _ = try ownerRun(["push"])
+        let third = try backup()
+        let objects = try s3.objects(target)
+        #expect((third["bytes_stored"] as? Int ?? .max) < stored / 100, "with the record: \(third) \(objects)")
+
+        // The ransomware, with the host's keys and every name there.
+        let before = try s3.objects(target)
+        #expect(before.keys.contains { $0.hasPrefix("items/") } && before.keys.contains { $0.hasPrefix("inbox/") }, "\(before)")
+        let sums = try md5(s3, target)
+        let junk = host.path + "/junk"
+        try Data("encrypted by ransomware".utf8).write(to: URL(fileURLWithPath: junk))
+        func request(_ method: String, _ object: String, body: String? = nil) throws -> String {
+            let args = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                        "--user", "H\(s3.accessKey):h\(s3.secretKey)", "-X", method]
+                + (body.map { ["--data-binary", "@" + $0] } ?? []) + ["http://127.0.0.1:\(s3.port)/\(path)/\(object)"]
+            return try CLIHarness.run(args, environment: [:], timeout: 30, executable: "/usr/bin/curl").stdoutText
+        }
+        var allowed: [String] = []
+        for object in before.keys.sorted() {
+            for (method, body) in [("DELETE", nil), ("PUT", junk)] where try request(method, object, body: body).hasPrefix("2") {
+                allowed.append("\(method) \(object)")
+            }
+        }
+        #expect(try request("GET", "?list-type=2") == "403", "no listing")
+        #expect(allowed.allSatisfy { $0.contains(" inbox/") }, "outside the inbox: \(allowed)")
+        #expect(!allowed.isEmpty, "SeaweedFS's Write covers delete and overwrite in the inbox (SECURITY.md); if this changed, say so there")
+        let after = try md5(s3, target)
+        for (object, sum) in sums where !object.hasPrefix("inbox/") { #expect(after[object] == sum, "\(object) changed or went") }
+
+        // What was taken in before stays whole: the owner restores it.
+        _ = try ownerRun(["pull"])
+        let out = owner.path + "/out"
+        _ = try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(FileManager.default.contents(atPath: out + "/src/data") == Data(data))
+    }
+
+    /// MD5 of every object under `target`, as the owner sees them.
+    func md5(_ s3: SeaweedS3, _ target: String) throws -> [String: String] {
+        let r = try s3.rclone(["md5sum", target])
+        var out: [String: String] = [:]
+        for line in r.stdoutText.split(separator: "\n") {
+            let f = line.split(separator: " ", maxSplits: 1)
+            if f.count == 2 { out[f[1].trimmingCharacters(in: .whitespaces)] = String(f[0]) }
+        }
+        return out
+    }
+}

@@ -41,9 +41,16 @@ final class SeaweedS3: Sendable {
             guard let made = mkdtemp(&template) else { throw Failure("mkdtemp failed") }
             let dir = String(cString: made)
             let access = "AK" + hex(SecureRandom.bytes(8)), secret = hex(SecureRandom.bytes(20))
+            // A second identity, a backup host's (issue 41), with the least
+            // SeaweedFS can grant under `appendOnlyPrefix`: write (create,
+            // but also overwrite and delete: one right there) in inbox/,
+            // read of the header and of hosts/. Its keys derive from the owner's.
+            let scope = "\(bucket)/\(appendOnlyPrefix)"
             let config = """
                 {"identities":[{"name":"owner","credentials":[{"accessKey":"\(access)","secretKey":"\(secret)"}],
-                "actions":["Admin","Read","List","Tagging","Write"]}]}
+                "actions":["Admin","Read","List","Tagging","Write"]},
+                {"name":"host","credentials":[{"accessKey":"H\(access)","secretKey":"h\(secret)"}],
+                "actions":["Write:\(scope)/inbox/*","Read:\(scope)/vault.header*","Read:\(scope)/hosts/*"]}]}
                 """
             try config.write(toFile: dir + "/s3.json", atomically: true, encoding: .utf8)
             let p = try freePorts(10)
@@ -93,6 +100,19 @@ final class SeaweedS3: Sendable {
 
     func environment(home: String) -> [String: String] {
         CLIHarness.environment(home: home, rcloneEnvironment())
+    }
+
+    /// Where the host identity may write (its inbox/) and read (header, hosts/).
+    static let appendOnlyPrefix = "appendonly"
+    /// rclone remote `seahost:`, with the host identity's keys.
+    func hostRcloneEnvironment() -> [String: String] {
+        var env = rcloneEnvironment()
+        for (key, value) in env where key.hasPrefix("RCLONE_CONFIG_SEAWEED_") {
+            env[key.replacingOccurrences(of: "_SEAWEED_", with: "_SEAHOST_")] = value
+        }
+        env["RCLONE_CONFIG_SEAHOST_ACCESS_KEY_ID"] = "H" + accessKey
+        env["RCLONE_CONFIG_SEAHOST_SECRET_ACCESS_KEY"] = "h" + secretKey
+        return env
     }
 
     /// A fresh target in the bucket: `seaweed:vault/<random>`.

@@ -287,7 +287,13 @@ struct BackupCommand: Command {
         let name = try HostRecord.name(key: key, vaultID: remote.header.vaultID)
         let path = RemoteNames.join(remote.target, RemoteHostRecords.directory + "/" + name)
         var record: HostRecord?
-        if let bytes = try remote.rclone.fetch(path, limit: HostRecord.maxLength) {
+        // S3 answers a read of a missing object with 403 to whoever may not
+        // list (AWS and SeaweedFS alike): a failed read is taken as no
+        // record, which trusts no more than a host that was never sent one
+        // (and refuses once a record was read, below).
+        let fetched: [UInt8]?
+        do { fetched = try remote.rclone.fetch(path, limit: HostRecord.maxLength) } catch RemoteError.rcloneFailed { fetched = nil }
+        if let bytes = fetched {
             let opened = try HostRecord.open(bytes, key: key, vaultID: remote.header.vaultID)
             if let seen = sent.seenGeneration(), opened.generation < seen {
                 throw BackupError.hostRecordOlder(seen: seen, served: opened.generation)
