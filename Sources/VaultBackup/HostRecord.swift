@@ -53,15 +53,19 @@ public struct HostRecord: Sendable, Equatable {
         magic + vaultID + (Hex.decode(name) ?? [])
     }
 
-    /// The sealed object.
+    /// The sealed object, under a fresh random nonce.
     public func seal(key: PieceKey, vaultID: [UInt8]) throws -> [UInt8] {
+        try seal(key: key, vaultID: vaultID, nonce: SecureRandom.bytes(AEADAlgorithm.nonceLength))
+    }
+
+    /// The same under `nonce` (the test vector's).
+    func seal(key: PieceKey, vaultID: [UInt8], nonce: [UInt8]) throws -> [UInt8] {
         var w = ByteWriter(capacity: 20 + 16 * (taken.count + usable.count + gone.count))
         w.u64(generation)
         for set in [taken, usable, gone] {
             w.u32(UInt32(set.count))
             for id in set.sorted(by: { $0.lexicographicallyPrecedes($1) }) { w.bytes(id) }
         }
-        let nonce = SecureRandom.bytes(AEADAlgorithm.nonceLength)
         let aead = try AEAD(.aes256GCM, key: try Self.derive(key, vaultID, "vault host record key", 32))
         let sealed = try aead.seal(nonce: nonce, aad: Self.aad(vaultID, try Self.name(key: key, vaultID: vaultID)), plaintext: w.bytes)
         return Self.magic + nonce + sealed

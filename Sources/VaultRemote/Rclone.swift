@@ -375,6 +375,22 @@ extension Rclone {
         }
     }
 
+    /// Writes `bytes` as `target/name` the way a host's drop-ins go up
+    /// (createOnly: a bare PUT or create, nothing read first).
+    public func uploadBytes(_ bytes: [UInt8], as name: String, to target: String) throws {
+        let local = scratch + "/up-" + Hex.encode(SecureRandom.bytes(8))
+        try Syscall.mkdir(local)
+        defer { _ = Eraser.erase(local) }
+        try VaultDirectory.atomicWrite(bytes, to: local + "/" + name, mode: 0o600)
+        try upload([name], from: local, to: target, createOnly: true)
+    }
+
+    /// Deletes `target/name`, which exists: any failure, "not found" included, throws.
+    public func deleteExisting(_ name: String, in target: String) throws {
+        let list = try listFile([name])
+        try run(.delete, ["delete", target, "--files-from", list, "--no-traverse", "--retries", "1"])
+    }
+
     /// Deletes `paths` (relative to `target`).
     public func delete(_ paths: [String], in target: String) throws {
         guard !paths.isEmpty else { return }

@@ -13,10 +13,35 @@ extension Context {
     /// `add --to` and `backup --to`: a scratch vault holding only the
     /// remote's header, its fingerprint checked against `fingerprint` or
     /// this machine's pin for the target.
+    /// The first send from this machine also learns what its credentials
+    /// may do there (RemoteRights), and says so: a host that can delete or
+    /// overwrite is one ransomware can wipe backups from.
     func remoteDropIn(to target: String, fingerprint: String?) throws -> RemoteDropIn {
-        try RemoteDropIn(target: target, rclone: rclone(), expected: fingerprint,
-                         pins: FingerprintPins(stateDirectory: stateDirectory), scratchBase: stateDirectory,
-                         firstUse: confirmFirstSend(to: target))
+        let pins = FingerprintPins(stateDirectory: stateDirectory)
+        let first = pins.remembered(for: target) == nil
+        let remote = try RemoteDropIn(target: target, rclone: rclone(), expected: fingerprint, pins: pins, scratchBase: stateDirectory,
+                                      firstUse: confirmFirstSend(to: target))
+        if first { sayRights(try? RemoteRights.probe(target: target, rclone: remote.rclone), of: target, host: true) }
+        return remote
+    }
+
+    /// One line on what this machine may do at `target` (nil: could not be
+    /// learned): a backup host (`host`) is told when it could destroy
+    /// backups; the owner, whose push and prune must delete, only what it is.
+    func sayRights(_ rights: RemoteRights?, of target: String, host: Bool) {
+        let who = host ? "this host" : "this machine"
+        switch rights {
+        case .appendOnly:
+            terminal.note("\(Terminal.printable(target)) is append-only for \(who): it can add there, and delete or overwrite nothing"
+                          + (host ? "" : " (a push or prune from here will fail)"))
+        case .canDestroy where host:
+            terminal.note("this host can delete or overwrite at \(Terminal.printable(target)): whoever takes it over could destroy backups there",
+                          hint: "a backup host needs only to create in the inbox: see 'Append-only hosts' in the README")
+        case .canDestroy:
+            terminal.note("this machine can delete the backups at \(Terminal.printable(target)), as the owner's push and prune need to")
+        case nil:
+            terminal.note("could not learn what \(who) may do at \(Terminal.printable(target))")
+        }
     }
 
     /// What the first send to TARGET from this machine does with the

@@ -6,7 +6,12 @@ extension JSONOutput {
         let name: String
         let target: String
         let generation: UInt64
-        init(_ r: RemoteConfig.Remote) { (name, target, generation) = (r.name, r.target, r.known) }
+        /// "append-only" or "can-delete": what `remote add` learned this
+        /// machine may do there; absent when not known.
+        let rights: String?
+        init(_ r: RemoteConfig.Remote, rights: RemoteRights?) {
+            (name, target, generation, self.rights) = (r.name, r.target, r.known, rights?.rawValue)
+        }
     }
 
     /// `push --json`, `pull --json`, `clone --json`.

@@ -105,7 +105,7 @@ enum RemoteSync {
                           hint: "they are in quarantine/ until 'vault check --repair --purge'")
         }
         if s.strays > 0 {
-            terminal.note("\(Format.count(s.strays, "file")) in the remote's inbox \(s.strays == 1 ? "is" : "are") no whole drop-in (an unfinished upload, or junk): left there for now",
+            terminal.note("\(Format.count(s.strays, "file")) in the remote's inbox \(s.strays == 1 ? "is" : "are") no whole drop-in (an unfinished upload, a host's rights probe, or junk): left there for now",
                           hint: "a pull deletes \(s.strays == 1 ? "it" : "them") once seen unchanged for a day")
         }
         if s.straysDeleted > 0 {

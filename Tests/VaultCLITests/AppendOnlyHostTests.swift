@@ -33,7 +33,9 @@ import Testing
         let r = try CLIHarness.run(["backup", source, "--to", server.hostTarget, "--json"] + extra,
                                    environment: host.environment(env), cwd: host.path, timeout: 120)
         #expect(r.status == 0, "backup --to: \(r.stderr)", sourceLocation: sourceLocation)
-        return (try? JSONObject.parse(r.stdout)) ?? [:]
+        var summary = (try? JSONObject.parse(r.stdout)) ?? [:]
+        summary["stderr"] = r.stderr
+        return summary
     }
 
     func ownerRun(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIHarness.Result {
@@ -55,12 +57,20 @@ import Testing
         let first = try backup(["--fingerprint", try fingerprint()])
         let stored = first["bytes_stored"] as? Int ?? 0
         #expect(stored > 3 << 20, "\(first)")
+        #expect((first["stderr"] as? String ?? "").contains("is append-only for this host"), "its first run says so: \(first)")
         // This host cannot list the inbox, or delete what it sent.
         #expect(try server.rclone(["lsf", server.hostTarget + "/inbox"]).status != 0)
         let second = try backup()
         #expect((second["bytes_stored"] as? Int ?? .max) < stored / 100, "no record yet: what it sent is reused: \(second)")
 
+        // A single file goes the same way (`add --to`).
+        let note = host.path + "/note.txt"
+        try Data("a note\n".utf8).write(to: URL(fileURLWithPath: note))
+        let added = try CLIHarness.run(["add", "--to", server.hostTarget, note], environment: host.environment(env), cwd: host.path, timeout: 60)
+        #expect(added.status == 0, "add --to: \(added.stderr)")
+
         try ownerRun(["pull"])
+        #expect(try owner.run(["get", "note.txt"]).stdoutText == "a note\n")
         let records = try FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts")
         #expect(records.count == 1, "one record, for this host's key: \(records)")
         let third = try backup()
@@ -134,7 +144,8 @@ import Testing
         #expect(try server.rclone(["copyto", "--sftp-set-modtime=false", junk, target + "/inbox/" + String(repeating: "ab", count: 16) + ".env"]).status == 0)
         #expect(try server.rclone(["copyto", "--sftp-set-modtime=false", junk, target + "/inbox/" + String(repeating: "ab", count: 16) + ".item"]).status == 0)
         let pulled = try ownerRun(["pull"])
-        #expect(pulled.stderr.contains("2 files in the remote's inbox are no whole drop-in"), "the junk is named: \(pulled.stderr)")
+        // Three: the junk, and the rights probe the host's first run could not delete.
+        #expect(pulled.stderr.contains("3 files in the remote's inbox are no whole drop-in"), "the junk is named: \(pulled.stderr)")
         let listed = try ownerRun(["snapshots", "list", "--json"])
         #expect(BackupFixture.snapshotCount(listed) == 2, "\(listed.stdoutText)\(listed.stderr)")
         let out = owner.path + "/out"
@@ -145,7 +156,7 @@ import Testing
         // The owner's pull deletes the junk once it has seen it for a day
         // (here: its record of when, moved two days back), not before.
         let again = try ownerRun(["pull"])
-        #expect(again.stderr.contains("2 files in the remote's inbox are no whole drop-in"), "\(again.stderr)")
+        #expect(again.stderr.contains("3 files in the remote's inbox are no whole drop-in"), "\(again.stderr)")
         let strays = owner.dir + "/remote.box.strays"
         let record = try String(contentsOfFile: strays, encoding: .utf8)
         let now = Int(Date().timeIntervalSince1970)
@@ -155,8 +166,8 @@ import Testing
         }.joined(separator: "\n") + "\n"
         try older.write(toFile: strays, atomically: true, encoding: .utf8)
         let tidied = try ownerRun(["pull"])
-        #expect(tidied.stderr.contains("deleted 2 files from the remote's inbox"), "\(tidied.stderr)")
-        #expect(try server.files().keys.filter { $0.hasPrefix("inbox/abab") }.isEmpty)
+        #expect(tidied.stderr.contains("deleted 3 files from the remote's inbox"), "\(tidied.stderr)")
+        #expect(try server.files().keys.filter { $0.hasPrefix("inbox/abab") || $0.hasPrefix("inbox/.probe-") }.isEmpty)
     }
 }
 
@@ -198,6 +209,7 @@ struct AppendOnlyS3Tests {
         let first = try backup(["--fingerprint", fingerprint])
         let stored = first["bytes_stored"] as? Int ?? 0
         #expect(stored > 2 << 20, "\(first)")
+        #expect((first["stderr"] as? String ?? "").contains("this host can delete or overwrite at"), "SeaweedFS's Write: \(first)")
         let second = try backup()
         #expect((second["bytes_stored"] as? Int ?? .max) < stored / 100, "\(second)")
         _ = try ownerRun(["pull"])

@@ -62,8 +62,10 @@ import Glibc
         #expect(try w.run(["remote", "add", "offsite-copy", w.path + "/a/much/longer/target"]).status == 0)
         let list = try w.run(["remote", "list"]).stdoutText
         let pad = String(repeating: " ", count: "/a/much/longer/target".count - "/usb".count)
-        #expect(list == "usb           \(w.path)/usb\(pad)  (generation 0)\n"
-                + "offsite-copy  \(w.path)/a/much/longer/target  (generation 0)\n", "\(list)")
+        // What `remote add` learned this machine may do there (issue 41).
+        #expect(list == "usb           \(w.path)/usb\(pad)  (generation 0; this machine can delete the backups)\n"
+                + "offsite-copy  \(w.path)/a/much/longer/target  (generation 0; this machine can delete the backups)\n", "\(list)")
+        #expect(try w.add(["info"]).stdoutText.contains("\nremotes: 'usb' (this machine can delete the backups), 'offsite-copy' (this machine can delete the backups)\n"))
     }
 
     // MARK: add

@@ -86,8 +86,12 @@ struct BackupCommand: Command {
                                   TARGET (an rclone path), as 'vault add --to':
                                   only its header is read, each pack is sent as
                                   it fills, the snapshot last; the owner's
-                                  'vault pull' takes them in. The remote must be
-                                  listable, or every file is read and stored
+                                  'vault pull' takes them in. Nothing is listed
+                                  or deleted there: this host may have rights to
+                                  create in its inbox only (README, 'Append-only
+                                  hosts'); the owner's record for this host,
+                                  which pull and prune publish, says which of
+                                  its packs it may reuse
           --fingerprint FP        with --to: refuse unless the remote vault's
                                   public key has this fingerprint (else the
                                   first use remembers it, as 'add --to' does)

@@ -1,6 +1,7 @@
 import VaultAgent
 import VaultCore
 import VaultCrypto
+import VaultRemote
 
 /// `vault info`: what the clear header says, without the password.
 struct InfoCommand: Command {
@@ -70,6 +71,7 @@ struct InfoCommand: Command {
                       "drop-in key: \(h.publicKey.kemName)"
                         + (h.publicKey.isHybrid ? "" : "; 'vault upgrade' moves it to X-Wing (ML-KEM-768 + X25519)"),
                       "shared: " + (vault.isShared ? "yes (other users can add items)" : "no"),
+                      "remotes: " + Self.remotes(context),
                       "thin: " + ((try context.thinVault()).map { "yes, the other blobs are on '\($0.remote)' (cache up to \(Format.size($0.cacheBytes)))" } ?? "no"),
                       "items stored: \(Format.count(blobs.count, "sealed blob")), \(Format.size(blobs.bytes)) on disk",
                       "items waiting to be absorbed: \(waiting)",
@@ -82,6 +84,15 @@ struct InfoCommand: Command {
             }
         }
         return .ok
+    }
+
+    /// "none", or "'usb' (append-only for this machine), 'b2' (...)".
+    static func remotes(_ context: Context) -> String {
+        let remotes = (try? RemoteConfig.read(vault: context.vaultDirectory).remotes) ?? []
+        guard !remotes.isEmpty else { return "none" }
+        return remotes.map { r in
+            "'\(r.name)'" + (RemoteRights.remembered(vault: context.vaultDirectory, remote: r.name).map { " (" + RemoteCommand.words($0) + ")" } ?? "")
+        }.joined(separator: ", ")
     }
 
     /// "password slot 'password'", "password slots 'a', 'b'; key-file slot

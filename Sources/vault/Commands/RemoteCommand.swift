@@ -19,7 +19,11 @@ struct RemoteCommand: Command {
         vault directory (file 'remotes'); no credentials are: they stay in
         rclone's own configuration. Needs no password.
 
-        'remove' forgets the name; the copy at the target is left as it is.
+        'add' also learns what this machine's credentials may do in the
+        copy's inbox (it creates a scratch file there, then deletes or
+        rewrites it if it can): 'list' and 'vault info' then say "append-only
+        for this machine" or "this machine can delete the backups". 'remove'
+        forgets the name; the copy at the target is left as it is.
 
         Options:
           --json   list: one JSON document on standard output
@@ -65,17 +69,25 @@ struct RemoteCommand: Command {
             try config.write(vault: context.vaultDirectory)
             context.terminal.note("added remote '\(name)' at \(Terminal.printable(remote.target))",
                                   hint: "'vault push \(name)' copies the vault there")
+            // What this machine's credentials may do there, shown by `remote
+            // list` and `info` (the owner's push and pull need to delete).
+            let rights = try? RemoteRights.probe(target: remote.target, rclone: context.rclone())
+            if let rights { try RemoteRights.remember(rights, vault: context.vaultDirectory, remote: name) }
+            context.sayRights(rights, of: remote.target, host: false)
         case .list:
             if json {
-                try context.terminal.printLine(JSONOutput.encode(config.remotes.map(JSONOutput.Remote.init)))
+                try context.terminal.printLine(JSONOutput.encode(config.remotes.map {
+                    JSONOutput.Remote($0, rights: RemoteRights.remembered(vault: context.vaultDirectory, remote: $0.name))
+                }))
             } else {
                 // Columns aligned (names and targets vary in length).
-                let rows = config.remotes.map { (Terminal.printable($0.name), Terminal.printable($0.target), $0.known) }
+                let rows = config.remotes.map { (Terminal.printable($0.name), Terminal.printable($0.target), $0.known,
+                                                     RemoteRights.remembered(vault: context.vaultDirectory, remote: $0.name)) }
                 let nameWidth = rows.map(\.0.count).max() ?? 0, targetWidth = rows.map(\.1.count).max() ?? 0
-                for (name, target, known) in rows {
+                for (name, target, known, rights) in rows {
                     try context.terminal.printLine(name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
                                                    + target.padding(toLength: targetWidth, withPad: " ", startingAt: 0)
-                                                   + "  (generation \(known))")
+                                                   + "  (generation \(known)" + (rights.map { "; " + Self.words($0) } ?? "") + ")")
                 }
             }
         case .remove(let name):
@@ -86,5 +98,10 @@ struct RemoteCommand: Command {
             context.terminal.note("removed remote '\(name)'; the copy there was not touched")
         }
         return .ok
+    }
+
+    /// How `remote list` and `info` word what this machine may do there.
+    static func words(_ rights: RemoteRights) -> String {
+        rights == .appendOnly ? "append-only for this machine" : "this machine can delete the backups"
     }
 }
