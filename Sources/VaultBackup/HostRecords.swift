@@ -9,8 +9,8 @@ public enum HostRecords {
     public struct Built {
         /// Sealed records by name (32 hex).
         public var records: [String: [UInt8]] = [:]
-        /// Snapshots whose record could not be read (their host gets no
-        /// record from them); `vault check` names them.
+        /// Snapshots whose record could not be read: their host gets no
+        /// record from them (`vault check` is what names them).
         public var unreadable = 0
     }
 
@@ -25,7 +25,7 @@ public enum HostRecords {
         gone.subtract(usable)
 
         var built = Built()
-        var byName: [String: (key: PieceKey, taken: Set<[UInt8]>)] = [:]
+        var byName: [String: (key: PieceKey, taken: Set<[UInt8]>, missing: Set<[UInt8]>)] = [:]
         for e in vault.snapshotEntries {
             guard let id = Hex.decode(String(e.name.dropFirst(BackupItems.snapshotPrefix.count))) else { continue }
             let snapshot: Snapshot
@@ -41,10 +41,20 @@ public enum HostRecords {
                 continue
             }
             let name = try HostRecord.name(key: snapshot.key, vaultID: vault.vault.header.vaultID)
-            byName[name, default: (snapshot.key, [])].taken.insert(id)
+            byName[name, default: (snapshot.key, [], [])].taken.insert(id)
+        }
+        // A host whose snapshot waits refused for packs the vault lacks
+        // (never arrived, or set aside as damaged) is told they are gone:
+        // else it would name them in every snapshot after it.
+        var refused = try vault.refusedSnapshots()
+        defer { for i in refused.indices { SecureZero.zero(&refused[i].content) } }
+        for (content, missing) in refused {
+            guard let snapshot = Snapshot.decode(content) else { continue }
+            let name = try HostRecord.name(key: snapshot.key, vaultID: vault.vault.header.vaultID)
+            byName[name, default: (snapshot.key, [], [])].missing.formUnion(missing)
         }
         for (name, host) in byName {
-            let record = HostRecord(generation: manifest.generation, taken: host.taken, usable: usable, gone: gone)
+            let record = HostRecord(generation: manifest.generation, taken: host.taken, usable: usable, gone: gone.union(host.missing))
             built.records[name] = try record.seal(key: host.key, vaultID: vault.vault.header.vaultID)
         }
         return built

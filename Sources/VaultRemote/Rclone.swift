@@ -385,7 +385,7 @@ extension Rclone {
         try upload([name], from: local, to: target, createOnly: true)
     }
 
-    /// Deletes `target/name`, which exists: any failure, "not found" included, throws.
+    /// Deletes `target/name` (one try, not rclone's three): a refusal throws.
     public func deleteExisting(_ name: String, in target: String) throws {
         let list = try listFile([name])
         try run(.delete, ["delete", target, "--files-from", list, "--no-traverse", "--retries", "1"])

@@ -11,6 +11,10 @@ public struct RemoteLayout: Sendable {
     public var dropIns: [String] = []
     /// Files in `inbox/` that are no part of such a drop-in (RemoteStrays).
     public var strays: [String: UInt64] = [:]
+    /// The names in `hosts/` (RemoteHostRecords).
+    public var hostRecords: Set<String> {
+        Set(files.keys.compactMap { $0.hasPrefix(RemoteHostRecords.directory + "/") ? String($0.dropFirst(RemoteHostRecords.directory.count + 1)) : nil })
+    }
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 
     /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope"): X25519

@@ -27,6 +27,8 @@ public struct PullSummary: Sendable {
     /// left there for now, and deleted there by this pull.
     public var strays = 0
     public var straysDeleted = 0
+    /// The host records the remote holds (names in `hosts/`), as listed.
+    public var hostRecords: Set<String> = []
     /// The remote's header (newer, authenticated) replaced ours.
     public var headerTaken = false
     /// Drop-ins this vault had sent to the remote's inbox that were taken
@@ -195,6 +197,7 @@ public enum RemotePull {
         let due = RemoteStrays.due(layout.strays, vault: paths.root, remote: remote.name, now: listed)
         try rclone.delete(due, in: remote.target)
         (summary.strays, summary.straysDeleted) = (layout.strays.count - due.count, due.count)
+        summary.hostRecords = layout.hostRecords
         return summary
     }
 
@@ -284,13 +287,14 @@ public enum RemotePull {
     /// whose envelopes open, copied into our inbox (and listed), nothing
     /// else. Prune looks there first: a backup sent with `backup --to` may
     /// need a pack it would delete. Returns their ids.
-    public static func fetchInbox(vault local: UnlockedVault, remote: RemoteConfig.Remote, rclone: Rclone) throws -> [String] {
+    public static func fetchInbox(vault local: UnlockedVault, remote: RemoteConfig.Remote, rclone: Rclone) throws
+        -> (fetched: [String], hostRecords: Set<String>) {
         let listed = Syscall.now()
         let layout = RemoteLayout(try rclone.list(remote.target))
         try layout.checkVault(target: remote.target)
         let fetched = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone).0
         RemoteBase.recordSeen(vault: local.vault.paths.root, remote: remote.name, at: listed)
-        return fetched
+        return (fetched, layout.hostRecords)
     }
 
     /// Copies the remote's complete drop-ins that are neither in our inbox

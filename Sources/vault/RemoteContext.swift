@@ -102,13 +102,16 @@ extension Context {
     /// marks and deletes). A remote that cannot take them is named, and the
     /// command goes on: a host with an older record stores more, or has a
     /// snapshot refused once and then stores what it needs again.
-    func publishHostRecords(_ vault: UnlockedVault, to remotes: [RemoteConfig.Remote]) {
+    ///
+    /// `remotes`: each with the names its listing found in `hosts/`. A
+    /// vault with no record to publish and none to delete calls no rclone.
+    func publishHostRecords(_ vault: UnlockedVault, to remotes: [(remote: RemoteConfig.Remote, there: Set<String>)]) {
         guard !remotes.isEmpty else { return }
         do {
             let built = try HostRecords.build(vault)
             let rclone = try rclone()
-            for remote in remotes {
-                do { try RemoteHostRecords.publish(built.records, target: remote.target, rclone: rclone) } catch {
+            for (remote, there) in remotes where !built.records.isEmpty || !there.isEmpty {
+                do { try RemoteHostRecords.publish(built.records, there: there, target: remote.target, rclone: rclone) } catch {
                     terminal.warning("could not update the backup hosts' records on '\(remote.name)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
                                      hints: ["hosts that back up there with --to may store more than they need until the next pull or prune does"])
                 }

@@ -57,7 +57,7 @@ enum RemoteSync {
             if passwordsChanged { PasswordChangedElsewhere.record(vault: context.vaultDirectory, remote: remote.name) }
         }
         try reopened.tidy()
-        context.publishHostRecords(reopened, to: [remote])
+        context.publishHostRecords(reopened, to: [(remote, summary.hostRecords)])
         let taken = try summary.dropIns.filter { try Syscall.status(of: reopened.vault.paths.dropInEnvelope($0)) == nil }.count
         return Pulled(summary: summary, vault: reopened, taken: taken, seconds: Syscall.monotonicSeconds() - started,
                       passwordsChanged: passwordsChanged)

@@ -138,6 +138,24 @@ extension UnlockedVault {
         }
     }
 
+    /// The snapshots waiting in the inbox (refused, after an absorb) whose
+    /// envelope and content open: each one's content (the caller zeroes
+    /// it) and the packs it names that the vault holds neither as a pack
+    /// nor as a repack. A host record tells that snapshot's host those
+    /// are gone, so its next backup stores them again instead of naming
+    /// them in one refused snapshot after another (HostRecords).
+    public func refusedSnapshots() throws -> [(content: [UInt8], missing: [[UInt8]])] {
+        var out: [(content: [UInt8], missing: [[UInt8]])] = []
+        for d in try openInboxWhole(with: keys) where d.entry.kind == .snapshot {
+            // One that does not read names nothing to tell: it stays refused.
+            guard let content = try? snapshotContent(d.entry, at: waitingContentPath(d.entry)),
+                  let ids = try? BackupItems.packIDs(inSnapshot: content) else { continue }
+            let missing = ids.filter { packSources($0).isEmpty }
+            if !missing.isEmpty { out.append((content, missing)) }
+        }
+        return out
+    }
+
     /// Where a waiting drop-in's content is: still in the inbox, else in
     /// items/ (an absorb interrupted after the rename). Only "no such
     /// file" means not in the inbox; any other failure to look is thrown,

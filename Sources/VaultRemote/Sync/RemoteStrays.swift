@@ -9,10 +9,12 @@ import VaultCore
 /// under way is never taken for one left behind. Remembered, machine-local,
 /// in `remote.<NAME>.strays`:
 ///
-///     "vault strays v1\n" || (first seen (decimal Unix seconds) "\t" size "\t" path "\n")*
+///     "vault strays v1\n" || (first seen (decimal Unix seconds) "\t" size "\t" hex of the path "\n")*
 ///
-/// Unreadable or of another shape, it counts as empty: every stray is new
-/// again, which only waits longer.
+/// The path in hex: a name anyone with create rights chose cannot add a
+/// line (a newline in it would otherwise claim another stray, an upload
+/// under way, was first seen long ago). Unreadable or of another shape,
+/// it counts as empty: every stray is new again, which only waits longer.
 public enum RemoteStrays {
     public static let grace: Int64 = 24 * 3600
     static let firstLine = "vault strays v1"
@@ -29,8 +31,8 @@ public enum RemoteStrays {
             if lines.first == Substring(firstLine) {
                 for line in lines.dropFirst() {
                     let f = line.split(separator: "\t", maxSplits: 2)
-                    guard f.count == 3, let seen = Int64(f[0]), let size = UInt64(f[1]) else { continue }
-                    known[String(f[2])] = (seen, size)
+                    guard f.count == 3, let seen = Int64(f[0]), let size = UInt64(f[1]), let path = Hex.decode(String(f[2])) else { continue }
+                    known[String(decoding: path, as: UTF8.self)] = (seen, size)
                 }
             }
         }
@@ -41,7 +43,7 @@ public enum RemoteStrays {
             let seen = known[p].flatMap { $0.size == size ? $0.seen : nil } ?? now
             if now - seen >= grace { due.append(p) } else if kept.count < maxListed { kept.append((p, seen, size)) }
         }
-        let text = firstLine + "\n" + kept.map { "\($0.1)\t\($0.2)\t\($0.0)\n" }.joined()
+        let text = firstLine + "\n" + kept.map { "\($0.1)\t\($0.2)\t\(Hex.encode(Array($0.0.utf8)))\n" }.joined()
         // Lost, the strays are new again at the next pull: they wait longer.
         try? VaultDirectory.atomicWrite(Array(text.utf8), to: path(vault, name))
         return due

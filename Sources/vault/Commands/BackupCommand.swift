@@ -237,8 +237,9 @@ struct BackupCommand: Command {
         let scan = progress.map { _ in BackupScan.start(options: options, cache: cache) }
         defer { scan?.cancel() }
         // Each drop-in is logged as sent once it is whole in the remote's
-        // inbox: the order the cache decides from.
-        let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0); try sent?.append($0) } }
+        // inbox: the order the cache decides from. One that cannot be
+        // logged is a pack the next run does not reuse: slower, never wrong.
+        let send: ((String) throws -> Void)? = remote.map { r in { try r.upload(blob: $0); try? sent?.append($0) } }
         let summary = try BackupRun(vault: vault, cache: cache, options: options, landed: send) { s in
             let totals = scan?.totals
             progress?.update(s.counts.bytes + s.readingFile, counting: Format.count(s.counts.files, "file"),

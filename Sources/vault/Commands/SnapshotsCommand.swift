@@ -509,16 +509,16 @@ struct SnapshotsCommand: Command {
     /// earliest over the remotes not seen; nil when all were). A dry run,
     /// which changes nothing, does not look, and says so. Also returns the
     /// remotes reached, which then get the host records prune changes.
-    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws -> (Int64?, [RemoteConfig.Remote]) {
+    private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws
+        -> (Int64?, [(remote: RemoteConfig.Remote, there: Set<String>)]) {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         guard !remotes.isEmpty else { return (nil, []) }
         let rclone = try context.rclone()
         var seenUntil: Int64?
-        var reached: [RemoteConfig.Remote] = []
+        var reached: [(remote: RemoteConfig.Remote, there: Set<String>)] = []
         for remote in remotes {
             do {
-                _ = try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone)
-                reached.append(remote)
+                reached.append((remote, try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone).hostRecords))
             } catch let error as RemoteError {
                 let cause = ErrorReport.cliError(for: error)
                 let seen = RemoteBase.seen(vault: context.vaultDirectory, remote: remote.name)
@@ -537,7 +537,7 @@ struct SnapshotsCommand: Command {
     /// half unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
-                       seenUntil: Int64?, reached: [RemoteConfig.Remote]) throws -> ExitCode {
+                       seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: Set<String>)]) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil) {
             context.terminal.note("waiting for running backups to finish")
