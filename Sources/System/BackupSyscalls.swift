@@ -55,9 +55,15 @@ extension Syscall {
     /// Shell-style matching of `name` against `pattern` (`*`, `?`, `[...]`);
     /// with `pathname`, wildcards do not match '/'. The corresponding C
     /// function is `fnmatch`.
-    public static func matches(pattern: [UInt8], _ name: [UInt8], pathname: Bool) -> Bool {
+    /// glibc's FNM_CASEFOLD (1 << 4), a GNU extension Swift's Glibc module
+    /// does not export.
+    static let fnmCaseFold: Int32 = 1 << 4
+
+    public static func matches(pattern: [UInt8], _ name: [UInt8], pathname: Bool, ignoringCase: Bool = false) -> Bool {
         FilePath(bytes: pattern).withCString { p in
-            FilePath(bytes: name).withCString { n in fnmatch(p, n, pathname ? FNM_PATHNAME : 0) == 0 }
+            FilePath(bytes: name).withCString { n in
+                fnmatch(p, n, (pathname ? FNM_PATHNAME : 0) | (ignoringCase ? Self.fnmCaseFold : 0)) == 0
+            }
         }
     }
 }

@@ -25,6 +25,7 @@ extension Syscall {
 
     public static var processID: Int32 { getpid() }
     public static var userID: UInt32 { getuid() }
+    public static var groupID: UInt32 { getgid() }
 
     /// The login name of user `uid` (getpwuid_r); nil if it has none.
     public static func userName(of uid: UInt32) -> String? {

@@ -1,3 +1,5 @@
+import System
+
 /// What can go wrong in a backup or a snapshot read, beyond VaultError's cases.
 public enum BackupError: Error, Equatable, Sendable {
     /// A snapshot, tree or piece does not match its reference or breaks the
@@ -27,6 +29,9 @@ public enum BackupError: Error, Equatable, Sendable {
     case hostRecordOlder(seen: UInt64, served: UInt64)
     /// This host read a record before, and the remote holds none now.
     case hostRecordMissing
+    /// `--stdin-from-command`'s command did not exit 0 (or its output
+    /// could not be read to the end): no snapshot was made.
+    case commandFailed(Termination)
 }
 
 /// What is wrong with a snapshot (`BackupError.snapshotCorrupted`, and

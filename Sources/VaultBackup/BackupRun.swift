@@ -11,7 +11,18 @@ public struct BackupOptions: Sendable {
     public var host: String
     public var tags: [String] = []
     public var dryRun = false
+    /// A command whose standard output is stored as one more file at the
+    /// top of the snapshot (restic's --stdin-from-command).
+    public var command: CommandSource?
     public init(paths: [[UInt8]], host: String) { (self.paths, self.host) = (paths, host) }
+}
+
+/// `--stdin-from-command CMD --stdin-filename NAME`: CMD runs under
+/// /bin/sh; its output becomes the file NAME (one path component).
+public struct CommandSource: Sendable {
+    public let command: String
+    public let name: [UInt8]
+    public init(command: String, name: [UInt8]) { (self.command, self.name) = (command, name) }
 }
 
 /// What a backup did (`--json`).
@@ -97,6 +108,7 @@ public final class BackupRun {
             let name = Array(path.split(separator: 0x2f).last ?? [])
             if let entry = try entry(name: name, path: path, relative: name, status: st, device: st.device) { roots.append(entry) }
         }
+        if let command = options.command { roots.append(try commandEntry(command)) }
         roots.sort { $0.name.lexicographicallyPrecedes($1.name) }
         let root = try storeTree(roots)
         try packs.land()
@@ -107,8 +119,10 @@ public final class BackupRun {
         summary.bytesNewCompressed = packs.storedNew + treePacks.storedNew
         summary.packs = packs.packsLanded + treePacks.packsLanded
         guard !options.dryRun else { return summary }
+        // The command's file is recorded as the path "/NAME", as restic does.
+        let paths = options.paths + (options.command.map { [[0x2f] + $0.name] } ?? [])
         let snapshot = Snapshot(packs: usedPacks.sorted { $0.lexicographicallyPrecedes($1) }, key: key, host: options.host,
-                                paths: options.paths, tags: options.tags, start: Self.time(started), end: Self.time(ended),
+                                paths: paths, tags: options.tags, start: Self.time(started), end: Self.time(ended),
                                 counts: summary.counts, root: root)
         var content = try snapshot.encode()
         defer { SecureZero.zero(&content) }
@@ -156,7 +170,7 @@ public final class BackupRun {
             return e
         case .directory:
             if options.filter.oneFileSystem, st.device != device { return nil }
-            if options.filter.isCache(directory: path) { return nil }
+            if options.filter.isCache(directory: path) || options.filter.holdsMarker(directory: path) { return nil }
             var e = base(.directory, size: 0)
             guard let children = try directory(path: path, relative: relative, device: device) else { return nil }
             e.subtree = try storeTree(children)
@@ -237,6 +251,35 @@ public final class BackupRun {
 
     private func note(_ pieces: [PieceRef]) { for p in pieces { usedPacks.insert(p.pack) } }
 
+    /// The output of a command as a file at the top of the snapshot: read
+    /// every time (there is nothing to compare it with), its pieces shared
+    /// with what is already stored like any file's. A command that cannot
+    /// be read to its end or exits other than 0 ends the backup: a
+    /// database dump cut short must not land as if it were whole.
+    private func commandEntry(_ source: CommandSource) throws -> TreeEntry {
+        let started = Date()
+        let (pid, output) = try Syscall.spawnShell(source.command)
+        let f = FileHandleFD(borrowing: output)
+        let pieces: [PieceRef]?
+        do { pieces = try cut(f, relative: source.name) } catch {
+            Syscall.close(output)
+            _ = try? Syscall.wait(pid) // the backup ends with the error above either way
+            throw error
+        }
+        Syscall.close(output)
+        let ended = try Syscall.wait(pid)
+        guard case .exited(0) = ended, let pieces else { throw BackupError.commandFailed(ended) }
+        let (seconds, nanoseconds) = Self.time(started)
+        var e = TreeEntry(name: source.name, kind: .file, mode: 0o600, user: Syscall.userID, group: Syscall.groupID,
+                          modified: seconds, modifiedNanoseconds: nanoseconds, changed: seconds, changedNanoseconds: nanoseconds,
+                          size: pieces.reduce(0) { $0 + UInt64($1.count) })
+        e.pieces = pieces
+        note(pieces)
+        summary.counts.files += 1
+        summary.counts.bytes += e.size
+        return e
+    }
+
     /// Reads and cuts a file; whether it changed while it was read (its
     /// size, mtime or ctime differ after). Nil if it cannot be opened or read.
     private func read(_ path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> ([PieceRef], Bool)? {
@@ -244,6 +287,16 @@ public final class BackupRun {
             unreadable(relative)
             return nil
         }
+        guard let pieces = try cut(f, relative: relative) else { return nil }
+        let after = try? Syscall.status(f.fd)
+        let changed = after.map { $0.size != st.size || $0.modified != st.modified || $0.modifiedNanoseconds != st.modifiedNanoseconds
+            || $0.changed != st.changed || $0.changedNanoseconds != st.changedNanoseconds } ?? true
+        return (pieces, changed)
+    }
+
+    /// Reads `f` to its end and stores its pieces; nil if a read fails
+    /// (named and counted as unreadable).
+    private func cut(_ f: FileHandleFD, relative: [UInt8]) throws -> [PieceRef]? {
         summary.filesRead += 1
         defer { summary.readingFile = 0 }
         let raw = buffer.raw
@@ -279,10 +332,7 @@ public final class BackupRun {
             }
             progress?(summary)
         }
-        let after = try? Syscall.status(f.fd)
-        let changed = after.map { $0.size != st.size || $0.modified != st.modified || $0.modifiedNanoseconds != st.modifiedNanoseconds
-            || $0.changed != st.changed || $0.changedNanoseconds != st.changedNanoseconds } ?? true
-        return (pieces, changed)
+        return pieces
     }
 
     /// Encodes a directory's entries and stores the tree as a piece.

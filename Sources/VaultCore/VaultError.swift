@@ -172,6 +172,7 @@ public enum UserFile: Equatable, Sendable {
     case recoveryKit
     case moveCodeFile
     case excludeFile
+    case filesFrom
 }
 
 /// A broken precondition of the library (`VaultError.misuse`): each one a

@@ -334,6 +334,14 @@ enum ErrorReport {
             return CLIError(message: "the remote's record for this host does not open: damaged, or not the owner's", code: .corrupted)
         case .hostRecordOlder(let seen, let served):
             return CLIError(message: "the remote served an older record for this host (generation \(served), after \(seen))", code: .corrupted)
+        case .commandFailed(let how):
+            let ended: String
+            switch how {
+            case .exited(let code): ended = "exited with status \(code)"
+            case .signaled(let signal): ended = "was killed by signal \(signal)"
+            }
+            return CLIError(message: "the command of --stdin-from-command \(ended): no snapshot was made",
+                            hints: ["its own messages, above, say why"])
         case .hostRecordMissing:
             return CLIError(message: "the remote's record for this host is gone, though this host read one before", code: .corrupted)
         }

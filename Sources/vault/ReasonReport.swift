@@ -120,6 +120,7 @@ extension ErrorReport {
         case .recoveryKit: "recovery kit"
         case .moveCodeFile: "move code file"
         case .excludeFile: "exclude file"
+        case .filesFrom: "list of files"
         }
     }
 

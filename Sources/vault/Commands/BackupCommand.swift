@@ -23,14 +23,26 @@ struct BackupCommand: Command {
     static let toOption = AddCommand.toOption
     static let fingerprintOption = AddCommand.fingerprintOption
     static let rebuildCacheFlag = FlagOption("--rebuild-cache")
+    static let iexcludeOption = ValueOption<String>.repeated("--iexclude", as: "PATTERN")
+    static let excludeIfPresentOption = ValueOption<String>.repeated("--exclude-if-present", as: "NAME")
+    static let filesFromOption = ValueOption<String>.repeated("--files-from", as: "FILE")
+    static let filesFromVerbatimOption = ValueOption<String>.repeated("--files-from-verbatim", as: "FILE")
+    static let filesFromRawOption = ValueOption<String>.repeated("--files-from-raw", as: "FILE")
+    static let stdinCommandOption = ValueOption<String>.text("--stdin-from-command", as: "CMD")
+    static let stdinFilenameOption = ValueOption<String>.text("--stdin-filename", as: "NAME")
     static let options = [excludeOption.spec, excludeFileOption.spec, excludeCachesFlag.spec, largerThanOption.spec,
                           oneFileSystemFlag.spec, tagOption.spec, hostOption.spec, dryRunFlag.spec, jsonFlag.spec,
-                          toOption.spec, fingerprintOption.spec, rebuildCacheFlag.spec]
+                          toOption.spec, fingerprintOption.spec, rebuildCacheFlag.spec, iexcludeOption.spec,
+                          excludeIfPresentOption.spec, filesFromOption.spec, filesFromVerbatimOption.spec, filesFromRawOption.spec,
+                          stdinCommandOption.spec, stdinFilenameOption.spec]
     static let help = """
         Usage: vault backup PATH... [--exclude PATTERN]... [--exclude-file FILE]...
+                            [--iexclude PATTERN]... [--exclude-if-present NAME]...
                             [--exclude-caches] [--exclude-larger-than SIZE]
-                            [--one-file-system] [--tag TAG]... [--host HOST]
-                            [--dry-run] [--json] [--to TARGET [--fingerprint FP]]
+                            [--files-from FILE]... [--stdin-from-command CMD
+                            [--stdin-filename NAME]] [--one-file-system]
+                            [--tag TAG]... [--host HOST] [--dry-run] [--json]
+                            [--to TARGET [--fingerprint FP]]
                vault backup --rebuild-cache [--host HOST]
 
         Takes a snapshot of each PATH (folders or files) into the vault without
@@ -73,10 +85,25 @@ struct BackupCommand: Command {
           --exclude PATTERN       leave out what matches: a shell pattern on each
                                   name, or on the whole path if it has a '/'
           --exclude-file FILE     patterns from FILE, one a line ('#' comments)
+          --iexclude PATTERN      as --exclude, letters matched in either case
+          --exclude-if-present NAME
+                                  leave out folders holding an entry called NAME
+                                  (such as .nobackup)
           --exclude-caches        leave out folders holding a CACHEDIR.TAG
           --exclude-larger-than SIZE
                                   leave out files larger than SIZE (bytes, or with
                                   K, M, G or T: powers of 1024)
+          --files-from FILE       more PATHs, one a line ('#' comments and blank
+                                  lines skipped, spaces around trimmed)
+          --files-from-verbatim FILE
+                                  more PATHs, one a line, taken as they are
+          --files-from-raw FILE   more PATHs, separated by NUL bytes (find -print0)
+          --stdin-from-command CMD
+                                  run CMD (with /bin/sh) and keep its output as a
+                                  file at the top of the snapshot (a database
+                                  dump: 'pg_dump mydb'); if CMD fails, no
+                                  snapshot is made
+          --stdin-filename NAME   that file's name (default: stdin)
           --one-file-system       stay on each PATH's file system
           --tag TAG               a tag on the snapshot (repeatable)
           --host HOST             the host name recorded (default: this machine's)
@@ -102,6 +129,7 @@ struct BackupCommand: Command {
           vault backup ~/Documents ~/Pictures
           vault backup ~ --exclude-caches --exclude '*.iso' --tag nightly
           vault backup /srv/data --one-file-system --json
+          vault backup --stdin-from-command 'pg_dump mydb' --stdin-filename mydb.sql
           vault backup ~/Documents --to s3:my-bucket/vault --fingerprint 3f2a-...
         """
 
@@ -119,10 +147,37 @@ struct BackupCommand: Command {
     let remoteTarget: String?
     let fingerprint: String?
     let rebuildCache: Bool
+    let caseFolded: [String]
+    let ifPresent: [String]
+    /// --files-from, --files-from-verbatim, --files-from-raw: each file and how it is read.
+    let pathFiles: [(path: String, form: PathListForm)]
+    let command: CommandSource?
+
+    /// How a --files-from kind of file lists paths.
+    enum PathListForm { case lines, verbatim, raw }
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         rebuildCache = arguments.isSet(Self.rebuildCacheFlag)
-        paths = rebuildCache ? try arguments.exactly() : try arguments.oneOrMore("PATH")
+        caseFolded = arguments.values(Self.iexcludeOption)
+        ifPresent = arguments.values(Self.excludeIfPresentOption)
+        pathFiles = arguments.values(Self.filesFromOption).map { ($0, .lines) } + arguments.values(Self.filesFromVerbatimOption).map { ($0, .verbatim) }
+            + arguments.values(Self.filesFromRawOption).map { ($0, .raw) }
+        let commandText = try arguments.value(Self.stdinCommandOption)
+        let fileName = try arguments.value(Self.stdinFilenameOption)
+        if fileName != nil && commandText == nil { throw arguments.usageError("--stdin-filename goes with --stdin-from-command") }
+        command = try commandText.map { text throws(CLIError) in
+            let name = fileName ?? "stdin"
+            guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0"), name.utf8.count <= 255 else {
+                throw arguments.usageError("'\(name)' cannot be a file name (one name, no '/')")
+            }
+            return CommandSource(command: text, name: Array(name.utf8))
+        }
+        for name in ifPresent where name.isEmpty || name.contains("/") {
+            throw arguments.usageError("--exclude-if-present takes a name, not a path: '\(name)'")
+        }
+        // PATHs may all come from files or the command instead.
+        paths = rebuildCache ? try arguments.exactly()
+            : pathFiles.isEmpty && command == nil ? try arguments.oneOrMore("PATH") : arguments.positionals
         patterns = arguments.values(Self.excludeOption)
         excludeFiles = arguments.values(Self.excludeFileOption)
         excludeCaches = arguments.isSet(Self.excludeCachesFlag)
@@ -145,7 +200,8 @@ struct BackupCommand: Command {
             throw arguments.usageError("'\(t)' is not a usable tag or host name")
         }
         if paths.contains("-") { throw arguments.usageError("backup reads folders and files, not standard input") }
-        if rebuildCache && (remoteTarget != nil || dryRun || !tags.isEmpty || !patterns.isEmpty || !excludeFiles.isEmpty) {
+        if rebuildCache && (remoteTarget != nil || dryRun || !tags.isEmpty || !patterns.isEmpty || !excludeFiles.isEmpty
+                            || !caseFolded.isEmpty || !ifPresent.isEmpty || !pathFiles.isEmpty || command != nil) {
             throw arguments.usageError("--rebuild-cache goes with --host only")
         }
     }
@@ -197,10 +253,13 @@ struct BackupCommand: Command {
         // exclusively) never deletes a pack this backup is about to reference.
         let hold = try remote == nil ? vault.holdDropLock { context.terminal.note("waiting for a prune or rekey of the vault to finish") } : nil
         defer { withExtendedLifetime(hold) {} }
-        var options = BackupOptions(paths: try absolutePaths(), host: host ?? Syscall.hostName())
+        var options = BackupOptions(paths: try absolutePaths(paths + listedPaths()), host: host ?? Syscall.hostName())
         options.tags = tags
         options.dryRun = dryRun
+        options.command = command
         options.filter.patterns = patterns.map { Array($0.utf8) }
+        options.filter.caseFoldedPatterns = caseFolded.map { Array($0.utf8) }
+        options.filter.ifPresent = ifPresent.map { Array($0.utf8) }
         for file in excludeFiles {
             options.filter.patterns += BackupFilter.patterns(inExcludeFile: try FileHandleFD.regularFile(file, what: .excludeFile).readAll(limit: 1 << 20))
         }
@@ -311,10 +370,28 @@ struct BackupCommand: Command {
         return try BackupCache(directory: directory) { sent.presence(of: $0, record: record) }
     }
 
-    /// Each PATH made absolute (not resolving links), with distinct last names.
-    private func absolutePaths() throws -> [[UInt8]] {
+    /// The PATHs the --files-from kind of files list (64 MiB each at most).
+    private func listedPaths() throws -> [String] {
+        try pathFiles.flatMap { (file, form) throws -> [String] in
+            let bytes = try FileHandleFD.regularFile(file, what: .filesFrom).readAll(limit: 64 << 20)
+            switch form {
+            case .raw:
+                return bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            case .verbatim:
+                return bytes.split(separator: 0x0a, omittingEmptySubsequences: false).dropLast(bytes.last == 0x0a ? 1 : 0)
+                    .map { String(decoding: $0, as: UTF8.self) }
+            case .lines:
+                return BackupFilter.patterns(inExcludeFile: bytes).map { String(decoding: $0, as: UTF8.self) }
+            }
+        }
+    }
+
+    /// Each PATH made absolute (not resolving links), with distinct last
+    /// names (the command's file's name among them).
+    private func absolutePaths(_ paths: [String]) throws -> [[UInt8]] {
         let cwd = FileManager.default.currentDirectoryPath
-        var seen = Set<[UInt8]>()
+        var seen = Set<[UInt8]>(command.map { [$0.name] } ?? [])
+        if paths.isEmpty && command == nil { throw CLIError(message: "the lists of files name no PATH", code: .usage) }
         return try paths.map { p in
             var full = p.hasPrefix("/") ? p : cwd + "/" + p
             while full.count > 1 && full.hasSuffix("/") { full.removeLast() }
