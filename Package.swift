@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "VaultMove", targets: ["VaultMove"]),
         .library(name: "VaultRemote", targets: ["VaultRemote"]),
         .library(name: "VaultBackup", targets: ["VaultBackup"]),
+        .library(name: "VaultConfig", targets: ["VaultConfig"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -37,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
 
         // The syscall layer: the only code that calls libc for files,
         // processes, the terminal and sockets (CSystem holds what needs
@@ -69,7 +71,10 @@ let package = Package(
         // The unlock agent: a per-user process holding one vault's master key,
         // serving this user's commands over a Unix socket.
         .target(name: "VaultAgent", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System"]),
-        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent", "VaultBackup",
+        // The user's config file (profiles of backups that run themselves):
+        // YAML through libyaml, checked into typed profiles; no I/O but reading it.
+        .target(name: "VaultConfig", dependencies: ["CYAML"]),
+        .executableTarget(name: "vault", dependencies: ["VaultCore", "VaultMove", "VaultRemote", "VaultMount", "VaultAgent", "VaultBackup", "VaultConfig",
                                                        "VaultCrypto", "System"]),
         // Measurements for `make bench`; not installed.
         .executableTarget(name: "VaultBench", dependencies: ["VaultCore", "VaultMove", "VaultCrypto", "System"]),
@@ -85,6 +90,7 @@ let package = Package(
         .testTarget(name: "VaultCoreTests", dependencies: ["VaultCore", "VaultCrypto", "System", "TestSupport"]),
         .testTarget(name: "VaultMoveTests", dependencies: ["VaultMove", "VaultCore", "VaultCrypto", "System", "TestSupport"]),
         .testTarget(name: "VaultAgentTests", dependencies: ["VaultAgent", "VaultCore", "VaultCrypto", "System"]),
+        .testTarget(name: "VaultConfigTests", dependencies: ["VaultConfig"]),
         .testTarget(name: "VaultMountTests", dependencies: ["VaultMount", "VaultBackup", "VaultCore", "VaultCodecs", "System"]),
         .testTarget(name: "VaultBackupTests", dependencies: ["VaultBackup", "VaultCore", "VaultCrypto", "VaultCodecs", "ByteLayout", "System"]),
         .testTarget(name: "VaultRemoteTests", dependencies: ["VaultRemote", "VaultCore", "System", "TestSupport"]),

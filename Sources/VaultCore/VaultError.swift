@@ -173,6 +173,7 @@ public enum UserFile: Equatable, Sendable {
     case moveCodeFile
     case excludeFile
     case filesFrom
+    case configFile
 }
 
 /// A broken precondition of the library (`VaultError.misuse`): each one a

@@ -121,6 +121,7 @@ extension ErrorReport {
         case .moveCodeFile: "move code file"
         case .excludeFile: "exclude file"
         case .filesFrom: "list of files"
+        case .configFile: "config file"
         }
     }
 

@@ -243,8 +243,12 @@ struct BackupCommand: Command {
         return environment.nonEmpty("HOME").map { $0 + "/.cache/vault" }
     }
 
-    func run(_ context: Context) throws -> ExitCode {
-        if rebuildCache { return try rebuild(context) }
+    func run(_ context: Context) throws -> ExitCode { try perform(context).code }
+
+    /// The run, and what it did (nil: --rebuild-cache), for `vault run`'s
+    /// hooks.
+    func perform(_ context: Context) throws -> (code: ExitCode, summary: BackupSummary?) {
+        if rebuildCache { return (try rebuild(context), nil) }
         // --to: seal into a scratch vault holding only the remote's header,
         // sending each drop-in on as it lands (RemoteDropIn).
         let remote = try remoteTarget.map { try context.remoteDropIn(to: $0, fingerprint: fingerprint) }
@@ -328,7 +332,7 @@ struct BackupCommand: Command {
             }
         }
         let incomplete = !summary.unreadable.isEmpty || !summary.changedWhileRead.isEmpty || !summary.skipped.isEmpty
-        return incomplete ? .partial : .ok
+        return (incomplete ? .partial : .ok, summary)
     }
 
     /// The cache directory for `--to TARGET`: `<vault id>-to-<h>` (h: 16

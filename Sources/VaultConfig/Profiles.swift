@@ -1,0 +1,137 @@
+/// The config file (`$XDG_CONFIG_HOME/vault/config.yaml`, else
+/// `~/.config/vault/config.yaml`; README, "Backups that run themselves"):
+///
+///     profiles:
+///       home:                       # a name: letters, digits, '.', '_', '-'
+///         vault: ~/vault            # the vault (default: as for every command)
+///         to: nas:/srv/vault        # or a remote's inbox (backup --to)
+///         fingerprint: 3f2a-...
+///         paths: [~/Documents, ~/Photos]
+///         exclude: ['*.tmp']        # every backup option, by its long name:
+///         iexclude: [], exclude-file: [], exclude-if-present: [.nobackup],
+///         exclude-caches: true, exclude-larger-than: 2G, one-file-system: true,
+///         files-from: [], stdin-from-command: 'pg_dump db', stdin-filename: db.sql,
+///         tags: [nightly], host: laptop
+///         hooks:
+///           before: ['mount /mnt/photos']   # each run with /bin/sh; one failing stops the run
+///           after: ['umount /mnt/photos']   # after a run that made a snapshot
+///           error: ['notify-send "backup failed"']  # after a run that did not
+///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
+///
+/// Unknown keys and values of the wrong type are refused, with their line:
+/// a typo ("exclude_caches") must not silently back up what was to be left out.
+public struct ConfigFile: Equatable, Sendable {
+    public var profiles: [String: Profile]
+
+    public struct Profile: Equatable, Sendable {
+        public var name: String
+        public var line: Int
+        public var vault: String?
+        /// `vault backup` words: the options, then the paths.
+        public var backupArguments: [String] = []
+        public var before: [String] = [], after: [String] = [], error: [String] = []
+        public var ping: String?
+    }
+
+    /// Options that take one value, and those that take a list, and flags;
+    /// each is `--KEY` of `vault backup`.
+    static let single = ["to", "fingerprint", "exclude-larger-than", "stdin-from-command", "stdin-filename", "host"]
+    static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
+                        "files-from-raw", "tags"]
+    static let flags = ["exclude-caches", "one-file-system"]
+    static let others = ["vault", "paths", "hooks", "ping"]
+
+    public init(parsing bytes: [UInt8]) throws(ConfigError) {
+        guard let root = try YAMLNode.parse(bytes) else { throw ConfigError(line: 0, problem: .noProfiles) }
+        let top = try Self.mapping(root, key: nil)
+        for (key, line, _) in top where key != "profiles" {
+            throw ConfigError(line: line, key: key, problem: .unknownKey(known: ["profiles"]))
+        }
+        guard let (_, line, node) = top.first(where: { $0.key == "profiles" }) else {
+            throw ConfigError(line: root.line, problem: .noProfiles)
+        }
+        var profiles: [String: Profile] = [:]
+        for (name, nameLine, value) in try Self.mapping(node, key: "profiles") {
+            guard !name.isEmpty, name.utf8.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }),
+                  !name.hasPrefix("-") else {
+                throw ConfigError(line: nameLine, key: "profiles." + name, problem: .invalidValue("a profile's name is letters, digits, '.', '_' and '-'"))
+            }
+            profiles[name] = try Self.profile(name, line: nameLine, value)
+        }
+        guard !profiles.isEmpty else { throw ConfigError(line: line, key: "profiles", problem: .noProfiles) }
+        self.profiles = profiles
+    }
+
+    public func profile(_ name: String) throws(ConfigError) -> Profile {
+        guard let p = profiles[name] else { throw ConfigError(line: 0, key: name, problem: .noSuchProfile(known: profiles.keys.sorted())) }
+        return p
+    }
+
+    static func profile(_ name: String, line: Int, _ node: YAMLNode) throws(ConfigError) -> Profile {
+        var p = Profile(name: name, line: line)
+        let at = "profiles.\(name)."
+        var paths: [String] = []
+        for (key, keyLine, value) in try mapping(node, key: "profiles." + name) {
+            let full = at + key
+            if single.contains(key) {
+                p.backupArguments += ["--" + key, try scalar(value, key: full)]
+            } else if lists.contains(key) {
+                let option = key == "tags" ? "--tag" : "--" + key
+                for item in try list(value, key: full) { p.backupArguments += [option, item] }
+            } else if flags.contains(key) {
+                if try boolean(value, key: full) { p.backupArguments.append("--" + key) }
+            } else if key == "vault" {
+                p.vault = try scalar(value, key: full)
+            } else if key == "paths" {
+                paths = try list(value, key: full)
+            } else if key == "ping" {
+                let url = try scalar(value, key: full)
+                guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("a ping is an http:// or https:// URL"))
+                }
+                p.ping = url
+            } else if key == "hooks" {
+                for (hook, hookLine, commands) in try mapping(value, key: full) {
+                    switch hook {
+                    case "before": p.before = try list(commands, key: full + ".before")
+                    case "after": p.after = try list(commands, key: full + ".after")
+                    case "error": p.error = try list(commands, key: full + ".error")
+                    default: throw ConfigError(line: hookLine, key: full + "." + hook, problem: .unknownKey(known: ["after", "before", "error"]))
+                    }
+                }
+            } else {
+                throw ConfigError(line: keyLine, key: full, problem: .unknownKey(known: (single + lists + flags + others).sorted()))
+            }
+        }
+        // Paths last, after "--": a path that starts with '-' is a path.
+        if !paths.isEmpty { p.backupArguments += ["--"] + paths }
+        return p
+    }
+
+    static func mapping(_ node: YAMLNode, key: String?) throws(ConfigError) -> [(key: String, line: Int, value: YAMLNode)] {
+        guard case .mapping(let pairs, _) = node else { throw ConfigError(line: node.line, key: key, problem: .wrongType(expected: "a mapping")) }
+        return pairs
+    }
+
+    static func scalar(_ node: YAMLNode, key: String) throws(ConfigError) -> String {
+        guard case .scalar(let text, _) = node else { throw ConfigError(line: node.line, key: key, problem: .wrongType(expected: "one value")) }
+        return text
+    }
+
+    /// A list, or one value as a list of one.
+    static func list(_ node: YAMLNode, key: String) throws(ConfigError) -> [String] {
+        switch node {
+        case .scalar(let text, _): return [text]
+        case .sequence(let items, _): return try items.map { item throws(ConfigError) in try scalar(item, key: key) }
+        case .mapping: throw ConfigError(line: node.line, key: key, problem: .wrongType(expected: "a list"))
+        }
+    }
+
+    static func boolean(_ node: YAMLNode, key: String) throws(ConfigError) -> Bool {
+        switch try scalar(node, key: key) {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw ConfigError(line: node.line, key: key, problem: .wrongType(expected: "true or false"))
+        }
+    }
+}

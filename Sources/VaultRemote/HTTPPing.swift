@@ -1,0 +1,27 @@
+import CCurl
+
+/// A notification of a profile's run (`vault run`): an HTTP GET of a URL,
+/// the healthchecks.io way (URL/start, then URL/EXITCODE). It reports
+/// whether the server answered 2xx; a ping that fails never fails a backup,
+/// so nothing here throws. Ten seconds at most, redirects not followed,
+/// the answer's body not read past 64 KiB.
+public enum HTTPPing {
+    private static let globalInitOnce: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    /// nil when it worked; else why not, for a warning.
+    public static func get(_ url: String) -> String? {
+        _ = globalInitOnce
+        guard let h = curl_easy_init() else { return "libcurl would not start" }
+        defer { curl_easy_cleanup(h) }
+        _ = vault_curl_set_string(h, CURLOPT_URL, url)
+        _ = vault_curl_set_long(h, CURLOPT_TIMEOUT, 10)
+        _ = vault_curl_set_long(h, CURLOPT_NOSIGNAL, 1)
+        _ = vault_curl_set_long(h, CURLOPT_MAXFILESIZE, 64 << 10)
+        _ = vault_curl_set_write(h) { _, size, count, _ in size * count }
+        let rc = curl_easy_perform(h)
+        guard rc == CURLE_OK else { return String(cString: curl_easy_strerror(rc)) }
+        var code = 0
+        _ = vault_curl_response_code(h, &code)
+        return (200..<300).contains(code) ? nil : "the server answered \(code)"
+    }
+}

@@ -1,0 +1,169 @@
+import System
+import VaultBackup
+import VaultConfig
+import VaultCore
+import VaultRemote
+
+/// `vault run PROFILE`: one backup profile of the config file, with its
+/// hooks and pings (issue 42; the file's shape is VaultConfig's ConfigFile).
+struct RunCommand: Command {
+    static let name = "run"
+    static let abstract = "run a backup profile of the config file, with its hooks and pings"
+    static let configOption = ValueOption<String>.text("--config", as: "FILE")
+    static let options = [configOption.spec]
+    static let help = """
+        Usage: vault run PROFILE [--config FILE]
+
+        Runs the backup a profile of the config file describes: its paths
+        and options (every 'vault backup' option, by its long name), its
+        vault or remote, the commands to run before it, after it and on an
+        error, and a URL to ping. The file is $XDG_CONFIG_HOME/vault/config.yaml
+        (else ~/.config/vault/config.yaml):
+
+          profiles:
+            home:
+              paths: [~/Documents, ~/Photos]
+              exclude: ['*.tmp']
+              exclude-caches: true
+              to: nas:/srv/vault
+              hooks:
+                before: ['mount /mnt/photos']
+                after: ['umount /mnt/photos']
+                error: ['logger -t vault "backup of home failed"']
+              ping: https://hc-ping.com/YOUR-UUID
+
+        A mistake in the file (an unknown key, a value of the wrong kind) is
+        named with its line, and nothing runs (exit 2). The hooks run with
+        /bin/sh, with VAULT_PROFILE set; 'after' and 'error' also get
+        VAULT_EXIT_CODE, and, when a snapshot was made, VAULT_SNAPSHOT,
+        VAULT_FILES, VAULT_BYTES and VAULT_BYTES_STORED. A 'before' hook
+        that fails stops the run: no backup, the 'error' hooks, exit 1. The
+        ping is a GET of URL/start, then of URL/EXITCODE when it ends (the
+        healthchecks.io convention: /0 is success); a ping that cannot be
+        sent is a warning, never a failed backup.
+
+        Options:
+          --config FILE   another config file
+
+        Examples:
+          vault run home
+          vault run db --config /etc/vault/config.yaml
+        """
+
+    let profile: String
+    let config: String?
+
+    init(parsing arguments: ParsedArguments) throws(CLIError) {
+        profile = try arguments.exactly("PROFILE")[0]
+        config = try arguments.value(Self.configOption)
+    }
+
+    static func defaultPath(_ environment: [String: String]) -> String? {
+        if let c = environment.nonEmpty("XDG_CONFIG_HOME"), c.hasPrefix("/") { return c + "/vault/config.yaml" }
+        return environment.nonEmpty("HOME").map { $0 + "/.config/vault/config.yaml" }
+    }
+
+    func run(_ context: Context) throws -> ExitCode {
+        guard let path = config ?? Self.defaultPath(context.environment) else {
+            throw CLIError(message: "cannot tell where the config file is: HOME is not set", hints: ["give it with --config FILE"], code: .usage)
+        }
+        let p = try Self.load(path, profile: profile)
+        let home = context.environment.nonEmpty("HOME")
+        func expand(_ word: String) -> String { word == "~" ? home ?? word : word.hasPrefix("~/") ? (home.map { $0 + word.dropFirst() } ?? word) : word }
+        guard case .run(let command, _) = try ArgumentParser.parse(["backup"] + p.backupArguments.map(expand)),
+              let backup = command as? BackupCommand else {
+            throw CLIError(message: "\(path): profile '\(profile)' is not a backup", code: .usage)
+        }
+        let directory = try p.vault.map { try VaultLocation.resolve(option: expand($0), environment: context.environment) } ?? context.vaultDirectory
+        let runContext = Context(terminal: context.terminal, environment: context.environment, globals: context.globals,
+                                 vaultDirectory: directory, stateDirectory: context.stateDirectory)
+        var facts = ["VAULT_PROFILE": profile]
+        ping(p, "start", context)
+        for hook in p.before {
+            let status = try Self.hook(hook, facts)
+            guard status == .exited(0) else {
+                context.terminal.report(CLIError(message: "the before hook '\(Terminal.printable(hook))' \(Self.words(status)): the backup of '\(profile)' did not run"))
+                facts["VAULT_EXIT_CODE"] = String(ExitCode.failure.rawValue)
+                try finish(p, hooks: p.error, facts, code: .failure, context)
+                throw ReportedError(.failure)
+            }
+        }
+        let code: ExitCode
+        do {
+            let (c, summary) = try backup.perform(runContext)
+            code = c
+            if let s = summary, let id = s.snapshot {
+                facts["VAULT_SNAPSHOT"] = id
+                facts["VAULT_FILES"] = String(s.counts.files)
+                facts["VAULT_BYTES"] = String(s.counts.bytes)
+                facts["VAULT_BYTES_STORED"] = String(s.bytesStored)
+            }
+        } catch {
+            let report = ErrorReport.cliError(for: error, vaultDirectory: directory)
+            context.terminal.report(report)
+            facts["VAULT_EXIT_CODE"] = String(report.code.rawValue)
+            try finish(p, hooks: p.error, facts, code: report.code, context)
+            throw ReportedError(report.code)
+        }
+        facts["VAULT_EXIT_CODE"] = String(code.rawValue)
+        try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil ? p.error : p.after, facts, code: code, context)
+        return code
+    }
+
+    /// The after or error hooks, then the end ping. A hook that fails is
+    /// named (a warning): the backup's own result stands.
+    private func finish(_ p: ConfigFile.Profile, hooks: [String], _ facts: [String: String], code: ExitCode, _ context: Context) throws {
+        for hook in hooks {
+            let status = try Self.hook(hook, facts)
+            if status != .exited(0) { context.terminal.warning("the hook '\(Terminal.printable(hook))' \(Self.words(status))") }
+        }
+        ping(p, String(code.rawValue), context)
+    }
+
+    private func ping(_ p: ConfigFile.Profile, _ suffix: String, _ context: Context) {
+        guard let url = p.ping else { return }
+        let full = (url.hasSuffix("/") ? url : url + "/") + suffix
+        if let problem = HTTPPing.get(full) { context.terminal.warning("could not ping \(Terminal.printable(full)): \(problem)") }
+    }
+
+    /// Runs one hook with /bin/sh, `facts` in its environment, and waits.
+    static func hook(_ command: String, _ facts: [String: String]) throws -> Termination {
+        try Syscall.wait(try Syscall.spawnShell(command, arguments: [], directory: nil, environment: facts))
+    }
+
+    static func words(_ t: Termination) -> String {
+        switch t {
+        case .exited(let code): "exited with status \(code)"
+        case .signaled(let signal): "was killed by signal \(signal)"
+        }
+    }
+
+    /// The profile, or a one-line error naming the file, line and key (exit 2).
+    static func load(_ path: String, profile: String) throws -> ConfigFile.Profile {
+        let bytes = try FileHandleFD.regularFile(path, what: .configFile).readAll(limit: YAMLNode.maxLength + 1)
+        do { return try ConfigFile(parsing: bytes).profile(profile) } catch {
+            throw CLIError(message: Self.words(error, path: path), code: .usage)
+        }
+    }
+
+    static func words(_ e: ConfigError, path: String) -> String {
+        let place = e.line > 0 ? "\(path):\(e.line)" : path
+        let key = e.key.map { Terminal.printable($0) + ": " } ?? ""
+        let problem: String
+        switch e.problem {
+        case .syntax(let what): problem = "not YAML (\(what))"
+        case .tooLarge: problem = "larger than 1 MiB"
+        case .moreThanOneDocument: problem = "more than one YAML document"
+        case .nestedTooDeep: problem = "nested more than \(YAMLNode.maxDepth) levels"
+        case .alias: problem = "a YAML alias (*name): not accepted here"
+        case .keyNotText: problem = "a key that is not plain text"
+        case .duplicateKey: problem = "given twice"
+        case .unknownKey(let known): problem = "unknown key (known: \(known.joined(separator: ", ")))"
+        case .wrongType(let expected): problem = "should be \(expected)"
+        case .invalidValue(let what): problem = what
+        case .noProfiles: problem = "no profiles (a 'profiles:' mapping of names)"
+        case .noSuchProfile(let known): problem = "no such profile (there: \(known.joined(separator: ", ")))"
+        }
+        return "\(place): \(key)\(problem)"
+    }
+}

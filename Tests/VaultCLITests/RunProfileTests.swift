@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vault run PROFILE` (issue 42): a profile of the config file runs its
+/// backup with its hooks and pings, observed through files the hooks write
+/// and an HTTP server on 127.0.0.1 that logs every request.
+@Suite struct RunProfileTests {
+    let f: BackupFixture
+    init() throws { f = try BackupFixture() }
+
+    /// A server answering 200 to every GET and logging its path, for the
+    /// life of `body`; returns what it logged.
+    func withPingServer(_ body: (String) throws -> Void) throws -> [String] {
+        let port = try freePorts(1)[0]
+        let log = f.v.path + "/pings.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let script = """
+            import http.server
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    with open('\(log)', 'a') as f: f.write(self.path + '\\n')
+                    self.send_response(200); self.end_headers(); self.wfile.write(b'OK')
+                def log_message(self, *a): pass
+            http.server.HTTPServer(('127.0.0.1', \(port)), H).serve_forever()
+            """
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", script]
+        try server.run()
+        // SIGKILL: the runner's blocked signals are inherited through
+        // Process, so SIGTERM would wait for ever.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        for _ in 0..<100 where (try? CLIHarness.run(["-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/ready"], environment: [:],
+                                                      timeout: 5, executable: "/usr/bin/curl").status) != 0 { usleep(50_000) }
+        try body("http://127.0.0.1:\(port)/uuid")
+        return try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init).filter { $0 != "/ready" }
+    }
+
+    func config(_ profile: String) throws -> String {
+        try f.v.write("config.yaml", Array("profiles:\n  home:\n    vault: \(f.v.dir)\n    paths: [\(f.source)]\n".utf8) + Array(profile.utf8))
+    }
+
+    func run(_ file: String) throws -> CLIHarness.Result { try f.v.add(["run", "home", "--config", file], f.cacheEnv, timeout: 60) }
+
+    @Test func aProfileRunsWithItsHooksAndPings() throws {
+        try f.write("keep.txt", Array("kept\n".utf8))
+        try f.write("skip.tmp", Array("left out\n".utf8))
+        let facts = f.v.path + "/facts"
+        var result: CLIHarness.Result?
+        let pings = try withPingServer { url in
+            let file = try config("""
+                    exclude: ['*.tmp']
+                    tags: nightly
+                    hooks:
+                      before: ['echo "before $VAULT_PROFILE" > \(facts)']
+                      after: ['echo "after $VAULT_PROFILE $VAULT_EXIT_CODE $VAULT_SNAPSHOT $VAULT_FILES" >> \(facts)']
+                      error: ['echo error >> \(facts)']
+                    ping: \(url)
+
+                """)
+            result = try run(file)
+        }
+        #expect(result?.status == 0, "\(result?.stderr ?? "")")
+        #expect(pings == ["/uuid/start", "/uuid/0"])
+        let listed = try JSONObject.parse(try f.snapshots(["list", "--json"]).stdout)["snapshots"] as? [[String: Any]] ?? []
+        let id = listed.first?["id"] as? String ?? "?"
+        #expect(try String(contentsOfFile: facts, encoding: .utf8) == "before home\nafter home 0 \(id) 1\n")
+        #expect(listed.first?["tags"] as? [String] == ["nightly"])
+    }
+
+    @Test func aFailingBeforeHookStopsTheRun() throws {
+        try f.write("a", [1])
+        let facts = f.v.path + "/facts"
+        var result: CLIHarness.Result?
+        let pings = try withPingServer { url in
+            result = try run(try config("""
+                    hooks:
+                      before: ['exit 4']
+                      after: ['echo after >> \(facts)']
+                      error: ['echo "error $VAULT_EXIT_CODE" >> \(facts)']
+                    ping: \(url)
+
+                """))
+        }
+        #expect(result?.status == 1 && result?.stderr.contains("the before hook 'exit 4' exited with status 4: the backup of 'home' did not run") == true,
+                "\(result?.stderr ?? "")")
+        #expect(pings == ["/uuid/start", "/uuid/1"])
+        #expect(try String(contentsOfFile: facts, encoding: .utf8) == "error 1\n")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 0)
+    }
+
+    @Test func aPingThatCannotBeSentNeverFailsTheBackup() throws {
+        try f.write("a", [1])
+        let closed = try freePorts(1)[0]
+        let r = try run(try config("    ping: http://127.0.0.1:\(closed)/uuid\n"))
+        #expect(r.status == 0 && r.stderr.contains("could not ping http://127.0.0.1:\(closed)/uuid/start"), "\(r.stderr)")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
+    }
+
+    @Test func aMistakeInTheFileStopsBeforeAnythingRuns() throws {
+        let facts = f.v.path + "/facts"
+        let file = try config("    exclude_caches: true\n    hooks:\n      before: ['touch \(facts)']\n")
+        let r = try run(file)
+        #expect(r.status == 2 && r.stderr.contains("\(file):5: profiles.home.exclude_caches: unknown key"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: facts))
+    }
+}

@@ -1,0 +1,70 @@
+import Testing
+@testable import VaultConfig
+
+/// The config file (issue 42): read with libyaml, checked key by key, every
+/// mistake named with its line before anything runs.
+@Suite("Config file")
+struct ConfigFileTests {
+    func parse(_ text: String) throws(ConfigError) -> ConfigFile { try ConfigFile(parsing: Array(text.utf8)) }
+
+    func error(_ text: String) -> ConfigError? {
+        do { _ = try parse(text); return nil } catch { return error }
+    }
+
+    @Test func aProfileBecomesBackupWords() throws {
+        let file = try parse("""
+            # nightly
+            profiles:
+              home:
+                vault: ~/vault
+                paths: [~/Documents, "-odd name"]
+                exclude: ['*.tmp', '*.iso']
+                exclude-caches: true
+                one-file-system: no
+                tags: nightly
+                exclude-larger-than: 2G
+                hooks:
+                  before: [true]
+                  error: 'logger failed'
+                ping: https://hc-ping.com/abc
+              db:
+                stdin-from-command: pg_dump shop
+                stdin-filename: shop.sql
+            """)
+        let home = try file.profile("home")
+        #expect(home.vault == "~/vault" && home.line == 3)
+        #expect(home.backupArguments == ["--exclude", "*.tmp", "--exclude", "*.iso", "--exclude-caches", "--tag", "nightly",
+                                         "--exclude-larger-than", "2G", "--", "~/Documents", "-odd name"])
+        #expect(home.before == ["true"] && home.error == ["logger failed"] && home.after.isEmpty && home.ping == "https://hc-ping.com/abc")
+        #expect(try file.profile("db").backupArguments == ["--stdin-from-command", "pg_dump shop", "--stdin-filename", "shop.sql"])
+        #expect(throws: ConfigError(line: 0, key: "web", problem: .noSuchProfile(known: ["db", "home"]))) { try file.profile("web") }
+    }
+
+    @Test func mistakesAreNamedWithTheirLine() {
+        #expect(error("profiles:\n  home:\n    exclude_caches: true\n")?.line == 3)
+        #expect(error("profiles:\n  home:\n    exclude_caches: true\n")?.key == "profiles.home.exclude_caches")
+        #expect(error("profiles:\n  home:\n    paths: {a: b}\n") == ConfigError(line: 3, key: "profiles.home.paths", problem: .wrongType(expected: "a list")))
+        #expect(error("profiles:\n  home:\n    exclude-caches: maybe\n")?.problem == .wrongType(expected: "true or false"))
+        #expect(error("profiles:\n  home:\n    hooks:\n      later: [x]\n")?.line == 4)
+        #expect(error("profiles:\n  home:\n    ping: ftp://x\n")?.line == 3)
+        #expect(error("profiles:\n  'bad name':\n    paths: [a]\n")?.line == 2)
+        #expect(error("profiles:\n  home:\n    paths: [a]\n    paths: [b]\n") == ConfigError(line: 4, key: "paths", problem: .duplicateKey))
+        #expect(error("backups:\n  home: {}\n")?.problem == .unknownKey(known: ["profiles"]))
+        #expect(error("")?.problem == .noProfiles)
+        #expect(error("profiles: {}\n")?.problem == .noProfiles)
+        #expect(error("profiles:\n  home: [unclosed\n")?.problem.isSyntax == true)
+        #expect(error("profiles: {}\n---\nprofiles: {}\n")?.problem == .moreThanOneDocument)
+    }
+
+    /// What a config has no use for and could be made to cost: refused.
+    @Test func aliasesDepthAndSize() {
+        #expect(error("a: &x [1, 2]\nprofiles:\n  home:\n    paths: *x\n")?.problem == .alias)
+        let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
+        #expect(error("profiles: " + deep + "\n")?.problem == .nestedTooDeep)
+        #expect(error(String(repeating: "# padding\n", count: 110_000))?.problem == .tooLarge)
+    }
+}
+
+extension ConfigError.Problem {
+    var isSyntax: Bool { if case .syntax = self { true } else { false } }
+}
