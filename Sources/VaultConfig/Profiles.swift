@@ -17,6 +17,7 @@
 ///           after: ['umount /mnt/photos']   # after a run that made a snapshot
 ///           error: ['notify-send "backup failed"']  # after a run that did not
 ///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
+///         schedule: '*-*-* 02:00'       # a systemd calendar (`vault schedule` installs the timer)
 ///
 /// Unknown keys and values of the wrong type are refused, with their line:
 /// a typo ("exclude_caches") must not silently back up what was to be left out.
@@ -31,6 +32,8 @@ public struct ConfigFile: Equatable, Sendable {
         public var backupArguments: [String] = []
         public var before: [String] = [], after: [String] = [], error: [String] = []
         public var ping: String?
+        /// A systemd OnCalendar expression (`vault schedule`).
+        public var schedule: String?
     }
 
     /// Options that take one value, and those that take a list, and flags;
@@ -39,7 +42,7 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping"]
+    static let others = ["vault", "paths", "hooks", "ping", "schedule"]
 
     public init(parsing bytes: [UInt8]) throws(ConfigError) {
         guard let root = try YAMLNode.parse(bytes) else { throw ConfigError(line: 0, problem: .noProfiles) }
@@ -90,6 +93,13 @@ public struct ConfigFile: Equatable, Sendable {
                     throw ConfigError(line: value.line, key: full, problem: .invalidValue("a ping is an http:// or https:// URL"))
                 }
                 p.ping = url
+            } else if key == "schedule" {
+                let when = try scalar(value, key: full)
+                // A unit file line: no control characters (systemd checks the rest).
+                guard !when.isEmpty, when.utf8.count <= 256, !when.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("a schedule is a systemd calendar, such as 'daily' or '*-*-* 02:00'"))
+                }
+                p.schedule = when
             } else if key == "hooks" {
                 for (hook, hookLine, commands) in try mapping(value, key: full) {
                     switch hook {

@@ -33,7 +33,7 @@ enum Commands {
         OpenCommand.self, RekeyCommand.self, KitCommand.self, MoveCommand.self, MountCommand.self,
         RemoteCommand.self, PushCommand.self, PullCommand.self, CloneCommand.self, ShareCommand.self,
         KeyCommand.self, UpgradeCommand.self, UnlockCommand.self, LockCommand.self, BackupCommand.self, SnapshotsCommand.self,
-        ThinCommand.self, RunCommand.self,
+        ThinCommand.self, RunCommand.self, ScheduleCommand.self, StatusCommand.self,
     ]
 
     /// The words people type from habit (`ls`, `rm`, `mv`, `cat`), each

@@ -24,7 +24,7 @@ import Testing
     }
 
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename", "passwd", "check", "open", "rekey", "kit", "move", "mount",
-                           "remote", "push", "pull", "clone", "share", "key", "upgrade", "backup", "snapshots", "thin", "run"]
+                           "remote", "push", "pull", "clone", "share", "key", "upgrade", "backup", "snapshots", "thin", "run", "schedule", "status"]
 
     @Test(arguments: commands)
     func everyCommandHasAPageWithExamples(command: String) throws {
@@ -138,6 +138,8 @@ import Testing
           snapshots   list, browse and restore backup snapshots
           thin        keep the blobs on a remote, or bring them back (--off)
           run         run a backup profile of the config file, with its hooks and pings
+          schedule    install, list or remove a profile's timer (systemd user units)
+          status      the profiles' last runs and the next, with overdue ones named
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options
         and examples. Also accepted: ls (list), rm (remove), mv (rename), cat (get).

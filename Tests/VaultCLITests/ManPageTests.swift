@@ -14,7 +14,7 @@ import VaultCore
     static let pages = ["man/vault.1", "man/vault-format.5"]
     static let commands = ["init", "add", "list", "info", "get", "restore", "remove", "forget", "rename",
                            "passwd", "check", "open", "rekey", "kit", "move", "mount", "remote", "push", "pull", "clone", "share", "key", "upgrade",
-                           "unlock", "lock", "backup", "snapshots", "thin", "run"]
+                           "unlock", "lock", "backup", "snapshots", "thin", "run", "schedule", "status"]
 
     /// Runs `argv[0]` (a program found on PATH) with the harness's clean environment.
     func tool(_ argv: [String], cwd: String? = nil, _ extra: [String: String] = [:]) throws -> CLIHarness.Result {

@@ -77,7 +77,19 @@ struct RunCommand: Command {
         let directory = try p.vault.map { try VaultLocation.resolve(option: expand($0), environment: context.environment) } ?? context.vaultDirectory
         let runContext = Context(terminal: context.terminal, environment: context.environment, globals: context.globals,
                                  vaultDirectory: directory, stateDirectory: context.stateDirectory)
+        // One run of a profile at a time (a timer that fires while a long
+        // run goes on, or a run by hand beside it).
+        guard let lock = try ProfileRuns.lock(context.stateDirectory, profile: profile) else {
+            throw CLIError(message: "profile '\(profile)' is running already", hints: ["'vault status' shows its last run"], code: .busy)
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let started = Syscall.now()
         var facts = ["VAULT_PROFILE": profile]
+        defer {
+            ProfileRuns.record(context.stateDirectory, profile: profile,
+                               .init(start: started, end: Syscall.now(), code: Int32(facts["VAULT_EXIT_CODE"] ?? "") ?? ExitCode.failure.rawValue,
+                                     snapshot: facts["VAULT_SNAPSHOT"]))
+        }
         ping(p, "start", context)
         for hook in p.before {
             let status = try Self.hook(hook, facts)
