@@ -106,5 +106,11 @@ import Glibc
         let r = try run(file)
         #expect(r.status == 2 && r.stderr.contains("\(file):5: profiles.home.exclude_caches: unknown key"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: facts))
+        // A config others may write is not read: its hooks run as this user.
+        let good = try config("    hooks:\n      before: ['touch \(facts)']\n")
+        chmod(good, 0o666)
+        let open = try run(good)
+        #expect(open.status == 2 && open.stderr.contains("others may write it"), "\(open.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: facts))
     }
 }

@@ -152,10 +152,23 @@ struct RunCommand: Command {
 
     /// The profile, or a one-line error naming the file, line and key (exit 2).
     static func load(_ path: String, profile: String) throws -> ConfigFile.Profile {
-        let bytes = try FileHandleFD.regularFile(path, what: .configFile).readAll(limit: YAMLNode.maxLength + 1)
+        let bytes = try readConfig(path)
         do { return try ConfigFile(parsing: bytes).profile(profile) } catch {
             throw CLIError(message: Self.words(error, path: path), code: .usage)
         }
+    }
+
+    /// The config file's bytes. Its hooks are commands this user runs: a
+    /// file another user may write (group or others, or owned by someone
+    /// else but root) is refused, as ssh refuses such a config.
+    static func readConfig(_ path: String) throws -> [UInt8] {
+        let file = try FileHandleFD.regularFile(path, what: .configFile)
+        let st = try Syscall.status(file.fd)
+        guard !st.isWritableByOthers, st.owner == Syscall.userID || st.owner == 0 else {
+            throw CLIError(message: "\(path): others may write it, and its hooks are commands run as you: not read",
+                           hints: ["chmod go-w '\(path)'"], code: .usage)
+        }
+        return try file.readAll(limit: YAMLNode.maxLength + 1)
     }
 
     static func words(_ e: ConfigError, path: String) -> String {

@@ -55,7 +55,7 @@ struct StatusCommand: Command {
         guard let path = config ?? RunCommand.defaultPath(context.environment) else {
             throw CLIError(message: "cannot tell where the config file is: HOME is not set", code: .usage)
         }
-        let bytes = try FileHandleFD.regularFile(path, what: .configFile).readAll(limit: YAMLNode.maxLength + 1)
+        let bytes = try RunCommand.readConfig(path)
         let file: ConfigFile
         do { file = try ConfigFile(parsing: bytes) } catch { throw CLIError(message: RunCommand.words(error, path: path), code: .usage) }
         let now = Syscall.now()
