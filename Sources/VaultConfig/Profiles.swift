@@ -18,6 +18,7 @@
 ///           error: ['notify-send "backup failed"']  # after a run that did not
 ///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
 ///         schedule: '*-*-* 02:00'       # a systemd calendar (`vault schedule` installs the timer)
+///         notify: https://ntfy.sh/TOPIC     # POST a line when a run ends (ntfy); `notify-on: failure` for failures only
 ///
 /// Unknown keys and values of the wrong type are refused, with their line:
 /// a typo ("exclude_caches") must not silently back up what was to be left out.
@@ -34,6 +35,10 @@ public struct ConfigFile: Equatable, Sendable {
         public var ping: String?
         /// A systemd OnCalendar expression (`vault schedule`).
         public var schedule: String?
+        /// An ntfy-style URL a message is POSTed to when a run ends, and
+        /// whether only for a run that failed.
+        public var notify: String?
+        public var notifyFailuresOnly = false
     }
 
     /// Options that take one value, and those that take a list, and flags;
@@ -42,7 +47,7 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping", "schedule"]
+    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on"]
 
     public init(parsing bytes: [UInt8]) throws(ConfigError) {
         guard let root = try YAMLNode.parse(bytes) else { throw ConfigError(line: 0, problem: .noProfiles) }
@@ -93,6 +98,18 @@ public struct ConfigFile: Equatable, Sendable {
                     throw ConfigError(line: value.line, key: full, problem: .invalidValue("a ping is an http:// or https:// URL"))
                 }
                 p.ping = url
+            } else if key == "notify" {
+                let url = try scalar(value, key: full)
+                guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("notify is an http:// or https:// URL"))
+                }
+                p.notify = url
+            } else if key == "notify-on" {
+                switch try scalar(value, key: full) {
+                case "failure": p.notifyFailuresOnly = true
+                case "always": p.notifyFailuresOnly = false
+                default: throw ConfigError(line: value.line, key: full, problem: .invalidValue("notify-on is 'always' or 'failure'"))
+                }
             } else if key == "schedule" {
                 let when = try scalar(value, key: full)
                 // A unit file line: no control characters (systemd checks the rest).

@@ -1,7 +1,8 @@
 import CCurl
 
 /// A notification of a profile's run (`vault run`): an HTTP GET of a URL,
-/// the healthchecks.io way (URL/start, then URL/EXITCODE). It reports
+/// the healthchecks.io way (URL/start, then URL/EXITCODE), or a POST of a
+/// message, ntfy's way. It reports
 /// whether the server answered 2xx; a ping that fails never fails a backup,
 /// so nothing here throws. Ten seconds at most, redirects not followed,
 /// the answer's body not read past 64 KiB.
@@ -9,10 +10,22 @@ public enum HTTPPing {
     private static let globalInitOnce: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     /// nil when it worked; else why not, for a warning.
-    public static func get(_ url: String) -> String? {
+    public static func get(_ url: String) -> String? { request(url, body: nil, headers: []) }
+
+    /// A POST of `body` (an ntfy-style message: the body is the text,
+    /// headers such as "Title: ..." and "Priority: high").
+    public static func post(_ url: String, body: String, headers: [String]) -> String? { request(url, body: body, headers: headers) }
+
+    private static func request(_ url: String, body: String?, headers: [String]) -> String? {
         _ = globalInitOnce
         guard let h = curl_easy_init() else { return "libcurl would not start" }
         defer { curl_easy_cleanup(h) }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in headers { list = curl_slist_append(list, header) }
+        defer { curl_slist_free_all(list) }
+        if let list { _ = vault_curl_set_pointer(h, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) }
+        // COPYPOSTFIELDS: libcurl keeps its own copy of the body.
+        if let body { _ = vault_curl_set_string(h, CURLOPT_COPYPOSTFIELDS, body) }
         _ = vault_curl_set_string(h, CURLOPT_URL, url)
         _ = vault_curl_set_long(h, CURLOPT_TIMEOUT, 10)
         _ = vault_curl_set_long(h, CURLOPT_NOSIGNAL, 1)

@@ -23,6 +23,10 @@ import Glibc
                 def do_GET(self):
                     with open('\(log)', 'a') as f: f.write(self.path + '\\n')
                     self.send_response(200); self.end_headers(); self.wfile.write(b'OK')
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers.get('Content-Length', '0'))).decode()
+                    with open('\(log)', 'a') as f: f.write('POST ' + self.path + ' ' + self.headers.get('Title', '') + ': ' + body + '\\n')
+                    self.send_response(200); self.end_headers(); self.wfile.write(b'OK')
                 def log_message(self, *a): pass
             http.server.HTTPServer(('127.0.0.1', \(port)), H).serve_forever()
             """
@@ -59,14 +63,17 @@ import Glibc
                       after: ['echo "after $VAULT_PROFILE $VAULT_EXIT_CODE $VAULT_SNAPSHOT $VAULT_FILES" >> \(facts)']
                       error: ['echo error >> \(facts)']
                     ping: \(url)
+                    notify: \(url)/ntfy
 
                 """)
             result = try run(file)
         }
         #expect(result?.status == 0, "\(result?.stderr ?? "")")
-        #expect(pings == ["/uuid/start", "/uuid/0"])
         let listed = try JSONObject.parse(try f.snapshots(["list", "--json"]).stdout)["snapshots"] as? [[String: Any]] ?? []
         let id = listed.first?["id"] as? String ?? "?"
+        #expect(pings == ["/uuid/start", "/uuid/0",
+                          "POST /uuid/ntfy vault backup done: backup of 'home' on \(ProcessInfo.processInfo.hostName) ended with exit 0: snapshot \(id.prefix(8)) of 1 files"],
+                "\(pings)")
         #expect(try String(contentsOfFile: facts, encoding: .utf8) == "before home\nafter home 0 \(id) 1\n")
         #expect(listed.first?["tags"] as? [String] == ["nightly"])
     }
@@ -82,12 +89,16 @@ import Glibc
                       after: ['echo after >> \(facts)']
                       error: ['echo "error $VAULT_EXIT_CODE" >> \(facts)']
                     ping: \(url)
+                    notify: \(url)/ntfy
+                    notify-on: failure
 
                 """))
         }
         #expect(result?.status == 1 && result?.stderr.contains("the before hook 'exit 4' exited with status 4: the backup of 'home' did not run") == true,
                 "\(result?.stderr ?? "")")
-        #expect(pings == ["/uuid/start", "/uuid/1"])
+        #expect(pings.count == 3 && pings.prefix(2) == ["/uuid/start", "/uuid/1"]
+                && pings.last?.hasPrefix("POST /uuid/ntfy vault backup failed: backup of 'home' on ") == true
+                && pings.last?.hasSuffix(" ended with exit 1: no snapshot") == true, "\(pings)")
         #expect(try String(contentsOfFile: facts, encoding: .utf8) == "error 1\n")
         #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 0)
     }

@@ -31,6 +31,7 @@ struct RunCommand: Command {
                 after: ['umount /mnt/photos']
                 error: ['logger -t vault "backup of home failed"']
               ping: https://hc-ping.com/YOUR-UUID
+              notify: https://ntfy.sh/YOUR-TOPIC
 
         A mistake in the file (an unknown key, a value of the wrong kind) is
         named with its line, and nothing runs (exit 2). The hooks run with
@@ -39,8 +40,10 @@ struct RunCommand: Command {
         VAULT_FILES, VAULT_BYTES and VAULT_BYTES_STORED. A 'before' hook
         that fails stops the run: no backup, the 'error' hooks, exit 1. The
         ping is a GET of URL/start, then of URL/EXITCODE when it ends (the
-        healthchecks.io convention: /0 is success); a ping that cannot be
-        sent is a warning, never a failed backup.
+        healthchecks.io convention: /0 is success); 'notify' POSTs a line
+        when a run ends (ntfy's way; 'notify-on: failure' for failures
+        only). A ping or message that cannot be sent is a warning, never a
+        failed backup.
 
         Options:
           --config FILE   another config file
@@ -130,6 +133,14 @@ struct RunCommand: Command {
             if status != .exited(0) { context.terminal.warning("the hook '\(Terminal.printable(hook))' \(Self.words(status))") }
         }
         ping(p, String(code.rawValue), context)
+        if let url = p.notify, code != .ok || !p.notifyFailuresOnly {
+            let what = facts["VAULT_SNAPSHOT"].map { "snapshot \($0.prefix(8)) of \(facts["VAULT_FILES"] ?? "?") files" } ?? "no snapshot"
+            let text = "backup of '\(profile)' on \(Syscall.hostName()) ended with exit \(code.rawValue): \(what)"
+            let headers = ["Title: vault " + (code == .ok ? "backup done" : "backup failed")] + (code == .ok ? [] : ["Priority: high", "Tags: warning"])
+            if let problem = HTTPPing.post(url, body: text, headers: headers) {
+                context.terminal.warning("could not notify \(Terminal.printable(url)): \(problem)")
+            }
+        }
     }
 
     private func ping(_ p: ConfigFile.Profile, _ suffix: String, _ context: Context) {
