@@ -18,6 +18,7 @@
 ///           error: ['notify-send "backup failed"']  # after a run that did not
 ///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
 ///         schedule: '*-*-* 02:00'       # a systemd calendar (`vault schedule` installs the timer)
+///         keep: {daily: 7, weekly: 4}   # then `snapshots forget --keep-... --host HOST --prune` (a local vault: needs the password)
 ///         notify: https://ntfy.sh/TOPIC     # POST a line when a run ends (ntfy); `notify-on: failure` for failures only
 ///
 /// Unknown keys and values of the wrong type are refused, with their line:
@@ -39,6 +40,10 @@ public struct ConfigFile: Equatable, Sendable {
         /// whether only for a run that failed.
         public var notify: String?
         public var notifyFailuresOnly = false
+        /// `snapshots forget` words for `keep:` (--keep-daily 7 ...); empty: none.
+        public var forgetArguments: [String] = []
+        /// The profile's `host:`, if it names one (forget is scoped to it).
+        public var host: String?
     }
 
     /// Options that take one value, and those that take a list, and flags;
@@ -47,7 +52,8 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on"]
+    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep"]
+    static let keeps = ["last", "hourly", "daily", "weekly", "monthly", "yearly", "within"]
 
     public init(parsing bytes: [UInt8]) throws(ConfigError) {
         guard let root = try YAMLNode.parse(bytes) else { throw ConfigError(line: 0, problem: .noProfiles) }
@@ -79,10 +85,14 @@ public struct ConfigFile: Equatable, Sendable {
         var p = Profile(name: name, line: line)
         let at = "profiles.\(name)."
         var paths: [String] = []
+        var sendsTo: Int?, keepLine: Int?
         for (key, keyLine, value) in try mapping(node, key: "profiles." + name) {
             let full = at + key
             if single.contains(key) {
-                p.backupArguments += ["--" + key, try scalar(value, key: full)]
+                let text = try scalar(value, key: full)
+                if key == "host" { p.host = text }
+                if key == "to" { sendsTo = keyLine }
+                p.backupArguments += ["--" + key, text]
             } else if lists.contains(key) {
                 let option = key == "tags" ? "--tag" : "--" + key
                 for item in try list(value, key: full) { p.backupArguments += [option, item] }
@@ -98,6 +108,17 @@ public struct ConfigFile: Equatable, Sendable {
                     throw ConfigError(line: value.line, key: full, problem: .invalidValue("a ping is an http:// or https:// URL"))
                 }
                 p.ping = url
+            } else if key == "keep" {
+                keepLine = keyLine
+                for (rule, ruleLine, n) in try mapping(value, key: full) {
+                    guard keeps.contains(rule) else { throw ConfigError(line: ruleLine, key: full + "." + rule, problem: .unknownKey(known: keeps)) }
+                    let text = try scalar(n, key: full + "." + rule)
+                    // `within` is a duration ("30d"), the others a count; the forget command checks both again.
+                    guard rule == "within" || (Int(text).map { $0 > 0 } ?? false) else {
+                        throw ConfigError(line: n.line, key: full + "." + rule, problem: .invalidValue("a count of snapshots, 1 or more"))
+                    }
+                    p.forgetArguments += ["--keep-" + rule, text]
+                }
             } else if key == "notify" {
                 let url = try scalar(value, key: full)
                 guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
@@ -129,6 +150,10 @@ public struct ConfigFile: Equatable, Sendable {
             } else {
                 throw ConfigError(line: keyLine, key: full, problem: .unknownKey(known: (single + lists + flags + others).sorted()))
             }
+        }
+        // A `--to` host holds no password: forgetting is the owner's.
+        if let keepLine, sendsTo != nil {
+            throw ConfigError(line: keepLine, key: at + "keep", problem: .invalidValue("keep goes with a local vault: a host that sends with 'to:' cannot forget (no password); forget on the owner's machine"))
         }
         // Paths last, after "--": a path that starts with '-' is a path.
         if !paths.isEmpty { p.backupArguments += ["--"] + paths }

@@ -124,4 +124,20 @@ import Glibc
         #expect(open.status == 2 && open.stderr.contains("others may write it"), "\(open.stderr)")
         #expect(!FileManager.default.fileExists(atPath: facts))
     }
+
+    /// `keep:` forgets this host's older snapshots after the backup, with
+    /// the password at hand; without it the backup stands, the run says
+    /// why it did not forget, and exits 3.
+    @Test func keepForgetsTheOlderSnapshots() throws {
+        try f.write("a", [1])
+        let file = try config("    keep: {last: 1}\n")
+        for _ in 0..<2 {
+            let r = try f.v.run(["run", "home", "--config", file], f.cacheEnv, timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
+        let r = try run(file)
+        #expect(r.status == 3 && r.stderr.contains("the backup is made, but forgetting old snapshots failed"), "\(r.stderr)")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 2)
+    }
 }

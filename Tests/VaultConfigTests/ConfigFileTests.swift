@@ -37,6 +37,8 @@ struct ConfigFileTests {
                                          "--exclude-larger-than", "2G", "--", "~/Documents", "-odd name"])
         #expect(home.before == ["true"] && home.error == ["logger failed"] && home.after.isEmpty && home.ping == "https://hc-ping.com/abc")
         #expect(try file.profile("db").backupArguments == ["--stdin-from-command", "pg_dump shop", "--stdin-filename", "shop.sql"])
+        let kept = try parse("profiles:\n  home:\n    paths: [a]\n    host: laptop\n    keep: {daily: 7, within: 30d}\n").profile("home")
+        #expect(kept.forgetArguments == ["--keep-daily", "7", "--keep-within", "30d"] && kept.host == "laptop")
         #expect(throws: ConfigError(line: 0, key: "web", problem: .noSuchProfile(known: ["db", "home"]))) { try file.profile("web") }
     }
 
@@ -50,6 +52,9 @@ struct ConfigFileTests {
         #expect(error("profiles:\n  'bad name':\n    paths: [a]\n")?.line == 2)
         #expect(error("profiles:\n  home:\n    paths: [a]\n    paths: [b]\n") == ConfigError(line: 4, key: "paths", problem: .duplicateKey))
         #expect(error("backups:\n  home: {}\n")?.problem == .unknownKey(known: ["profiles"]))
+        #expect(error("profiles:\n  home:\n    to: nas:/v\n    keep: {daily: 7}\n")?.line == 4, "a --to host cannot forget")
+        #expect(error("profiles:\n  home:\n    keep: {daily: 0}\n")?.line == 3)
+        #expect(error("profiles:\n  home:\n    keep: {fortnightly: 2}\n")?.line == 3)
         #expect(error("")?.problem == .noProfiles)
         #expect(error("profiles: {}\n")?.problem == .noProfiles)
         #expect(error("profiles:\n  home: [unclosed\n")?.problem.isSyntax == true)

@@ -32,6 +32,7 @@ struct RunCommand: Command {
                 error: ['logger -t vault "backup of home failed"']
               ping: https://hc-ping.com/YOUR-UUID
               notify: https://ntfy.sh/YOUR-TOPIC
+              keep: {daily: 7, weekly: 4}
 
         A mistake in the file (an unknown key, a value of the wrong kind) is
         named with its line, and nothing runs (exit 2). The hooks run with
@@ -43,7 +44,10 @@ struct RunCommand: Command {
         healthchecks.io convention: /0 is success); 'notify' POSTs a line
         when a run ends (ntfy's way; 'notify-on: failure' for failures
         only). A ping or message that cannot be sent is a warning, never a
-        failed backup.
+        failed backup. 'keep' then forgets this host's older snapshots
+        ('snapshots forget --keep-daily 7 ... --prune'), which needs the
+        password (the unlock agent, or --password-file): without it the run
+        warns and exits 3, the backup made.
 
         Options:
           --config FILE   another config file
@@ -120,9 +124,29 @@ struct RunCommand: Command {
             try finish(p, hooks: p.error, facts, code: report.code, context)
             throw ReportedError(report.code)
         }
-        facts["VAULT_EXIT_CODE"] = String(code.rawValue)
-        try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil ? p.error : p.after, facts, code: code, context)
-        return code
+        var final = code
+        if !p.forgetArguments.isEmpty, facts["VAULT_SNAPSHOT"] != nil, !forget(p, runContext) { final = .partial }
+        facts["VAULT_EXIT_CODE"] = String(final.rawValue)
+        try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil ? p.error : p.after, facts, code: final, context)
+        return final
+    }
+
+    /// `keep:` after a backup: `snapshots forget --keep-... --host HOST
+    /// --prune`, this profile's host only (never another machine's
+    /// snapshots). It needs the password (the unlock agent, or a global
+    /// --password-file or --password-command): without it, or if it fails,
+    /// a warning, and the run exits 3, the backup made.
+    private func forget(_ p: ConfigFile.Profile, _ context: Context) -> Bool {
+        let words = ["snapshots", "forget"] + p.forgetArguments + ["--host", p.host ?? Syscall.hostName(), "--prune"]
+        do {
+            guard case .run(let command, _) = try ArgumentParser.parse(words) else { return false }
+            let code = try command.run(context)
+            return code == .ok
+        } catch {
+            context.terminal.warning("the backup is made, but forgetting old snapshots failed: \(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory).message)",
+                                     hints: ["it needs the password: keep the unlock agent running ('vault unlock'), or give --password-file"])
+            return false
+        }
     }
 
     /// The after or error hooks, then the end ping. A hook that fails is
