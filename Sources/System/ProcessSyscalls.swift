@@ -275,7 +275,7 @@ extension Syscall {
     /// The child gets an empty signal mask and the default SIGPIPE action,
     /// undoing what the interrupt handling and `ignoreBrokenPipe` did here.
     public static func spawnShell(_ command: String, arguments: [String], directory: String?,
-                                  stdout: Int32? = nil, environment extra: [String: String] = [:]) throws -> Int32 {
+                                  stdout: Int32? = nil) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -291,18 +291,8 @@ extension Syscall {
         let argv = ["/bin/sh", "-c", script, "sh"] + arguments
         var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cargs { free(p) } }
-        // Ours, with `extra` set over it (a hook's facts).
-        var env: [UnsafeMutablePointer<CChar>?] = []
-        var p = environ
-        while let entry = p.pointee {
-            let text = String(cString: entry)
-            if let eq = text.firstIndex(of: "="), extra[String(text[..<eq])] != nil {} else { env.append(strdup(entry)) }
-            p += 1
-        }
-        env += extra.map { strdup($0.key + "=" + $0.value) } + [nil]
-        defer { for e in env { free(e) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, env)
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &cargs, environ)
         guard rc == 0 else { throw SystemError(operation: .posix_spawn, path: "/bin/sh", errno: Errno(rawValue: rc)) }
         return pid
     }

@@ -103,11 +103,7 @@ public struct ConfigFile: Equatable, Sendable {
             } else if key == "paths" {
                 paths = try list(value, key: full)
             } else if key == "ping" {
-                let url = try scalar(value, key: full)
-                guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("a ping is an http:// or https:// URL"))
-                }
-                p.ping = url
+                p.ping = try url(value, key: full)
             } else if key == "keep" {
                 keepLine = keyLine
                 for (rule, ruleLine, n) in try mapping(value, key: full) {
@@ -120,11 +116,7 @@ public struct ConfigFile: Equatable, Sendable {
                     p.forgetArguments += ["--keep-" + rule, text]
                 }
             } else if key == "notify" {
-                let url = try scalar(value, key: full)
-                guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("notify is an http:// or https:// URL"))
-                }
-                p.notify = url
+                p.notify = try url(value, key: full)
             } else if key == "notify-on" {
                 switch try scalar(value, key: full) {
                 case "failure": p.notifyFailuresOnly = true
@@ -177,6 +169,15 @@ public struct ConfigFile: Equatable, Sendable {
         case .sequence(let items, _): return try items.map { item throws(ConfigError) in try scalar(item, key: key) }
         case .mapping: throw ConfigError(line: node.line, key: key, problem: .wrongType(expected: "a list"))
         }
+    }
+
+    /// An http:// or https:// URL (`ping`, `notify`).
+    static func url(_ node: YAMLNode, key: String) throws(ConfigError) -> String {
+        let text = try scalar(node, key: key)
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+            throw ConfigError(line: node.line, key: key, problem: .invalidValue("an http:// or https:// URL"))
+        }
+        return text
     }
 
     static func boolean(_ node: YAMLNode, key: String) throws(ConfigError) -> Bool {

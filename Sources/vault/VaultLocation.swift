@@ -30,6 +30,15 @@ extension VaultLocation {
         }
         return home + "/.local/state/vault"
     }
+
+    /// This user's configuration home: `$XDG_CONFIG_HOME` (absolute only,
+    /// as the spec says), else `~/.config`; nil without HOME. The config
+    /// file (`vault run`) and systemd's user units (`vault schedule`) live
+    /// under it.
+    static func configHome(_ environment: [String: String]) -> String? {
+        if let c = environment.nonEmpty("XDG_CONFIG_HOME"), c.hasPrefix("/") { return c }
+        return environment.nonEmpty("HOME").map { $0 + "/.config" }
+    }
 }
 
 extension Dictionary where Key == String, Value == String {

@@ -279,8 +279,9 @@ struct BackupCommand: Command {
                 if let remote {
                     let directory = try Self.remoteCacheDirectory(base: base, remote)
                     try Vault.ensureDirectory(directory)
-                    sent = try SentLog(directory: directory)
-                    cache = try Self.remoteCache(directory: directory, sent: sent!, remote)
+                    let log = try SentLog(directory: directory)
+                    sent = log
+                    cache = try Self.remoteCache(directory: directory, sent: log, remote)
                 } else {
                     cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault)
                 }

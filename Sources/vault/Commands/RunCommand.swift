@@ -66,8 +66,7 @@ struct RunCommand: Command {
     }
 
     static func defaultPath(_ environment: [String: String]) -> String? {
-        if let c = environment.nonEmpty("XDG_CONFIG_HOME"), c.hasPrefix("/") { return c + "/vault/config.yaml" }
-        return environment.nonEmpty("HOME").map { $0 + "/.config/vault/config.yaml" }
+        VaultLocation.configHome(environment).map { $0 + "/vault/config.yaml" }
     }
 
     func run(_ context: Context) throws -> ExitCode {
@@ -173,9 +172,10 @@ struct RunCommand: Command {
         if let problem = HTTPPing.get(full) { context.terminal.warning("could not ping \(Terminal.printable(full)): \(problem)") }
     }
 
-    /// Runs one hook with /bin/sh, `facts` in its environment, and waits.
+    /// Runs one hook with /bin/sh, `facts` in its environment, and waits
+    /// (standard input /dev/null, output and errors ours).
     static func hook(_ command: String, _ facts: [String: String]) throws -> Termination {
-        try Syscall.wait(try Syscall.spawnShell(command, arguments: [], directory: nil, environment: facts))
+        try Syscall.wait(try Syscall.spawn("/bin/sh", arguments: ["-c", command], stdout: 1, stderr: 2, environment: facts))
     }
 
     static func words(_ t: Termination) -> String {

@@ -55,8 +55,7 @@ struct ScheduleCommand: Command {
     }
 
     static func unitDirectory(_ environment: [String: String]) -> String? {
-        if let c = environment.nonEmpty("XDG_CONFIG_HOME"), c.hasPrefix("/") { return c + "/systemd/user" }
-        return environment.nonEmpty("HOME").map { $0 + "/.config/systemd/user" }
+        VaultLocation.configHome(environment).map { $0 + "/systemd/user" }
     }
 
     func run(_ context: Context) throws -> ExitCode {
