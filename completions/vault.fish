@@ -27,7 +27,9 @@ function __vault_parse
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
                     --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort \
-                    --versions --at --keep-last --keep-daily --keep-weekly --key-file --new-key-file --slot
+                    --versions --at --keep-last --keep-daily --keep-weekly --key-file --new-key-file --slot \
+                    --config --via --exclude --exclude-file --iexclude --exclude-if-present --exclude-larger-than \
+                    --files-from --files-from-verbatim --files-from-raw --stdin-from-command --stdin-filename --tag --host
                 set skip 1
             end
             continue
@@ -122,7 +124,7 @@ complete -c vault -n __vault_needs_command -a mount -d 'Browse the vault as a re
 complete -c vault -n '__vault_using mount' -x -a '(__fish_complete_directories)'
 complete -c vault -n __vault_needs_command -a share -d 'Let other users add items (and nothing else), or stop'
 complete -c vault -n __vault_needs_command -a help -d 'Show a command\'s help page'
-complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock backup snapshots thin'
+complete -c vault -n '__vault_using help' -a 'init add list info get restore remove rename passwd check open rekey kit move mount remote push pull clone share forget key upgrade unlock lock backup snapshots thin run schedule status'
 complete -c vault -n __vault_needs_command -a key -d 'List, add or remove key slots (passwords, key files)'
 complete -c vault -n __vault_needs_command -a upgrade -d 'Move an older vault to the current header'
 complete -c vault -n __vault_needs_command -a unlock -d 'Keep the vault unlocked for a while (an agent holds the key)'
@@ -138,6 +140,13 @@ complete -c vault -n '__vault_using backup' -l exclude-caches -d 'Leave out fold
 complete -c vault -n '__vault_using backup' -l exclude-larger-than -x -d 'Leave out files larger than SIZE'
 complete -c vault -n '__vault_using backup' -l one-file-system -d 'Stay on each path\'s file system'
 complete -c vault -n '__vault_using backup' -l tag -x -d 'A tag on the snapshot'
+complete -c vault -n '__vault_using backup' -l iexclude -x -d 'As --exclude, letters matched in either case'
+complete -c vault -n '__vault_using backup' -l exclude-if-present -x -d 'Leave out folders holding an entry called NAME'
+complete -c vault -n '__vault_using backup' -l files-from -r -F -d 'More paths, one a line'
+complete -c vault -n '__vault_using backup' -l files-from-verbatim -r -F -d 'More paths, one a line, taken as they are'
+complete -c vault -n '__vault_using backup' -l files-from-raw -r -F -d 'More paths, separated by NUL bytes'
+complete -c vault -n '__vault_using backup' -l stdin-from-command -x -d 'Keep a command\'s output as a file of the snapshot'
+complete -c vault -n '__vault_using backup' -l stdin-filename -x -d 'That file\'s name'
 complete -c vault -n '__vault_using backup' -l host -x -d 'The host name recorded'
 complete -c vault -n '__vault_using backup' -l dry-run -d 'Read and count, store nothing'
 complete -c vault -n '__vault_using backup' -l json -d 'One JSON summary on standard output'
@@ -164,6 +173,9 @@ complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON docume
 complete -c vault -n '__vault_using snapshots' -l to -x -a '(__fish_complete_directories)' -d 'restore: where to write'
 complete -c vault -n '__vault_using snapshots' -l include -x -d 'restore: only what matches'
 complete -c vault -n '__vault_using snapshots' -l exclude -x -d 'restore: leave out what matches'
+complete -c vault -n '__vault_using snapshots' -l add -x -d 'tag: add TAG'
+complete -c vault -n '__vault_using snapshots' -l remove -x -d 'tag: take TAG away'
+complete -c vault -n '__vault_using snapshots' -l set -x -d 'tag: replace the tags with these'
 complete -c vault -n '__vault_using snapshots' -l overwrite -x -a 'never if-changed always' -d 'restore: what to do with a file there with other content'
 
 # init
@@ -282,3 +294,15 @@ complete -c vault -n '__vault_using push' -l replace-header -d 'Upload this vaul
 complete -c vault -n '__vault_using add' -l to -x -d 'Drop into the inbox of the remote vault copy at TARGET'
 complete -c vault -n '__vault_using add' -l fingerprint -x -d 'The remote vault\'s public key fingerprint'
 complete -c vault -n '__vault_using check' -l remote -x -d 'Check the off-site copy at remote NAME'
+
+# run, schedule, status PROFILE (profile names are not completed: the
+# config file is not read here)
+complete -c vault -n __vault_needs_command -a run -d 'Run a backup profile of the config file'
+complete -c vault -n __vault_needs_command -a schedule -d 'Install, list or remove a profile\'s timer'
+complete -c vault -n __vault_needs_command -a status -d 'The profiles\' last runs and the next'
+complete -c vault -n '__vault_using run schedule status' -l config -r -F -d 'Another config file'
+complete -c vault -n '__vault_using run' -l if-due -d 'Only if a time of the schedule has come'
+complete -c vault -n '__vault_using schedule' -l via -x -a 'systemd cron' -d 'systemd units or a crontab line'
+complete -c vault -n '__vault_using schedule' -l remove -d 'Stop and remove the profile\'s timer'
+complete -c vault -n '__vault_using schedule' -l list -d 'The timers installed'
+complete -c vault -n '__vault_using status' -l json -d 'One JSON document on standard output'

@@ -8,6 +8,8 @@ import VaultCore
 ///                    two runs of one profile never overlap
 ///     PROFILE.last   "vault run v1\n" start "\t" end "\t" exit code "\t" snapshot id or "-" "\n"
 ///                    (Unix seconds; written atomically when a run ends)
+///     PROFILE.since  "vault schedule v1\n" Unix seconds "\n": when `vault schedule`
+///                    put the profile in the crontab (times before it are not due)
 enum ProfileRuns {
     struct Last: Equatable {
         var start: Int64, end: Int64, code: Int32, snapshot: String?
@@ -29,6 +31,20 @@ enum ProfileRuns {
         let text = "vault run v1\n\(last.start)\t\(last.end)\t\(last.code)\t\(last.snapshot ?? "-")\n"
         // Lost, `vault status` shows the run before: the backup itself stands.
         try? VaultDirectory.atomicWrite(Array(text.utf8), to: directory(state) + "/" + profile + ".last", mode: 0o600)
+    }
+
+    static func scheduled(_ state: String, profile: String, at time: Int64) {
+        // Lost, the first tick runs for the last time of the schedule that
+        // passed: one backup early, nothing worse.
+        try? Vault.ensureDirectory(directory(state))
+        try? VaultDirectory.atomicWrite(Array("vault schedule v1\n\(time)\n".utf8), to: directory(state) + "/" + profile + ".since", mode: 0o600)
+    }
+
+    static func since(_ state: String, profile: String) -> Int64? {
+        guard let bytes = try? VaultDirectory.readFile(directory(state) + "/" + profile + ".since", limit: 64) else { return nil }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard lines.count == 2, lines[0] == "vault schedule v1" else { return nil }
+        return Int64(lines[1])
     }
 
     static func last(_ state: String, profile: String) -> Last? {

@@ -272,6 +272,72 @@ import Testing
 
     // MARK: all
 
+    /// The binary's own commands and each command's options (its help's
+    /// "Options:" section): what every script must offer.
+    static func binaryCommands() throws -> [(command: String, options: Set<String>)] {
+        func help(_ args: [String]) throws -> String {
+            try CLIHarness.run(args, environment: ["PATH": "/usr/bin:/bin"], timeout: 30).stdoutText
+        }
+        var inCommands = false
+        var result: [(String, Set<String>)] = []
+        for line in try help(["help"]).split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "Commands:" { inCommands = true; continue }
+            if inCommands && line.isEmpty { break }
+            guard inCommands, let name = line.split(separator: " ").first else { continue }
+            var options = Set<String>(), inOptions = false
+            for l in try help(["help", String(name)]).split(separator: "\n", omittingEmptySubsequences: false) {
+                if l == "Options:" { inOptions = true; continue }
+                if inOptions && !l.hasPrefix(" ") { inOptions = false }
+                guard inOptions, let m = l.firstMatch(of: /^  (?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*)/) else { continue }
+                options.insert(String(m.1))
+            }
+            result.append((String(name), options))
+        }
+        return result
+    }
+
+    /// Every command of the built binary and each of its options completes
+    /// in bash and fish (asked of the shells), and is in the zsh script's
+    /// block for that command: a new command or option cannot be forgotten.
+    @Test(.enabled(if: available("/bin/bash") && FileManager.default.fileExists(atPath: bashCompletion) && available("/usr/bin/fish")))
+    func everyCommandAndOptionOfTheBinaryCompletes() throws {
+        let cwd = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: (cwd as NSString).deletingLastPathComponent) }
+        let commands = try Self.binaryCommands()
+        #expect(commands.count >= 30 && commands.contains { $0.command == "schedule" })
+        let zsh = try String(contentsOfFile: Self.zshFile, encoding: .utf8)
+        for (shell, complete) in [("bash", Self.bashComplete), ("fish", Self.fishComplete)] {
+            let first = try complete(["vault "] + commands.map { "vault \($0.command) " }, cwd)
+            let actions = Dictionary(uniqueKeysWithValues: commands.map { c in
+                (c.command, (first["vault \(c.command) "] ?? []).filter { !$0.hasPrefix("-") && !$0.hasPrefix("somedir") && $0 != "somefile" })
+            })
+            var lines = commands.map { "vault \($0.command) --" }
+            for (c, acts) in actions { lines += acts.map { "vault \(c) \($0) --" } }
+            let offered = try complete(lines, cwd)
+            for (command, options) in commands {
+                #expect((first["vault "] ?? []).contains(command), "\(shell): no command \(command)")
+                let all = Set(([command] + (actions[command] ?? []).map { command + " " + $0 }).flatMap { offered["vault \($0) --"] ?? [] })
+                let missing = options.subtracting(all)
+                #expect(missing.isEmpty, "\(shell): vault \(command) does not offer \(missing.sorted())")
+            }
+        }
+        let globals: Set<String> = ["--vault", "--password-file", "--password-command", "--key-file", "--slot", "--quiet", "--help", "--version"]
+        for (command, all) in commands {
+            #expect(zsh.contains("\n    '\(command):"), "zsh: \(command) is not in _vault_commands")
+            let options = all.subtracting(globals)
+            if options.isEmpty { continue }
+            guard let start = zsh.range(of: "\n      \(command))") ?? zsh.range(of: "\n      \(command) |") else {
+                Issue.record("zsh: no case for \(command)"); continue
+            }
+            let rest = zsh[start.upperBound...]
+            let end = rest.firstMatch(of: /\n      [a-z|]+[ )]/)?.range.lowerBound ?? rest.endIndex
+            let block = rest[..<end]
+            let missing = options.filter { o in !["'", "'*", "}", ",", ")"].contains { block.contains($0 + o) } }
+            #expect(missing.isEmpty, "zsh: vault \(command) does not offer \(missing.sorted())")
+        }
+    }
+
+
     /// Completion must never ask vault anything: item names are secret.
     @Test(arguments: [bashFile, zshFile, fishFile])
     func scriptNeverRunsVault(path: String) throws {

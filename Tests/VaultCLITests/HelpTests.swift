@@ -138,7 +138,7 @@ import Testing
           snapshots   list, browse and restore backup snapshots
           thin        keep the blobs on a remote, or bring them back (--off)
           run         run a backup profile of the config file, with its hooks and pings
-          schedule    install, list or remove a profile's timer (systemd user units)
+          schedule    install, list or remove a profile's timer (systemd or cron)
           status      the profiles' last runs and the next, with overdue ones named
 
         Run 'vault help COMMAND' or 'vault COMMAND --help' for a command's options

@@ -10,9 +10,10 @@ struct RunCommand: Command {
     static let name = "run"
     static let abstract = "run a backup profile of the config file, with its hooks and pings"
     static let configOption = ValueOption<String>.text("--config", as: "FILE")
-    static let options = [configOption.spec]
+    static let ifDueFlag = FlagOption("--if-due")
+    static let options = [configOption.spec, ifDueFlag.spec]
     static let help = """
-        Usage: vault run PROFILE [--config FILE]
+        Usage: vault run PROFILE [--config FILE] [--if-due]
 
         Runs the backup a profile of the config file describes: its paths
         and options (every 'vault backup' option, by its long name), its
@@ -51,6 +52,9 @@ struct RunCommand: Command {
 
         Options:
           --config FILE   another config file
+          --if-due        only if a time of the profile's schedule has come
+                          since its last run, else nothing, quietly (exit 0);
+                          what a crontab line of 'vault schedule' runs
 
         Examples:
           vault run home
@@ -59,10 +63,12 @@ struct RunCommand: Command {
 
     let profile: String
     let config: String?
+    let ifDue: Bool
 
     init(parsing arguments: ParsedArguments) throws(CLIError) {
         profile = try arguments.exactly("PROFILE")[0]
         config = try arguments.value(Self.configOption)
+        ifDue = arguments.isSet(Self.ifDueFlag)
     }
 
     static func defaultPath(_ environment: [String: String]) -> String? {
@@ -74,6 +80,7 @@ struct RunCommand: Command {
             throw CLIError(message: "cannot tell where the config file is: HOME is not set", hints: ["give it with --config FILE"], code: .usage)
         }
         let p = try Self.load(path, profile: profile)
+        if ifDue, try !due(p, path, context) { return .ok }
         let home = context.environment.nonEmpty("HOME")
         func expand(_ word: String) -> String { word == "~" ? home ?? word : word.hasPrefix("~/") ? (home.map { $0 + word.dropFirst() } ?? word) : word }
         guard case .run(let command, _) = try ArgumentParser.parse(["backup"] + p.backupArguments.map(expand)),
@@ -86,6 +93,8 @@ struct RunCommand: Command {
         // One run of a profile at a time (a timer that fires while a long
         // run goes on, or a run by hand beside it).
         guard let lock = try ProfileRuns.lock(context.stateDirectory, profile: profile) else {
+            // A tick while the run it started goes on: nothing to say.
+            if ifDue { return .ok }
             throw CLIError(message: "profile '\(profile)' is running already", hints: ["'vault status' shows its last run"], code: .busy)
         }
         defer { withExtendedLifetime(lock) {} }
@@ -128,6 +137,22 @@ struct RunCommand: Command {
         facts["VAULT_EXIT_CODE"] = String(final.rawValue)
         try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil ? p.error : p.after, facts, code: final, context)
         return final
+    }
+
+    /// Whether a time of the schedule has come since the last run (or,
+    /// never run, since `vault schedule` installed the crontab line).
+    private func due(_ p: ConfigFile.Profile, _ path: String, _ context: Context) throws -> Bool {
+        guard let when = p.schedule else {
+            throw CLIError(message: "\(path): profiles.\(profile): no 'schedule:' for --if-due", code: .usage)
+        }
+        let calendar: CalendarSchedule
+        do { calendar = try CalendarSchedule(parsing: when) } catch {
+            guard case .unreadable(let why) = error else { throw error }
+            throw CLIError(message: "\(path): profiles.\(profile).schedule: '\(Terminal.printable(when))' cannot run with --if-due: \(why)", code: .usage)
+        }
+        guard let time = calendar.latest(atOrBefore: Syscall.now()) else { return false }
+        let since = ProfileRuns.last(context.stateDirectory, profile: profile)?.start ?? ProfileRuns.since(context.stateDirectory, profile: profile)
+        return since.map { $0 < time } ?? true
     }
 
     /// `keep:` after a backup: `snapshots forget --keep-... --host HOST

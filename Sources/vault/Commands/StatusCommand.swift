@@ -63,7 +63,7 @@ struct StatusCommand: Command {
         for name in file.profiles.keys.sorted() {
             let p = file.profiles[name]!
             let last = ProfileRuns.last(context.stateDirectory, profile: name)
-            let elapses = p.schedule.flatMap(Self.elapses) ?? []
+            let elapses = p.schedule.flatMap { Self.elapses($0) ?? Self.ownElapses($0, now) } ?? []
             // One period of the schedule (the gap between its next two
             // times), an hour of slack for the timer's random delay and the run.
             let overdue = elapses.count == 2 && (last.map { now - $0.start > elapses[1] - elapses[0] + 3600 } ?? true)
@@ -84,6 +84,13 @@ struct StatusCommand: Command {
                                      hints: ["'vault schedule --list' shows the timers; 'journalctl --user -u vault-\(r.profile)' what they did"])
         }
         return rows.contains(where: \.overdue) ? .partial : .ok
+    }
+
+    /// The next two times by vault's own reading of the calendar (as `run
+    /// --if-due` reads it), where there is no systemd-analyze.
+    static func ownElapses(_ calendar: String, _ now: Int64) -> [Int64] {
+        guard let c = try? CalendarSchedule(parsing: calendar), let a = c.next(after: now), let b = c.next(after: a) else { return [] }
+        return [a, b]
     }
 
     /// The next two times (Unix seconds) of a systemd calendar, by
