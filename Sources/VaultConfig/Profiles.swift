@@ -19,6 +19,8 @@
 ///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
 ///         schedule: '*-*-* 02:00'       # a systemd calendar (`vault schedule` installs the timer)
 ///         keep: {daily: 7, weekly: 4}   # then `snapshots forget --keep-... --host HOST --prune` (a local vault: needs the password)
+///         push: [nas]                   # then `vault push NAME` to each remote (a local vault; no password)
+///         password-file: ~/.config/vault/password   # for keep: (or password-command:, key-file:); the command line's wins
 ///         notify: https://ntfy.sh/TOPIC     # POST a line when a run ends (ntfy); `notify-on: failure` for failures only
 ///
 /// Unknown keys and values of the wrong type are refused, with their line:
@@ -44,6 +46,11 @@ public struct ConfigFile: Equatable, Sendable {
         public var forgetArguments: [String] = []
         /// The profile's `host:`, if it names one (forget is scoped to it).
         public var host: String?
+        /// Remote names to `vault push` to after the backup (and forget).
+        public var push: [String] = []
+        /// How `keep:` unlocks when the command line does not say: a file,
+        /// a command, or a key file (never the password itself).
+        public var passwordFile: String?, passwordCommand: String?, keyFile: String?
     }
 
     /// Options that take one value, and those that take a list, and flags;
@@ -52,7 +59,8 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep"]
+    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep", "push",
+                          "password-file", "password-command", "key-file"]
     static let keeps = ["last", "hourly", "daily", "weekly", "monthly", "yearly", "within"]
 
     public init(parsing bytes: [UInt8]) throws(ConfigError) {
@@ -85,7 +93,7 @@ public struct ConfigFile: Equatable, Sendable {
         var p = Profile(name: name, line: line)
         let at = "profiles.\(name)."
         var paths: [String] = []
-        var sendsTo: Int?, keepLine: Int?
+        var sendsTo: Int?, keepLine: Int?, pushLine: Int?, unlockLine: Int?
         for (key, keyLine, value) in try mapping(node, key: "profiles." + name) {
             let full = at + key
             if single.contains(key) {
@@ -114,6 +122,21 @@ public struct ConfigFile: Equatable, Sendable {
                         throw ConfigError(line: n.line, key: full + "." + rule, problem: .invalidValue("a count of snapshots, 1 or more"))
                     }
                     p.forgetArguments += ["--keep-" + rule, text]
+                }
+            } else if key == "password-file" || key == "password-command" || key == "key-file" {
+                guard p.passwordFile == nil && p.passwordCommand == nil && p.keyFile == nil else {
+                    throw ConfigError(line: keyLine, key: full, problem: .invalidValue("one of password-file, password-command and key-file"))
+                }
+                unlockLine = keyLine
+                let text = try scalar(value, key: full)
+                guard !text.isEmpty else { throw ConfigError(line: value.line, key: full, problem: .invalidValue("a path or a command")) }
+                if key == "password-file" { p.passwordFile = text } else if key == "key-file" { p.keyFile = text } else { p.passwordCommand = text }
+            } else if key == "push" {
+                pushLine = keyLine
+                p.push = try list(value, key: full)
+                // A remote's name as `vault remote add` takes it: never an option.
+                guard !p.push.isEmpty, p.push.allSatisfy({ !$0.isEmpty && !$0.hasPrefix("-") && $0.utf8.count <= 64 }) else {
+                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("push is a list of remote names ('vault remote list')"))
                 }
             } else if key == "notify" {
                 p.notify = try url(value, key: full)
@@ -146,6 +169,12 @@ public struct ConfigFile: Equatable, Sendable {
         // A `--to` host holds no password: forgetting is the owner's.
         if let keepLine, sendsTo != nil {
             throw ConfigError(line: keepLine, key: at + "keep", problem: .invalidValue("keep goes with a local vault: a host that sends with 'to:' cannot forget (no password); forget on the owner's machine"))
+        }
+        if let unlockLine, sendsTo != nil {
+            throw ConfigError(line: unlockLine, key: at + "password", problem: .invalidValue("a host that sends with 'to:' needs no password and must hold none"))
+        }
+        if let pushLine, sendsTo != nil {
+            throw ConfigError(line: pushLine, key: at + "push", problem: .invalidValue("push goes with a local vault: a host that sends with 'to:' has none to push"))
         }
         // Paths last, after "--": a path that starts with '-' is a path.
         if !paths.isEmpty { p.backupArguments += ["--"] + paths }

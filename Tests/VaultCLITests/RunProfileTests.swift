@@ -139,5 +139,33 @@ import Glibc
         let r = try run(file)
         #expect(r.status == 3 && r.stderr.contains("the backup is made, but forgetting old snapshots failed"), "\(r.stderr)")
         #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 2)
+        // The profile says where the password is: the run forgets unattended.
+        let unattended = try config("    keep: {last: 1}\n    password-file: \(f.v.passwordFile)\n")
+        let u = try run(unattended)
+        #expect(u.status == 0, "\(u.stderr)")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
+    }
+
+    /// `push:` sends the vault off-site after the backup (no password);
+    /// a push that fails fails the run, with the error hooks.
+    @Test func pushSendsTheVaultToItsRemotesAfterTheBackup() throws {
+        try f.write("a", Array("pushed\n".utf8))
+        let remote = f.v.path + "/nas"
+        #expect(try f.v.run(["remote", "add", "nas", remote], f.cacheEnv).status == 0)
+        let file = try config("    push: [nas]\n    hooks:\n      error: ['touch \(f.v.path)/failed']\n")
+        let r = try run(file)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: remote + "/vault.header"))
+        // The copy is whole: a clone of it lists the snapshot.
+        let clone = f.v.path + "/clone"
+        #expect(try f.v.run(["clone", remote, clone], f.cacheEnv, timeout: 60).status == 0)
+        let listed = try CLIHarness.run(["--vault", clone, "--password-file", f.v.passwordFile, "snapshots", "list", "--json"],
+                                        environment: f.v.environment(f.cacheEnv), cwd: f.v.path, timeout: 30)
+        #expect(BackupFixture.snapshotCount(listed) == 1, "\(listed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.v.path + "/failed"))
+        let bad = try config("    push: [nowhere]\n    hooks:\n      error: ['touch \(f.v.path)/failed']\n")
+        let failed = try run(bad)
+        #expect(failed.status != 0 && failed.stderr.contains("the backup is made, but the push to 'nowhere' failed"), "\(failed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.v.path + "/failed"))
     }
 }

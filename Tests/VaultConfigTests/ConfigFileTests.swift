@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VaultConfig
 
@@ -42,7 +43,7 @@ struct ConfigFileTests {
         #expect(throws: ConfigError(line: 0, key: "web", problem: .noSuchProfile(known: ["db", "home"]))) { try file.profile("web") }
     }
 
-    @Test func mistakesAreNamedWithTheirLine() {
+    @Test func mistakesAreNamedWithTheirLine() throws {
         #expect(error("profiles:\n  home:\n    exclude_caches: true\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    exclude_caches: true\n")?.key == "profiles.home.exclude_caches")
         #expect(error("profiles:\n  home:\n    paths: {a: b}\n") == ConfigError(line: 3, key: "profiles.home.paths", problem: .wrongType(expected: "a list")))
@@ -53,6 +54,9 @@ struct ConfigFileTests {
         #expect(error("profiles:\n  home:\n    paths: [a]\n    paths: [b]\n") == ConfigError(line: 4, key: "paths", problem: .duplicateKey))
         #expect(error("backups:\n  home: {}\n")?.problem == .unknownKey(known: ["profiles"]))
         #expect(error("profiles:\n  home:\n    to: nas:/v\n    keep: {daily: 7}\n")?.line == 4, "a --to host cannot forget")
+        #expect(try parse("profiles:\n  home:\n    paths: [a]\n    push: [nas, usb]\n").profile("home").push == ["nas", "usb"])
+        #expect(error("profiles:\n  home:\n    to: nas:/v\n    push: nas\n")?.line == 4, "a --to host has no vault to push")
+        #expect(error("profiles:\n  home:\n    push: ['--all']\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {daily: 0}\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {fortnightly: 2}\n")?.line == 3)
         #expect(error("")?.problem == .noProfiles)
@@ -67,6 +71,26 @@ struct ConfigFileTests {
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         #expect(error("profiles: " + deep + "\n")?.problem == .nestedTooDeep)
         #expect(error(String(repeating: "# padding\n", count: 110_000))?.problem == .tooLarge)
+    }
+
+    /// The README's example is a file vault reads, as a new user copies it.
+    @Test func theReadmeExampleIsAConfigFile() throws {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        let readme = try String(contentsOf: url.appendingPathComponent("README.md"), encoding: .utf8)
+        func block(after first: String) -> [String] {
+            let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let i = lines.firstIndex(where: { $0.hasPrefix(first) }) else { return [] }
+            return lines[i...].prefix { !$0.isEmpty }.map { String($0.dropFirst(4)) }
+        }
+        let home = block(after: "    # ~/.config/vault/config.yaml").dropFirst()
+        let desktop = block(after: "      desktop:")
+        #expect(home.first == "profiles:" && desktop.count > 3)
+        let file = try ConfigFile(parsing: Array((home + desktop).joined(separator: "\n").utf8))
+        let h = try file.profile("home"), d = try file.profile("desktop")
+        #expect(h.push == ["nas"] && h.passwordFile == "~/.config/vault/password" && h.schedule == "*-*-* 02:00")
+        #expect(h.forgetArguments == ["--keep-daily", "7", "--keep-weekly", "4", "--keep-monthly", "12"] && h.notifyFailuresOnly)
+        #expect(d.backupArguments.contains("--to") && d.before.count == 1)
     }
 }
 

@@ -47,8 +47,11 @@ struct RunCommand: Command {
         only). A ping or message that cannot be sent is a warning, never a
         failed backup. 'keep' then forgets this host's older snapshots
         ('snapshots forget --keep-daily 7 ... --prune'), which needs the
-        password (the unlock agent, or --password-file): without it the run
-        warns and exits 3, the backup made.
+        password (the unlock agent, --password-file, or the profile's
+        'password-file:', 'password-command:' or 'key-file:'): without it the
+        run warns and exits 3, the backup made. 'push: [nas]' last runs
+        'vault push nas' (no password needed); a push that fails fails the
+        run.
 
         Options:
           --config FILE   another config file
@@ -88,7 +91,14 @@ struct RunCommand: Command {
             throw CLIError(message: "\(path): profile '\(profile)' is not a backup", code: .usage)
         }
         let directory = try p.vault.map { try VaultLocation.resolve(option: expand($0), environment: context.environment) } ?? context.vaultDirectory
-        let runContext = Context(terminal: context.terminal, environment: context.environment, globals: context.globals,
+        // The profile's way to unlock (for keep:), unless the command line gave one.
+        var globals = context.globals
+        if globals.passwordFile == nil && globals.passwordCommand == nil && globals.keyFile == nil {
+            globals.passwordFile = p.passwordFile.map(expand)
+            globals.passwordCommand = p.passwordCommand
+            globals.keyFile = p.keyFile.map(expand)
+        }
+        let runContext = Context(terminal: context.terminal, environment: context.environment, globals: globals,
                                  vaultDirectory: directory, stateDirectory: context.stateDirectory)
         // One run of a profile at a time (a timer that fires while a long
         // run goes on, or a run by hand beside it).
@@ -134,8 +144,14 @@ struct RunCommand: Command {
         }
         var final = code
         if !p.forgetArguments.isEmpty, facts["VAULT_SNAPSHOT"] != nil, !forget(p, runContext) { final = .partial }
+        if facts["VAULT_SNAPSHOT"] != nil {
+            for remote in p.push {
+                let pushed = push(remote, runContext)
+                if pushed != .ok && (final == .ok || final == .partial) { final = pushed }
+            }
+        }
         facts["VAULT_EXIT_CODE"] = String(final.rawValue)
-        try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil ? p.error : p.after, facts, code: final, context)
+        try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil || !(final == .ok || final == .partial) ? p.error : p.after, facts, code: final, context)
         return final
     }
 
@@ -170,6 +186,21 @@ struct RunCommand: Command {
             context.terminal.warning("the backup is made, but forgetting old snapshots failed: \(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory).message)",
                                      hints: ["it needs the password: keep the unlock agent running ('vault unlock'), or give --password-file"])
             return false
+        }
+    }
+
+    /// `push:` after the backup (and forget): `vault push REMOTE`, which
+    /// needs no password. A push that fails is the run's failure (its exit
+    /// code): the off-site copy is what the profile was for.
+    private func push(_ remote: String, _ context: Context) -> ExitCode {
+        do {
+            guard case .run(let command, _) = try ArgumentParser.parse(["push", "--", remote]) else { return .usage }
+            return try command.run(context)
+        } catch {
+            let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+            context.terminal.report(CLIError(message: "the backup is made, but the push to '\(Terminal.printable(remote))' failed: \(report.message)",
+                                             hints: report.hints, code: report.code))
+            return report.code
         }
     }
 
