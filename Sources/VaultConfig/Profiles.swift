@@ -19,6 +19,7 @@
 ///         ping: https://hc-ping.com/UUID    # GET URL/start, then URL/EXITCODE (healthchecks.io)
 ///         schedule: '*-*-* 02:00'       # a systemd calendar (`vault schedule` installs the timer)
 ///         keep: {daily: 7, weekly: 4}   # then `snapshots forget --keep-... --host HOST --prune` (a local vault: needs the password)
+///         check: {every: 1w, read-data-subset: 10%}   # then `vault check` when the last passed one is that old
 ///         push: [nas]                   # then `vault push NAME` to each remote (a local vault; no password)
 ///         password-file: ~/.config/vault/password   # for keep: (or password-command:, key-file:); the command line's wins
 ///         notify: https://ntfy.sh/TOPIC     # POST a line when a run ends (ntfy); `notify-on: failure` for failures only
@@ -46,6 +47,10 @@ public struct ConfigFile: Equatable, Sendable {
         public var forgetArguments: [String] = []
         /// The profile's `host:`, if it names one (forget is scoped to it).
         public var host: String?
+        /// `vault check` words after the backup and forget (nil: no check),
+        /// and how long a passed check counts (nil: every run).
+        public var checkArguments: [String]?
+        public var checkEvery: Int64?
         /// Remote names to `vault push` to after the backup (and forget).
         public var push: [String] = []
         /// How `keep:` unlocks when the command line does not say: a file,
@@ -59,7 +64,7 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep", "push",
+    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep", "push", "check",
                           "password-file", "password-command", "key-file"]
     static let keeps = ["last", "hourly", "daily", "weekly", "monthly", "yearly", "within"]
 
@@ -93,7 +98,7 @@ public struct ConfigFile: Equatable, Sendable {
         var p = Profile(name: name, line: line)
         let at = "profiles.\(name)."
         var paths: [String] = []
-        var sendsTo: Int?, keepLine: Int?, pushLine: Int?, unlockLine: Int?
+        var sendsTo: Int?, keepLine: Int?, pushLine: Int?, unlockLine: Int?, checkLine: Int?
         for (key, keyLine, value) in try mapping(node, key: "profiles." + name) {
             let full = at + key
             if single.contains(key) {
@@ -131,6 +136,9 @@ public struct ConfigFile: Equatable, Sendable {
                 let text = try scalar(value, key: full)
                 guard !text.isEmpty else { throw ConfigError(line: value.line, key: full, problem: .invalidValue("a path or a command")) }
                 if key == "password-file" { p.passwordFile = text } else if key == "key-file" { p.keyFile = text } else { p.passwordCommand = text }
+            } else if key == "check" {
+                checkLine = keyLine
+                (p.checkArguments, p.checkEvery) = try Self.check(value, key: full)
             } else if key == "push" {
                 pushLine = keyLine
                 p.push = try list(value, key: full)
@@ -173,12 +181,35 @@ public struct ConfigFile: Equatable, Sendable {
         if let unlockLine, sendsTo != nil {
             throw ConfigError(line: unlockLine, key: at + "password", problem: .invalidValue("a host that sends with 'to:' needs no password and must hold none"))
         }
+        if let checkLine, sendsTo != nil {
+            throw ConfigError(line: checkLine, key: at + "check", problem: .invalidValue("check goes with a local vault: a host that sends with 'to:' has none to check"))
+        }
         if let pushLine, sendsTo != nil {
             throw ConfigError(line: pushLine, key: at + "push", problem: .invalidValue("push goes with a local vault: a host that sends with 'to:' has none to push"))
         }
         // Paths last, after "--": a path that starts with '-' is a path.
         if !paths.isEmpty { p.backupArguments += ["--"] + paths }
         return p
+    }
+
+    /// `check: true`, or a mapping of `every` (a duration), `read-data`
+    /// (true) or `read-data-subset` (N% or n/m, which check reads again).
+    static func check(_ node: YAMLNode, key: String) throws(ConfigError) -> ([String]?, Int64?) {
+        if case .scalar = node { return (try boolean(node, key: key) ? [] : nil, nil) }
+        var words: [String] = [], every: Int64?
+        for (name, line, value) in try mapping(node, key: key) {
+            switch name {
+            case "every":
+                guard let seconds = durationSeconds(try scalar(value, key: key + ".every")) else {
+                    throw ConfigError(line: value.line, key: key + ".every", problem: .invalidValue("a duration, such as 1w or 30d"))
+                }
+                every = seconds
+            case "read-data": if try boolean(value, key: key + ".read-data") { words.append("--read-data") }
+            case "read-data-subset": words += ["--read-data-subset", try scalar(value, key: key + ".read-data-subset")]
+            default: throw ConfigError(line: line, key: key + "." + name, problem: .unknownKey(known: ["every", "read-data", "read-data-subset"]))
+            }
+        }
+        return (words, every)
     }
 
     static func mapping(_ node: YAMLNode, key: String?) throws(ConfigError) -> [(key: String, line: Int, value: YAMLNode)] {

@@ -8,8 +8,9 @@ import VaultCore
 ///                    two runs of one profile never overlap
 ///     PROFILE.last   "vault run v1\n" start "\t" end "\t" exit code "\t" snapshot id or "-" "\n"
 ///                    (Unix seconds; written atomically when a run ends)
-///     PROFILE.since  "vault schedule v1\n" Unix seconds "\n": when `vault schedule`
+///     PROFILE.since  "vault since v1\n" Unix seconds "\n": when `vault schedule`
 ///                    put the profile in the crontab (times before it are not due)
+///     PROFILE.checked  "vault checked v1\n" Unix seconds "\n": when its `check:` last passed
 enum ProfileRuns {
     struct Last: Equatable {
         var start: Int64, end: Int64, code: Int32, snapshot: String?
@@ -33,17 +34,23 @@ enum ProfileRuns {
         try? VaultDirectory.atomicWrite(Array(text.utf8), to: directory(state) + "/" + profile + ".last", mode: 0o600)
     }
 
-    static func scheduled(_ state: String, profile: String, at time: Int64) {
-        // Lost, the first tick runs for the last time of the schedule that
-        // passed: one backup early, nothing worse.
+    /// A time kept for the profile: "since" (`vault schedule` put it in
+    /// the crontab) or "checked" (its last passed `check:`).
+    enum Stamp: String { case since, checked }
+
+    static func write(_ stamp: Stamp, _ state: String, profile: String, at time: Int64) {
+        // Lost, a "since" lets the first tick run for a time that passed
+        // before the schedule (one backup early), a "checked" lets the next
+        // run check again: nothing worse.
         try? Vault.ensureDirectory(directory(state))
-        try? VaultDirectory.atomicWrite(Array("vault schedule v1\n\(time)\n".utf8), to: directory(state) + "/" + profile + ".since", mode: 0o600)
+        try? VaultDirectory.atomicWrite(Array("vault \(stamp.rawValue) v1\n\(time)\n".utf8),
+                                        to: directory(state) + "/" + profile + "." + stamp.rawValue, mode: 0o600)
     }
 
-    static func since(_ state: String, profile: String) -> Int64? {
-        guard let bytes = try? VaultDirectory.readFile(directory(state) + "/" + profile + ".since", limit: 64) else { return nil }
+    static func read(_ stamp: Stamp, _ state: String, profile: String) -> Int64? {
+        guard let bytes = try? VaultDirectory.readFile(directory(state) + "/" + profile + "." + stamp.rawValue, limit: 64) else { return nil }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-        guard lines.count == 2, lines[0] == "vault schedule v1" else { return nil }
+        guard lines.count == 2, lines[0] == "vault \(stamp.rawValue) v1" else { return nil }
         return Int64(lines[1])
     }
 

@@ -168,4 +168,33 @@ import Glibc
         #expect(failed.status != 0 && failed.stderr.contains("the backup is made, but the push to 'nowhere' failed"), "\(failed.stderr)")
         #expect(FileManager.default.fileExists(atPath: f.v.path + "/failed"))
     }
+
+    /// `check:` verifies the vault after the backup when the last passed
+    /// check is old enough; damage it finds is the run's failure.
+    @Test func checkRunsWhenTheLastPassedOneIsOldEnough() throws {
+        try f.write("a", (0..<200_000).map { _ in UInt8.random(in: 0...255) })
+        let stamp = f.v.path + "/.local/state/vault/runs/home.checked"
+        let file = try config("    check: {every: 1w, read-data: true}\n    password-file: \(f.v.passwordFile)\n"
+                              + "    hooks:\n      error: ['touch \(f.v.path)/failed']\n")
+        #expect(try run(file).status == 0)
+        let first = try String(contentsOfFile: stamp, encoding: .utf8)
+        // Checked a day ago: not again.
+        let dayAgo = "vault checked v1\n\(Int(Date().timeIntervalSince1970) - 86_400)\n"
+        try dayAgo.write(toFile: stamp, atomically: true, encoding: .utf8)
+        #expect(try run(file).status == 0)
+        #expect(try String(contentsOfFile: stamp, encoding: .utf8) == dayAgo && first.hasPrefix("vault checked v1\n"))
+        // Eight days ago, and a byte of a pack flipped since: the check runs and fails the run.
+        try "vault checked v1\n\(Int(Date().timeIntervalSince1970) - 8 * 86_400)\n".write(toFile: stamp, atomically: true, encoding: .utf8)
+        let packs = try FileManager.default.subpathsOfDirectory(atPath: f.v.dir).map { f.v.dir + "/" + $0 }.filter { path in
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0) > 150_000
+        }
+        let pack = try #require(packs.first, "no pack of the 200 kB file in \(f.v.dir)")
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: pack)))
+        bytes[bytes.count / 2] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: pack))
+        try f.write("b", [2])
+        let damaged = try run(file)
+        #expect(damaged.status != 0 && damaged.status != 3, "\(damaged.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.v.path + "/failed"))
+    }
 }

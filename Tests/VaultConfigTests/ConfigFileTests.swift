@@ -57,6 +57,12 @@ struct ConfigFileTests {
         #expect(try parse("profiles:\n  home:\n    paths: [a]\n    push: [nas, usb]\n").profile("home").push == ["nas", "usb"])
         #expect(error("profiles:\n  home:\n    to: nas:/v\n    push: nas\n")?.line == 4, "a --to host has no vault to push")
         #expect(error("profiles:\n  home:\n    push: ['--all']\n")?.line == 3)
+        let checked = try parse("profiles:\n  home:\n    paths: [a]\n    check: {every: 2w, read-data-subset: 10%}\n").profile("home")
+        #expect(checked.checkArguments == ["--read-data-subset", "10%"] && checked.checkEvery == 14 * 86_400)
+        #expect(try parse("profiles:\n  home:\n    paths: [a]\n    check: true\n").profile("home").checkArguments == [])
+        #expect(try parse("profiles:\n  home:\n    paths: [a]\n    check: no\n").profile("home").checkArguments == nil)
+        #expect(error("profiles:\n  home:\n    check: {every: fortnight}\n")?.line == 3)
+        #expect(error("profiles:\n  home:\n    check: {often: 1d}\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {daily: 0}\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {fortnightly: 2}\n")?.line == 3)
         #expect(error("")?.problem == .noProfiles)
@@ -90,6 +96,7 @@ struct ConfigFileTests {
         let h = try file.profile("home"), d = try file.profile("desktop")
         #expect(h.push == ["nas"] && h.passwordFile == "~/.config/vault/password" && h.schedule == "*-*-* 02:00")
         #expect(h.forgetArguments == ["--keep-daily", "7", "--keep-weekly", "4", "--keep-monthly", "12"] && h.notifyFailuresOnly)
+        #expect(h.checkArguments == ["--read-data-subset", "10%"] && h.checkEvery == 7 * 86_400)
         #expect(d.backupArguments.contains("--to") && d.before.count == 1)
     }
 }

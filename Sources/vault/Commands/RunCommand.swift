@@ -49,7 +49,10 @@ struct RunCommand: Command {
         ('snapshots forget --keep-daily 7 ... --prune'), which needs the
         password (the unlock agent, --password-file, or the profile's
         'password-file:', 'password-command:' or 'key-file:'): without it the
-        run warns and exits 3, the backup made. 'push: [nas]' last runs
+        run warns and exits 3, the backup made. 'check: {every: 1w,
+        read-data-subset: 10%}' then runs 'vault check' (with the password
+        too) when the last passed check is that old ('check: true': every
+        run); what it finds is the run's exit code. 'push: [nas]' last runs
         'vault push nas' (no password needed); a push that fails fails the
         run.
 
@@ -144,6 +147,14 @@ struct RunCommand: Command {
         }
         var final = code
         if !p.forgetArguments.isEmpty, facts["VAULT_SNAPSHOT"] != nil, !forget(p, runContext) { final = .partial }
+        if facts["VAULT_SNAPSHOT"] != nil, let words = p.checkArguments {
+            let last = ProfileRuns.read(.checked, context.stateDirectory, profile: profile)
+            if p.checkEvery.map({ every in last.map { Syscall.now() - $0 >= every } ?? true }) ?? true {
+                let checked = check(words, runContext)
+                if checked == .ok { ProfileRuns.write(.checked, context.stateDirectory, profile: profile, at: Syscall.now()) }
+                else if final == .ok || final == .partial { final = checked }
+            }
+        }
         if facts["VAULT_SNAPSHOT"] != nil {
             for remote in p.push {
                 let pushed = push(remote, runContext)
@@ -167,7 +178,7 @@ struct RunCommand: Command {
             throw CLIError(message: "\(path): profiles.\(profile).schedule: '\(Terminal.printable(when))' cannot run with --if-due: \(why)", code: .usage)
         }
         guard let time = calendar.latest(atOrBefore: Syscall.now()) else { return false }
-        let since = ProfileRuns.last(context.stateDirectory, profile: profile)?.start ?? ProfileRuns.since(context.stateDirectory, profile: profile)
+        let since = ProfileRuns.last(context.stateDirectory, profile: profile)?.start ?? ProfileRuns.read(.since, context.stateDirectory, profile: profile)
         return since.map { $0 < time } ?? true
     }
 
@@ -186,6 +197,20 @@ struct RunCommand: Command {
             context.terminal.warning("the backup is made, but forgetting old snapshots failed: \(ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory).message)",
                                      hints: ["it needs the password: keep the unlock agent running ('vault unlock'), or give --password-file"])
             return false
+        }
+    }
+
+    /// `check:` after the backup and forget: `vault check WORDS`, which
+    /// needs the password as forget does. Damage found is the run's result
+    /// (check's exit code), so the pings and the error hooks tell of it.
+    private func check(_ words: [String], _ context: Context) -> ExitCode {
+        do {
+            guard case .run(let command, _) = try ArgumentParser.parse(["check"] + words) else { return .usage }
+            return try command.run(context)
+        } catch {
+            let report = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+            context.terminal.report(CLIError(message: "the backup is made, but the check failed: \(report.message)", hints: report.hints, code: report.code))
+            return report.code
         }
     }
 

@@ -183,7 +183,7 @@ struct ScheduleCommand: Command {
         }
         let line = Crontab.line(binary: binary, profile: profile, config: config, calendar: when)
         let kept = try cronLines().filter { Crontab.entry($0)?.profile != profile }
-        ProfileRuns.scheduled(context.stateDirectory, profile: profile, at: Syscall.now())
+        ProfileRuns.write(.since, context.stateDirectory, profile: profile, at: Syscall.now())
         try installCron(kept + [line], context)
         let next = calendar.next(after: Syscall.now()).map { ", next " + Format.stamp($0) } ?? ""
         context.terminal.note("'\(profile)' runs on its schedule (\(Terminal.printable(when))\(next)): a line in your crontab checks every 10 minutes")

@@ -1,6 +1,7 @@
 import System
 import VaultBackup
 import VaultRemote
+import VaultConfig
 import VaultCore
 import VaultCrypto
 
@@ -567,20 +568,8 @@ struct SnapshotsCommand: Command {
         return s.unreadable.isEmpty && seenUntil == nil ? .ok : .partial
     }
 
-    /// "36h", "30d", "1y2w": seconds (s, m, h, d, w, y of 365 days).
-    static func duration(_ text: String) -> Int64? {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000]
-        var total: Int64 = 0, digits = ""
-        for c in text {
-            if c.isASCII, c.isNumber { digits.append(c); continue }
-            guard let unit = units[c], let n = Int64(digits) else { return nil }
-            let (part, o1) = n.multipliedReportingOverflow(by: unit)
-            let (sum, o2) = total.addingReportingOverflow(part)
-            guard !o1, !o2 else { return nil }
-            (total, digits) = (sum, "")
-        }
-        return digits.isEmpty && total > 0 ? total : nil
-    }
+    /// "36h", "30d", "1y2w": seconds (VaultConfig's reading, shared with the config file).
+    static func duration(_ text: String) -> Int64? { durationSeconds(text) }
 
     private func printLine(_ context: Context, _ line: String) throws -> ExitCode {
         try context.terminal.printLine(line)
