@@ -73,6 +73,11 @@ import Testing
         try "vault run v1\n\(old)\t\(old + 5)\t0\t\(fields[3])\n".write(toFile: last, atomically: true, encoding: .utf8)
         let late = try vault(["status", "--config", file])
         #expect(late.status == 3 && late.stderr.contains("profile 'home' is overdue: its last run started"), "\(late.stderr)")
+        // On time, but it failed: named too.
+        let recent = Int(fields[0])!
+        try "vault run v1\n\(recent)\t\(recent + 5)\t14\t-\n".write(toFile: last, atomically: true, encoding: .utf8)
+        let failed = try vault(["status", "--config", file])
+        #expect(failed.status == 3 && failed.stderr.contains("profile 'home': its last run (") && failed.stderr.contains(") ended with exit 14"), "\(failed.stderr)")
     }
 
     /// Without systemd: a crontab line (the system's crontab, for a user
@@ -124,11 +129,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: runs, withIntermediateDirectories: true)
         func last() -> String? { try? String(contentsOfFile: runs + "home.last", encoding: .utf8) }
         // Installed just now: 02:00 has not come since.
-        try "vault schedule v1\n\(Int(Date().timeIntervalSince1970))\n".write(toFile: runs + "home.since", atomically: true, encoding: .utf8)
+        try "vault since v1\n\(Int(Date().timeIntervalSince1970))\n".write(toFile: runs + "home.since", atomically: true, encoding: .utf8)
         let quiet = try vault(["run", "home", "--config", file, "--if-due"])
         #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty && last() == nil, "\(quiet.stderr)")
         // Installed two days ago, never run: the last 02:00 is due.
-        try "vault schedule v1\n\(Int(Date().timeIntervalSince1970) - 2 * 86_400)\n".write(toFile: runs + "home.since", atomically: true, encoding: .utf8)
+        try "vault since v1\n\(Int(Date().timeIntervalSince1970) - 2 * 86_400)\n".write(toFile: runs + "home.since", atomically: true, encoding: .utf8)
         #expect(try vault(["run", "home", "--config", file, "--if-due"]).status == 0)
         let first = try #require(last())
         #expect(try vault(["run", "home", "--config", file, "--if-due"]).status == 0)

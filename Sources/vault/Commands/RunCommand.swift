@@ -146,20 +146,25 @@ struct RunCommand: Command {
             throw ReportedError(report.code)
         }
         var final = code
-        if !p.forgetArguments.isEmpty, facts["VAULT_SNAPSHOT"] != nil, !forget(p, runContext) { final = .partial }
-        if facts["VAULT_SNAPSHOT"] != nil, let words = p.checkArguments {
-            let last = ProfileRuns.read(.checked, context.stateDirectory, profile: profile)
-            if p.checkEvery.map({ every in last.map { Syscall.now() - $0 >= every } ?? true }) ?? true {
-                let checked = check(words, runContext)
-                if checked == .ok { ProfileRuns.write(.checked, context.stateDirectory, profile: profile, at: Syscall.now()) }
-                else if final == .ok || final == .partial { final = checked }
-            }
-        }
+        func worsen(_ c: ExitCode) { if c != .ok && (final == .ok || final == .partial) { final = c } }
         if facts["VAULT_SNAPSHOT"] != nil {
-            for remote in p.push {
-                let pushed = push(remote, runContext)
-                if pushed != .ok && (final == .ok || final == .partial) { final = pushed }
+            // With keep: a remote that holds no vault yet (asked of it: its
+            // header is not there) gets the first push before the prune,
+            // which must see every remote's inbox; the push after the
+            // prune is the one that also takes the forgotten away.
+            if !p.forgetArguments.isEmpty {
+                for remote in p.push where Self.holdsNoVault(remote, runContext) { worsen(push(remote, runContext)) }
             }
+            if !p.forgetArguments.isEmpty, !forget(p, runContext) { worsen(.partial) }
+            if let words = p.checkArguments {
+                let last = ProfileRuns.read(.checked, context.stateDirectory, profile: profile)
+                if p.checkEvery.map({ every in last.map { Syscall.now() - $0 >= every } ?? true }) ?? true {
+                    let checked = check(words, runContext)
+                    if checked == .ok { ProfileRuns.write(.checked, context.stateDirectory, profile: profile, at: Syscall.now()) }
+                    worsen(checked)
+                }
+            }
+            for remote in p.push { worsen(push(remote, runContext)) }
         }
         facts["VAULT_EXIT_CODE"] = String(final.rawValue)
         try finish(p, hooks: facts["VAULT_SNAPSHOT"] == nil || !(final == .ok || final == .partial) ? p.error : p.after, facts, code: final, context)
@@ -198,6 +203,13 @@ struct RunCommand: Command {
                                      hints: ["it needs the password: keep the unlock agent running ('vault unlock'), or give --password-file"])
             return false
         }
+    }
+
+    /// Whether the remote answers that it has no vault header; false when
+    /// it cannot be asked (the push says why).
+    static func holdsNoVault(_ name: String, _ context: Context) -> Bool {
+        guard let remote = try? context.remote(name), let rclone = try? context.rclone() else { return false }
+        return (try? rclone.fetch(RemoteNames.join(remote.target, RemoteNames.header), limit: VaultHeader.maxLength + 1)) as [UInt8]?? == .some(nil)
     }
 
     /// `check:` after the backup and forget: `vault check WORDS`, which

@@ -20,7 +20,8 @@ struct StatusCommand: Command {
         profile with a schedule, when the next run is due. A scheduled
         profile whose last run started longer ago than one period of its
         schedule and an hour more (or that never ran) is overdue: named in a
-        warning, and vault exits 3, so a monitor can run 'vault status'.
+        warning, as is a profile whose last run failed, and vault exits 3,
+        so a monitor can run 'vault status'.
 
         Options:
           --config FILE   another config file
@@ -83,7 +84,13 @@ struct StatusCommand: Command {
             context.terminal.warning("profile '\(r.profile)' is overdue: " + (r.last_start.map { "its last run started \(Format.stamp($0))" } ?? "it never ran"),
                                      hints: ["'vault schedule --list' shows the timers; 'journalctl --user -u vault-\(r.profile)' what they did"])
         }
-        return rows.contains(where: \.overdue) ? .partial : .ok
+        // A last run that failed is as much a monitor's business as a late one.
+        for r in rows where !r.overdue {
+            guard let code = r.last_exit_code, code != 0, let start = r.last_start else { continue }
+            context.terminal.warning("profile '\(r.profile)': its last run (\(Format.stamp(start))) ended with exit \(code)",
+                                     hints: ["'vault run \(r.profile)' runs it again and shows why"])
+        }
+        return rows.contains { $0.overdue || ($0.last_exit_code ?? 0) != 0 } ? .partial : .ok
     }
 
     /// The next two times by vault's own reading of the calendar (as `run
