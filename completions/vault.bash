@@ -74,6 +74,7 @@ _vault_value_kind() {
         --vault | --into) echo dirs ;;
         --to) [[ $2 == add || $2 == backup ]] && echo remotes || echo dirs ;;
         --password-file | --new-password-file | --passphrase-file | -o | --output | --html | --code-file | --key-file | --new-key-file | --exclude-file | --config | --files-from | --files-from-verbatim | --files-from-raw) echo files ;;
+        --limit-upload | --limit-download) echo none ;;
         --password-command | --with | --name | --kdf-memory | --kdf-passes | --kdf-lanes | --listen | --fingerprint | --slot) echo none ;;
         --versions | --at | --keep-last | --keep-hourly | --keep-daily | --keep-weekly | --keep-monthly | --keep-yearly | --keep-within) echo none ;;
         --iexclude | --exclude-if-present | --stdin-from-command | --stdin-filename) echo none ;;
@@ -195,7 +196,7 @@ _vault() {
     fi
 
     if ((!endopts)) && [[ $cur == -* ]]; then
-        local opts="--vault --password-file --password-command --key-file --slot -q --quiet --accept-rollback --allow-weak-password -h --help -V --version"
+        local opts="--vault --password-file --password-command --key-file --slot -q --quiet --accept-rollback --allow-weak-password --limit-upload --limit-download -h --help -V --version"
         [[ -n $cmd ]] && opts+=" $(_vault_opts_for "$cmd" "$action")"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

@@ -26,7 +26,7 @@ function __vault_parse
         if test $endopts -eq 0; and string match -qr -- '^-.' $t
             if contains -- $t --vault --password-file --password-command -o --output --to \
                     --name --with --new-password-file --passphrase-file \
-                    --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort \
+                    --limit-upload --limit-download --kdf-memory --kdf-passes --kdf-lanes --into --listen --code-file --sort \
                     --versions --at --keep-last --keep-daily --keep-weekly --key-file --new-key-file --slot \
                     --config --via --exclude --exclude-file --iexclude --exclude-if-present --exclude-larger-than \
                     --files-from --files-from-verbatim --files-from-raw --stdin-from-command --stdin-filename --tag --host
@@ -99,6 +99,8 @@ complete -c vault -l slot -x -d 'Try the password against this key slot only'
 complete -c vault -s q -l quiet -d 'Print only warnings and errors'
 complete -c vault -l accept-rollback -d 'Open an older manifest than one seen before'
 complete -c vault -l allow-weak-password -d 'Accept a new password under 8 characters'
+complete -c vault -l limit-upload -x -d 'Send to remotes at most KIB KiB/s'
+complete -c vault -l limit-download -x -d 'Receive from remotes at most KIB KiB/s'
 complete -c vault -s h -l help -d 'Show this help, or a command\'s'
 complete -c vault -s V -l version -d 'Print the version'
 

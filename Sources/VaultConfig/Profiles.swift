@@ -21,6 +21,7 @@
 ///         keep: {daily: 7, weekly: 4}   # then `snapshots forget --keep-... --host HOST --prune` (a local vault: needs the password)
 ///         check: {every: 1w, read-data-subset: 10%}   # then `vault check` when the last passed one is that old
 ///         push: [nas]                   # then `vault push NAME` to each remote (a local vault; no password)
+///         limit-upload: 2048                # KiB/s to remotes (and limit-download), as the global options
 ///         password-file: ~/.config/vault/password   # for keep: (or password-command:, key-file:); the command line's wins
 ///         notify: https://ntfy.sh/TOPIC     # POST a line when a run ends (ntfy); `notify-on: failure` for failures only
 ///
@@ -56,6 +57,8 @@ public struct ConfigFile: Equatable, Sendable {
         /// How `keep:` unlocks when the command line does not say: a file,
         /// a command, or a key file (never the password itself).
         public var passwordFile: String?, passwordCommand: String?, keyFile: String?
+        /// Bandwidth limits for the run's remotes, KiB/s (the global options').
+        public var limitUpload: Int?, limitDownload: Int?
     }
 
     /// Options that take one value, and those that take a list, and flags;
@@ -64,7 +67,7 @@ public struct ConfigFile: Equatable, Sendable {
     static let lists = ["exclude", "iexclude", "exclude-file", "exclude-if-present", "files-from", "files-from-verbatim",
                         "files-from-raw", "tags"]
     static let flags = ["exclude-caches", "one-file-system"]
-    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep", "push", "check",
+    static let others = ["vault", "paths", "hooks", "ping", "schedule", "notify", "notify-on", "keep", "push", "check", "limit-upload", "limit-download",
                           "password-file", "password-command", "key-file"]
     static let keeps = ["last", "hourly", "daily", "weekly", "monthly", "yearly", "within"]
 
@@ -136,6 +139,11 @@ public struct ConfigFile: Equatable, Sendable {
                 let text = try scalar(value, key: full)
                 guard !text.isEmpty else { throw ConfigError(line: value.line, key: full, problem: .invalidValue("a path or a command")) }
                 if key == "password-file" { p.passwordFile = text } else if key == "key-file" { p.keyFile = text } else { p.passwordCommand = text }
+            } else if key == "limit-upload" || key == "limit-download" {
+                guard let kib = Int(try scalar(value, key: full)), kib > 0, kib <= 1 << 30 else {
+                    throw ConfigError(line: value.line, key: full, problem: .invalidValue("KiB/s: a whole number above 0"))
+                }
+                if key == "limit-upload" { p.limitUpload = kib } else { p.limitDownload = kib }
             } else if key == "check" {
                 checkLine = keyLine
                 (p.checkArguments, p.checkEvery) = try Self.check(value, key: full)

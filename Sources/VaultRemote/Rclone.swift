@@ -29,11 +29,25 @@ public final class Rclone: Sendable {
     /// Parallel transfers for batches.
     static let batchFlags = ["--transfers", "8", "--checkers", "16"]
 
+    /// Bandwidth limits in KiB/s (nil: none), handed to rclone's own
+    /// limiter (`--bwlimit UP:DOWN`) on every run, the range server's too.
+    public struct Limits: Equatable, Sendable {
+        public var uploadKiB: Int?, downloadKiB: Int?
+        public init(uploadKiB: Int? = nil, downloadKiB: Int? = nil) { (self.uploadKiB, self.downloadKiB) = (uploadKiB, downloadKiB) }
+
+        var flags: [String] {
+            guard uploadKiB != nil || downloadKiB != nil else { return [] }
+            return ["--bwlimit", (uploadKiB.map { "\($0)Ki" } ?? "off") + ":" + (downloadKiB.map { "\($0)Ki" } ?? "off")]
+        }
+    }
+    let limitFlags: [String]
+
     /// `program` is "rclone" unless the environment's VAULT_RCLONE names
     /// another; `scratchBase` is a directory of this user's (the state directory).
-    public init(program: String, scratchBase: String, environment: [String: String?] = [:]) throws {
+    public init(program: String, scratchBase: String, environment: [String: String?] = [:], limits: Limits = .init()) throws {
         self.program = program
         self.environment = environment
+        self.limitFlags = limits.flags
         try Vault.ensureDirectory(scratchBase)
         ScratchNames.removeAbandoned(in: scratchBase, prefix: "rclone-")
         scratch = scratchBase + "/" + (try ScratchNames.make("rclone-"))
@@ -57,7 +71,7 @@ public final class Rclone: Sendable {
         let out = scratch + "/stdout", err = scratch + "/stderr"
         let outFile = try FileHandleFD(creating: out), errFile = try FileHandleFD(creating: err)
         defer { try? Syscall.unlink(out); try? Syscall.unlink(err) }
-        let flags = Self.commonFlags + (progress == nil ? [] : Self.statsFlags) + arguments
+        let flags = Self.commonFlags + limitFlags + (progress == nil ? [] : Self.statsFlags) + arguments
         let pid: Int32
         do {
             pid = try Syscall.spawn(program, arguments: flags, stdout: outFile.fd, stderr: errFile.fd, environment: environment)

@@ -112,6 +112,9 @@ struct GlobalOptions: Equatable, Sendable {
     var quiet = false
     var acceptRollback = false
     var allowWeakPassword = false
+    /// rclone's bandwidth limits, KiB/s (restic's global flags of the same names).
+    var limitUpload: Int?
+    var limitDownload: Int?
 
     static let specs: [OptionSpec] = [
         .value("--vault", as: "DIR"),
@@ -122,6 +125,8 @@ struct GlobalOptions: Equatable, Sendable {
         .flag("--quiet", "-q"),
         .flag("--accept-rollback"),
         .flag("--allow-weak-password"),
+        .value("--limit-upload", as: "KIB"),
+        .value("--limit-download", as: "KIB"),
         .flag("--help", "-h"),
         .flag("--version", "-V"),
     ]
@@ -352,6 +357,11 @@ private struct Scan {
         case "--password-command": previous = globals.passwordCommand; globals.passwordCommand = value
         case "--key-file": previous = globals.keyFile; globals.keyFile = value
         case "--slot": previous = globals.slot; globals.slot = value
+        case "--limit-upload", "--limit-download":
+            // KiB/s as restic takes them: a whole number above 0, at most 1 TiB/s.
+            guard let kib = Int(value), kib > 0, kib <= 1 << 30 else { fail("\(spelled) takes KiB/s: a whole number above 0, not '\(value)'"); return }
+            if option == "--limit-upload" { previous = globals.limitUpload.map(String.init); globals.limitUpload = kib }
+            else { previous = globals.limitDownload.map(String.init); globals.limitDownload = kib }
         default: previous = parsed?.values.updateValue(value, forKey: option)
         }
         // Last-one-wins would silently ignore one of two conflicting values.

@@ -45,6 +45,8 @@ enum Help {
               -q, --quiet              print only warnings and errors
               --accept-rollback        open a vault older than one seen before here
               --allow-weak-password    accept a new password under 8 characters
+              --limit-upload KIB       send to remotes at most KIB KiB/s (rclone's limiter)
+              --limit-download KIB     receive from remotes at most KIB KiB/s
               -h, --help               show this help, or a command's
               -V, --version            print the version
 

@@ -7,7 +7,8 @@ extension Context {
     /// its scratch space in this user's state directory. Its storage
     /// credentials come from its own config, which it reads itself.
     func rclone() throws -> Rclone {
-        try Rclone(program: environment.nonEmpty("VAULT_RCLONE") ?? "rclone", scratchBase: stateDirectory)
+        try Rclone(program: environment.nonEmpty("VAULT_RCLONE") ?? "rclone", scratchBase: stateDirectory,
+                   limits: .init(uploadKiB: globals.limitUpload, downloadKiB: globals.limitDownload))
     }
 
     /// `add --to` and `backup --to`: a scratch vault holding only the

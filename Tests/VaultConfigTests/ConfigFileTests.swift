@@ -63,6 +63,8 @@ struct ConfigFileTests {
         #expect(try parse("profiles:\n  home:\n    paths: [a]\n    check: no\n").profile("home").checkArguments == nil)
         #expect(error("profiles:\n  home:\n    check: {every: fortnight}\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    check: {often: 1d}\n")?.line == 3)
+        #expect(try parse("profiles:\n  home:\n    paths: [a]\n    limit-upload: 512\n").profile("home").limitUpload == 512)
+        #expect(error("profiles:\n  home:\n    limit-download: 1M\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {daily: 0}\n")?.line == 3)
         #expect(error("profiles:\n  home:\n    keep: {fortnightly: 2}\n")?.line == 3)
         #expect(error("")?.problem == .noProfiles)

@@ -36,7 +36,7 @@ public final class RcloneServer {
         var environment = rclone.environment
         environment["RCLONE_USER"] = "vault"
         environment["RCLONE_PASS"] = token
-        let arguments = ["--pdeathsig", "KILL", "--", rclone.program] + Rclone.commonFlags
+        let arguments = ["--pdeathsig", "KILL", "--", rclone.program] + Rclone.commonFlags + rclone.limitFlags
             + ["serve", "http", target, "--addr", "127.0.0.1:0", "--read-only", "--no-modtime", "--vfs-cache-mode", "off"]
         do {
             pid = try Syscall.spawn("setpriv", arguments: arguments, stdout: logFile.fd, stderr: logFile.fd, environment: environment)

@@ -54,7 +54,8 @@ struct RunCommand: Command {
         too) when the last passed check is that old ('check: true': every
         run); what it finds is the run's exit code. 'push: [nas]' last runs
         'vault push nas' (no password needed); a push that fails fails the
-        run.
+        run. 'limit-upload' and 'limit-download' (KiB/s) bound what the run
+        sends and receives, as the global options do.
 
         Options:
           --config FILE   another config file
@@ -101,6 +102,8 @@ struct RunCommand: Command {
             globals.passwordCommand = p.passwordCommand
             globals.keyFile = p.keyFile.map(expand)
         }
+        globals.limitUpload = globals.limitUpload ?? p.limitUpload
+        globals.limitDownload = globals.limitDownload ?? p.limitDownload
         let runContext = Context(terminal: context.terminal, environment: context.environment, globals: globals,
                                  vaultDirectory: directory, stateDirectory: context.stateDirectory)
         // One run of a profile at a time (a timer that fires while a long
