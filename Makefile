@@ -18,7 +18,7 @@ FUZZ_SECONDS ?= 60
 DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 chromium poppler-utils \
                 python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
-                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev cron
+                rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev cron unzip
 
 # pip into the python3 on PATH. Debian 12's own python3 refuses that
 # (PEP 668, "externally managed"): then the same again with

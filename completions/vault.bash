@@ -22,7 +22,7 @@ _vault_opts_for() {
                 restore) echo "--to --include --exclude --overwrite" ;;
                 forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --grace --dry-run" ;;
                 prune)   echo "--grace --dry-run" ;;
-                dump)    echo "-o --output" ;;
+                dump)    echo "-o --output --archive" ;;
                 ls | diff) ;;
                 stats)   echo "--json" ;;
                 tag)     echo "--add --remove --set" ;;
@@ -85,6 +85,7 @@ _vault_value_kind() {
         --compression) echo compression ;;
         --overwrite) echo overwrite ;;
         --via) echo via ;;
+        --archive) echo archive ;;
     esac
 }
 
@@ -130,6 +131,7 @@ _vault_complete_value() {
         compression) COMPREPLY=($(compgen -W "auto max off zstd xz" -- "$2")) ;;
         overwrite) COMPREPLY=($(compgen -W "never if-changed always" -- "$2")) ;;
         via) COMPREPLY=($(compgen -W "systemd cron" -- "$2")) ;;
+        archive) COMPREPLY=($(compgen -W "tar zip" -- "$2")) ;;
         remotes) COMPREPLY=($(compgen -W "$(_vault_remotes)" -- "$2")) ;;
         *) COMPREPLY=() ;;
     esac

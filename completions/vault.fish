@@ -175,6 +175,7 @@ complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON docume
 complete -c vault -n '__vault_using snapshots' -l to -x -a '(__fish_complete_directories)' -d 'restore: where to write'
 complete -c vault -n '__vault_using snapshots' -l include -x -d 'restore: only what matches'
 complete -c vault -n '__vault_using snapshots' -l exclude -x -d 'restore: leave out what matches'
+complete -c vault -n '__vault_using snapshots' -l archive -x -a 'tar zip' -d 'dump: a folder as one archive'
 complete -c vault -n '__vault_using snapshots' -l add -x -d 'tag: add TAG'
 complete -c vault -n '__vault_using snapshots' -l remove -x -d 'tag: take TAG away'
 complete -c vault -n '__vault_using snapshots' -l set -x -d 'tag: replace the tags with these'

@@ -41,6 +41,9 @@ struct PaxEntry {
     /// Permission bits (the low 12 bits of the mode).
     var permissions: UInt32 = 0o644
     var mtime: (seconds: Int64, nanoseconds: Int)? = nil
+    /// Owner ids, written only by exports (ExportArchive); folder items
+    /// never record an owner (0 and 0).
+    var owner: (user: UInt32, group: UInt32)? = nil
 
     /// The path for messages (invalid UTF-8 shown as U+FFFD).
     var displayPath: String { String(decoding: path, as: UTF8.self) }
@@ -106,8 +109,8 @@ private final class EntryHandle {
     convenience init(_ entry: PaxEntry) throws {
         try self.init()
         withCString(entry.path) { archive_entry_copy_pathname(e, $0) }
-        archive_entry_set_uid(e, 0)
-        archive_entry_set_gid(e, 0)
+        archive_entry_set_uid(e, Int64(entry.owner?.user ?? 0))
+        archive_entry_set_gid(e, Int64(entry.owner?.group ?? 0))
         archive_entry_set_perm(e, entry.permissions & 0o7777)
         if let t = entry.mtime { archive_entry_set_mtime(e, Int(t.seconds), t.nanoseconds) }
         switch entry.kind {
@@ -185,18 +188,25 @@ private final class SinkBox {
 }
 
 /// A pax (restricted) stream written to a ByteSink in 10240-byte records,
-/// the standard tar blocking, so `tar -t` reads it without complaint.
+/// the standard tar blocking, so `tar -t` reads it without complaint; or,
+/// with `zip`, a zip stream (deflated entries, each with its sizes and CRC
+/// in a data descriptor after its data: the sink is never sought).
 final class PaxWriter: LibArchiveHandle {
     private let box: SinkBox
     private var closed = false
 
     override fileprivate var callbackError: Error? { box.error }
 
-    init(sink: ByteSink) throws {
+    init(sink: ByteSink, zip: Bool = false) throws {
         box = SinkBox(sink)
         try super.init(archive_write_new(), "archive_write_new")
-        try check(archive_write_set_format_pax_restricted(a), "archive_write_set_format_pax_restricted")
-        try check(archive_write_set_bytes_per_block(a, 10240), "archive_write_set_bytes_per_block")
+        if zip {
+            try check(archive_write_set_format_zip(a), "archive_write_set_format_zip")
+            try check(archive_write_set_bytes_per_block(a, 0), "archive_write_set_bytes_per_block")
+        } else {
+            try check(archive_write_set_format_pax_restricted(a), "archive_write_set_format_pax_restricted")
+            try check(archive_write_set_bytes_per_block(a, 10240), "archive_write_set_bytes_per_block")
+        }
         let client = Unmanaged.passUnretained(box).toOpaque()
         try check(archive_write_open2(a, client, nil, { _, client, buffer, count in
             let box = Unmanaged<SinkBox>.fromOpaque(client!).takeUnretainedValue()

@@ -1,7 +1,8 @@
 import System
 import VaultBackup
-import VaultRemote
+import VaultCodecs
 import VaultConfig
+import VaultRemote
 import VaultCore
 import VaultCrypto
 
@@ -29,16 +30,17 @@ struct SnapshotsCommand: Command {
     static let addOption = ValueOption<String>.repeated("--add", as: "TAG")
     static let removeOption = ValueOption<String>.repeated("--remove", as: "TAG")
     static let setOption = ValueOption<String>.repeated("--set", as: "TAG")
+    static let archiveOption = ValueOption<String>.text("--archive", as: "FORMAT")
     static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec,
                           overwriteOption.spec]
         + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec,
-                                     addOption.spec, removeOption.spec, setOption.spec]
+                                     addOption.spec, removeOption.spec, setOption.spec, archiveOption.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
                vault snapshots restore SNAPSHOT [--to DIR] [--include PATTERN]... [--exclude PATTERN]...
                                        [--overwrite never|if-changed|always]
-               vault snapshots dump SNAPSHOT PATH [-o FILE]
+               vault snapshots dump SNAPSHOT PATH [-o FILE] [--archive tar|zip]
                vault snapshots find PATTERN [--host HOST] [--tag TAG]...
                vault snapshots diff SNAPSHOT SNAPSHOT
                vault snapshots stats [--json]
@@ -84,6 +86,11 @@ struct SnapshotsCommand: Command {
 
         dump writes one file of the snapshot to standard output (to a
         terminal only if it is text, unless '-o -'), or to a new FILE with -o.
+        With --archive tar or zip, PATH may be a folder ('/': the whole
+        snapshot): it is written as one archive, streamed, its names starting
+        at the folder's own name; a tar keeps owners, modes, times, symbolic
+        and hard links, a zip modes, times and symbolic links. An archive
+        goes to a pipe or a FILE, not to a terminal (unless '-o -').
 
         find lists, in every snapshot (or those of --host, --tag), the
         entries that match PATTERN, one a line: snapshot id, time and path.
@@ -133,6 +140,7 @@ struct SnapshotsCommand: Command {
           --json              list: one JSON document on standard output
           -o, --output FILE   dump: write to FILE, never over an existing one
                               ('-': standard output, even a terminal)
+          --archive FORMAT    dump: PATH, a folder or '/', as one tar or zip
           --to DIR            restore: where to write (default: the current directory)
           --include PATTERN   restore: only what matches (repeatable)
           --exclude PATTERN   restore: leave out what matches (repeatable)
@@ -173,7 +181,7 @@ struct SnapshotsCommand: Command {
         case list(host: String?, tags: [String], json: Bool)
         case ls(snapshot: String, path: String?)
         case restore(snapshot: String, to: String, includes: [String], excludes: [String], overwrite: RestoreOverwrite)
-        case dump(snapshot: String, path: String, output: String?)
+        case dump(snapshot: String, path: String, output: String?, archive: ExportArchive.Format?)
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
         case prune(dryRun: Bool)
         case diff(String, String)
@@ -224,6 +232,11 @@ struct SnapshotsCommand: Command {
         }
         let output = try arguments.value(Self.outputOption)
         if output != nil && words[0] != "dump" { throw arguments.usageError("-o goes with 'snapshots dump'") }
+        let archive = try arguments.value(Self.archiveOption).map { text throws(CLIError) in
+            guard words[0] == "dump" else { throw arguments.usageError("--archive goes with 'snapshots dump'") }
+            guard let f = ExportArchive.Format(rawValue: text) else { throw arguments.usageError("--archive takes tar or zip, not '\(text)'") }
+            return f
+        }
         let forgetOptions = !policy.isEmpty || prune || dryRun
         let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
         let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty || overwriteText != nil
@@ -249,7 +262,7 @@ struct SnapshotsCommand: Command {
         case "dump":
             try only(words.count == 3, "snapshots dump takes SNAPSHOT and PATH")
             try only(!restoreOptions && !listOptions, "snapshots dump takes no options")
-            action = .dump(snapshot: words[1], path: words[2], output: output)
+            action = .dump(snapshot: words[1], path: words[2], output: output, archive: archive)
         case "forget":
             let ids = Array(words.dropFirst())
             try only(ids.isEmpty != policy.isEmpty, ids.isEmpty ? "say what to keep: --keep-last, --keep-daily, --keep-within, ..."
@@ -433,8 +446,9 @@ struct SnapshotsCommand: Command {
             if summary.replaced > 0 { line += "; \(summary.replaced) replaced" }
             context.terminal.note(line)
             return summary.skipped.isEmpty ? .ok : .partial
-        case .dump(let id, let path, let output):
+        case .dump(let id, let path, let output, let archive):
             let reader = try Self.find(vault, id)
+            if let archive { return try dumpArchive(reader, path: path, format: archive, output: output, context) }
             let e: TreeEntry
             do { e = try reader.entry(at: SnapshotPaths(reader.snapshot.paths).components(Array(path.utf8))) } catch BackupError.noSuchPath {
                 throw BackupError.noSuchPath(path)   // named as the user wrote it, not as the tree spells it
@@ -455,6 +469,32 @@ struct SnapshotsCommand: Command {
             try (out as? TextOnlySink)?.flush()
             return .ok
         }
+    }
+
+    /// `snapshots dump --archive`: PATH ('/' for all of it) as one tar or
+    /// zip, to a new FILE (committed whole) or to standard output (never
+    /// a terminal unless '-o -': an archive is binary).
+    private func dumpArchive(_ reader: SnapshotReader, path: String, format: ExportArchive.Format, output: String?,
+                             _ context: Context) throws -> ExitCode {
+        var components: [[UInt8]] = []
+        if path != "/" {
+            do { components = try SnapshotPaths(reader.snapshot.paths).components(Array(path.utf8)); _ = try reader.entry(at: components) }
+            catch BackupError.noSuchPath { throw BackupError.noSuchPath(path) }
+        }
+        let summary: SnapshotExport.Summary
+        if let output, output != "-" {
+            let file = try NewPlaintextFile(at: output, partials: context.partialOutputs)
+            summary = try SnapshotExport.write(reader, path: components, format: format, to: file.file)
+            try file.commit()
+        } else {
+            guard !(context.terminal.stdoutIsTerminal && output == nil) else {
+                throw CLIError(message: "a \(format.rawValue) archive is not for a terminal", hints: ["write it to a file with -o FILE, or pipe it ('| tar -t')"], code: .usage)
+            }
+            summary = try SnapshotExport.write(reader, path: components, format: format, to: StandardOutputSink(context.terminal))
+        }
+        context.terminal.note("wrote a \(format.rawValue) archive of \(Format.count(Int(summary.files), "file")) (\(Format.size(summary.bytes))), "
+                              + "\(Format.count(Int(summary.directories), "folder")) and \(Format.count(Int(summary.symlinks), "symbolic link"))")
+        return .ok
     }
 
     /// `snapshots tag`: each changed snapshot written again with its new
