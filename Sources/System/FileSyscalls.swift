@@ -117,10 +117,10 @@ public enum Syscall {
         try bytes.withUnsafeBytes { try writeFully(fd, $0, path: path) }
     }
 
-    public static func pwriteFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    public static func pwriteFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String? = nil) throws {
         var done = 0
         while done < buffer.count {
-            done += try retrying(.write) {
+            done += try retrying(.write, path: path) {
                 pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             }
         }
@@ -129,8 +129,8 @@ public enum Syscall {
     /// Best-effort text output (prompts, messages on stderr).
     public static func writeText(_ fd: Int32, _ text: String) { try? writeFully(fd, Array(text.utf8)) }
 
-    public static func ftruncate(_ fd: Int32, _ size: UInt64) throws {
-        _ = try retrying(.truncate) { Glibc.ftruncate(fd, off_t(size)) }
+    public static func ftruncate(_ fd: Int32, _ size: UInt64, path: String? = nil) throws {
+        _ = try retrying(.truncate, path: path) { Glibc.ftruncate(fd, off_t(size)) }
     }
 
     // MARK: Status

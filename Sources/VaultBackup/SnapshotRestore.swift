@@ -356,13 +356,15 @@ public final class SnapshotRestore {
             pending = PendingFile(fd: fd, directory: dir)
             (pending.temporary, pending.record) = (temporary, record)
         }
-        let out = FileHandleFD(borrowing: pending.fd)
+        // Zero blocks become holes: a sparse disk image comes back sparse.
+        let out = SparseFileSink(fd: pending.fd, path: display)
         if let progress = options.progress {
             let before = summary.bytes
             try reader.write(e, to: ProgressSink(out, report: { progress(before + $0) }))
         } else {
             try reader.write(e, to: out)
         }
+        try out.finish()
         try attributes(e, fd: pending.fd)
         return pending
     }

@@ -71,7 +71,8 @@ struct SnapshotsCommand: Command {
         restore writes the snapshot under DIR (default: the current
         directory; created if missing), each backed-up path as its last name:
         modes, times to the nanosecond, symbolic links, hard links, and owners
-        when run as root. Each file is written with no name and named only
+        when run as root; a block of zeros is left a hole, so a sparse disk
+        image comes back sparse. Each file is written with no name and named only
         once it is whole, so an interrupted restore leaves no torn file: run
         it again and it completes what is missing. A file or link already
         there is compared: with the snapshot's content it is left as it is
