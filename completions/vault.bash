@@ -21,7 +21,8 @@ _vault_opts_for() {
             case $2 in
                 restore) echo "--to --include --exclude --overwrite" ;;
                 forget)  echo "--keep-last --keep-hourly --keep-daily --keep-weekly --keep-monthly --keep-yearly --keep-within --host --tag --prune --grace --dry-run" ;;
-                prune)   echo "--grace --dry-run" ;;
+                prune)   echo "--grace --dry-run --repack-unused" ;;
+                rewrite) echo "--exclude --exclude-file --keep --prune --grace --dry-run" ;;
                 dump)    echo "-o --output --archive" ;;
                 ls | diff) ;;
                 stats)   echo "--json" ;;
@@ -213,7 +214,7 @@ _vault() {
     fi
     case $cmd in
         add | backup) _vault_complete_value files "$cur" ;;
-        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats tag forget prune" -- "$cur")) ;;
+        snapshots) [[ -z $action ]] && COMPREPLY=($(compgen -W "list ls restore dump find diff stats tag rewrite forget prune" -- "$cur")) ;;
         help) ((npos == 0)) && COMPREPLY=($(compgen -W "init add list info get restore remove forget rename passwd check open rekey kit move mount remote push pull clone share key upgrade unlock lock backup snapshots thin run schedule status" -- "$cur")) ;;
         mount) ((npos == 0)) && _vault_complete_value dirs "$cur" ;;
         kit)

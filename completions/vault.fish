@@ -157,7 +157,7 @@ complete -c vault -n '__vault_using backup' -l fingerprint -x -d 'The remote vau
 complete -c vault -n '__vault_using backup' -l rebuild-cache -d 'Make this machine\'s backup cache again from the vault'
 
 # snapshots [list|ls|restore|dump]
-complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats tag forget prune'
+complete -c vault -n '__vault_using snapshots' -x -a 'list ls restore dump find diff stats tag rewrite forget prune'
 complete -c vault -n '__vault_using snapshots' -l keep-last -x -d 'forget: keep the N newest'
 complete -c vault -n '__vault_using snapshots' -l keep-hourly -x -d 'forget: the newest of each of N hours'
 complete -c vault -n '__vault_using snapshots' -l keep-daily -x -d 'forget: the newest of each of N days'
@@ -175,6 +175,9 @@ complete -c vault -n '__vault_using snapshots' -l json -d 'list: one JSON docume
 complete -c vault -n '__vault_using snapshots' -l to -x -a '(__fish_complete_directories)' -d 'restore: where to write'
 complete -c vault -n '__vault_using snapshots' -l include -x -d 'restore: only what matches'
 complete -c vault -n '__vault_using snapshots' -l exclude -x -d 'restore: leave out what matches'
+complete -c vault -n '__vault_using snapshots' -l exclude-file -r -F -d 'rewrite: patterns from FILE'
+complete -c vault -n '__vault_using snapshots' -l keep -d 'rewrite: keep the original snapshots'
+complete -c vault -n '__vault_using snapshots' -l repack-unused -d 'prune: rewrite every pack with unused bytes'
 complete -c vault -n '__vault_using snapshots' -l archive -x -a 'tar zip' -d 'dump: a folder as one archive'
 complete -c vault -n '__vault_using snapshots' -l add -x -d 'tag: add TAG'
 complete -c vault -n '__vault_using snapshots' -l remove -x -d 'tag: take TAG away'

@@ -57,12 +57,27 @@ public enum Prune {
     /// only if its grace ended by then: every snapshot that landed within
     /// the grace was seen and counted (issue 43, item 4: one unreachable
     /// remote no longer stops the whole prune, and loses nothing).
+    /// Which packs are rewritten whatever the half-unused rule says, when
+    /// they hold any byte no snapshot needs: none (the rule alone), the
+    /// packs a rewrite took entries out of (a leak is purged, not kept
+    /// because its pack is mostly still in use), or every pack.
+    public enum Purge: Sendable, Equatable {
+        case none, packs(Set<[UInt8]>), all
+        func covers(_ id: [UInt8]) -> Bool {
+            switch self {
+            case .none: false
+            case .packs(let set): set.contains(id)
+            case .all: true
+            }
+        }
+    }
+
     public static func run(_ vault: UnlockedVault, dryRun: Bool, grace: Int64 = PruneSafety.deleteGrace,
-                           now: Int64 = Syscall.now(), seenUntil: Int64? = nil,
+                           now: Int64 = Syscall.now(), seenUntil: Int64? = nil, purge: Purge = .none,
                            waiting: (() -> Void)? = nil) throws -> Summary {
         try vault.pruning(waiting: waiting) { waitingPacks in
             var summary = Summary()
-            let (steps, live) = try plan(vault, pinned: waitingPacks, unreadable: &summary.unreadable)
+            let (steps, live) = try plan(vault, pinned: waitingPacks, purge: purge, unreadable: &summary.unreadable)
             var marks = PruneMarks(), due: [Step] = []
             for step in steps {
                 var mark = PruneMarks.Mark(since: now, needed: step.needed)
@@ -100,7 +115,7 @@ public enum Prune {
 
     /// The plan: every snapshot's trees walked, then for each pack id not
     /// pinned what would be done to it. Pure over the vault's contents.
-    static func plan(_ vault: UnlockedVault, pinned waitingPacks: Set<[UInt8]>,
+    static func plan(_ vault: UnlockedVault, pinned waitingPacks: Set<[UInt8]>, purge: Purge = .none,
                      unreadable: inout [String]) throws -> ([Step], LiveRanges) {
         var live = LiveRanges(vault)
         var pinned = waitingPacks
@@ -124,7 +139,8 @@ public enum Prune {
                 step.remove = all
             } else if sources.count == 1 {
                 let threshold = PruneSafety.repackWhenNeededAtMost
-                if needed * threshold.denominator <= (try live.dataLength(of: sources[0])) * threshold.numerator {
+                let data = try live.dataLength(of: sources[0])
+                if needed * threshold.denominator <= data * threshold.numerator || (purge.covers(id) && needed < data) {
                     step.repack = (sources[0], RepackTable.encode(pack: id, ranges: spans[0]), spans[0])
                     step.remove = all
                 }

@@ -116,7 +116,7 @@ import Testing
         }
         #expect(c["vault --quiet ki"] == ["kit"])
         #expect(c["vault backup --exclude-c"] == ["--exclude-caches"])
-        #expect(c["vault snapshots "] == ["list", "ls", "restore", "dump", "find", "diff", "stats", "tag", "forget", "prune"])
+        #expect(c["vault snapshots "] == ["list", "ls", "restore", "dump", "find", "diff", "stats", "tag", "rewrite", "forget", "prune"])
         #expect(c["vault snapshots restore x --in"] == ["--include"])
         #expect((c["vault --vault somedir "] ?? []).contains("init"))
 

@@ -4,6 +4,9 @@ on top of vault_read.py (the vault, its manifest and items):
 
     vault_snapshot.py list VAULTDIR PASSWORDFILE             snapshot id, host, files (tab-separated)
     vault_snapshot.py restore VAULTDIR PASSWORDFILE ID DIR   the snapshot's entries under DIR
+    vault_snapshot.py plaintext VAULTDIR PASSWORDFILE FILE   every item's content, and every zstd
+                                                             frame in it decoded, into FILE (a search
+                                                             for bytes that must be gone, issue 44)
 
 Every piece is checked against its id (HMAC-SHA256 under the snapshot's
 piece key) before it is written; restore refuses unsafe names and never
@@ -227,10 +230,31 @@ def cmd_restore(vaultdir, pwfile, snapshot_id, target):
     restore(snap, snap.s["root"], os.fsencode(target), {})
 
 
+def cmd_plaintext(vaultdir, pwfile, target):
+    """Everything the vault holds, decrypted: each item of the manifest and
+    each one waiting in the inbox, and, wherever a zstd frame starts in one
+    (a compressed piece in a pack or repack), that frame decoded too."""
+    v = vault_read.open_vault(vaultdir, vault_read.read_password(pwfile))
+    with open(target, "wb") as out:
+        for e in list(v.entries) + list(v.waiting):
+            content = vault_read.read_item(v, e)
+            out.write(content)
+            at = content.find(b"\x28\xb5\x2f\xfd")
+            while at >= 0:
+                try:
+                    out.write(DCTX.decompress(content[at:], max_output_size=1 << 26, read_across_frames=False, allow_extra_data=True))
+                except zstandard.ZstdError:
+                    pass  # four bytes that only look like a frame's start
+                at = content.find(b"\x28\xb5\x2f\xfd", at + 1)
+
+
 def main(argv):
     try:
         if len(argv) == 4 and argv[1] == "list":
             cmd_list(argv[2], argv[3], sys.stdout)
+            return 0
+        if len(argv) == 5 and argv[1] == "plaintext":
+            cmd_plaintext(argv[2], argv[3], argv[4])
             return 0
         if len(argv) == 6 and argv[1] == "restore":
             cmd_restore(argv[2], argv[3], argv[4], argv[5])

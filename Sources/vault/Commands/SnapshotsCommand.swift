@@ -31,10 +31,14 @@ struct SnapshotsCommand: Command {
     static let removeOption = ValueOption<String>.repeated("--remove", as: "TAG")
     static let setOption = ValueOption<String>.repeated("--set", as: "TAG")
     static let archiveOption = ValueOption<String>.text("--archive", as: "FORMAT")
+    static let excludeFileOption = ValueOption<String>.repeated("--exclude-file", as: "FILE")
+    static let keepFlag = FlagOption("--keep")
+    static let repackUnusedFlag = FlagOption("--repack-unused")
     static let options = [outputOption.spec, hostOption.spec, tagOption.spec, jsonFlag.spec, toOption.spec, includeOption.spec, excludeOption.spec,
                           overwriteOption.spec]
         + keepOptions.map(\.spec) + [keepWithinOption.spec, pruneFlag.spec, dryRunFlag.spec, graceOption.spec,
-                                     addOption.spec, removeOption.spec, setOption.spec, archiveOption.spec]
+                                     addOption.spec, removeOption.spec, setOption.spec, archiveOption.spec,
+                                     excludeFileOption.spec, keepFlag.spec, repackUnusedFlag.spec]
     static let help = """
         Usage: vault snapshots [list] [--host HOST] [--tag TAG]... [--json]
                vault snapshots ls SNAPSHOT [PATH]
@@ -50,7 +54,10 @@ struct SnapshotsCommand: Command {
                                       [--keep-weekly N] [--keep-monthly N] [--keep-yearly N]
                                       [--keep-within DURATION] [--host HOST] [--tag TAG]...
                                       [--prune [--grace DURATION]] [--dry-run]
-               vault snapshots prune [--grace DURATION] [--dry-run]
+               vault snapshots prune [--grace DURATION] [--repack-unused] [--dry-run]
+               vault snapshots rewrite [SNAPSHOT...] --exclude PATTERN...
+                                       [--exclude-file FILE]... [--keep]
+                                       [--prune [--grace DURATION]] [--dry-run]
 
         The snapshots 'vault backup' made (it needs no password; these do).
         Waiting snapshots are taken in first; one whose packs are missing or
@@ -133,7 +140,17 @@ struct SnapshotsCommand: Command {
         otherwise, counted from the first prune that found it so: a backup
         another machine is sending has that long to land its snapshot.
         Earlier runs say what waits and until when; --grace 0 deletes at
-        once, for when no backup is running anywhere.
+        once, for when no backup is running anywhere. --repack-unused
+        rewrites every pack holding any unused byte, whatever the
+        half-unused rule says.
+
+        rewrite takes what matches --exclude (the restore patterns) out of
+        the snapshots named, or of every snapshot: each becomes a new one
+        with the same host, paths, tags and times, and the original is
+        forgotten unless --keep. With --prune, a prune follows that purges
+        the packs the removed files were in, whatever the half-unused rule
+        says: a leaked secret is gone from the vault once the grace has
+        passed (--grace 0: at once, for a leak, when no backup is running).
 
         Options:
           --host HOST         list: only snapshots of HOST
@@ -144,7 +161,8 @@ struct SnapshotsCommand: Command {
           --archive FORMAT    dump: PATH, a folder or '/', as one tar or zip
           --to DIR            restore: where to write (default: the current directory)
           --include PATTERN   restore: only what matches (repeatable)
-          --exclude PATTERN   restore: leave out what matches (repeatable)
+          --exclude PATTERN   restore, rewrite: leave out what matches (repeatable)
+          --exclude-file FILE rewrite: patterns from FILE, one a line
           --overwrite WHEN    restore: what to do with a file that is there with other
                               content: never (skip it and name it, the default),
                               if-changed (replace it; the same content is left as it
@@ -159,10 +177,14 @@ struct SnapshotsCommand: Command {
           --keep-within DURATION
                               forget: every snapshot within DURATION of the group's
                               newest (such as 36h, 30d, 2w, 1y: s, m, h, d, w, y)
-          --prune             forget: then prune (delete or rewrite unused packs)
-          --grace DURATION    forget --prune, prune: how long a pack must have been
-                              found unused before it goes (default 24h; 0: at once)
-          --dry-run           forget, prune: only say what would go
+          --prune             forget, rewrite: then prune (delete or rewrite
+                              unused packs)
+          --keep              rewrite: keep the original snapshots
+          --repack-unused     prune: rewrite every pack with unused bytes
+          --grace DURATION    prune, forget|rewrite --prune: how long a pack must
+                              have been found unused before it goes (default
+                              24h; 0: at once)
+          --dry-run           forget, prune, rewrite: only say what would go
           --add TAG           tag: add TAG (repeatable)
           --remove TAG        tag: take TAG away (repeatable)
           --set TAG           tag: replace the tags with these (repeatable)
@@ -184,11 +206,12 @@ struct SnapshotsCommand: Command {
         case restore(snapshot: String, to: String, includes: [String], excludes: [String], overwrite: RestoreOverwrite)
         case dump(snapshot: String, path: String, output: String?, archive: ExportArchive.Format?)
         case forget(ids: [String], policy: SnapshotPolicy, host: String?, tags: [String], prune: Bool, dryRun: Bool)
-        case prune(dryRun: Bool)
+        case prune(dryRun: Bool, repackUnused: Bool)
         case diff(String, String)
         case find(pattern: String, host: String?, tags: [String])
         case stats(json: Bool)
         case tag(ids: [String], add: [String], remove: [String], set: [String]?)
+        case rewrite(ids: [String], excludes: [String], keep: Bool, prune: Bool, dryRun: Bool)
     }
 
     let action: Action
@@ -221,9 +244,13 @@ struct SnapshotsCommand: Command {
             guard let s = text == "0" ? 0 : Self.duration(text) else { throw arguments.usageError("'\(text)' is not a duration (such as 0, 12h or 2d)") }
             return s
         } ?? PruneSafety.deleteGrace
-        if graceText != nil && !(words[0] == "prune" || (words[0] == "forget" && prune)) {
-            throw arguments.usageError("--grace goes with 'snapshots prune' and 'snapshots forget --prune'")
+        if graceText != nil && !(words[0] == "prune" || ((words[0] == "forget" || words[0] == "rewrite") && prune)) {
+            throw arguments.usageError("--grace goes with 'snapshots prune' and 'snapshots forget|rewrite --prune'")
         }
+        let keep = arguments.isSet(Self.keepFlag), repackUnused = arguments.isSet(Self.repackUnusedFlag)
+        let excludeFiles = arguments.values(Self.excludeFileOption)
+        if keep || !excludeFiles.isEmpty, words[0] != "rewrite" { throw arguments.usageError("--keep and --exclude-file go with 'snapshots rewrite'") }
+        if repackUnused, words[0] != "prune" { throw arguments.usageError("--repack-unused goes with 'snapshots prune'") }
         let adding = arguments.values(Self.addOption), removing = arguments.values(Self.removeOption)
         let setting = arguments.values(Self.setOption)
         let tagging = !adding.isEmpty || !removing.isEmpty || !setting.isEmpty
@@ -241,8 +268,9 @@ struct SnapshotsCommand: Command {
         let forgetOptions = !policy.isEmpty || prune || dryRun
         let listOptions = (host != nil || !tags.isEmpty || json) && words[0] != "forget" && words[0] != "find"
         let restoreOptions = to != nil || !includes.isEmpty || !excludes.isEmpty || overwriteText != nil
-        if forgetOptions && words[0] != "forget" && !(words[0] == "prune" && !prune && policy.isEmpty) {
-            throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--dry-run also with 'prune')")
+        let prunes = words[0] == "prune" && !prune && policy.isEmpty, rewrites = words[0] == "rewrite" && policy.isEmpty
+        if forgetOptions && words[0] != "forget" && !prunes && !rewrites {
+            throw arguments.usageError("--keep-*, --prune and --dry-run go with 'snapshots forget' (--prune and --dry-run also with 'rewrite', --dry-run with 'prune')")
         }
         func only(_ allowed: Bool, _ message: String) throws(CLIError) {
             if !allowed { throw arguments.usageError(message) }
@@ -293,9 +321,21 @@ struct SnapshotsCommand: Command {
         case "prune":
             try only(words.count == 1, "snapshots prune takes no arguments")
             try only(!restoreOptions && !listOptions, "snapshots prune takes only --dry-run")
-            action = .prune(dryRun: dryRun)
+            action = .prune(dryRun: dryRun, repackUnused: repackUnused)
+        case "rewrite":
+            try only(!listOptions && to == nil && includes.isEmpty && overwriteText == nil,
+                     "snapshots rewrite takes --exclude, --exclude-file, --keep, --prune, --grace and --dry-run")
+            var patterns = excludes
+            for file in excludeFiles {
+                // Read here, once: the patterns are the user's words, as for backup's --exclude-file.
+                guard let bytes = try? VaultDirectory.readFile(file, limit: 1 << 20) else { throw arguments.usageError("cannot read the exclude file '\(file)'") }
+                patterns += BackupFilter.patterns(inExcludeFile: bytes).map { String(decoding: $0, as: UTF8.self) }
+            }
+            try only(!patterns.isEmpty, "say what to take out: --exclude PATTERN or --exclude-file FILE")
+            try only(!(keep && prune), "--keep keeps the originals: nothing for --prune to free")
+            action = .rewrite(ids: Array(words.dropFirst()), excludes: patterns, keep: keep, prune: prune, dryRun: dryRun)
         default:
-            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, find, diff, stats, tag, forget or prune")
+            throw arguments.usageError("unknown subcommand '\(words[0])': list, ls, restore, dump, find, diff, stats, tag, rewrite, forget or prune")
         }
     }
 
@@ -305,7 +345,7 @@ struct SnapshotsCommand: Command {
         // restore and dump read each byte once.
         var reads = RemoteReads.cached
         switch action {
-        case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun): writes = !dryRun
+        case .forget(_, _, _, _, _, let dryRun), .prune(let dryRun, _), .rewrite(_, _, _, _, let dryRun): writes = !dryRun
         case .tag: writes = true
         case .restore, .dump: writes = false; reads = .uncached
         default: writes = false
@@ -326,9 +366,12 @@ struct SnapshotsCommand: Command {
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil, reached: reached) : .ok
         case .tag(let ids, let add, let remove, let set):
             return try tag(vault, context, ids: ids, add: add, remove: remove, set: set)
-        case .prune(let dryRun):
+        case .prune(let dryRun, let repackUnused):
             let (seenUntil, reached) = dryRun ? (nil, []) : try fetchRemoteInboxes(vault, context)
-            return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil, reached: reached)
+            return try prune(vault, context, dryRun: dryRun, forgetting: [], seenUntil: seenUntil, reached: reached,
+                             purge: repackUnused ? .all : .none)
+        case .rewrite(let ids, let excludes, let keep, let prune, let dryRun):
+            return try rewrite(vault, context, ids: ids, excludes: excludes, keep: keep, prune: prune, dryRun: dryRun)
         case .find(let pattern, let host, let tags):
             var found = 0
             try context.terminal.printBuffered { emit in
@@ -472,6 +515,63 @@ struct SnapshotsCommand: Command {
         }
     }
 
+    /// `snapshots rewrite`: each snapshot that holds a match written again
+    /// without it (SnapshotRewrite), taken in, then, unless --keep, the
+    /// original forgotten; with --prune, a prune that purges the packs the
+    /// removed entries were in, whatever the half-unused rule says. A kill
+    /// before the originals go leaves both, each whole.
+    private func rewrite(_ vault: UnlockedVault, _ context: Context, ids: [String], excludes: [String], keep: Bool,
+                         prune: Bool, dryRun: Bool) throws -> ExitCode {
+        guard vault.canWrite || dryRun else { throw VaultError.busy }
+        let (seenUntil, reached) = prune && !dryRun ? try fetchRemoteInboxes(vault, context) : (nil, [])
+        let named = ids.isEmpty ? SnapshotReader.all(vault)
+            : Array(Dictionary(try ids.map { try Self.find(vault, $0) }.map { ($0.id, $0) }) { a, _ in a }.values)
+        var replaced: [(old: SnapshotReader, new: String, counts: BackupCounts)] = [], purge = Set<[UInt8]>()
+        for r in named.sorted(by: { $0.snapshot.end.seconds < $1.snapshot.end.seconds }) {
+            let spelling = SnapshotPaths(r.snapshot.paths)
+            let patterns = excludes.map { spelling.pattern(Array($0.utf8)) }
+            guard let out = try SnapshotRewrite.rewrite(r, excluding: patterns, dryRun: dryRun) else { continue }
+            for p in out.removed {
+                context.terminal.note("\(dryRun ? "would take" : "taking") '\(Terminal.printable(String(decoding: spelling.display(p), as: UTF8.self)))' out of snapshot \(r.id.prefix(8))")
+            }
+            if dryRun { replaced.append((r, "", out.counts)); continue }
+            var content = try out.snapshot.encode()
+            defer { SecureZero.zero(&content) }
+            let drop = try StreamedDropIn(into: vault.vault, kind: .snapshot, name: BackupItems.snapshotName, expectedLength: UInt64(content.count))
+            try content.withUnsafeBytes { try drop.write($0) }
+            _ = try drop.land(modified: out.snapshot.end.seconds)
+            replaced.append((r, Hex.encode(drop.itemID), out.counts))
+            purge.formUnion(out.purge)
+        }
+        let removedFiles = replaced.reduce(UInt64(0)) { $0 + $1.counts.files }
+        guard !replaced.isEmpty else {
+            context.terminal.note("nothing in \(ids.isEmpty ? "any snapshot" : "those snapshots") matches: nothing was changed")
+            return .ok
+        }
+        if dryRun {
+            context.terminal.note("would rewrite \(Format.count(replaced.count, "snapshot")), taking out \(Format.count(Int(removedFiles), "file"))")
+            return .ok
+        }
+        try vault.tidy()   // takes the new snapshots (and their pack) in
+        let landed = Set(SnapshotReader.all(vault).map(\.id))
+        let done = replaced.filter { landed.contains($0.new) }
+        if !keep { try vault.removeBackupStorage(done.map(\.old.entry)) }
+        for (old, new, counts) in done {
+            context.terminal.note("snapshot \(old.id.prefix(8)) is now \(new.prefix(8)), without \(Format.count(Int(counts.files), "file")) (\(Format.size(counts.bytes)))"
+                                  + (keep ? "; the original is kept" : ""))
+        }
+        guard done.count == replaced.count else {
+            throw CLIError(message: "\(Format.count(replaced.count - done.count, "rewritten snapshot")) could not be taken in; the originals stay",
+                           hints: ["run 'vault check'"])
+        }
+        if prune { return try self.prune(vault, context, dryRun: false, forgetting: [], seenUntil: seenUntil, reached: reached, purge: .packs(purge)) }
+        if !keep {
+            context.terminal.note("what only the originals held stays in the packs until a prune",
+                                  hint: "'vault snapshots prune --repack-unused' purges it whatever the half-unused rule says (--grace 0: now)")
+        }
+        return .ok
+    }
+
     /// `snapshots dump --archive`: PATH ('/' for all of it) as one tar or
     /// zip, to a new FILE (committed whole) or to standard output (never
     /// a terminal unless '-o -': an archive is binary).
@@ -579,9 +679,10 @@ struct SnapshotsCommand: Command {
     /// half unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
-                       seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: Set<String>)]) throws -> ExitCode {
+                       seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: Set<String>)],
+                       purge: Prune.Purge = .none) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
-        let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil) {
+        let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil, purge: purge) {
             context.terminal.note("waiting for running backups to finish")
         }
         // Marks and deletions are what `backup --to` hosts must hear of
