@@ -37,6 +37,8 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let tooBig = Errno(rawValue: E2BIG)
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
     public static let noSuchProcess = Errno(rawValue: ESRCH)
+    public static let noData = Errno(rawValue: ENODATA)
+    public static let outOfRange = Errno(rawValue: ERANGE)
 
     /// The errno of the calling thread, now.
     static var current: Errno { Errno(rawValue: errno) }
@@ -61,6 +63,9 @@ public enum SystemCall: String, Sendable {
     case connect
     case dup
     case flock
+    case getxattr
+    case listxattr
+    case setxattr
     case fsync
     case getsockname
     case getsockopt

@@ -156,9 +156,11 @@ public final class BackupRun {
     private func entry(name: [UInt8], path: [UInt8], relative: [UInt8], status st: FileStatus, device: UInt64) throws -> TreeEntry? {
         if options.filter.excludes(name: name, path: path) { return nil }
         func base(_ kind: TreeEntry.Kind, size: UInt64) -> TreeEntry {
-            TreeEntry(name: name, kind: kind, mode: st.permissions, user: st.owner, group: st.group,
-                      modified: st.modified, modifiedNanoseconds: UInt32(st.modifiedNanoseconds),
-                      changed: st.changed, changedNanoseconds: UInt32(st.changedNanoseconds), size: size)
+            var e = TreeEntry(name: name, kind: kind, mode: st.permissions, user: st.owner, group: st.group,
+                              modified: st.modified, modifiedNanoseconds: UInt32(st.modifiedNanoseconds),
+                              changed: st.changed, changedNanoseconds: UInt32(st.changedNanoseconds), size: size)
+            e.attributes = Self.attributes(path)
+            return e
         }
         switch st.kind {
         case .regular:
@@ -189,6 +191,24 @@ public final class BackupRun {
             summary.skipped.append(display(relative))
             return nil
         }
+    }
+
+    /// The extended attributes of `path` (not following a link), in name
+    /// order. One that cannot be read (gone meanwhile, or not ours to read)
+    /// is left out: the file's content is what a backup must not lose. A
+    /// change of one changes the file's ctime, so an unchanged file's
+    /// attributes are read again too (one listxattr when it has none).
+    static func attributes(_ path: [UInt8]) -> [ExtendedAttribute] {
+        let p = FilePath(bytes: path)
+        // No list (no support, no permission): no attributes, as above.
+        guard let names = try? Syscall.extendedAttributeNames(p), !names.isEmpty else { return [] }
+        var out: [ExtendedAttribute] = []
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }).prefix(ExtendedAttribute.maxCount)
+        where !name.isEmpty && name.count <= 255 && out.last?.name != name {
+            // Gone or unreadable meanwhile: left out, as above.
+            if let value = (try? Syscall.extendedAttribute(p, name)) ?? nil { out.append(ExtendedAttribute(name: name, value: value)) }
+        }
+        return out
     }
 
     /// A directory's entries in name-byte order; nil if it cannot be listed.

@@ -24,7 +24,7 @@ public enum SnapshotDiff {
         func same(_ x: TreeEntry, _ y: TreeEntry) -> Bool {
             x.kind == y.kind && x.mode == y.mode && x.user == y.user && x.group == y.group && x.size == y.size
                 && x.modified == y.modified && x.modifiedNanoseconds == y.modifiedNanoseconds
-                && x.pieces.map(\.id) == y.pieces.map(\.id) && x.target == y.target
+                && x.pieces.map(\.id) == y.pieces.map(\.id) && x.target == y.target && x.attributes == y.attributes
         }
         func all(_ reader: SnapshotReader, _ e: TreeEntry, _ path: [[UInt8]], _ change: Change) throws {
             try report(path, change, change == .added ? Bytes(added: fileBytes(e)) : Bytes(removed: fileBytes(e)))

@@ -47,6 +47,11 @@ public struct RestoreSummary: Sendable {
     /// are one file, but not with one content): each was written as a file
     /// of its own, with its own content.
     public var linksApart: [String] = []
+    /// Extended attributes the target would not take, by namespace
+    /// ("security", "user", "trusted", "system"): how many entries, and
+    /// the first reason. Named once each, never per file; the content
+    /// and everything else of those entries is restored.
+    public var attributesRefused: [String: (entries: UInt64, reason: Errno)] = [:]
 }
 
 /// Writes a snapshot's entries under a directory (docs/FORMAT.md,
@@ -340,7 +345,7 @@ public final class SnapshotRestore {
     /// content, and the second must not silently get the first's.
     static func agree(_ a: TreeEntry, _ b: TreeEntry) -> Bool {
         a.kind == .file && b.kind == .file && a.size == b.size && a.pieces == b.pieces && a.mode == b.mode
-            && a.user == b.user && a.group == b.group && a.modified == b.modified && a.modifiedNanoseconds == b.modifiedNanoseconds
+            && a.attributes == b.attributes && a.user == b.user && a.group == b.group && a.modified == b.modified && a.modifiedNanoseconds == b.modifiedNanoseconds
     }
 
     /// The entry's content in a new file with no name yet (or a temporary
@@ -369,9 +374,12 @@ public final class SnapshotRestore {
         return pending
     }
 
-    /// Owner (as root), mode and time, in that order: chown clears set-id bits.
+    /// Owner (as root), extended attributes, mode and time, in that order:
+    /// chown clears set-id bits and file capabilities, and the mode set
+    /// after an ACL agrees with its mask.
     private func attributes(_ e: TreeEntry, fd: Int32) throws {
         if root { try Syscall.setOwner(fd, user: e.user, group: e.group) }
+        extendedAttributes(e) { name, value in try Syscall.setExtendedAttribute(fd, name, value, display: "") }
         try Syscall.chmod(fd, root ? e.mode : e.mode & 0o1777)
         try Syscall.setTime(fd, seconds: e.modified, nanoseconds: e.modifiedNanoseconds)
     }
@@ -400,6 +408,9 @@ public final class SnapshotRestore {
         }
         do {
             if root { try Syscall.setOwner(in: dir.fd, name, user: e.user, group: e.group, display: display) }
+            // The link itself, by its directory's descriptor (lsetxattr does not follow it).
+            let link = FilePath(bytes: Array("/proc/self/fd/\(dir.fd)/".utf8) + name)
+            extendedAttributes(e) { attribute, value in try Syscall.setExtendedAttribute(link, attribute, value) }
             try Syscall.setTime(in: dir.fd, name, seconds: e.modified, nanoseconds: e.modifiedNanoseconds, display: display)
             if replaces {
                 try Syscall.rename(in: dir.fd, name, e.name, display: display)
@@ -410,6 +421,22 @@ public final class SnapshotRestore {
             throw error
         }
         summary.symlinks += 1
+    }
+
+    /// Sets each extended attribute of `e` with `set`; one the target
+    /// refuses (not root for security.*/trusted.*, a file system without
+    /// them, user.* on a link) is counted by namespace, not fatal.
+    private func extendedAttributes(_ e: TreeEntry, _ set: ([UInt8], [UInt8]) throws -> Void) {
+        var refused = Set<String>()
+        for a in e.attributes {
+            do { try set(a.name, a.value) } catch {
+                let namespace = String(decoding: a.name.prefix { $0 != 0x2e }, as: UTF8.self)
+                guard refused.insert(namespace).inserted else { continue }
+                let reason = (error as? SystemError)?.errno ?? .ioError
+                let before = summary.attributesRefused[namespace]
+                summary.attributesRefused[namespace] = ((before?.entries ?? 0) + 1, before?.reason ?? reason)
+            }
+        }
     }
 
     /// ".NAME.partial-<random>" beside NAME: a name the user's files do not
@@ -438,6 +465,7 @@ public final class SnapshotRestore {
         finished = []
         for (dir, e) in dirs {
             if root { try Syscall.setOwner(dir.fd, user: e.user, group: e.group) }
+            extendedAttributes(e) { name, value in try Syscall.setExtendedAttribute(dir.fd, name, value, display: "") }
             try Syscall.chmod(dir.fd, root ? e.mode : e.mode & 0o1777)
             try Syscall.setTime(dir.fd, seconds: e.modified, nanoseconds: e.modifiedNanoseconds)
         }

@@ -34,6 +34,9 @@ public struct TreeEntry: Sendable, Equatable {
     public var pieces: [PieceRef] = []
     public var subtree: PieceRef?
     public var target: [UInt8] = []
+    /// Extended attributes (ACLs, capabilities, SELinux labels, user.*),
+    /// in name order; stored only in a "VAULTTR3" tree.
+    public var attributes: [ExtendedAttribute] = []
 
     public init(name: [UInt8], kind: Kind, mode: UInt16, user: UInt32, group: UInt32, modified: Int64,
                 modifiedNanoseconds: UInt32, changed: Int64, changedNanoseconds: UInt32, size: UInt64) {
@@ -48,7 +51,21 @@ public struct TreeEntry: Sendable, Equatable {
     }
 }
 
+/// One extended attribute of an entry: a name such as "user.comment" or
+/// "system.posix_acl_access" (1 to 255 bytes, no NUL) and its value (at
+/// most 64 KiB, Linux's bound).
+public struct ExtendedAttribute: Sendable, Equatable {
+    public var name: [UInt8], value: [UInt8]
+    public init(name: [UInt8], value: [UInt8]) { (self.name, self.value) = (name, value) }
+    public static let maxValue = 65_536
+    /// At most this many per entry: Linux lists at most 64 KiB of names.
+    public static let maxCount = 4096
+}
+
 public enum Tree {
+    /// The format written when an entry of the tree has extended attributes
+    /// ("VAULTTR2" plus each entry's attributes); "VAULTTR2" otherwise.
+    public static let attributesMagic = Array("VAULTTR3".utf8)
     public static let magic = Array("VAULTTR2".utf8)
     public static let legacyMagic = Array("VAULTTR1".utf8)
     /// 64 MiB: about 600,000 entries of a directory, or one file of 1,000,000 pieces.
@@ -57,7 +74,8 @@ public enum Tree {
     static let entryFixedLength = 2 + 1 + 1 + 2 + 4 + 4 + 8 + 4 + 8 + 4 + 8
 
     public static func encode(_ entries: [TreeEntry]) -> [UInt8] {
-        var w = ByteWriter(magic)
+        let withAttributes = entries.contains { !$0.attributes.isEmpty }
+        var w = ByteWriter(withAttributes ? attributesMagic : magic)
         w.u32(UInt32(entries.count))
         for e in entries {
             w.u16(UInt16(e.name.count))
@@ -83,6 +101,15 @@ public enum Tree {
                 w.u16(UInt16(e.target.count))
                 w.bytes(e.target)
             }
+            if withAttributes {
+                w.u16(UInt16(e.attributes.count))
+                for a in e.attributes {
+                    w.u8(UInt8(a.name.count))
+                    w.bytes(a.name)
+                    w.u32(UInt32(a.value.count))
+                    w.bytes(a.value)
+                }
+            }
         }
         return w.bytes
     }
@@ -93,8 +120,8 @@ public enum Tree {
         guard bytes.count <= maxLength else { return nil }
         var r = ByteReader(bytes)
         do {
-            let legacy = bytes.starts(with: legacyMagic)
-            try r.expect(legacy ? legacyMagic : magic)
+            let legacy = bytes.starts(with: legacyMagic), withAttributes = bytes.starts(with: attributesMagic)
+            try r.expect(legacy ? legacyMagic : withAttributes ? attributesMagic : magic)
             let refLength = legacy ? PieceRef.legacyLength : PieceRef.length
             let count = Int(try r.u32())
             guard count <= r.remaining / (entryFixedLength + 1) else { return nil }
@@ -131,9 +158,22 @@ public enum Tree {
                     e.target = try r.bytes(Int(try r.u16()))
                     guard !e.target.isEmpty, !e.target.contains(0) else { return nil }
                 }
+                if withAttributes {
+                    let n = Int(try r.u16())
+                    guard n <= ExtendedAttribute.maxCount, n <= r.remaining / 6 else { return nil }
+                    for _ in 0..<n {
+                        let name = try r.bytes(Int(try r.u8()))
+                        let length = Int(try r.u32())
+                        guard !name.isEmpty, !name.contains(0), length <= ExtendedAttribute.maxValue else { return nil }
+                        if let last = e.attributes.last, !last.name.lexicographicallyPrecedes(name) { return nil }
+                        e.attributes.append(ExtendedAttribute(name: name, value: try r.bytes(length)))
+                    }
+                }
                 entries.append(e)
             }
             try r.finish()
+            // One shape per content: a tree with no attributes is "VAULTTR2".
+            if withAttributes && entries.allSatisfy({ $0.attributes.isEmpty }) { return nil }
             return entries
         } catch {
             return nil

@@ -1,6 +1,7 @@
 import ByteLayout
 import Testing
 import VaultCrypto
+import VaultCore
 @testable import VaultBackup
 
 /// Trees and snapshots decode to their exact shape, and every hostile
@@ -29,6 +30,45 @@ struct TreeCodecTests {
         hard.linkGroup = 3
         let entries = [Self.file("a"), dir, hard, link, Self.file("z", size: 0, pieces: [])]
         #expect(Tree.decode(Tree.encode(entries)) == entries)
+    }
+
+    /// docs/FORMAT.md, "Extended attributes": the vector, byte for byte.
+    @Test func extendedAttributesVector() throws {
+        var e = TreeEntry(name: Array("f".utf8), kind: .file, mode: 0o640, user: 1000, group: 100, modified: 1_700_000_000,
+                          modifiedNanoseconds: 0, changed: 1_700_000_000, changedNanoseconds: 0, size: 0)
+        let acl: [UInt8] = [2, 0, 0, 0, 1, 0, 6, 0, 255, 255, 255, 255, 4, 0, 4, 0, 255, 255, 255, 255, 0x20, 0, 0, 0, 255, 255, 255, 255]
+        e.attributes = [ExtendedAttribute(name: Array("system.posix_acl_access".utf8), value: acl),
+                        ExtendedAttribute(name: Array("user.comment".utf8), value: Array("hi".utf8))]
+        let vector = "5641554c5454523300000001000166010001a0000003e800000064000000006553f10000000000000000006553f100000000000000000000000000000000000000000000021773797374656d2e706f7369785f61636c5f6163636573730000001c0200000001000600ffffffff04000400ffffffff20000000ffffffff0c757365722e636f6d6d656e74000000026869"
+        #expect(Hex.encode(Tree.encode([e])) == vector)
+        #expect(Tree.decode(try #require(Hex.decode(vector))) == [e])
+        // Without attributes the same entry is a "VAULTTR2" tree, as before.
+        var plain = e
+        plain.attributes = []
+        #expect(Tree.encode([plain]).starts(with: Tree.magic))
+    }
+
+    /// What a dropper could seal: disorder, a NUL, an empty name, a value
+    /// over 64 KiB, a count past the bytes, a "VAULTTR3" with none at all.
+    @Test func hostileAttributesAreRefused() {
+        func tree(_ attributes: [ExtendedAttribute]) -> [UInt8] {
+            var e = Self.file("a")
+            e.attributes = attributes
+            return Tree.encode([e])
+        }
+        let a = ExtendedAttribute(name: Array("user.a".utf8), value: [1]), b = ExtendedAttribute(name: Array("user.b".utf8), value: [])
+        #expect(Tree.decode(tree([a, b])) != nil)
+        #expect(Tree.decode(tree([b, a])) == nil)
+        #expect(Tree.decode(tree([a, a])) == nil)
+        #expect(Tree.decode(tree([ExtendedAttribute(name: Array("user.\u{0}x".utf8), value: [])])) == nil)
+        #expect(Tree.decode(tree([ExtendedAttribute(name: [], value: [])])) == nil)
+        #expect(Tree.decode(tree([ExtendedAttribute(name: Array("user.big".utf8), value: [UInt8](repeating: 1, count: 65_537))])) == nil)
+        var noneAtAll = Tree.encode([Self.file("a")])
+        noneAtAll.replaceSubrange(0..<8, with: Tree.attributesMagic)
+        #expect(Tree.decode(noneAtAll + [0, 0]) == nil)
+        var counted = tree([a])
+        counted.replaceSubrange((counted.count - 14)..<(counted.count - 12), with: [0xff, 0xff])
+        #expect(Tree.decode(counted) == nil)
     }
 
     @Test(arguments: ["/", "..", ".", "a/b", "", "a\u{0}b"])

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vault_read  # noqa: E402
 
 # Format 2; format 1 (60-byte references, every piece raw) is still read.
-SNAP_MAGICS, TREE_MAGICS = {b"VAULTSN2": 64, b"VAULTSN1": 60}, {b"VAULTTR2": 64, b"VAULTTR1": 60}
+SNAP_MAGICS, TREE_MAGICS = {b"VAULTSN2": 64, b"VAULTSN1": 60}, {b"VAULTTR3": 64, b"VAULTTR2": 64, b"VAULTTR1": 60}
 # Windows above 8 MiB are refused (vault writes at most 2 MiB).
 DCTX = zstandard.ZstdDecompressor(max_window_size=1 << 23)
 
@@ -96,8 +96,18 @@ def parse_tree(data):
             e["target"] = r.take(r.u("H"))
         else:
             raise vault_read.corrupted()
+        e["xattrs"] = []
+        if data[:8] == b"VAULTTR3":
+            for _ in range(r.u("H")):
+                xname = r.take(r.u("B"))
+                length = r.u("I")
+                if not xname or b"\0" in xname or length > 65536 or (e["xattrs"] and xname <= e["xattrs"][-1][0]):
+                    raise vault_read.corrupted()
+                e["xattrs"].append((xname, r.take(length)))
         entries.append(e)
     r.end()
+    if data[:8] == b"VAULTTR3" and not any(e["xattrs"] for e in entries):
+        raise vault_read.corrupted()
     return entries
 
 
@@ -197,12 +207,22 @@ def cmd_list(vaultdir, pwfile, out):
         out.write("%s\t%s\t%d\n" % (e.name[len("snapshot-"):], s["host"], s["files"]))
 
 
+def set_xattrs(path, e):
+    """The entry's extended attributes, as far as this user may set them."""
+    for name, value in e["xattrs"]:
+        try:
+            os.setxattr(path, name, value, follow_symlinks=False)
+        except OSError:
+            pass
+
+
 def restore(snap, ref, target, links):
     for e in snap.tree(ref):
         path = os.path.join(target, e["name"])
         if e["type"] == 2:
             os.mkdir(path, 0o700)
             restore(snap, e["tree"], path, links)
+            set_xattrs(path, e)
             os.chmod(path, e["mode"] & 0o1777)
         elif e["type"] == 3:
             os.symlink(e["target"], path)
@@ -214,6 +234,7 @@ def restore(snap, ref, target, links):
             with os.fdopen(fd, "wb") as f:
                 for p in e["pieces"]:
                     f.write(snap.piece(p))
+            set_xattrs(path, e)
             os.chmod(path, e["mode"] & 0o1777)
             if e["group"]:
                 links[e["group"]] = path

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 #include <spawn.h>
+#include <sys/types.h>
+#include <sys/xattr.h>   // llistxattr, lgetxattr, lsetxattr, fsetxattr: not in Glibc's module
 
 // flock(2), whose name Swift resolves to the struct.
 int csystem_flock(int fd, int operation);

@@ -484,6 +484,10 @@ struct SnapshotsCommand: Command {
                 context.terminal.warning("'\(Terminal.printable(p))' is a hard link in the snapshot whose content differs from its group's: restored as a file of its own")
             }
             for (p, reason) in summary.skipped { context.terminal.warning("skipped '\(Terminal.printable(p))': \(ErrorReport.words(for: reason))") }
+            for (namespace, refused) in summary.attributesRefused.sorted(by: { $0.key < $1.key }) {
+                context.terminal.warning("the \(Terminal.printable(namespace)).* extended attributes of \(Format.count(refused.entries, "entry", "entries")) were not restored: \(refused.reason.description)",
+                                         hints: namespace == "security" || namespace == "trusted" ? ["as root they are (file capabilities, SELinux labels)"] : [])
+            }
             var line = "restored \(Format.count(summary.files, "file")) (\(Format.size(summary.bytes))), "
                 + "\(Format.count(summary.directories, "folder")), \(Format.count(summary.symlinks, "symbolic link")) from snapshot \(reader.id.prefix(8))"
             if summary.unchanged > 0 { line += "; \(summary.unchanged) already there" }

@@ -1,0 +1,75 @@
+import CSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Extended attributes (xattr(7)): `user.*`, `security.*` (file
+/// capabilities, SELinux labels), `trusted.*` and `system.posix_acl_*`
+/// (ACLs), read and written without following a symbolic link.
+extension Syscall {
+    /// The largest value Linux keeps (XATTR_SIZE_MAX), and list (XATTR_LIST_MAX).
+    public static let extendedAttributeValueMax = 65_536
+    public static let extendedAttributeListMax = 65_536
+
+    /// The attribute names of `path`, as the kernel lists them; [] where
+    /// the file system has none (ENOTSUP). A list that grows between the
+    /// two calls is asked for again (a few times).
+    public static func extendedAttributeNames(_ path: FilePath) throws -> [[UInt8]] {
+        let display = path.description
+        for _ in 0..<4 {
+            let size = try path.withCString { p throws(SystemError) -> Int in
+                let n = llistxattr(p, nil, 0)
+                if n < 0 {
+                    let e = Errno(rawValue: errno)
+                    if e == .notSupported { return 0 }
+                    throw SystemError(operation: .listxattr, path: display, errno: e)
+                }
+                return n
+            }
+            guard size > 0 else { return [] }
+            guard size <= extendedAttributeListMax else { throw SystemError(operation: .listxattr, path: display, errno: .tooBig) }
+            var buffer = [UInt8](repeating: 0, count: size)
+            let n = path.withCString { p in buffer.withUnsafeMutableBytes { llistxattr(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), size) } }
+            if n < 0 {
+                if errno == ERANGE { continue }
+                throw SystemError(operation: .listxattr, path: display, errno: Errno(rawValue: errno))
+            }
+            return buffer[..<n].split(separator: 0).map(Array.init)
+        }
+        throw SystemError(operation: .listxattr, path: display, errno: .outOfRange)
+    }
+
+    /// The value of attribute `name` of `path`; nil when it went meanwhile.
+    public static func extendedAttribute(_ path: FilePath, _ name: [UInt8]) throws -> [UInt8]? {
+        let display = path.description
+        var buffer = [UInt8](repeating: 0, count: extendedAttributeValueMax)
+        let n = path.withCString { p in
+            (name + [0]).withUnsafeBufferPointer { nm in
+                buffer.withUnsafeMutableBytes { lgetxattr(p, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, extendedAttributeValueMax) }
+            }
+        }
+        if n < 0 {
+            if errno == ENODATA { return nil }
+            throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno))
+        }
+        return Array(buffer[..<n])
+    }
+
+    /// Sets attribute `name` on the open file `fd`.
+    public static func setExtendedAttribute(_ fd: Int32, _ name: [UInt8], _ value: [UInt8], display: String) throws {
+        let r = (name + [0]).withUnsafeBufferPointer { nm in
+            value.withUnsafeBytes { fsetxattr(fd, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, value.count, 0) }
+        }
+        if r != 0 { throw SystemError(operation: .setxattr, path: display, errno: Errno(rawValue: errno)) }
+    }
+
+    /// Sets attribute `name` on `path` itself (a symbolic link is not followed).
+    public static func setExtendedAttribute(_ path: FilePath, _ name: [UInt8], _ value: [UInt8]) throws {
+        let r = path.withCString { p in
+            (name + [0]).withUnsafeBufferPointer { nm in
+                value.withUnsafeBytes { lsetxattr(p, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, value.count, 0) }
+            }
+        }
+        if r != 0 { throw SystemError(operation: .setxattr, path: path.description, errno: Errno(rawValue: errno)) }
+    }
+}
