@@ -47,9 +47,11 @@ struct BackupCommand: Command {
 
         Takes a snapshot of each PATH (folders or files) into the vault without
         the password, as 'vault add' does: it reads only the vault's public
-        key. File contents are cut into pieces of about 1 MiB where the
-        content itself says (so an insertion moves only nearby cuts), and a
-        piece this machine stored before is referenced, not stored again; a
+        key. Modes, owners, times, links, extended attributes and ACLs are
+        kept with the contents. File contents are cut into pieces of about
+        1 MiB where the content itself says (so an insertion moves only
+        nearby cuts), and a piece this machine stored before is referenced,
+        not stored again; a
         file whose size, times and inode are those of this machine's last
         snapshot of the same paths is not even read. New pieces go into packs
         of about 32 MiB in the inbox; the snapshot itself is written last, so

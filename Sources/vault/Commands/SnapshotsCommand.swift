@@ -77,8 +77,10 @@ struct SnapshotsCommand: Command {
 
         restore writes the snapshot under DIR (default: the current
         directory; created if missing), each backed-up path as its last name:
-        modes, times to the nanosecond, symbolic links, hard links, and owners
-        when run as root; a block of zeros is left a hole, so a sparse disk
+        modes, times to the nanosecond, symbolic links, hard links, extended
+        attributes and ACLs, and owners when run as root (file capabilities
+        and SELinux labels too; attributes the target refuses are named once
+        by namespace); a block of zeros is left a hole, so a sparse disk
         image comes back sparse. Each file is written with no name and named only
         once it is whole, so an interrupted restore leaves no torn file: run
         it again and it completes what is missing. A file or link already
@@ -105,7 +107,7 @@ struct SnapshotsCommand: Command {
 
         diff lists what changed from the first snapshot to the second, one
         path a line: '+' added, '-' removed, 'M' changed (content, type,
-        mode, owner or time), then the counts and the file bytes added and
+        mode, owner, time or extended attributes), then the counts and the file bytes added and
         removed (a changed file: its old size removed, its new size added).
         Directories that did not change are not read.
 
