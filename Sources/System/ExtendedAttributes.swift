@@ -72,4 +72,43 @@ extension Syscall {
         }
         if r != 0 { throw SystemError(operation: .setxattr, path: path.description, errno: Errno(rawValue: errno)) }
     }
+
+    /// The attributes of the open file `fd` (names and values, in name
+    /// order), or of `name` in the open directory `dir` when given (the
+    /// entry itself, a link not followed). What cannot be read is left
+    /// out; nil where the file system has none.
+    public static func extendedAttributes(fd: Int32, name: [UInt8]? = nil) -> [(name: [UInt8], value: [UInt8])] {
+        // /proc/self/fd/N names the open file itself; with a name, the entry
+        // in that directory, read with the l* calls so a link is not followed.
+        let path = FilePath(bytes: Array("/proc/self/fd/\(fd)".utf8) + (name.map { [0x2f] + $0 } ?? []))
+        let follow = name == nil
+        func list() -> [[UInt8]] {
+            for _ in 0..<4 {
+                let size = path.withCString { follow ? listxattr($0, nil, 0) : llistxattr($0, nil, 0) }
+                guard size > 0, size <= extendedAttributeListMax else { return [] }
+                var buffer = [UInt8](repeating: 0, count: size)
+                let n = path.withCString { p in buffer.withUnsafeMutableBytes { b in
+                    let out = b.baseAddress!.assumingMemoryBound(to: CChar.self)
+                    return follow ? listxattr(p, out, size) : llistxattr(p, out, size)
+                } }
+                if n >= 0 { return buffer[..<n].split(separator: 0).map(Array.init) }
+                if errno != ERANGE { return [] }
+            }
+            return []
+        }
+        var out: [(name: [UInt8], value: [UInt8])] = []
+        var buffer = [UInt8](repeating: 0, count: extendedAttributeValueMax)
+        for attribute in list().sorted(by: { $0.lexicographicallyPrecedes($1) }) where attribute.count <= 255 && out.last?.name != attribute {
+            let n = path.withCString { p in
+                (attribute + [0]).withUnsafeBufferPointer { nm in
+                    buffer.withUnsafeMutableBytes { b in
+                        let key = UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self)
+                        return follow ? getxattr(p, key, b.baseAddress, extendedAttributeValueMax) : lgetxattr(p, key, b.baseAddress, extendedAttributeValueMax)
+                    }
+                }
+            }
+            if n >= 0 { out.append((attribute, Array(buffer[..<n]))) }
+        }
+        return out
+    }
 }

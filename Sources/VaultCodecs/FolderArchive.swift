@@ -11,7 +11,9 @@
 //   entry = [pax header, only when ustar cannot hold a field] || ustar header || data padded to 512
 // Entries are relative to the folder itself ("a.txt", "sub/b.txt"), in
 // depth-first order with each directory before its contents and names in
-// byte order, so the same tree always gives the same bytes. Each carries its
+// byte order, so the same tree always gives the same bytes. Extended
+// attributes (ACLs included, as their system.posix_acl_* values) go in pax
+// xattr records and are set after extraction. Each carries its
 // type, permission bits and mtime in whole seconds (the ustar field: with
 // nanoseconds, restricted pax would add a 1 KiB pax header to every entry);
 // owners are stored as uid/gid 0 without names, which would only leak who
@@ -26,6 +28,12 @@ public struct ArchiveSummary: Equatable, Sendable {
     public var bytes: UInt64 = 0
     /// Relative paths of devices, FIFOs and sockets left out by `write`.
     public var skipped: [String] = []
+    /// Extended attributes `extract` could not set, by namespace ("user",
+    /// "security", ...): how many entries, and the first reason (strerror).
+    public var attributesRefused: [String: Refusal] = [:]
+    public struct Refusal: Equatable, Sendable {
+        public var entries: UInt64, reason: String
+    }
 
     public init(files: UInt64 = 0, bytes: UInt64 = 0, skipped: [String] = []) {
         (self.files, self.bytes, self.skipped) = (files, bytes, skipped)
@@ -197,7 +205,9 @@ extension FolderArchive {
             case .directory:
                 let child = OpenFile(try Syscall.open(in: dir.fd, name, [.directory, .noFollow], display: display))
                 st = try Syscall.status(child.fd, path: display)
-                try writer.writeHeader(header(path, .directory, st))
+                var entry = header(path, .directory, st)
+                entry.attributes = Syscall.extendedAttributes(fd: child.fd)
+                try writer.writeHeader(entry)
                 try writer.finishEntry()
                 try writeContents(of: child, prefix: path, writer: writer, buffer: buffer, summary: &summary)
             case .regular:
@@ -207,6 +217,7 @@ extension FolderArchive {
                 guard st.kind == .regular else { summary.skipped.append(display); continue }
                 var entry = header(path, .regular, st)
                 entry.size = st.size
+                entry.attributes = Syscall.extendedAttributes(fd: file.fd)
                 try writer.writeHeader(entry)
                 var left = entry.size
                 while left > 0 {
@@ -222,6 +233,7 @@ extension FolderArchive {
             case .symlink:
                 var entry = header(path, .symlink, st)
                 entry.linkTarget = try Syscall.readLink(in: dir.fd, FilePath(bytes: name), display: display)
+                entry.attributes = Syscall.extendedAttributes(fd: dir.fd, name: name)
                 try writer.writeHeader(entry)
                 try writer.finishEntry()
             default:
@@ -264,11 +276,30 @@ extension FolderArchive {
             try disk.writeHeader(target, name: entry.displayPath)
             if target.kind == .regular, target.size > 0 { try reader.copyData(to: disk, stop: stop) }
             try disk.finishEntry()
+            if target.kind != .hardlink { setAttributes(target, &summary) }
             try summary.count(target)
         }
         try disk.close()
         try reader.drainInput()
         return summary
+    }
+}
+
+/// The entry's extended attributes, set on what libarchive just made (by
+/// its absolute path under the private, link-free root; the entry itself
+/// is not followed). After libarchive set the mode, so an ACL's mask wins
+/// as it did on the original. A refusal (not root for `security.*`, a
+/// link's `user.*`, a file system without them) is counted by namespace.
+private func setAttributes(_ entry: PaxEntry, _ summary: inout ArchiveSummary) {
+    var refused = Set<String>()
+    for a in entry.attributes {
+        do { try Syscall.setExtendedAttribute(FilePath(bytes: entry.path), a.name, a.value) } catch {
+            let namespace = String(decoding: a.name.prefix { $0 != UInt8(ascii: ".") }, as: UTF8.self)
+            guard refused.insert(namespace).inserted else { continue }
+            let before = summary.attributesRefused[namespace]
+            summary.attributesRefused[namespace] = .init(entries: (before?.entries ?? 0) + 1,
+                                                         reason: before?.reason ?? ((error as? SystemError)?.reason ?? "\(error)"))
+        }
     }
 }
 

@@ -44,6 +44,9 @@ struct PaxEntry {
     /// Owner ids, written only by exports (ExportArchive); folder items
     /// never record an owner (0 and 0).
     var owner: (user: UInt32, group: UInt32)? = nil
+    /// Extended attributes (ACLs as Linux's `system.posix_acl_*` values),
+    /// in the archive as pax `LIBARCHIVE.xattr.*` records.
+    var attributes: [(name: [UInt8], value: [UInt8])] = []
 
     /// The path for messages (invalid UTF-8 shown as U+FFFD).
     var displayPath: String { String(decoding: path, as: UTF8.self) }
@@ -113,6 +116,9 @@ private final class EntryHandle {
         archive_entry_set_gid(e, Int64(entry.owner?.group ?? 0))
         archive_entry_set_perm(e, entry.permissions & 0o7777)
         if let t = entry.mtime { archive_entry_set_mtime(e, Int(t.seconds), t.nanoseconds) }
+        for a in entry.attributes {
+            withCString(a.name) { name in a.value.withUnsafeBytes { archive_entry_xattr_add_entry(e, name, $0.baseAddress, $0.count) } }
+        }
         switch entry.kind {
         case .regular:
             archive_entry_set_filetype(e, typeRegular)
@@ -158,6 +164,16 @@ private func readEntry(_ e: OpaquePointer) -> PaxEntry {
         out.size = UInt64(max(0, archive_entry_size(e)))
     }
     out.permissions = UInt32(archive_entry_perm(e)) & 0o7777
+    // Bounded as a tree's are: at most 4096, names 1 to 255 bytes, values
+    // of at most 64 KiB; anything else in a hostile archive is dropped.
+    if archive_entry_xattr_reset(e) > 0 {
+        var name: UnsafePointer<CChar>?, value: UnsafeRawPointer?, size = 0
+        while out.attributes.count < 4096, archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK {
+            let n = bytes(name)
+            guard !n.isEmpty, n.count <= 255, size <= 65_536 else { continue }
+            out.attributes.append((n, size == 0 || value == nil ? [] : Array(UnsafeRawBufferPointer(start: value, count: size))))
+        }
+    }
     if archive_entry_mtime_is_set(e) != 0 {
         out.mtime = (Int64(archive_entry_mtime(e)), archive_entry_mtime_nsec(e))
     }

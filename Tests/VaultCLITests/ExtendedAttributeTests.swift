@@ -105,4 +105,15 @@ import Glibc
         #expect(got.contains { $0.hasPrefix("d/tagged user.comment ") } && got.contains { $0.hasPrefix("d/shared system.posix_acl_access ") })
         #expect(!got.contains { $0.contains("security.capability") })
     }
+
+    /// A folder item (`vault add FOLDER`, a pax stream) keeps them too.
+    @Test func aFolderItemKeepsThem() throws {
+        try populate()
+        let before = try inventory(f.source + "/d")
+        #expect(before.count == 4, "\(before)")
+        #expect(try f.v.add(["add", f.source + "/d"]).status == 0)
+        let r = try f.v.run(["restore", "d", "--to", f.v.path + "/folder"])
+        #expect(r.status == 0 && !r.stderr.contains("extended attributes"), "\(r.stderr)")
+        #expect(try inventory(f.v.path + "/folder/d") == before)
+    }
 }

@@ -1,4 +1,5 @@
 import System
+import VaultCodecs
 import VaultCore
 
 /// `vault restore`: items written out under a directory.
@@ -112,12 +113,13 @@ struct RestoreCommand: Command {
                         token = Interrupts.register { UserFiles.erase(FilePath(temp)) }
                     })
                 case .directory(let subtree):
-                    try vault.restoreFolder(folder, subtree: subtree, to: target, partials: context.partialOutputs) { partial, stop in
+                    let summary = try vault.restoreFolder(folder, subtree: subtree, to: target, partials: context.partialOutputs) { partial, stop in
                         token = Interrupts.register {
                             stop.stopAndWait(seconds: 5)
                             UserFiles.erase(partial)
                         }
                     }
+                    Self.sayRefused(summary, name, context)
                 }
                 context.terminal.note("restored '\(name)' to '\(target)'")
             } catch {
@@ -138,12 +140,13 @@ struct RestoreCommand: Command {
             do {
                 if entry.kind == .folder {
                     groups.flush()   // the notes in the order of the items
-                    try vault.restoreFolder(entry, to: target, partials: context.partialOutputs) { partial, stop in
+                    let summary = try vault.restoreFolder(entry, to: target, partials: context.partialOutputs) { partial, stop in
                         token = Interrupts.register {
                             stop.stopAndWait(seconds: 5)   // the extraction erases what it wrote, then we make sure
                             UserFiles.erase(partial)
                         }
                     }
+                    Self.sayRefused(summary, entry.name, context)
                 } else if entries.count == 1 {
                     let progress = ProgressLine.start(context.terminal, "restoring \(entry.name)", total: entry.size)
                     defer { progress?.finish() }
@@ -197,5 +200,15 @@ struct RestoreCommand: Command {
         // partial (3), the man page's rule for anything skipped.
         if restored == 0, let failure { throw ReportedError(failure.code) }
         return .partial
+    }
+
+    /// Extended attributes a folder's restore could not set: one line per
+    /// namespace, never per file (the folder itself is restored).
+    static func sayRefused(_ summary: ArchiveSummary, _ name: String, _ context: Context) {
+        for (namespace, refused) in summary.attributesRefused.sorted(by: { $0.key < $1.key }) {
+            context.terminal.warning("'\(Terminal.printable(name))': the \(Terminal.printable(namespace)).* extended attributes of "
+                                     + "\(Format.count(refused.entries, "entry", "entries")) were not restored: \(refused.reason)",
+                                     hints: namespace == "security" || namespace == "trusted" ? ["as root they are (file capabilities, SELinux labels)"] : [])
+        }
     }
 }
