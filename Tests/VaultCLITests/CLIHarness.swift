@@ -190,8 +190,7 @@ final class Sandbox {
     @discardableResult
     func file(_ name: String, _ contents: String, mode: Int = 0o600) throws -> String {
         let target = path + "/" + name
-        try Data(contents.utf8).write(to: URL(fileURLWithPath: target))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        try CLIHarness.writeFile(Array(contents.utf8), to: target, mode: mode)
         return target
     }
 
@@ -227,5 +226,27 @@ extension Background {
             usleep(10_000)
         }
         return false
+    }
+}
+
+extension CLIHarness {
+    /// Writes a file with `mode`. An executable is written by a `cp` child,
+    /// never through a descriptor of this process: a test that runs one
+    /// while another test spawns a long-lived child (a server) would
+    /// otherwise find it "text file busy" when that child inherited the
+    /// still-open write descriptor, and the shell would run the next `vi`
+    /// on PATH instead (seen once, under the whole suite's load).
+    static func writeFile(_ bytes: [UInt8], to target: String, mode: Int) throws {
+        guard mode & 0o111 != 0 else {
+            try Data(bytes).write(to: URL(fileURLWithPath: target))
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+            return
+        }
+        let source = target + ".source-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let cp = try CLIHarness.run(["cp", source, target], environment: ["PATH": "/usr/bin:/bin"], timeout: 30, executable: "/usr/bin/env")
+        guard cp.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
     }
 }

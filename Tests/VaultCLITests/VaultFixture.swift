@@ -61,8 +61,7 @@ final class VaultFixture {
     @discardableResult
     func write(_ name: String, _ bytes: [UInt8], mode: Int = 0o644) throws -> String {
         let target = sandbox.path + "/" + name
-        try Data(bytes).write(to: URL(fileURLWithPath: target))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        try CLIHarness.writeFile(bytes, to: target, mode: mode)
         return target
     }
 
