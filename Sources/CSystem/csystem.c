@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include "csystem.h"
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ int csystem_start_writeback(int fd, int64_t offset, int64_t count) {
     return sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE);
 }
 int csystem_syncfs(int fd) { return syncfs(fd); }
+int csystem_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
 int csystem_open_tmpfile(const char *directory, unsigned int mode) {
     return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
 }

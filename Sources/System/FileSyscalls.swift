@@ -194,6 +194,12 @@ public enum Syscall {
     /// syncfs(2) through an open file: for a directory this user may write
     /// but not read (another user's shared inbox), whose fsync needs an
     /// open the mode refuses.
+    /// At most `count` malloc arenas. glibc gives a thread that finds the
+    /// arenas busy a new one, each reserving 64 MiB of address space, up
+    /// to 8 per core: a long-lived, many-threaded process (the mount) under
+    /// load would otherwise grow its address space with the load.
+    public static func limitMallocArenas(_ count: Int32) { _ = csystem_limit_malloc_arenas(count) }
+
     public static func syncFileSystem(of fd: Int32) throws {
         _ = try retrying(.syncfs) { csystem_syncfs(fd) }
     }

@@ -1,6 +1,7 @@
 internal import CFuse
 internal import Glibc
 import Synchronization
+import System
 import VaultCore
 
 /// A negative errno for a callback's return.
@@ -90,6 +91,9 @@ public final class FuseMount: Sendable {
     /// Mounts and serves until unmounted (`fusermount3 -u`, `unmount`).
     /// `mounted` runs once the mount is in place.
     public func run(mounted: () -> Void) throws {
+        // A mount lives long and serves from several threads: its address
+        // space must not grow with the load (Syscall.limitMallocArenas).
+        Syscall.limitMallocArenas(2)
         // auto_unmount: fusermount3 takes the mount down even if this process is killed.
         let words = ["vault", "-o", "ro,default_permissions,noatime,auto_unmount,fsname=vault,subtype=vault"]
         var argv = words.map { strdup($0) }

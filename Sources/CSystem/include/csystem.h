@@ -15,6 +15,8 @@ int csystem_flock(int fd, int operation);
 // sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE): start writeback.
 int csystem_start_writeback(int fd, int64_t offset, int64_t count);
 int csystem_syncfs(int fd);
+// mallopt(M_ARENA_MAX, count): how many malloc arenas threads may spread over.
+int csystem_limit_malloc_arenas(int count);
 // open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode): a file with no name.
 int csystem_open_tmpfile(const char *directory, unsigned int mode);
 // renameat2(..., RENAME_NOREPLACE); -1 with ENOSYS or EINVAL where unsupported.
