@@ -26,6 +26,7 @@ public enum SnapshotExport {
             budget -= 1
             var entry = ExportArchive.Entry(path: name, kind: .file, size: 0, permissions: UInt32(e.mode) & 0o7777,
                                             modified: (e.modified, Int(e.modifiedNanoseconds)), user: e.user, group: e.group)
+            entry.attributes = e.attributes.map { ($0.name, $0.value) }
             switch e.kind {
             case .directory:
                 entry.kind = .directory

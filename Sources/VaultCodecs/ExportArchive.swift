@@ -3,7 +3,8 @@ import System
 /// A tar (pax) or zip archive streamed to a sink: what `vault snapshots
 /// dump --archive` writes (restic's `dump --archive`, borg's `export-tar`).
 /// Unlike a folder item's pax stream, an export keeps the owner ids; hard
-/// links are links in a tar and whole files again in a zip, which has none.
+/// links are links in a tar and whole files again in a zip, which has none;
+/// extended attributes and ACLs go in a tar's pax records.
 /// The writer is libarchive's (LibArchive.swift).
 public final class ExportArchive {
     public enum Format: String, Sendable, CaseIterable { case tar, zip }
@@ -17,6 +18,8 @@ public final class ExportArchive {
         public var permissions: UInt32
         public var modified: (seconds: Int64, nanoseconds: Int)
         public var user: UInt32, group: UInt32
+        /// Extended attributes (a tar's pax xattr records; a zip has none).
+        public var attributes: [(name: [UInt8], value: [UInt8])] = []
         public init(path: [UInt8], kind: Kind, size: UInt64, permissions: UInt32, modified: (seconds: Int64, nanoseconds: Int),
                     user: UInt32, group: UInt32) {
             (self.path, self.kind, self.size, self.permissions, self.modified, self.user, self.group) =
@@ -48,6 +51,7 @@ public final class ExportArchive {
         e.permissions = entry.permissions & 0o7777
         e.mtime = entry.modified
         e.owner = (entry.user, entry.group)
+        if format == .tar { e.attributes = entry.attributes }
         try writer.writeHeader(e)
         owed = e.kind == .regular ? e.size : 0
     }

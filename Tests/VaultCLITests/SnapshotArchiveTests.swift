@@ -24,6 +24,8 @@ import Glibc
         #expect(symlink("sub/big", f.source + "/docs/link") == 0)
         BackupFixture.setTime(f.source + "/docs/secret", seconds: 1_600_000_000, nanoseconds: 0)
         try f.write("other", [1])
+        let set = try sh("python3 -c \"import os; os.setxattr('src/docs/secret', 'user.origin', b'camera')\"")
+        #expect(set.status == 0, "\(set.stderr)")
         try f.backup()
         return big
     }
@@ -41,6 +43,10 @@ import Glibc
         #expect(secret.st_mode & 0o7777 == 0o600 && secret.st_mtim.tv_sec == 1_600_000_000)
         #expect(secret.st_ino == again.st_ino, "a hard link stays one")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/link") == "sub/big")
+        // Extended attributes ride in the tar's pax records.
+        #expect(try sh("mkdir y && tar --xattrs --xattrs-include='user.*' -xpf docs.tar -C y").status == 0)
+        let origin = try sh("python3 -c \"import os; print(os.getxattr('y/docs/secret', 'user.origin').decode())\"")
+        #expect(origin.stdoutText == "camera\n", "\(origin.stderr)")
     }
 
     @Test func theWholeSnapshotAsAZipToAPipe() throws {

@@ -99,7 +99,8 @@ struct SnapshotsCommand: Command {
         With --archive tar or zip, PATH may be a folder ('/': the whole
         snapshot): it is written as one archive, streamed, its names starting
         at the folder's own name; a tar keeps owners, modes, times, symbolic
-        and hard links, a zip modes, times and symbolic links. An archive
+        and hard links and extended attributes, a zip modes, times and
+        symbolic links. An archive
         goes to a pipe or a FILE, not to a terminal (unless '-o -').
 
         find lists, in every snapshot (or those of --host, --tag), the
