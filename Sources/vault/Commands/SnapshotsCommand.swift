@@ -108,8 +108,9 @@ struct SnapshotsCommand: Command {
 
         diff lists what changed from the first snapshot to the second, one
         path a line: '+' added, '-' removed, 'M' changed (content, type,
-        mode, owner, time or extended attributes), then the counts and the file bytes added and
-        removed (a changed file: its old size removed, its new size added).
+        mode, owner, time or extended attributes), then the counts and the
+        file bytes added and removed (a changed file: its old size removed,
+        its new size added).
         Directories that did not change are not read.
 
         tag changes the tags of the snapshots named: --set replaces them,
