@@ -211,8 +211,12 @@ struct RunCommand: Command {
     /// Whether the remote answers that it has no vault header; false when
     /// it cannot be asked (the push says why).
     static func holdsNoVault(_ name: String, _ context: Context) -> Bool {
-        guard let remote = try? context.remote(name), let rclone = try? context.rclone() else { return false }
-        return (try? rclone.fetch(RemoteNames.join(remote.target, RemoteNames.header), limit: VaultHeader.maxLength + 1)) as [UInt8]?? == .some(nil)
+        do {
+            let remote = try context.remote(name)
+            return try context.rclone().fetch(RemoteNames.join(remote.target, RemoteNames.header), limit: VaultHeader.maxLength + 1) == nil
+        } catch {
+            return false
+        }
     }
 
     /// `check:` after the backup and forget: `vault check WORDS`, which
