@@ -40,19 +40,31 @@ extension Syscall {
     }
 
     /// The value of attribute `name` of `path`; nil when it went meanwhile.
+    /// Sized first, then read (a value that grew between is asked again):
+    /// most values are a few bytes, and a 64 KiB buffer per attribute of a
+    /// million labelled files would be 64 GB of zeroing.
     public static func extendedAttribute(_ path: FilePath, _ name: [UInt8]) throws -> [UInt8]? {
         let display = path.description
-        var buffer = [UInt8](repeating: 0, count: extendedAttributeValueMax)
-        let n = path.withCString { p in
-            (name + [0]).withUnsafeBufferPointer { nm in
-                buffer.withUnsafeMutableBytes { lgetxattr(p, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, extendedAttributeValueMax) }
+        let key = name + [0]
+        for _ in 0..<4 {
+            let size = path.withCString { p in key.withUnsafeBufferPointer { lgetxattr(p, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), nil, 0) } }
+            if size < 0 {
+                if errno == ENODATA { return nil }
+                throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno))
             }
-        }
-        if n < 0 {
+            guard size > 0 else { return [] }
+            guard size <= extendedAttributeValueMax else { throw SystemError(operation: .getxattr, path: display, errno: .tooBig) }
+            var buffer = [UInt8](repeating: 0, count: size)
+            let n = path.withCString { p in
+                key.withUnsafeBufferPointer { nm in
+                    buffer.withUnsafeMutableBytes { lgetxattr(p, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, size) }
+                }
+            }
+            if n >= 0 { return Array(buffer[..<n]) }
             if errno == ENODATA { return nil }
-            throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno))
+            if errno != ERANGE { throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno)) }
         }
-        return Array(buffer[..<n])
+        throw SystemError(operation: .getxattr, path: display, errno: .outOfRange)
     }
 
     /// Sets attribute `name` on the open file `fd`.
@@ -96,18 +108,22 @@ extension Syscall {
             }
             return []
         }
+        /// getxattr or lgetxattr into `buffer` (nil, 0: the size).
+        func get(_ key: UnsafePointer<CChar>, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
+            path.withCString { follow ? getxattr($0, key, buffer, size) : lgetxattr($0, key, buffer, size) }
+        }
         var out: [(name: [UInt8], value: [UInt8])] = []
-        var buffer = [UInt8](repeating: 0, count: extendedAttributeValueMax)
         for attribute in list().sorted(by: { $0.lexicographicallyPrecedes($1) }) where attribute.count <= 255 && out.last?.name != attribute {
-            let n = path.withCString { p in
-                (attribute + [0]).withUnsafeBufferPointer { nm in
-                    buffer.withUnsafeMutableBytes { b in
-                        let key = UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self)
-                        return follow ? getxattr(p, key, b.baseAddress, extendedAttributeValueMax) : lgetxattr(p, key, b.baseAddress, extendedAttributeValueMax)
-                    }
-                }
+            // Sized first (see extendedAttribute); one that changes meanwhile is left out.
+            let value: [UInt8]? = (attribute + [0]).withUnsafeBufferPointer { nm in
+                let key = UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self)
+                let size = get(key, nil, 0)
+                guard size >= 0, size <= extendedAttributeValueMax else { return nil }
+                var buffer = [UInt8](repeating: 0, count: size)
+                let n = size == 0 ? 0 : buffer.withUnsafeMutableBytes { get(key, $0.baseAddress, size) }
+                return n == size ? buffer : nil
             }
-            if n >= 0 { out.append((attribute, Array(buffer[..<n]))) }
+            if let value { out.append((attribute, value)) }
         }
         return out
     }
