@@ -300,6 +300,7 @@ struct ThinVaultTests {
         #expect(try v.run(["list"]).status == 0)
         let partly = try v.run(["thin"])
         #expect(partly.status == 0 && partly.stderr.contains("not on 'r' stay here"), "\(partly.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/items").count == 1)
+        let left = try FileManager.default.contentsOfDirectory(atPath: v.dir + "/items")
+        #expect(left.count == 1, "\(left) after: \(partly.stderr)")
     }
 }
