@@ -62,16 +62,22 @@ public struct RepackTable: Sendable {
     /// Reads and checks the table at the start of a repack of `pack` (the
     /// id its name gives it) of `contentLength` bytes: exact shape, or nil.
     public static func read(from content: RandomAccessContent, pack expected: [UInt8], contentLength: UInt64) throws -> RepackTable? {
+        try read(pack: expected, contentLength: contentLength) { try content.read(at: $0, into: $1) }
+    }
+
+    /// The same, from any reader of the repack's content at an offset.
+    public static func read(pack expected: [UInt8], contentLength: UInt64,
+                            _ read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws -> RepackTable? {
         guard contentLength >= UInt64(fixedLength) else { return nil }
         var head = [UInt8](repeating: 0, count: fixedLength)
-        guard try head.withUnsafeMutableBytes({ try content.read(at: 0, into: $0) }) == fixedLength else { return nil }
+        guard try head.withUnsafeMutableBytes({ try read(0, $0) }) == fixedLength else { return nil }
         var r = ByteReader(head)
         guard (try? r.expect(magic)) != nil, let pack = try? r.bytes(16), pack == expected, let count = try? r.u32(),
               count >= 1, Int(count) <= maxRanges else { return nil }
         let tableEnd = UInt64(fixedLength) + UInt64(count) * UInt64(rangeLength)
         guard tableEnd <= contentLength else { return nil }
         var table = [UInt8](repeating: 0, count: Int(count) * rangeLength)
-        guard try table.withUnsafeMutableBytes({ try content.read(at: UInt64(fixedLength), into: $0) }) == table.count else { return nil }
+        guard try table.withUnsafeMutableBytes({ try read(UInt64(fixedLength), $0) }) == table.count else { return nil }
         return parse(pack: pack, table: table, tableEnd: tableEnd, contentLength: contentLength)
     }
 

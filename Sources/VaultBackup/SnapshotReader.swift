@@ -18,8 +18,8 @@ public final class SnapshotReader {
     /// The snapshot's id: the hex after "snapshot-" in its name.
     public let id: String
     private let listed: Set<[UInt8]>
-    /// Packs and repacks opened, by item id (at most 4).
-    private var opened: [(item: [UInt8], content: RandomAccessContent, table: RepackTable?)] = []
+    /// The tables of the repacks read so far, by item id.
+    private var tables: [[UInt8]: RepackTable] = [:]
     /// A compressed piece's stored bytes, and the decoder, kept between reads.
     private var frame: [UInt8] = []
     private var decoder: ZstdPieceDecoder?
@@ -70,12 +70,12 @@ public final class SnapshotReader {
     /// id. A compressed piece's frame must make exactly its length.
     public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
         guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted(.referenceOutsidePacks) }
-        let (content, offset) = try locate(ref)
+        let (pack, offset) = try locate(ref)
         let tampered = corrupted(.pieceCorrupted(pack: BackupItems.packName(ref.pack)))
         out = [UInt8](repeating: 0, count: Int(ref.count))
         if ref.isCompressed {
             if frame.count < Int(ref.stored) { frame = [UInt8](repeating: 0, count: Int(ref.stored)) }
-            let n = try frame.withUnsafeMutableBytes { try content.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(ref.stored)])) }
+            let n = try frame.withUnsafeMutableBytes { try read(pack, at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(ref.stored)])) }
             guard n == Int(ref.stored) else { throw tampered }
             let decoder = try self.decoder ?? ZstdPieceDecoder()
             self.decoder = decoder
@@ -85,38 +85,37 @@ public final class SnapshotReader {
                 }
             } catch is ZstdError { throw tampered }
         } else {
-            let n = try out.withUnsafeMutableBytes { try content.read(at: offset, into: $0) }
+            let n = try out.withUnsafeMutableBytes { try read(pack, at: offset, into: $0) }
             guard n == out.count else { throw tampered }
         }
         guard try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else { throw tampered }
     }
 
-    /// The content that holds `ref`'s stored bytes, and where: its pack,
-    /// or a repack of it whose table kept them.
-    private func locate(_ ref: PieceRef) throws -> (RandomAccessContent, UInt64) {
+    /// The pack or repack that holds `ref`'s stored bytes, and where in
+    /// its content: the pack itself, or a repack whose table kept them.
+    private func locate(_ ref: PieceRef) throws -> (ManifestEntry, UInt64) {
         let sources = vault.packSources(ref.pack)
         guard !sources.isEmpty else { throw corrupted(.packNotInVault(pack: BackupItems.packName(ref.pack))) }
         for e in sources {
-            let (content, table) = try open(e, pack: ref.pack)
-            guard let table else { return (content, ref.offset) }
-            if let at = table.place(ref.offset, UInt64(ref.stored)) { return (content, at) }
+            guard e.kind == .repack else { return (e, ref.offset) }
+            if let at = try table(e, pack: ref.pack).place(ref.offset, UInt64(ref.stored)) { return (e, at) }
         }
         throw corrupted(.pieceNotKeptInRepack(pack: BackupItems.packName(ref.pack)))
     }
 
-    private func open(_ e: ManifestEntry, pack: [UInt8]) throws -> (RandomAccessContent, RepackTable?) {
-        if let o = opened.first(where: { $0.item == e.itemID }) { return (o.content, o.table) }
-        let content = try vault.randomAccess(e)
-        var table: RepackTable?
-        if e.kind == .repack {
-            guard let t = try RepackTable.read(from: content, pack: pack, contentLength: e.size) else {
-                throw corrupted(.storageCorrupted(name: e.name))
-            }
-            table = t
+    /// Bytes of a pack's or repack's content, through the vault's shared chunks.
+    private func read(_ e: ManifestEntry, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try vault.packChunks.read(e, at: offset, into: buffer, readAhead: vault.readAhead) { try vault.reader(for: e) }
+    }
+
+    /// A repack's table, read once.
+    private func table(_ e: ManifestEntry, pack: [UInt8]) throws -> RepackTable {
+        if let t = tables[e.itemID] { return t }
+        guard let t = try RepackTable.read(pack: pack, contentLength: e.size, { try read(e, at: $0, into: $1) }) else {
+            throw corrupted(.storageCorrupted(name: e.name))
         }
-        if opened.count >= 4 { opened.removeFirst() }
-        opened.append((e.itemID, content, table))
-        return (content, table)
+        tables[e.itemID] = t
+        return t
     }
 
     public func tree(_ ref: PieceRef) throws -> [TreeEntry] {

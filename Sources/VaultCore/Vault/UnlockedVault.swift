@@ -38,6 +38,9 @@ public final class UnlockedVault {
     /// more requests in flight. Where only a part is wanted, each one ahead
     /// past its end is a chunk fetched for nothing.
     public var readAhead: UInt64 = RandomAccessContent.readAhead
+    /// The opened chunks of backup packs, shared by every snapshot reader
+    /// of this vault (bounded once, however many snapshots are read).
+    public let packChunks = PackChunks()
 
     init(vault: Vault, keys: VaultKeys, lock: WriterLock?, readOnly: Bool = false, rollbackGuard: RollbackGuard? = nil) throws {
         self.readOnly = readOnly
