@@ -167,4 +167,11 @@ extension Syscall {
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
+
+    /// How many files this process may have open (RLIMIT_NOFILE's soft limit).
+    public static var openFileLimit: UInt64 {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return UInt64(limit.rlim_cur)
+    }
 }

@@ -11,7 +11,9 @@ import VaultCrypto
 /// their exact shape; walks are bounded in depth and in the number of
 /// entries the snapshot says it has, so a tree reused a million times
 /// cannot make a walk run for ever.
-public final class SnapshotReader {
+public final class SnapshotReader: @unchecked Sendable {
+    // @unchecked: one thread at a time uses a reader (its piece buffer,
+    // decoder and tables); another thread takes a `copy()`.
     public let vault: UnlockedVault
     public let entry: ManifestEntry
     public let snapshot: Snapshot
@@ -39,6 +41,15 @@ public final class SnapshotReader {
         snapshot = s
         listed = Set(s.packs)
     }
+
+    private init(copying other: SnapshotReader) {
+        (vault, entry, snapshot, id, listed) = (other.vault, other.entry, other.snapshot, other.id, other.listed)
+    }
+
+    /// A reader of the same snapshot with state of its own, for another
+    /// thread (a reader is used by one thread at a time; the pack chunks
+    /// they read through are the vault's, shared).
+    public func copy() -> SnapshotReader { SnapshotReader(copying: self) }
 
     /// The vault's snapshots, oldest first, each opened; one that does not
     /// open is reported through `damaged` and left out.

@@ -28,8 +28,10 @@ import System
 public final class PackChunks: Sendable {
     /// 64 MiB of opened chunks at most (plus the ones a reader still copies from).
     public static let capacity = 64
-    /// Packs kept opened (an ItemReader each: its key, its file descriptor).
-    public static let readerCapacity = 256
+    /// Packs kept opened (an ItemReader each: its key, its file
+    /// descriptor): 256, or a quarter of the open-file limit where it is low
+    /// (read at each opening: a restore raises it meanwhile).
+    static var readerCapacity: Int { Int(max(4, min(256, Syscall.openFileLimit / 4))) }
 
     private struct Key: Hashable {
         let item: ByteKey
@@ -110,9 +112,10 @@ public final class PackChunks: Sendable {
             throw VaultError.itemCorrupted(name: entry.name)
         }
         let o = Opened(reader)
+        let capacity = Self.readerCapacity
         return state.withLock { s in
             if let other = s.opened[item] { return other }
-            if s.opened.count >= Self.readerCapacity, let oldest = s.opened.min(by: { $0.value.used < $1.value.used })?.key {
+            if s.opened.count >= capacity, let oldest = s.opened.min(by: { $0.value.used < $1.value.used })?.key {
                 s.opened[oldest] = nil   // its chunks stay until they are the least recently used
             }
             s.clock += 1

@@ -49,4 +49,4 @@ struct ParallelWork<T>: @unchecked Sendable {
 
 /// The cores parallelMap uses: all of them, at most 4 (each item is small;
 /// more workers would only contend).
-let parallelThreads = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))
+package let parallelThreads = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))

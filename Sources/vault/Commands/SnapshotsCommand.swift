@@ -587,7 +587,7 @@ struct SnapshotsCommand: Command {
                              _ context: Context) throws -> ExitCode {
         var components: [[UInt8]] = []
         if path != "/" {
-            do { components = try SnapshotPaths(reader.snapshot.paths).components(Array(path.utf8)); _ = try reader.entry(at: components) }
+            do { components = SnapshotPaths(reader.snapshot.paths).components(Array(path.utf8)); _ = try reader.entry(at: components) }
             catch BackupError.noSuchPath { throw BackupError.noSuchPath(path) }
         }
         let summary: SnapshotExport.Summary
