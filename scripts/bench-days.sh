@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make bench, a long history (issue 45): BENCH_DAYS_FILES small files
+# (50,000) backed up on BENCH_DAYS (40) days, 3 % of them changed each day,
+# by vault and by restic side by side; then the newest snapshot is restored
+# whole by each, alternating, 3 times, into a fresh ext4 file system (as
+# root: one that had files deleted a moment ago makes ext4's inode
+# allocator crawl for both). The newest of many snapshots reads its pieces
+# from a pack per day that changed something, which is what this measures.
+# Usage: scripts/bench-days.sh [WORKDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$(realpath .build/release/vault)
+FILES=${BENCH_DAYS_FILES:-50000}
+DAYS=${BENCH_DAYS:-40}
+base=${1:-/var/tmp}
+work=$(mktemp -d "$base/vault-days.XXXXXX")
+cleanup() { mountpoint -q "$work/out" 2>/dev/null && umount "$work/out"; rm -rf "$work"; }
+trap cleanup EXIT
+command -v restic >/dev/null || { echo "restic not installed (make deps): skipping the long-history restore"; exit 0; }
+
+export RESTIC_PASSWORD=bench VAULT_ALLOW_WEAK_KDF=1
+printf 'long history bench\n' > "$work/pw"; chmod 600 "$work/pw"
+"$BIN" --vault "$work/v" --password-file "$work/pw" init --kdf-memory 1 --kdf-passes 1 >/dev/null 2>&1
+restic init -r "$work/restic" -q
+echo "long history: $FILES files, $DAYS daily backups, 3 % changed a day ($(nproc) cores)"
+for day in $(seq 0 $((DAYS - 1))); do
+    python3 - "$work/tree" "$FILES" "$day" <<'PY'
+import os, random, sys
+root, n, day = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def path(i):
+    return "%s/d%03d/e%02d/f%07d" % (root, i % 200, (i // 200) % 10, i)
+def content(i, v):
+    r = random.Random(i * 7919 + v)
+    size = int(r.expovariate(1 / 4000)) + 10
+    if i % 2:   # half random, half text
+        return r.randbytes(min(size, 20000))
+    words = [b"alpha", b"beta", b"gamma", b"delta", str(i).encode(), str(v).encode()]
+    out = bytearray()
+    while len(out) < size:
+        out += r.choice(words) + b" "
+    return bytes(out[:size])
+if day == 0:
+    changed = range(n)
+else:
+    r = random.Random(1000 + day)
+    changed = [r.randrange(n) for _ in range(n * 3 // 100)]
+for i in changed:
+    os.makedirs(os.path.dirname(path(i)), exist_ok=True)
+    with open(path(i), "wb") as f:
+        f.write(content(i, day))
+PY
+    "$BIN" --vault "$work/v" backup "$work/tree" >/dev/null 2>&1
+    restic -r "$work/restic" backup -q "$work/tree" >/dev/null
+done
+printf '  repository: vault %s, restic %s\n' "$(du -sh "$work/v" | cut -f1)" "$(du -sh "$work/restic" | cut -f1)"
+
+mkdir "$work/out"
+if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then
+    truncate -s 16G "$work/fs.img"
+    mkfs.ext4 -q "$work/fs.img"
+    mount -o loop "$work/fs.img" "$work/out"
+else
+    echo "  (not root: restoring into $work/out, on whatever file system that is)"
+fi
+now() { date +%s.%N; }
+declare -a tv tr
+run() {   # run vault|restic K: one whole restore of the newest snapshot into out/K: seconds, seconds with a sync after, peak MiB
+    local k=$2
+    mkdir "$work/out/$k"; sync
+    local t0 t1 t2
+    t0=$(now)
+    if [ "$1" = vault ]; then
+        /usr/bin/time -f '%M' -o "$work/rss" "$BIN" --vault "$work/v" --password-file "$work/pw" snapshots restore latest --to "$work/out/$k" >/dev/null 2>&1
+    else
+        /usr/bin/time -f '%M' -o "$work/rss" restic -r "$work/restic" restore latest --target "$work/out/$k" -q >/dev/null 2>&1
+    fi
+    t1=$(now); sync; t2=$(now)
+    printf '%.3f %.3f %d' "$(echo "$t1 - $t0" | bc -l)" "$(echo "$t2 - $t0" | bc -l)" "$(($(cat "$work/rss") / 1024))"
+}
+for i in 1 2 3; do
+    # vault's restores go to out/1, 3, 5; restic's to out/2, 4, 6; the order alternates.
+    if [ $((i % 2)) = 1 ]; then tv[$i]=$(run vault $((2 * i - 1))); tr[$i]=$(run restic $((2 * i)))
+    else tr[$i]=$(run restic $((2 * i))); tv[$i]=$(run vault $((2 * i - 1))); fi
+done
+field() { echo "$1" | cut -d' ' -f"$2"; }
+median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+for f in 1 2; do
+    v=$(median "$(field "${tv[1]}" $f)" "$(field "${tv[2]}" $f)" "$(field "${tv[3]}" $f)")
+    r=$(median "$(field "${tr[1]}" $f)" "$(field "${tr[2]}" $f)" "$(field "${tr[3]}" $f)")
+    what=$([ $f = 1 ] && echo "as each exits" || echo "with a sync after (restic does not sync; vault does, as it writes)")
+    printf '  restore the newest snapshot, %s: vault %.2f s, restic %.2f s = %.2fx (median of 3; goal <= 1.0x)\n' \
+        "$what" "$v" "$r" "$(echo "$v / $r" | bc -l)"
+done
+printf '  peak RSS: vault %s MiB, restic %s MiB\n' "$(field "${tv[1]}" 3)" "$(field "${tr[1]}" 3)"
+if diff -r "$work/out/1/tree" "$work/out/2$work/tree" >/dev/null; then echo "  the two restores are equal"; else echo "  the restores DIFFER"; exit 1; fi
