@@ -22,6 +22,8 @@ public final class SnapshotReader: @unchecked Sendable {
     private let listed: Set<[UInt8]>
     /// The tables of the repacks read so far, by item id.
     private var tables: [[UInt8]: RepackTable] = [:]
+    /// The pack this reader read last, and where that read ended.
+    private var lastRead: (item: [UInt8], end: UInt64)?
     /// A compressed piece's stored bytes, and the decoder, kept between reads.
     private var frame: [UInt8] = []
     private var decoder: ZstdPieceDecoder?
@@ -114,9 +116,13 @@ public final class SnapshotReader: @unchecked Sendable {
         throw corrupted(.pieceNotKeptInRepack(pack: BackupItems.packName(ref.pack)))
     }
 
-    /// Bytes of a pack's or repack's content, through the vault's shared chunks.
+    /// Bytes of a pack's or repack's content, through the vault's shared
+    /// chunks; read ahead only while this reader reads one pack forward.
     private func read(_ e: ManifestEntry, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        try vault.packChunks.read(e, at: offset, into: buffer, readAhead: vault.readAhead) { try vault.reader(for: e) }
+        let forward = lastRead.map { $0.item == e.itemID && $0.end == offset } ?? false
+        let n = try vault.packChunks.read(e, at: offset, into: buffer, readAhead: forward ? vault.readAhead : 0) { try vault.reader(for: e) }
+        lastRead = (e.itemID, offset + UInt64(n))
+        return n
     }
 
     /// A repack's table, read once.

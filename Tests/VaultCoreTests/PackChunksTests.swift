@@ -56,7 +56,8 @@ struct PackChunksTests {
             for (i, p) in packs.enumerated() where at[i] < p.entry.size {
                 let n = Int(rng.next() % 40000) + 1
                 let got = try buffer.withUnsafeMutableBytes { b in
-                    try cache.read(p.entry, at: at[i], into: UnsafeMutableRawBufferPointer(rebasing: b[..<n]), readAhead: 2) {
+                    // No read-ahead: a snapshot reader asks for it only while it reads one pack forward.
+                    try cache.read(p.entry, at: at[i], into: UnsafeMutableRawBufferPointer(rebasing: b[..<n]), readAhead: 0) {
                         try ItemReader(key: F.key(p.seed), source: sources[i])
                     }
                 }
@@ -71,6 +72,23 @@ struct PackChunksTests {
             let sealed = UInt64(packs[i].sealed.count)
             #expect(s.read <= sealed + UInt64(F.sealedM), "pack \(i): read \(s.read) of \(sealed) sealed bytes")
         }
+    }
+
+    @Test("one pack read forward with chunks opened ahead: the bytes are right and each chunk is opened once")
+    func forwardWithReadAhead() throws {
+        let p = try Pack(9, size: 9 * F.M + 333)
+        let source = Counting(p.sealed)
+        let cache = PackChunks(capacity: 8)
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 300_000)
+        while UInt64(out.count) < p.entry.size {
+            let n = try buffer.withUnsafeMutableBytes {
+                try cache.read(p.entry, at: UInt64(out.count), into: $0, readAhead: 3) { try ItemReader(key: F.key(9), source: source) }
+            }
+            out += buffer[..<n]
+        }
+        #expect(out == p.content)
+        #expect(source.read <= UInt64(p.sealed.count) + UInt64(F.sealedM))
     }
 
     @Test("a flipped byte is the pack's itemCorrupted, and a compressed pack is refused")

@@ -17,11 +17,12 @@ import System
 /// `capacity` slots, least recently used first out: with fewer packs being
 /// read at once than slots, each chunk is authenticated once.
 ///
-/// A pack read forward by consecutive reads (one large file's pieces) gets
-/// its next `readAhead` chunks opened meanwhile on another core, as
-/// `RandomAccessContent` does. Only then: ahead of every pack of an
-/// interleaved restore, the chunks opened ahead would push out the chunks
-/// the other packs are still reading.
+/// A reader that reads one pack forward (its reads one after another, each
+/// where the last ended: one large file's pieces) asks for `readAhead`: the
+/// pack's next chunks are opened meanwhile on another core, as
+/// `RandomAccessContent` does. Only such a reader: ahead of every pack of
+/// an interleaved restore, the chunks opened ahead would push out the
+/// chunks the other packs are still reading.
 ///
 /// Thread-safe: the mount reads snapshots from several threads (under its
 /// own lock today), and chunks opened ahead finish on the shared queue.
@@ -52,9 +53,6 @@ public final class PackChunks: Sendable {
         var slots: [Key: (slot: SharedChunks.Slot, used: UInt64)] = [:]
         var spare: [PageBuffer] = []
         var clock: UInt64 = 0
-        /// The pack the last read was from: reads of one pack in a row that
-        /// enter its next chunk are a forward reader (read ahead for it).
-        var lastItem: ByteKey?
     }
 
     private let state = Mutex(State())
@@ -65,7 +63,8 @@ public final class PackChunks: Sendable {
     public init(capacity: Int = PackChunks.capacity) { slotCapacity = max(4, capacity) }
 
     /// Fills `buffer` from `offset` of `entry`'s content; fewer bytes only
-    /// at its end. `open` opens the pack when it is not opened yet (its
+    /// at its end; when the read enters the pack's next chunk, `readAhead`
+    /// chunks after it are opened meanwhile (0: none). `open` opens the pack when it is not opened yet (its
     /// final chunk authenticated, its header checked against the entry). A
     /// chunk that does not authenticate, a compressed pack or a pack whose
     /// content is shorter than its entry says is `itemCorrupted`.
@@ -73,11 +72,6 @@ public final class PackChunks: Sendable {
                      readAhead: UInt64, open: () throws -> ItemReader) throws -> Int {
         let item = ByteKey(entry.itemID)
         let opened = try self.opened(item, entry: entry, open: open)
-        // Reading forward: the last read was of this pack too (within one read, entering the next chunk is no sign).
-        let streaming = state.withLock { s in
-            defer { s.lastItem = item }
-            return s.lastItem == item
-        }
         guard offset < entry.size, !buffer.isEmpty else { return 0 }
         let want = Int(min(UInt64(buffer.count), entry.size - offset))
         let size = UInt64(ItemCipher.chunkSize)
@@ -86,7 +80,7 @@ public final class PackChunks: Sendable {
             while done < want {
                 let at = offset + UInt64(done)
                 let index = at / size
-                let slot = try chunk(item, opened, index, readAhead: streaming ? readAhead : 0)
+                let slot = try chunk(item, opened, index, readAhead: readAhead)
                 let count = try slot.wait()
                 let start = Int(at - index * size)
                 guard start < count else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
