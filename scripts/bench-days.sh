@@ -14,7 +14,7 @@ FILES=${BENCH_DAYS_FILES:-50000}
 DAYS=${BENCH_DAYS:-40}
 base=${1:-/var/tmp}
 work=$(mktemp -d "$base/vault-days.XXXXXX")
-cleanup() { mountpoint -q "$work/out" 2>/dev/null && umount "$work/out"; rm -rf "$work"; }
+cleanup() { mountpoint -q "$work/out" 2>/dev/null && umount "$work/out"; [ -n "${BENCH_DAYS_KEEP:-}" ] && echo "  kept $work" || rm -rf "$work"; }
 trap cleanup EXIT
 command -v restic >/dev/null || { echo "restic not installed (make deps): skipping the long-history restore"; exit 0; }
 
@@ -70,18 +70,24 @@ run() {   # run vault|restic K: one whole restore of the newest snapshot into ou
     local t0 t1 t2
     t0=$(now)
     if [ "$1" = vault ]; then
-        /usr/bin/time -f '%M' -o "$work/rss" "$BIN" --vault "$work/v" --password-file "$work/pw" snapshots restore latest --to "$work/out/$k" >/dev/null 2>&1
+        cmd=("$BIN" --vault "$work/v" --password-file "$work/pw" snapshots restore latest --to "$work/out/$k")
     else
-        /usr/bin/time -f '%M' -o "$work/rss" restic -r "$work/restic" restore latest --target "$work/out/$k" -q >/dev/null 2>&1
+        cmd=(restic -r "$work/restic" restore latest --target "$work/out/$k" -q)
+    fi
+    if ! /usr/bin/time -f '%M' -o "$work/rss" "${cmd[@]}" >/dev/null 2>"$work/err"; then
+        echo "  $1's restore FAILED:" >&2; tail -5 "$work/err" >&2; return 1
     fi
     t1=$(now); sync; t2=$(now)
     printf '%.3f %.3f %d' "$(echo "$t1 - $t0" | bc -l)" "$(echo "$t2 - $t0" | bc -l)" "$(($(cat "$work/rss") / 1024))"
 }
+set +e
 for i in 1 2 3; do
     # vault's restores go to out/1, 3, 5; restic's to out/2, 4, 6; the order alternates.
     if [ $((i % 2)) = 1 ]; then tv[$i]=$(run vault $((2 * i - 1))); tr[$i]=$(run restic $((2 * i)))
     else tr[$i]=$(run restic $((2 * i))); tv[$i]=$(run vault $((2 * i - 1))); fi
 done
+set -e
+for i in 1 2 3; do [ -n "${tv[$i]:-}" ] && [ -n "${tr[$i]:-}" ] || exit 1; done
 field() { echo "$1" | cut -d' ' -f"$2"; }
 median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 for f in 1 2; do

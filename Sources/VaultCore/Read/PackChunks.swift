@@ -31,8 +31,17 @@ public final class PackChunks: Sendable {
     public static let capacity = 64
     /// Packs kept opened (an ItemReader each: its key, its file
     /// descriptor): 256, or a quarter of the open-file limit where it is low
-    /// (read at each opening: a restore raises it meanwhile).
-    static var readerCapacity: Int { Int(max(4, min(256, Syscall.openFileLimit / 4))) }
+    /// (read at each opening: a restore raises it meanwhile), or fewer
+    /// where each opened pack holds more (`keepOpened`).
+    private var readerCapacity: Int {
+        let limit = Int(max(4, min(256, Syscall.openFileLimit / 4)))
+        return state.withLock { s in s.openedBound.map { min($0, limit) } ?? limit }
+    }
+
+    /// Keeps at most `count` packs opened (nil: as many as the open-file
+    /// limit allows). A thin vault's opened pack keeps a few of its remote
+    /// blocks in memory (RemoteBlobSource): 256 of them were 273 MiB.
+    public func keepOpened(_ count: Int?) { state.withLock { $0.openedBound = count.map { max(1, $0) } } }
 
     private struct Key: Hashable {
         let item: ByteKey
@@ -53,6 +62,7 @@ public final class PackChunks: Sendable {
         var slots: [Key: (slot: SharedChunks.Slot, used: UInt64)] = [:]
         var spare: [PageBuffer] = []
         var clock: UInt64 = 0
+        var openedBound: Int?
     }
 
     private let state = Mutex(State())
@@ -106,7 +116,7 @@ public final class PackChunks: Sendable {
             throw VaultError.itemCorrupted(name: entry.name)
         }
         let o = Opened(reader)
-        let capacity = Self.readerCapacity
+        let capacity = readerCapacity
         return state.withLock { s in
             if let other = s.opened[item] { return other }
             if s.opened.count >= capacity, let oldest = s.opened.min(by: { $0.value.used < $1.value.used })?.key {

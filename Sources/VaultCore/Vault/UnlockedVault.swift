@@ -31,7 +31,10 @@ public final class UnlockedVault {
 
     /// A thin vault's remote, where the blobs not in items/ are read
     /// (nil: a full vault, where a missing blob is damage).
-    public var fetcher: (any BlobFetcher)?
+    public var fetcher: (any BlobFetcher)? {
+        // A remote blob's source keeps recent blocks in memory: fewer such packs opened at once.
+        didSet { packChunks.keepOpened(fetcher == nil ? nil : 16) }
+    }
     /// Chunks a forward reader of a random-access item opens ahead
     /// (RandomAccessContent). More where each chunk is a remote request
     /// and every chunk will be read (a thin vault's whole-snapshot restore):
