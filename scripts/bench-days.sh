@@ -13,16 +13,18 @@ BIN=$(realpath .build/release/vault)
 FILES=${BENCH_DAYS_FILES:-50000}
 DAYS=${BENCH_DAYS:-40}
 base=${1:-/var/tmp}
-work=$(mktemp -d "$base/vault-days.XXXXXX")
+# BENCH_DAYS_REUSE=DIR: the restores only, of a directory an earlier run kept (BENCH_DAYS_KEEP=1).
+work=${BENCH_DAYS_REUSE:-$(mktemp -d "$base/vault-days.XXXXXX")}
 cleanup() { mountpoint -q "$work/out" 2>/dev/null && umount "$work/out"; [ -n "${BENCH_DAYS_KEEP:-}" ] && echo "  kept $work" || rm -rf "$work"; }
 trap cleanup EXIT
 command -v restic >/dev/null || { echo "restic not installed (make deps): skipping the long-history restore"; exit 0; }
 
 export RESTIC_PASSWORD=bench VAULT_ALLOW_WEAK_KDF=1
+echo "long history: $FILES files, $DAYS daily backups, 3 % changed a day ($(nproc) cores)"
+if [ -z "${BENCH_DAYS_REUSE:-}" ]; then
 printf 'long history bench\n' > "$work/pw"; chmod 600 "$work/pw"
 "$BIN" --vault "$work/v" --password-file "$work/pw" init --kdf-memory 1 --kdf-passes 1 >/dev/null 2>&1
 restic init -r "$work/restic" -q
-echo "long history: $FILES files, $DAYS daily backups, 3 % changed a day ($(nproc) cores)"
 for day in $(seq 0 $((DAYS - 1))); do
     python3 - "$work/tree" "$FILES" "$day" <<'PY'
 import os, random, sys
@@ -52,12 +54,13 @@ PY
     "$BIN" --vault "$work/v" backup "$work/tree" >/dev/null 2>&1
     restic -r "$work/restic" backup -q "$work/tree" >/dev/null
 done
+fi
 printf '  repository: vault %s, restic %s\n' "$(du -sh "$work/v" | cut -f1)" "$(du -sh "$work/restic" | cut -f1)"
 
 mkdir "$work/out"
 if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then
     truncate -s 16G "$work/fs.img"
-    mkfs.ext4 -q "$work/fs.img"
+    mkfs.ext4 -q -i 4096 "$work/fs.img"   # 4 M inodes: six restores of the tree
     mount -o loop "$work/fs.img" "$work/out"
 else
     echo "  (not root: restoring into $work/out, on whatever file system that is)"

@@ -72,6 +72,8 @@ echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
 scripts/bench-many.sh "$work"
+echo
+scripts/bench-days.sh "$work"
 scripts/bench-remote.sh "$work"
 scripts/bench-thin.sh "$work"
 scripts/bench-mount.sh "$work"

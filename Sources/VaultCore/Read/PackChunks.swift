@@ -66,6 +66,7 @@ public final class PackChunks: Sendable {
     }
 
     private let state = Mutex(State())
+    private let opening = Mutex<Void>(())
     private let slotCapacity: Int
     private static let spareBuffers = 2
     private static let queue = DispatchQueue(label: "vault.pack-chunks.ahead", attributes: .concurrent)
@@ -105,11 +106,21 @@ public final class PackChunks: Sendable {
     }
 
     private func opened(_ item: ByteKey, entry: ManifestEntry, open: () throws -> ItemReader) throws -> Opened {
-        if let o = state.withLock({ s -> Opened? in
-            s.clock += 1
-            s.opened[item]?.used = s.clock
-            return s.opened[item]
-        }) { return o }
+        func kept() -> Opened? {
+            state.withLock { s in
+                s.clock += 1
+                s.opened[item]?.used = s.clock
+                return s.opened[item]
+            }
+        }
+        if let o = kept() { return o }
+        // One opening at a time: two threads that want the same pack would
+        // each authenticate its final chunk (from a thin vault's remote, a
+        // megabyte fetched twice: 2.29x a folder's bytes instead of 1.94x).
+        return try opening.withLock { _ in try kept() ?? openPack(item, entry: entry, open: open) }
+    }
+
+    private func openPack(_ item: ByteKey, entry: ManifestEntry, open: () throws -> ItemReader) throws -> Opened {
         let reader = try open()
         // FORMAT.md: packs and repacks carry no item flags; their pieces are compressed one by one.
         guard !reader.header.flags.isCompressed, reader.contentLength == entry.size else {
@@ -118,7 +129,6 @@ public final class PackChunks: Sendable {
         let o = Opened(reader)
         let capacity = readerCapacity
         return state.withLock { s in
-            if let other = s.opened[item] { return other }
             if s.opened.count >= capacity, let oldest = s.opened.min(by: { $0.value.used < $1.value.used })?.key {
                 s.opened[oldest] = nil   // its chunks stay until they are the least recently used
             }

@@ -33,7 +33,7 @@ public final class UnlockedVault {
     /// (nil: a full vault, where a missing blob is damage).
     public var fetcher: (any BlobFetcher)? {
         // A remote blob's source keeps recent blocks in memory: fewer such packs opened at once.
-        didSet { packChunks.keepOpened(fetcher == nil ? nil : 16) }
+        didSet { packChunks.keepOpened(fetcher == nil ? nil : 4) }
     }
     /// Chunks a forward reader of a random-access item opens ahead
     /// (RandomAccessContent). More where each chunk is a remote request
