@@ -74,11 +74,12 @@ public final class PackChunks: Sendable {
     public init(capacity: Int = PackChunks.capacity) { slotCapacity = max(4, capacity) }
 
     /// Fills `buffer` from `offset` of `entry`'s content; fewer bytes only
-    /// at its end; when the read enters the pack's next chunk, `readAhead`
-    /// chunks after it are opened meanwhile (0: none). `open` opens the pack when it is not opened yet (its
-    /// final chunk authenticated, its header checked against the entry). A
-    /// chunk that does not authenticate, a compressed pack or a pack whose
-    /// content is shorter than its entry says is `itemCorrupted`.
+    /// at its end. When the read enters the pack's next chunk, `readAhead`
+    /// chunks after it are opened meanwhile (0: none). `open` opens the
+    /// pack when it is not opened yet (its final chunk authenticated, its
+    /// header checked against the entry). A chunk that does not
+    /// authenticate, a compressed pack or a pack whose content is shorter
+    /// than its entry says is `itemCorrupted`.
     public func read(_ entry: ManifestEntry, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer,
                      readAhead: UInt64, open: () throws -> ItemReader) throws -> Int {
         let item = ByteKey(entry.itemID)
@@ -140,9 +141,8 @@ public final class PackChunks: Sendable {
     }
 
     /// Chunk `index` of the pack, open or being opened (here, if nobody
-    /// opens it yet); the chunks after it are opened ahead when the pack's
-    /// reads enter its next chunk (`readAhead` is 0 unless the pack is
-    /// read forward).
+    /// opens it yet); `readAhead` chunks after it are opened ahead when
+    /// the pack's reads just entered it from the chunk before.
     private func chunk(_ item: ByteKey, _ opened: Opened, _ index: UInt64, readAhead: UInt64) throws -> SharedChunks.Slot {
         let ahead = state.withLock { _ -> ClosedRange<UInt64>? in
             defer { opened.last = index }
