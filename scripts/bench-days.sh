@@ -57,7 +57,7 @@ done
 fi
 printf '  repository: vault %s, restic %s\n' "$(du -sh "$work/v" | cut -f1)" "$(du -sh "$work/restic" | cut -f1)"
 
-mkdir "$work/out"
+rm -rf "$work/out" "$work/fs.img"; mkdir "$work/out"   # (a reused directory: the last run's restores go)
 if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then
     truncate -s 16G "$work/fs.img"
     mkfs.ext4 -q -i 4096 "$work/fs.img"   # 4 M inodes: six restores of the tree
