@@ -182,6 +182,7 @@ public final class SnapshotRestore {
         }
         stack = [Frame(name: [], display: "", entry: nil, wanted: false, directory: target)]
         writers = RestoreWriters(reader)
+        defer { writers?.close() }
         do {
             try reader.walk(visit: { path, e in try self.visit(path, e) }, leave: { _, e in try self.leave(e) })
         } catch {
