@@ -81,13 +81,14 @@ import Testing
         try write("big", BackupFixture.random(1 << 20, seed: 42))
         _ = try backup()
         try ownerRun(["pull"])
-        try ownerRun(["snapshots", "forget", "--keep-last", "1", "--prune", "--grace", "0"])
-        try ownerRun(["push"])
+        let pruned = try ownerRun(["snapshots", "forget", "--keep-last", "1", "--prune", "--grace", "0"])
+        let pushed = try ownerRun(["push"])
         // The host gets `big` back as it was: its cache knows those pieces,
         // but the record says their pack is gone, so they go up again.
         try write("big", big)
         let fourth = try backup()
-        #expect((fourth["bytes_stored"] as? Int ?? 0) > 3 << 20, "stored again, not referenced: \(fourth)")
+        #expect((fourth["bytes_stored"] as? Int ?? 0) > 3 << 20,
+                "stored again, not referenced: \(fourth); the prune said: \(pruned.stderr); the push said: \(pushed.stderr)")
         try ownerRun(["pull"])
         let listed = try ownerRun(["snapshots", "list", "--json"])
         #expect(BackupFixture.snapshotCount(listed) == 2, "the new snapshot was taken in: \(listed.stdoutText)\(listed.stderr)")
