@@ -116,9 +116,13 @@ struct BackupHostileTests {
             e.pieces = [try f.piece(Array(String(format: "good%02d", i).utf8))]
             files.append(e)
         }
+        // f20: 3,000 good pieces and a last one that is not its id, so its
+        // writer is still busy while the group before the names is synced.
         let honest = files[20].pieces[0]
-        files[20].pieces = [PieceRef(pack: honest.pack, offset: honest.offset, count: honest.count, stored: honest.stored,
-                                     id: try f.key.id(of: Array("evil!!".utf8)))]
+        let good = try (0..<3000).map { try f.piece(BackupFixture.random(1000, seed: UInt64($0))) }
+        files[20].pieces = good + [PieceRef(pack: honest.pack, offset: honest.offset, count: honest.count, stored: honest.stored,
+                                            id: try f.key.id(of: Array("evil!!".utf8)))]
+        files[20].size = 3000 * 1000 + 6
         var src = Forger.entry("src", .directory)
         src.subtree = try f.tree(files)
         let id = try f.drop(into: v.dir, root: try f.tree([src]), counts: Self.counts(41))

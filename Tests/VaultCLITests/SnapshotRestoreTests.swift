@@ -79,6 +79,47 @@ struct SnapshotRestoreTests {
         #expect(caught >= 2, "the restores finished before every signal")
     }
 
+    /// The same with many groups in flight (issue 45): under an open-file
+    /// limit of 200 a group is 36 files, so 600 small files are some 17
+    /// syncfs groups, their content written by the writer threads while
+    /// the restore's thread names the group before. A kill at any instant
+    /// still leaves every named file whole, and a run again completes the
+    /// tree.
+    @Test func aKilledRestoreOfManyGroupsLeavesEveryNamedFileWhole() throws {
+        let f = try BackupFixture()
+        for d in 0..<6 {
+            try f.mkdir("d\(d)", mode: 0o755)
+            for i in 0..<100 { try f.write("d\(d)/f\(i)", BackupFixture.random(2000 + 97 * i, seed: UInt64(100 * d + i)), mode: 0o644) }
+        }
+        try f.write("big.bin", BackupFixture.random(8 << 20, seed: 3), mode: 0o640)
+        try f.backup()
+        let expected = try FolderTests.snapshot(f.source)
+        let limit = ["prlimit", "--nofile=200:200"]
+        let reference = f.v.path + "/reference"
+        var whole = 0.0
+        let p0 = try Background(["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "restore", "latest", "--to", reference],
+                                environment: f.v.environment(f.cacheEnv), cwd: f.v.path, prefix: limit)
+        whole = try measure { #expect(p0.wait(timeout: 60) == 0) }
+        #expect(try FolderTests.snapshot(reference + "/src") == expected, "under the limit, the restore is whole")
+        var caught = 0
+        for (i, signal) in [SIGKILL, SIGTERM, SIGKILL, SIGKILL].enumerated() {
+            let out = f.v.path + "/many-\(i)"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let p = try Background(["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "restore", "latest", "--to", out],
+                                   environment: f.v.environment(f.cacheEnv), cwd: f.v.path, prefix: limit)
+            defer { p.killGroup() }
+            usleep(UInt32(Double.random(in: 0.02...max(0.05, whole * 0.9)) * 1_000_000))
+            kill(p.pid, signal)
+            let status = p.wait(timeout: 30)
+            if status == 143 || status == 137 { caught += 1 }
+            #expect(try Self.namedFilesAreWhole(out + "/src", f.source) == [], "signal \(signal): torn files left named")
+            let again = try f.snapshots(["restore", "latest", "--to", out])
+            #expect(again.status == 0, "signal \(signal): \(again.stderr)")
+            #expect(try FolderTests.snapshot(out + "/src") == expected, "signal \(signal): the run again did not complete the tree")
+        }
+        #expect(caught >= 1, "the restores finished before every signal (a whole one took \(whole) s)")
+    }
+
     /// An existing directory keeps its mode, and the snapshot's time is not
     /// put on it (what goes in changes its time, as any new file does),
     /// though the snapshot says 0777; a restore says no folder was made.
