@@ -20,7 +20,7 @@ final class RestoreWriters: @unchecked Sendable {
     // threads (one per core) waiting in jobs, that opening waited for
     // libdispatch's monitor to add a thread, about a second later (a
     // 10 MiB folder's thin restore took 0.2 s or 1.2 s, by turns).
-    private let queue = Mutex<(batches: [[Job]], closed: Bool)>(([], false))
+    private let queue = Mutex<[[Job]]>([])
     private let queued = DispatchSemaphore(value: 0)
     private let free: DispatchSemaphore
     private let running = DispatchGroup()
@@ -43,7 +43,8 @@ final class RestoreWriters: @unchecked Sendable {
     private func work(_ reader: SnapshotReader) {
         while true {
             queued.wait()
-            guard let jobs = queue.withLock({ q -> [Job]? in q.batches.isEmpty ? nil : q.batches.removeFirst() }) else { return }
+            // Woken with nothing queued: close() ends the thread.
+            guard let jobs = queue.withLock({ q -> [Job]? in q.isEmpty ? nil : q.removeFirst() }) else { return }
             for job in jobs {
                 do { try job.run(reader) } catch { job.failed(error) }
             }
@@ -76,7 +77,7 @@ final class RestoreWriters: @unchecked Sendable {
         (batch, batchBytes) = ([], 0)
         free.wait()
         running.enter()
-        queue.withLock { $0.batches.append(jobs) }
+        queue.withLock { $0.append(jobs) }
         queued.signal()
     }
 
@@ -86,10 +87,9 @@ final class RestoreWriters: @unchecked Sendable {
         running.wait()
     }
 
-    /// Ends the threads once the jobs queued have run.
+    /// Ends the threads once the jobs queued have run: each is woken to an empty queue.
     func close() {
         wait()
-        queue.withLock { $0.closed = true }
         for _ in 0..<count { queued.signal() }
     }
 
