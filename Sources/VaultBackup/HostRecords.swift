@@ -17,9 +17,11 @@ public enum HostRecords {
     public static func build(_ vault: UnlockedVault) throws -> Built {
         let manifest = vault.manifest
         var usable = Set<[UInt8]>(), gone = Set(manifest.tombstones.ids)
-        for e in manifest.entries where e.kind == .pack {
+        for e in manifest.entries where e.kind == .pack || e.kind == .repack {
             guard let id = BackupItems.storageID(of: e) else { continue }
-            if manifest.pruneMarks[id] == nil { usable.insert(id) } else { gone.insert(id) }
+            // A repacked pack kept only what snapshots then needed: a host's
+            // other pieces in it are gone, so the whole pack is, for reuse.
+            if e.kind == .pack && manifest.pruneMarks[id] == nil { usable.insert(id) } else { gone.insert(id) }
         }
         gone.formUnion(manifest.pruneMarks.packs)
         gone.subtract(usable)
