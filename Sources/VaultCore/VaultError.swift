@@ -130,6 +130,10 @@ public enum VaultError: Error, Equatable, Sendable {
     case version1NeedsPassword
     /// Rekey keeps the password slot it was unlocked with; this unlock used none.
     case rekeyNeedsPassword
+    /// A thin vault's rekey: `count` new blobs it sent and proved on the
+    /// remote are no longer there at the end (another machine's push removed
+    /// what its list of items does not name). Nothing was switched.
+    case rekeyBlobsGone(count: Int)
     /// Argon2id parameters above what a header may carry (2 GiB, 16 passes, 8 lanes).
     case kdfAboveLimits
     /// The header's counter is at its maximum: no header can follow this one.

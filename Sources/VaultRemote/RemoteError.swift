@@ -104,4 +104,7 @@ public enum RemoteDamage: Equatable, Sendable {
     case wrongAnswer(String)
     /// The vault's `thin` file is damaged.
     case thinFileDamaged
+    /// A blob this vault just uploaded is not there as it was sent (its
+    /// size or last bytes differ, or it is absent): this item id, hex.
+    case notAsSent(String)
 }

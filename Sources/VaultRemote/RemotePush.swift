@@ -58,14 +58,16 @@ public enum RemotePush {
     /// remote blob only when it is in neither items/ nor `named` (the blobs
     /// its manifest names, read with the key); with `named` nil (no key)
     /// it deletes no blob.
+    ///
+    /// `lockHeld`: the caller (a rekey) holds the writer lock already.
     public static func push(vault root: String, remote given: RemoteConfig.Remote, rclone: Rclone,
                             replaceHeader: Bool = false, thin: Bool = false, named: Set<String>? = nil,
-                            progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
+                            lockHeld: Bool = false, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> PushSummary {
         let started = Syscall.monotonicSeconds()
         var remote = given
         let vault = try Vault(at: root)
         let paths = vault.paths
-        let lock = try WriterLock(paths)
+        let lock = lockHeld ? nil : try WriterLock(paths)
         defer { withExtendedLifetime(lock) {} }
         guard try Syscall.status(of: paths.rekeyPending) == nil else { throw RemoteError.rekeyPending }
 

@@ -201,6 +201,10 @@ enum ErrorReport {
             return CLIError(message: "a vault of format version 1 is upgraded with its password: unlock with it")
         case .rekeyNeedsPassword:
             return CLIError(message: "rekey keeps the password slot it was unlocked with; unlock with a password")
+        case .rekeyBlobsGone(let count):
+            return CLIError(message: "\(Format.count(count, "re-encrypted blob")) left the remote while this rekey ran (another machine's push removes what its list of items does not name)",
+                            hints: ["the vault was not rekeyed; run 'vault rekey' again when no other machine pushes: it sends only those again"],
+                            code: .busy)
         case .kdfAboveLimits:
             return CLIError(message: "Argon2 parameters above the header limits (2 GiB, 16 passes, 8 lanes)")
         case .headerCounterExhausted:

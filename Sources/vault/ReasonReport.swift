@@ -229,6 +229,7 @@ extension ErrorReport {
         case .remotesFileDamaged: "the vault's remotes file is damaged; remove it and add the remotes again"
         case .wrongAnswer(let path): "a range read of '\(path)' was answered with other bytes than asked for"
         case .thinFileDamaged: "the vault's thin file is damaged"
+        case .notAsSent(let id): "blob \(id) was uploaded but is not there as it was sent"
         }
     }
 

@@ -32,7 +32,7 @@ extension Context {
         attached = blobs
     }
 
-    /// Refuses a command that needs every blob here (rekey, move send)
+    /// Refuses a command that needs every blob here (move send)
     /// in a thin vault, before any password is asked for.
     func requireFullVault(_ command: String) throws {
         guard let thin = try thinVault() else { return }

@@ -24,25 +24,34 @@ extension UnlockedVault {
     /// a rekey also moves a version-1 vault to the hybrid (X-Wing) key.
     ///
     /// `progress` is told the content bytes re-encrypted so far.
+    ///
+    /// `offload` (a thin vault): each batch of new blobs goes to the remote
+    /// as it is written, and leaves items/ once proven there; what was
+    /// proven is kept in `rekey.progress` (RekeyProgress.swift), so a run
+    /// after a kill re-encrypts only the rest. Before the switch, every new
+    /// blob must still be on the remote (`rekeyBlobsGone` otherwise).
     @discardableResult
-    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil) throws -> [String] {
+    public func rekey(password: Password, progress: ((UInt64) -> Void)? = nil, waiting: (() -> Void)? = nil,
+                      offload: (any BlobOffload)? = nil) throws -> [String] {
         let name = try unlockedSlot ?? vault.header.passwordSlots().first?.name ?? KeySlot.defaultName
         guard let slot = vault.header.slot(named: name), case .password(let kdf, _) = slot.kind else {
             throw VaultError.rekeyNeedsPassword
         }
-        return try rekey(keeping: name, credential: .password(password, kdf), progress: progress, waiting: waiting)
+        return try rekey(keeping: name, credential: .password(password, kdf), progress: progress, waiting: waiting,
+                         offload: offload)
     }
 
     @discardableResult
     public func rekey(keeping slotName: String, credential: SlotCredential, progress: ((UInt64) -> Void)? = nil,
-                      waiting: (() -> Void)? = nil) throws -> [String] {
+                      waiting: (() -> Void)? = nil, offload: (any BlobOffload)? = nil) throws -> [String] {
         try requireLock()
         try absorbInbox()
         // Until the switch file is written, the manifest on disk is the
         // truth; a failure before then puts it back in memory too, so this
         // vault goes on as it was (the new blobs are leftovers `tidy` removes).
         do {
-            return try rekeyInPlace(keeping: slotName, credential: credential, progress: progress, waiting: waiting)
+            return try rekeyInPlace(keeping: slotName, credential: credential, progress: progress, waiting: waiting,
+                                    offload: offload)
         } catch let error where !rekeySwitchWritten {
             manifest = try Manifest.open(VaultDirectory.readFile(paths.manifest, limit: Manifest.maxFileSize),
                                          key: keys.manifest, vaultID: vaultID)
@@ -58,8 +67,9 @@ extension UnlockedVault {
     }
 
     private func rekeyInPlace(keeping slotName: String, credential: SlotCredential, progress: ((UInt64) -> Void)?,
-                              waiting: (() -> Void)?) throws -> [String] {
+                              waiting: (() -> Void)?, offload: (any BlobOffload)?) throws -> [String] {
         var done: UInt64 = 0
+        var sent = try offload.map { try OffloadedBlobs($0, paths: paths, keys: keys, vaultID: vaultID) }
 
         // 1. Every item again, under new keys, beside the old blobs. Each
         //    entry takes its new id and key in place, once its item has been
@@ -70,6 +80,14 @@ extension UnlockedVault {
         oldIDs.reserveCapacity(manifest.entries.count * ItemHeader.itemIDLength)
         for index in manifest.entries.indices {
             let entry = manifest.entries[index]
+            oldIDs += entry.itemID
+            if let earlier = sent?.progress[entry.itemID] {
+                // Sent and proven by a run that was killed: still there (checked when it was read).
+                try manifest.replaceKey(at: index, itemID: earlier.newID, fileKey: earlier.key)
+                done += entry.size
+                progress?(done)
+                continue
+            }
             let reader = try reader(for: entry)
             let stored = try storeItem(flags: reader.header.flags, durable: false,
                                        expectedLength: reader.contentLength) { writer in
@@ -78,9 +96,10 @@ extension UnlockedVault {
                 progress?(done)
                 return (entry.size, entry.fileCount)
             }
-            oldIDs += entry.itemID
             try manifest.replaceKey(at: index, itemID: stored.header.itemID, fileKey: stored.key)
+            try sent?.add(old: entry.itemID, stored.header.itemID, key: stored.key)
         }
+        try sent?.flush()
 
         // 2. No add may seal to the old key from here; the ones that did join
         //    the new manifest.
@@ -90,6 +109,9 @@ extension UnlockedVault {
         // commit per item), then the directory; only then the switch names them.
         try Syscall.syncFileSystem(paths.items)
         try Syscall.fsyncDirectory(paths.items)
+        // Every new blob not here (the late drop-ins' stay, for the push)
+        // still on the remote, as proven when it was sent.
+        try sent?.checkStillThere(manifest)
 
         // 3. New master key, header and manifest, written as one switch file.
         let master = try MasterKey.random()
@@ -111,6 +133,8 @@ extension UnlockedVault {
         // 4. Apply it; from here on the new keys are the vault's.
         try pending.apply(paths)
         withExtendedLifetime(dropLock) {}
+        // Sealed under the old key: nothing could open it now.
+        if sent != nil { try RekeyProgress.remove(paths) }
         keys = newKeys
         vault = try Vault(at: paths.root)
         rollbackGuard?.saw(vaultID: old.vaultID, generation: manifest.generation)
@@ -159,5 +183,59 @@ extension UnlockedVault {
             try newManifest.addVersion(entry)
         }
         return absorbed
+    }
+}
+
+/// A thin vault's rekey: the new blobs sent to the remote a batch at a
+/// time (`BlobOffload`), and what was proven there recorded in
+/// `rekey.progress` after each batch.
+private struct OffloadedBlobs {
+    /// Blobs, however small, sent at once: one rclone process per batch.
+    static let batchCount = 1000
+
+    let offload: any BlobOffload
+    let paths: VaultPaths
+    let keys: VaultKeys
+    let vaultID: [UInt8]
+    private(set) var progress: RekeyProgress
+    private var batch: [(old: [UInt8], done: RekeyProgress.Done)] = []
+    private var batchBytes: UInt64 = 0
+
+    /// What an earlier run proved and the remote still holds whole.
+    init(_ offload: any BlobOffload, paths: VaultPaths, keys: VaultKeys, vaultID: [UInt8]) throws {
+        (self.offload, self.paths, self.keys, self.vaultID) = (offload, paths, keys, vaultID)
+        progress = try RekeyProgress.read(paths, keys: keys, vaultID: vaultID)
+        if progress.count > 0 { progress.keep(present: try offload.remoteBlobs()) }
+    }
+
+    mutating func add(old: [UInt8], _ newID: [UInt8], key: FileKey) throws {
+        let size = try Syscall.status(of: paths.item(Hex.encode(newID)))?.size ?? 0
+        batch.append((old, RekeyProgress.Done(newID: newID, key: key, size: size)))
+        batchBytes += size
+        if batchBytes >= offload.batchBytes || batch.count >= Self.batchCount { try flush() }
+    }
+
+    /// Sends the batch, then records it: a kill between the two sends it again.
+    mutating func flush() throws {
+        guard !batch.isEmpty else { return }
+        // Durable before they go: a blob proven there is never rewritten here.
+        try Syscall.syncFileSystem(paths.items)
+        try offload.offload(batch.map { Hex.encode($0.done.newID) })
+        for (old, done) in batch { progress.record(old: old, done) }
+        try progress.write(paths, keys: keys, vaultID: vaultID)
+        (batch, batchBytes) = ([], 0)
+    }
+
+    /// Throws `rekeyBlobsGone` unless every blob `manifest` names is in
+    /// items/ or on the remote at the size it was proven at.
+    func checkStillThere(_ manifest: Manifest) throws {
+        let there = try offload.remoteBlobs()
+        var proven: [String: UInt64] = [:]
+        for d in progress.done.values { proven[Hex.encode(d.newID)] = d.size }
+        var gone = 0
+        for e in manifest.entries where try Syscall.status(of: paths.item(e.blobName)) == nil {
+            if there[e.blobName] == nil || there[e.blobName] != proven[e.blobName] { gone += 1 }
+        }
+        if gone > 0 { throw VaultError.rekeyBlobsGone(count: gone) }
     }
 }

@@ -16,6 +16,7 @@ enum KeyLabel {
     static let manifest = Array("vault v1 manifest key".utf8)
     static let x25519 = Array("vault v1 x25519 private key".utf8)
     static let rekeySwitch = Array("vault v1 rekey switch".utf8)
+    static let rekeyProgress = Array("vault v1 rekey progress".utf8)
 }
 
 /// The key-encryption key Argon2id makes from a password or kit passphrase.
@@ -51,6 +52,10 @@ public struct MasterKey: Sendable {
 
     /// HMAC-SHA256 key that binds a rekey switch to the master key it installs.
     func rekeySwitchKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.rekeySwitch, vaultID: vaultID) }
+
+    /// AES-256-GCM key of a thin vault's rekey progress (the VMK the rekey
+    /// leaves): what a rerun after a kill does not send again.
+    func rekeyProgressKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.rekeyProgress, vaultID: vaultID) }
 
     /// AES-256-GCM key of the manifest.
     func manifestKey(vaultID: [UInt8]) throws -> SecretBytes { try derive(KeyLabel.manifest, vaultID: vaultID) }

@@ -12,6 +12,20 @@ public protocol BlobFetcher: AnyObject {
     func source(forBlob name: String) throws -> ByteSource?
 }
 
+/// Where a thin vault's rekey sends its new blobs as it writes them, so
+/// that items/ holds one batch at a time, not the whole vault again
+/// (VaultRemote's ThinRekeyUpload; docs/FORMAT.md, "Rekey").
+public protocol BlobOffload: AnyObject {
+    /// The new blobs' bytes written before they are sent.
+    var batchBytes: UInt64 { get }
+    /// Sends the blobs `names` (in items/) to the remote, proves each there
+    /// as ThinEviction does, and removes it here. Throws unless every one
+    /// is proven.
+    func offload(_ names: [String]) throws
+    /// The blobs the remote holds now (item id in hex: size), from a listing.
+    func remoteBlobs() throws -> [String: UInt64]
+}
+
 extension UnlockedVault {
     /// The sealed bytes of blob `name`: the file in items/, else (a thin
     /// vault) the fetcher's. A blob in neither place is ENOENT, as a

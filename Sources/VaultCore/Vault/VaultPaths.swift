@@ -42,6 +42,7 @@ public struct VaultPaths: Sendable {
     public var legacyDropLock: String { root + "/drop.lock" }
     public var attempts: String { root + "/attempts" }
     public var rekeyPending: String { root + "/rekey.pending" }
+    public var rekeyProgress: String { root + "/rekey.progress" }
     public var quarantine: String { root + "/quarantine" }
     /// Which copy of the vault this directory is (Replica.swift): the machine's, never moved.
     public var replica: String { root + "/replica" }

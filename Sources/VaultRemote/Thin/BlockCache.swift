@@ -44,6 +44,20 @@ public final class BlockCache: @unchecked Sendable {
         return (String(parts[0]), size, index)
     }
 
+    /// Removes every block of the blobs `gone` (item ids, hex) from the
+    /// cache in `directory`: a rekey's old blobs, sealed under the keys it
+    /// left, do not stay on this disk after they leave the remote.
+    public static func forget(_ gone: Set<String>, directory: String) throws {
+        guard try Syscall.status(of: directory) != nil else { return }
+        var removed = false
+        for name in try VaultDirectory.names(in: directory) {
+            guard let (blob, _, _) = parse(name), gone.contains(blob) else { continue }
+            try Syscall.unlink(directory + "/" + name)
+            removed = true
+        }
+        if removed { try Syscall.fsyncDirectory(directory) }
+    }
+
     /// A blob's size and item header, proven by an earlier command's read.
     func header(of blob: String) -> (UInt64, [UInt8])? {
         guard let size = known[blob] else { return nil }

@@ -17,11 +17,18 @@ public enum ThinEviction {
     @discardableResult
     public static func evict(vault root: String, server: RcloneServer) throws -> (count: Int, bytes: UInt64) {
         let paths = VaultPaths(root: root)
+        return try evict(try RemotePush.localItems(paths).keys.sorted(), paths: paths, server: server)
+    }
+
+    /// The blobs `names` of items/ that are proven on the remote leave;
+    /// returns how many and their bytes.
+    static func evict(_ names: [String], paths: VaultPaths, server: RcloneServer) throws -> (count: Int, bytes: UInt64) {
         var (count, bytes) = (0, UInt64(0))
-        for (name, size) in try RemotePush.localItems(paths).sorted(by: { $0.key < $1.key }) {
+        for name in names {
             let path = paths.item(name)
             let local = try FileHandleFD(readingFrom: path)
-            guard local.size == size, size >= UInt64(tail) else { continue }
+            let size = local.size
+            guard size >= UInt64(tail) else { continue }
             var ours = [UInt8](repeating: 0, count: tail)
             guard try ours.withUnsafeMutableBytes({ try local.read(at: size - UInt64(tail), into: $0) }) == tail else { continue }
             guard let (theirs, total) = try server.http.tail("items/" + name, count: tail), total == size, theirs == ours else { continue }

@@ -1,6 +1,7 @@
 import VaultAgent
 import VaultCore
 import VaultCrypto
+import VaultRemote
 
 /// `vault rekey`: a new master key and new file keys, every item re-encrypted.
 struct RekeyCommand: Command {
@@ -23,6 +24,12 @@ struct RekeyCommand: Command {
         the password opened: other slots (more passwords, key files) cannot
         be re-wrapped without their secrets, so they are dropped and named.
 
+        A thin vault's rekey first pushes what this vault changed, reads each
+        blob from the remote, and sends the new ones there a batch at a time
+        (at most a quarter of the cache's bound held here at once); then it
+        pushes the new keys and list of items, which removes the old blobs
+        there. Killed and run again, it sends only what is not there yet.
+
         Asks for confirmation on the terminal unless --yes is given.
 
         Options:
@@ -41,9 +48,7 @@ struct RekeyCommand: Command {
     }
 
     func run(_ context: Context) throws -> ExitCode {
-        // Rekey writes every blob again here: a thin vault has them on its
-        // remote (streaming them down and up is not built yet: issue 40's note).
-        try context.requireFullVault("rekey")
+        let thin = try context.thinVault()
         let password = try context.passwordSource().refusingAgent("rekey", keyFile: false)
         let vault = try Vault(at: context.vaultDirectory)
         if !confirmed {
@@ -59,13 +64,16 @@ struct RekeyCommand: Command {
         let unlocked = try vault.unlock(password: pw, slot: context.globals.slot, forWriting: true,
                                     rollbackGuard: context.rollbackGuard)
         try unlocked.tidy()
+        let upload = try thin.map { try ThinRekey.prepare(context, unlocked, $0) }
+        let oldBlobs = Set(unlocked.manifest.entries.map(\.blobName))
         let progress = ProgressLine.start(context.terminal, "re-encrypting",
                                           total: unlocked.manifest.totalSize)
         let dropped = try unlocked.rekey(password: pw, progress: progress?.update, waiting: {
             progress?.finish()
             context.terminal.note("waiting for drop-ins in progress ('vault add') to land")
-        })
+        }, offload: upload?.offload)
         progress?.finish()
+        if let upload { try ThinRekey.finish(context, unlocked, upload, oldBlobs: oldBlobs) }
         // The agent's key no longer opens the vault: end it rather than leave
         // an old master key in memory until its time runs out.
         if (try? AgentClient.lock(vaultID: unlocked.vault.header.vaultID, environment: context.environment)) == true {
@@ -79,5 +87,58 @@ struct RekeyCommand: Command {
                                      + dropped.joined(separator: ", "), hints: ["add them again with 'vault key add'"])
         }
         return .ok
+    }
+}
+
+/// A thin vault's rekey (issue 40): in step with its remote first, every
+/// blob read from there and the new ones sent back a batch at a time
+/// (ThinRekeyUpload, `rekey.progress`), then the new keys pushed.
+enum ThinRekey {
+    struct Upload {
+        let remote: RemoteConfig.Remote
+        let offload: ThinRekeyUpload
+    }
+
+    /// Pushes what this vault changed and lets what went up leave items/;
+    /// refuses, before anything is re-encrypted, a remote another machine
+    /// moved on (only a pull can merge it, and no merge crosses a rekey).
+    /// Then attaches the remote's blobs for reading: a server started
+    /// after the push lists what it sent.
+    static func prepare(_ context: Context, _ vault: UnlockedVault, _ thin: ThinVault) throws -> Upload {
+        let remote = try context.remote(thin.remote)
+        let rclone = try context.rclone()
+        let summary = try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: rclone, thin: true,
+                                          named: Set(vault.manifest.entries.map(\.blobName)), lockHeld: true)
+        guard summary.remoteMoved == nil, !summary.remoteHeaderNewer else {
+            throw CLIError(message: "'\(remote.name)' changed on another machine since this vault last synced with it",
+                           hints: ["'vault pull' first, then rekey; nothing was rekeyed"], code: .busy)
+        }
+        try ThinEviction.evict(vault: context.vaultDirectory, server: RcloneServer(rclone: rclone, target: remote.target))
+        try context.attachRemoteBlobs(vault, .uncached)
+        // A quarter of the cache's bound: what the user let this vault hold.
+        let batch = max(thin.cacheBytes / 4, 16 << 20)
+        return Upload(remote: remote, offload: ThinRekeyUpload(vault: context.vaultDirectory, rclone: rclone,
+                                                               target: remote.target, batchBytes: batch))
+    }
+
+    /// Pushes the rekeyed vault (new header and list of items; the push
+    /// removes the old blobs there), lets what went up leave items/, and
+    /// removes the old blobs' blocks from the cache.
+    static func finish(_ context: Context, _ vault: UnlockedVault, _ upload: Upload, oldBlobs: Set<String>) throws {
+        let remote = upload.remote
+        context.terminal.note("sent \(Format.count(upload.offload.sent, "new blob")) (\(Format.size(upload.offload.sentBytes))) to '\(remote.name)'")
+        try BlockCache.forget(oldBlobs, directory: ThinVault.cacheDirectory(context.vaultDirectory))
+        do {
+            let rclone = try context.rclone()
+            let summary = try RemotePush.push(vault: context.vaultDirectory, remote: remote, rclone: rclone, thin: true,
+                                              named: Set(vault.manifest.entries.map(\.blobName)), lockHeld: true)
+            if let moved = summary.remoteMoved { throw RemoteError.remoteChanged(remote: moved, known: remote.known) }
+            try ThinEviction.evict(vault: context.vaultDirectory, server: RcloneServer(rclone: rclone, target: remote.target))
+            context.terminal.note("pushed the new keys to '\(remote.name)'; \(Format.count(summary.deletedFiles, "old blob")) deleted there")
+        } catch {
+            var e = ErrorReport.cliError(for: error, vaultDirectory: context.vaultDirectory)
+            e.hints = ["the vault here is rekeyed, and its new blobs are on '\(remote.name)'; 'vault push' puts its new keys there"]
+            throw e
+        }
     }
 }
