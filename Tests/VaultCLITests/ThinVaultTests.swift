@@ -102,8 +102,65 @@ struct ThinVaultTests {
         #expect(thin.items.isEmpty)
         // The cache holds only what authenticated, within its bound.
         #expect(!thin.cacheFiles.isEmpty)
-        let rekey = try thin.run(["rekey", "--yes"])
-        #expect(rekey.status == 2 && rekey.stderr.contains("needs every blob here"), "\(rekey.stderr)")
+    }
+
+    /// `rekey` on a thin clone: every blob read from the remote and the
+    /// new ones sent back, so that afterwards the remote holds only new
+    /// blobs, items/ and the cache hold nothing of the old ones, and every
+    /// item and snapshot reads here and from a new thin clone. The full
+    /// machine, still on the old keys, is told at its pull (exit 11).
+    @Test func aThinCloneRekeysThroughItsRemote() throws {
+        let (v, thin, target) = try Self.populated()
+        func remoteBlobs() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: target + "/items")) }
+        #expect(try thin.run(["snapshots", "ls", "latest"]).status == 0)   // old blocks in the cache
+        let old = try remoteBlobs()
+        let oldHeader = try Data(contentsOf: URL(fileURLWithPath: target + "/vault.header"))
+        let rekey = try thin.run(["rekey", "--yes"], timeout: 120)
+        #expect(rekey.status == 0, "\(rekey.stderr)")
+        #expect(rekey.stderr.contains("pushed the new keys to 'origin'"), "\(rekey.stderr)")
+        #expect(thin.items.isEmpty && !FileManager.default.fileExists(atPath: thin.dir + "/rekey.progress"))
+        let new = try remoteBlobs()
+        #expect(new.isDisjoint(with: old) && new.count == old.count, "old \(old.count), new \(new.count), shared \(new.intersection(old).count)")
+        #expect(thin.cacheFiles.allSatisfy { !old.contains(String($0.prefix(32))) }, "\(thin.cacheFiles)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target + "/vault.header")) != oldHeader)
+
+        let big = Array(try Data(contentsOf: URL(fileURLWithPath: v.path + "/big.bin")))
+        #expect(try thin.run(["get", "big.bin"]).stdout == big)
+        let out = thin.machine.path + "/after"
+        #expect(try thin.run(["snapshots", "restore", "latest", "--to", out]).status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: out + v.path + "/folder/sub/f3", andPath: v.path + "/folder/sub/f3")
+                || FileManager.default.contentsEqual(atPath: out + "/folder/sub/f3", andPath: v.path + "/folder/sub/f3"))
+        #expect(try thin.run(["check", "--read-data"]).status == 0)
+
+        let third = try VaultFixture(password: v.password, create: false)
+        let clone = try CLIHarness.run(["--password-file", third.passwordFile, "clone", "--thin", target, third.path + "/t"],
+                                       environment: third.environment(), cwd: third.path, timeout: 120)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        let again = try CLIHarness.run(["--vault", third.path + "/t", "--password-file", third.passwordFile, "get", "big.bin"],
+                                       environment: third.environment(), cwd: third.path, timeout: 60)
+        #expect(again.stdout == big, "\(again.stderr)")
+        let pull = try v.run(["pull"], timeout: 120)
+        #expect(pull.status == 11 && pull.stderr.contains("one of them was rekeyed"), "\(pull.stderr)")
+    }
+
+    /// A remote another machine moved on since the thin clone last synced:
+    /// refused before anything is re-encrypted, exit 11; nothing changed.
+    @Test func aThinRekeyRefusesARemoteThatMovedOn() throws {
+        let (v, thin, target) = try Self.populated()
+        let later = try v.write("later.txt", Array("later\n".utf8))
+        #expect(try v.add(["add", later]).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["push"], timeout: 120).status == 0)
+        let blobs = Set(try FileManager.default.contentsOfDirectory(atPath: target + "/items"))
+        let header = try Data(contentsOf: URL(fileURLWithPath: thin.dir + "/vault.header"))
+        let rekey = try thin.run(["rekey", "--yes"], timeout: 120)
+        #expect(rekey.status == 11 && rekey.stderr.contains("'vault pull' first"), "\(rekey.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: thin.dir + "/vault.header")) == header)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: target + "/items")) == blobs)
+        #expect(try thin.run(["pull"], timeout: 120).status == 0)
+        let after = try thin.run(["rekey", "--yes"], timeout: 120)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(try thin.run(["get", "later.txt"]).stdoutText == "later\n")
     }
 
     /// Against the real S3 server: a thin clone adds and pushes (its new
@@ -143,6 +200,16 @@ struct ThinVaultTests {
         let pull = try thin.run(["pull"], timeout: 120)
         #expect(pull.status == 0, "\(pull.stderr)")
         #expect(thin.items.isEmpty)
+        #expect(try thin.run(["get", "later.bin"]).stdout == Array(try Data(contentsOf: URL(fileURLWithPath: later))))
+        #expect(try thin.run(["check", "--read-data"]).status == 0)
+
+        // A rekey through S3: only new blobs there after it (one a blob
+        // the manifest names: what it does not name goes with the old), and they read.
+        let old = Set(try s3.objects(target).keys.filter { $0.hasPrefix("items/") })
+        let rekey = try thin.run(["rekey", "--yes"], timeout: 120)
+        #expect(rekey.status == 0, "\(rekey.stderr)")
+        let new = Set(try s3.objects(target).keys.filter { $0.hasPrefix("items/") })
+        #expect(new.isDisjoint(with: old) && rekey.stderr.contains("sent \(new.count) new blobs"), "old \(old.count), new \(new.count): \(rekey.stderr)")
         #expect(try thin.run(["get", "later.bin"]).stdout == Array(try Data(contentsOf: URL(fileURLWithPath: later))))
         #expect(try thin.run(["check", "--read-data"]).status == 0)
     }
