@@ -143,6 +143,38 @@ struct ThinVaultTests {
         #expect(pull.status == 11 && pull.stderr.contains("one of them was rekeyed"), "\(pull.stderr)")
     }
 
+    /// SIGKILL at a random instant of a thin rekey that sends three
+    /// batches: the vault opens in the old state or the new one and reads;
+    /// the next run finishes, sending at most what is left; afterwards the
+    /// remote holds exactly the blobs the vault names and all of them read.
+    @Test func aKilledThinRekeyGoesOnWhereItStopped() throws {
+        let (v, thin, target) = try Self.populated()
+        var more: [String] = []
+        for k in 0..<40 { more.append(try v.write("m\(k).bin", randomBytes(1_000_000))) }
+        #expect(try v.add(["add"] + more).status == 0)
+        #expect(try v.run(["list"]).status == 0)
+        #expect(try v.run(["push"], timeout: 120).status == 0)
+        #expect(try thin.run(["pull"], timeout: 120).status == 0)
+        let big = Array(try Data(contentsOf: URL(fileURLWithPath: v.path + "/big.bin")))
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: target + "/items"))
+        var generator = SystemRandomNumberGenerator()
+        let delay = Double.random(in: 0.2...2.0, using: &generator)
+        let args = ["--vault", thin.dir, "--password-file", thin.machine.passwordFile, "rekey", "--yes"]
+        let killed = try runKilled(after: delay, args, environment: thin.machine.environment(thin.extra))
+        #expect(try thin.run(["get", "big.bin"]).stdout == big, "after a kill at \(delay) s: \(killed.stderr)")
+        let again = try thin.run(["rekey", "--yes"], timeout: 120)
+        #expect(again.status == 0, "after a kill at \(delay) s (\(killed.stderr)): \(again.stderr)")
+        #expect(thin.items.isEmpty && !FileManager.default.fileExists(atPath: thin.dir + "/rekey.progress"))
+        #expect(try thin.run(["get", "m7.bin"]).stdout == Array(try Data(contentsOf: URL(fileURLWithPath: more[7]))))
+        let check = try thin.run(["check", "--read-data", "--json"])
+        #expect(check.status == 0, "\(check.stderr)")
+        // One new blob for each old one, and none of what the killed run sent but never named.
+        let remote = Set(try FileManager.default.contentsOfDirectory(atPath: target + "/items"))
+        #expect(remote.count == before.count && remote.isDisjoint(with: before), "\(before.count) before, \(remote.count) there: \(again.stderr)")
+        let list = try ListedItem.parse(try thin.run(["list", "--json"]).stdout)
+        #expect(list.count == 43, "\(list.map(\.name))")
+    }
+
     /// A remote another machine moved on since the thin clone last synced:
     /// refused before anything is re-encrypted, exit 11; nothing changed.
     @Test func aThinRekeyRefusesARemoteThatMovedOn() throws {

@@ -125,7 +125,8 @@ enum ThinRekey {
     /// removes the old blobs there), lets what went up leave items/, and
     /// removes the old blobs' blocks from the cache.
     static func finish(_ context: Context, _ vault: UnlockedVault, _ upload: Upload, oldBlobs: Set<String>) throws {
-        let remote = upload.remote
+        // Read again: the first push recorded what both sides hold now.
+        let remote = try context.remote(upload.remote.name)
         context.terminal.note("sent \(Format.count(upload.offload.sent, "new blob")) (\(Format.size(upload.offload.sentBytes))) to '\(remote.name)'")
         try BlockCache.forget(oldBlobs, directory: ThinVault.cacheDirectory(context.vaultDirectory))
         do {
