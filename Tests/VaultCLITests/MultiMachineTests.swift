@@ -227,6 +227,29 @@ struct MultiMachineTests {
         #expect(try a.items() == b.items())
     }
 
+    /// A remove made on one machine and pulled by the other as a plain
+    /// fetch (nothing to merge): the blob leaves the puller's items/ too,
+    /// and its next push does not send it back to the remote (it did: the
+    /// removed item's ciphertext came back there, named by no manifest).
+    @Test func aRemovePulledByFetchDoesNotComeBackWithTheNextPush() throws {
+        let (m, remote) = try Self.machines(2)
+        let (a, b) = (m[0], m[1])
+        try a.addAndPush("x", "x")
+        #expect(try b.run(["pull"]).status == 0)
+        let withX = Set(try FileManager.default.contentsOfDirectory(atPath: remote + "/items"))
+        #expect(try b.run(["remove", "--yes", "x"]).status == 0)
+        #expect(try b.run(["push"]).status == 0)
+        let withoutX = Set(try FileManager.default.contentsOfDirectory(atPath: remote + "/items"))
+        #expect(withoutX.count == withX.count - 1)
+        let pull = try a.run(["pull"])
+        #expect(pull.stderr.hasPrefix("vault: pulled generation"), "\(pull.stderr)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: a.v.dir + "/items")) == withoutX)
+        try a.addAndPush("y", "y")
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: remote + "/items"))
+        #expect(after.isSuperset(of: withoutX) && after.count == withoutX.count + 1 && after.isDisjoint(with: withX.subtracting(withoutX)))
+        #expect(try a.items().map(\.name) == ["seed", "y"])
+    }
+
     /// Both renamed one item differently, and one removed what the other
     /// changed: both kept, under names that say so, and listed.
     @Test func conflictsAreKeptAndListed() throws {
