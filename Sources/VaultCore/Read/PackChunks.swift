@@ -43,6 +43,10 @@ public final class PackChunks: Sendable {
     /// blocks in memory (RemoteBlobSource): 256 of them were 273 MiB.
     public func keepOpened(_ count: Int?) { state.withLock { $0.openedBound = count.map { max(1, $0) } } }
 
+    /// Keeps at most `count` opened chunks (nil: the capacity it was made
+    /// with). A thin vault's remote blocks take memory of their own.
+    public func keepChunks(_ count: Int?) { state.withLock { $0.slotBound = count.map { max(4, $0) } } }
+
     private struct Key: Hashable {
         let item: ByteKey
         let index: UInt64
@@ -63,6 +67,7 @@ public final class PackChunks: Sendable {
         var spare: [PageBuffer] = []
         var clock: UInt64 = 0
         var openedBound: Int?
+        var slotBound: Int?
     }
 
     private let state = Mutex(State())
@@ -175,7 +180,7 @@ public final class PackChunks: Sendable {
                 guard let b = buffer ?? s.spare.popLast() else { return nil }
                 let slot = SharedChunks.Slot(index: key.index, buffer: b)
                 s.slots[key] = (slot, s.clock)
-                if s.slots.count > slotCapacity, let oldest = s.slots.min(by: { $0.value.used < $1.value.used })?.key,
+                if s.slots.count > min(slotCapacity, s.slotBound ?? slotCapacity), let oldest = s.slots.min(by: { $0.value.used < $1.value.used })?.key,
                    var dropped = s.slots.removeValue(forKey: oldest)?.slot {
                     // Nobody else holds it and its opening ended: its buffer is free for the next chunk.
                     if isKnownUniquelyReferenced(&dropped), dropped.isOpen, s.spare.count < Self.spareBuffers {

@@ -156,5 +156,11 @@ final class HTTPRange: @unchecked Sendable {
 /// One answer being received (libcurl's callbacks fill it).
 private final class AnswerBox {
     var answer: HTTPRange.Answer
-    init(limit: Int) { answer = HTTPRange.Answer(limit: limit) }
+    init(limit: Int) {
+        answer = HTTPRange.Answer(limit: limit)
+        // The whole answer's room at once (limit is bounded by maxAnswer):
+        // growing it as libcurl hands over 16 KiB at a time copied each
+        // answer about twice more, every time onto fresh pages.
+        answer.body.reserveCapacity(limit)
+    }
 }

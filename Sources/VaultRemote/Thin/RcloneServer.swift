@@ -37,7 +37,12 @@ public final class RcloneServer {
         environment["RCLONE_USER"] = "vault"
         environment["RCLONE_PASS"] = token
         let arguments = ["--pdeathsig", "KILL", "--", rclone.program] + Rclone.commonFlags + rclone.limitFlags
-            + ["serve", "http", target, "--addr", "127.0.0.1:0", "--read-only", "--no-modtime", "--vfs-cache-mode", "off"]
+            + ["serve", "http", target, "--addr", "127.0.0.1:0", "--read-only", "--no-modtime", "--vfs-cache-mode", "off",
+               // No read-ahead past the range asked for: every request is
+               // an exact range read whole, and rclone's 16 MiB buffer made
+               // the S3 server send up to that much more each time
+               // (SeaweedFS: 1.4-1.75 CPU-s against 1.1-1.2 s for a 600 MiB restore).
+               "--buffer-size", "0"]
         do {
             pid = try Syscall.spawn("setpriv", arguments: arguments, stdout: logFile.fd, stderr: logFile.fd, environment: environment)
         } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .permissionDenied {

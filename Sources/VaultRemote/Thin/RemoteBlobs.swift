@@ -44,11 +44,19 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
             return RemoteBlobSource(name: name, size: size, blobs: self, header: header)
         }
         // The first block tells the size: one request, which the reader's
-        // first read (the header) would make anyway.
-        guard let (bytes, total) = try server.http.read("items/" + name, offset: 0, count: Blocks.first, clipped: true) else { return nil }
+        // first read (the header) would make anyway; a window of blocks
+        // where every block is wanted (a whole restore: one request less a pack).
+        let window = blocksPerRequest > 1 && cache == nil ? blocksPerRequest : 1
+        let count = Blocks.first + (window - 1) * Int(Blocks.chunk)
+        guard let (bytes, total) = try server.http.read("items/" + name, offset: 0, count: count, clipped: true) else { return nil }
         sizes.withLock { $0[name] = total }
         let source = RemoteBlobSource(name: name, size: total, blobs: self)
-        try source.keep(0, bytes)
+        // Whole blocks only: the answer ends at a block's end or the blob's.
+        var index: UInt64 = 0
+        while case let r = Blocks.range(index, size: total), r.upperBound <= UInt64(bytes.count), !r.isEmpty {
+            try source.keep(index, bytes[Int(r.lowerBound)..<Int(r.upperBound)])
+            index += 1
+        }
         return source
     }
 
@@ -56,25 +64,25 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
     /// cache), each of its exact length. The object's size must be the one
     /// its first read found: one that changed between two reads is refused
     /// whole, never read in parts of two.
-    func blocks(_ name: String, size: UInt64, _ range: ClosedRange<UInt64>) throws -> [[UInt8]] {
+    /// Slices of the one answer, not copies of its bytes.
+    func blocks(_ name: String, size: UInt64, _ range: ClosedRange<UInt64>) throws -> [ArraySlice<UInt8>] {
         let start = Blocks.range(range.lowerBound, size: size).lowerBound, end = Blocks.range(range.upperBound, size: size).upperBound
         guard end - start <= UInt64(HTTPRange.maxAnswer),
               let (bytes, total) = try server.http.read("items/" + name, offset: start, count: Int(end - start), clipped: false) else {
             throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
         }
         guard total == size else { throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name)) }
-        if range.count == 1 { return [bytes] }   // one block: the answer itself, not a copy of it
         return range.map { i in
             let r = Blocks.range(i, size: size)
-            return Array(bytes[Int(r.lowerBound - start)..<Int(r.upperBound - start)])
+            return bytes[Int(r.lowerBound - start)..<Int(r.upperBound - start)]
         }
     }
 
     /// Block `index` of blob `name` (`size` bytes in all), from the disk
     /// cache or the remote.
-    func block(_ name: String, size: UInt64, _ index: UInt64) throws -> (bytes: [UInt8], cached: Bool) {
+    func block(_ name: String, size: UInt64, _ index: UInt64) throws -> (bytes: ArraySlice<UInt8>, cached: Bool) {
         let range = Blocks.range(index, size: size)
-        if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return (cached, true) }
+        if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return (cached[...], true) }
         return (try blocks(name, size: size, index...index)[0], false)
     }
 }
@@ -102,7 +110,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
     let name: String
     let size: UInt64
     let blobs: RemoteBlobs
-    private struct Kept { let index: UInt64; let bytes: [UInt8]; var cached: Bool }
+    private struct Kept { let index: UInt64; let bytes: ArraySlice<UInt8>; var cached: Bool }
     private let recent = Mutex<[Kept]>([])
     /// Held while one read fetches a window of blocks: the readers ahead
     /// (SharedChunks opens chunks on other threads) wait for it and find
@@ -123,7 +131,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         self.header.withLock { $0 = (header, header != nil) }
     }
 
-    func keep(_ index: UInt64, _ bytes: [UInt8], cached: Bool = false) throws {
+    func keep(_ index: UInt64, _ bytes: ArraySlice<UInt8>, cached: Bool = false) throws {
         guard UInt64(bytes.count) == Blocks.range(index, size: size).count else {
             throw RemoteError.malformedRemote(.wrongAnswer("items/" + name))
         }
@@ -144,12 +152,12 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         }
         if let proven { cache.writeHeader(name, size: size, proven) }
         let index = Blocks.index(of: range.lowerBound)
-        let block = recent.withLock { r -> [UInt8]? in
+        let block = recent.withLock { r -> ArraySlice<UInt8>? in
             guard let k = r.firstIndex(where: { $0.index == index }), !r[k].cached else { return nil }
             r[k].cached = true
             return r[k].bytes
         }
-        if let block { cache.write(name, size: size, index: index, block) }
+        if let block { cache.write(name, size: size, index: index, Array(block)) }
     }
 
     func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -180,10 +188,10 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
 
     /// The blocks `indexes`, from memory, the cache or the remote; those
     /// to fetch fetched on up to `parallelFetches` threads.
-    private func fetch(_ indexes: [UInt64]) throws -> [[UInt8]] {
+    private func fetch(_ indexes: [UInt64]) throws -> [ArraySlice<UInt8>] {
         var out = recent.withLock { r in indexes.map { i in r.first { $0.index == i }?.bytes } }
         let missing = out.indices.filter { out[$0] == nil }
-        var got: [Int: (bytes: [UInt8], cached: Bool)] = [:]
+        var got: [Int: (bytes: ArraySlice<UInt8>, cached: Bool)] = [:]
         if missing.count == 1, blobs.blocksPerRequest > 1, blobs.cache == nil {
             // The blocks after it too, in one request; those not asked for now kept for the reads to come.
             let first = indexes[missing[0]], count = (size - Blocks.header + Blocks.chunk - 1) / Blocks.chunk
@@ -200,7 +208,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         } else if missing.count == 1 {
             got[missing[0]] = try blobs.block(name, size: size, indexes[missing[0]])
         } else if !missing.isEmpty {
-            let results = Mutex<[Int: Result<(bytes: [UInt8], cached: Bool), any Error>]>([:])
+            let results = Mutex<[Int: Result<(bytes: ArraySlice<UInt8>, cached: Bool), any Error>]>([:])
             let next = Atomic<Int>(0)
             let group = DispatchGroup()
             for _ in 0..<min(Self.parallelFetches, missing.count) {
