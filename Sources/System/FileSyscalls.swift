@@ -204,6 +204,24 @@ public enum Syscall {
         _ = try retrying(.syncfs) { csystem_syncfs(fd) }
     }
 
+    /// Groups of at most this many files are made durable an fsync each
+    /// (`makeDurable`).
+    public static let fewFiles = 16
+
+    /// Makes the files `fds` (all on one file system) durable: an fsync
+    /// each when they are few, else one syncfs. syncfs writes back every
+    /// dirty page of the file system, other programs' too: right after
+    /// 700 MB were written there, restoring a 10-file folder waited about
+    /// 0.6 s on it, where ten fsyncs cost a few milliseconds. For many
+    /// files one syncfs is cheaper than a journal commit each.
+    public static func makeDurable(_ fds: [Int32]) throws {
+        if fds.count <= fewFiles {
+            for fd in fds { try fsync(fd) }
+        } else if let first = fds.first {
+            try syncFileSystem(of: first)
+        }
+    }
+
     public static func syncFileSystem(_ path: some FilePathRepresentable) throws {
         let fd = try open(path, .directory)
         defer { close(fd) }

@@ -490,12 +490,12 @@ public final class SnapshotRestore {
     // MARK: Groups
 
     /// Waits for the group's files to be written, makes them durable (one
-    /// syncfs), names them, then sets the attributes of the directories
+    /// syncfs, or an fsync each for a few: Syscall.makeDurable), names them, then sets the attributes of the directories
     /// finished before them, deepest first. A file whose writing failed is
     /// never named; the others are, and then its error is thrown.
     private func flush() throws {
         writers?.wait()
-        if let first = group.first { try Syscall.syncFileSystem(of: first.file.fd) }
+        try Syscall.makeDurable(group.map(\.file.fd))
         let names = group
         group = []
         var failure: Error?

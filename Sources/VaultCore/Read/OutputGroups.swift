@@ -29,13 +29,14 @@ public final class OutputGroups {
         if waiting.count == Self.groupSize { flush() }
     }
 
-    /// Makes the waiting files durable with one syncfs, then names them in
+    /// Makes the waiting files durable (one syncfs, or an fsync each for a
+    /// few: Syscall.makeDurable), then names them in
     /// the order they were added.
     public func flush() {
         defer { waiting = [] }
-        guard let first = waiting.first else { return }
+        guard !waiting.isEmpty else { return }
         var synced: Error?
-        do { try Syscall.syncFileSystem(of: first.output.file.fd) } catch { synced = error }
+        do { try Syscall.makeDurable(waiting.map(\.output.file.fd)) } catch { synced = error }
         for w in waiting {
             do {
                 if let synced { throw synced }

@@ -48,7 +48,23 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         // where every block is wanted (a whole restore: one request less a pack).
         let window = blocksPerRequest > 1 && cache == nil ? blocksPerRequest : 1
         let count = Blocks.first + (window - 1) * Int(Blocks.chunk)
-        guard let (bytes, total) = try server.http.read("items/" + name, offset: 0, count: count, clipped: true) else { return nil }
+        // There, the final block too, at the same time: the reader's next
+        // read (ItemReader authenticates it first) would otherwise wait
+        // for one more round trip per pack. The last `Blocks.chunk` bytes
+        // hold it whole, whatever the size turns out to be.
+        let tail = window > 1 ? TailRead() : nil
+        let group = DispatchGroup()
+        if let tail {
+            group.enter()
+            Thread { [self] in
+                defer { group.leave() }
+                let r = Result { try server.http.tail("items/" + name, count: Int(Blocks.chunk)) }
+                tail.answer.withLock { $0 = r }
+            }.start()
+        }
+        let first = Result { try server.http.read("items/" + name, offset: 0, count: count, clipped: true) }
+        group.wait()
+        guard let (bytes, total) = try first.get() else { return nil }
         sizes.withLock { $0[name] = total }
         let source = RemoteBlobSource(name: name, size: total, blobs: self)
         // Whole blocks only: the answer ends at a block's end or the blob's.
@@ -56,6 +72,16 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         while case let r = Blocks.range(index, size: total), r.upperBound <= UInt64(bytes.count), !r.isEmpty {
             try source.keep(index, bytes[Int(r.lowerBound)..<Int(r.upperBound)])
             index += 1
+        }
+        if let tail, total > UInt64(bytes.count) {
+            // The same object, or nothing of it is used.
+            guard let answer = try tail.answer.withLock({ $0 })?.get(), answer.total == total else {
+                throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
+            }
+            // The answer is the object's last answer.bytes.count bytes (HTTPRange.tail checked).
+            let last = Blocks.index(of: total - 1), r = Blocks.range(last, size: total)
+            let start = answer.bytes.count - r.count
+            try source.keep(last, answer.bytes[start...])
         }
         return source
     }
@@ -85,6 +111,11 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
         if let cached = cache?.read(name, size: size, index: index, count: Int(range.count)) { return (cached[...], true) }
         return (try blocks(name, size: size, index...index)[0], false)
     }
+}
+
+/// The answer of a blob's tail read, made beside its first window.
+private final class TailRead: Sendable {
+    let answer = Mutex<Result<(bytes: [UInt8], total: UInt64)?, any Error>?>(nil)
 }
 
 /// A blob's blocks: its sealed chunks, the item header in front of the first.
