@@ -218,8 +218,8 @@ private struct OffloadedBlobs {
     /// Sends the batch, then records it: a kill between the two sends it again.
     mutating func flush() throws {
         guard !batch.isEmpty else { return }
-        // Durable before they go: a blob proven there is never rewritten here.
-        try Syscall.syncFileSystem(paths.items)
+        // Unsynced here: what counts is the copy proven there (a crash
+        // leaves the local ones as leftovers, as a full rekey's are).
         try offload.offload(batch.map { Hex.encode($0.done.newID) })
         for (old, done) in batch { progress.record(old: old, done) }
         try progress.write(paths, keys: keys, vaultID: vaultID)
