@@ -234,7 +234,8 @@ private struct OffloadedBlobs {
         for d in progress.done.values { proven[Hex.encode(d.newID)] = d.size }
         var gone = 0
         for e in manifest.entries where try Syscall.status(of: paths.item(e.blobName)) == nil {
-            if there[e.blobName] == nil || there[e.blobName] != proven[e.blobName] { gone += 1 }
+            // Not proven by this rekey, or not there at the size proven.
+            if proven[e.blobName].map({ there[e.blobName] != $0 }) ?? true { gone += 1 }
         }
         if gone > 0 { throw VaultError.rekeyBlobsGone(count: gone) }
     }

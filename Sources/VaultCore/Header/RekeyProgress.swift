@@ -31,26 +31,16 @@ struct RekeyProgress {
 
     /// By old item id.
     private(set) var done: [ByteKey: Done] = [:]
-    /// The old ids in the order they were recorded (the file's order).
-    private var order: [[UInt8]] = []
 
-    var count: Int { order.count }
+    var count: Int { done.count }
 
     subscript(oldID: [UInt8]) -> Done? { done[ByteKey(oldID)] }
 
-    mutating func record(old: [UInt8], _ d: Done) {
-        if done.updateValue(d, forKey: ByteKey(old)) == nil { order.append(old) }
-    }
+    mutating func record(old: [UInt8], _ d: Done) { done[ByteKey(old)] = d }
 
     /// Keeps only what `present` (the remote's blobs: size) holds whole.
     mutating func keep(present: [String: UInt64]) {
-        order.removeAll { old in
-            guard let d = done[ByteKey(old)], present[Hex.encode(d.newID)] == d.size else {
-                done[ByteKey(old)] = nil
-                return true
-            }
-            return false
-        }
+        done = done.filter { present[Hex.encode($0.value.newID)] == $0.value.size }
     }
 
     /// The progress in `paths`, opened with `keys`; empty when there is
@@ -100,12 +90,12 @@ struct RekeyProgress {
 
     func sealed(keys: VaultKeys, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12)) throws -> [UInt8] {
         var plain = [UInt8]()
-        plain.reserveCapacity(4 + order.count * Self.recordLength)
+        plain.reserveCapacity(4 + done.count * Self.recordLength)
         defer { SecureZero.zero(&plain) }
-        plain += ByteWriter.bigEndian(UInt32(order.count))
-        for old in order {
-            let d = done[ByteKey(old)]!   // every id in `order` is in `done` (record, keep)
-            plain += old
+        plain += ByteWriter.bigEndian(UInt32(done.count))
+        // Any order: a reader looks records up by old id.
+        for (old, d) in done {
+            plain += old.bytes
             plain += d.newID
             d.key.withUnsafeBytes { plain.append(contentsOf: $0) }
             plain += ByteWriter.bigEndian(d.size)

@@ -102,12 +102,7 @@ struct CheckCommand: Command {
         // listing (one request), read from it where data is read.
         let thin = try context.thinVault()
         let listing = try thin.map { RemoteLayout(try context.rclone().list(try context.remote($0.remote).target)).items }
-        // Reading data reads whole blobs: from a remote, in windows of
-        // blocks, as a whole restore does (SnapshotsCommand).
-        if readData, let remote = vault.fetcher as? RemoteBlobs {
-            vault.readAhead = 12
-            remote.blocksPerRequest = 12
-        }
+        if readData { context.readsWholeBlobs(vault) }
         let total = subset == nil ? vault.manifest.totalSize : nil
         let progress = readData ? ProgressLine.start(context.terminal, "checking", total: total) : nil
         var report = try vault.check(readData: readData, repair: repair, purge: purge, subset: subset, remoteListing: listing,

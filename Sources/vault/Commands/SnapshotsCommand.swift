@@ -457,16 +457,8 @@ struct SnapshotsCommand: Command {
             }
             return .ok
         case .restore(let id, let to, let includes, let excludes, let overwrite):
-            // A thin vault's whole restore reads every chunk of its packs:
-            // more of them in flight (a partial one would fetch them for
-            // nothing), in fewer, larger requests. The S3 server's own work
-            // grows with the requests: SeaweedFS spent 2.1 CPU-s serving
-            // windows of 6 blocks, 1.3 s serving windows of 12, on a
-            // 2-core machine where the three processes share the cores.
-            if let remote = vault.fetcher as? RemoteBlobs, includes.isEmpty {
-                vault.readAhead = 12
-                remote.blocksPerRequest = 12
-            }
+            // A whole restore reads every chunk of its packs.
+            if includes.isEmpty { context.readsWholeBlobs(vault) }
             let reader = try Self.find(vault, id)
             if let st = try Syscall.status(of: to, followLinks: true) {
                 guard st.isDirectory else { throw CLIError(message: "'\(to)' is not a directory") }
