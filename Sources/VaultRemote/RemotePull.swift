@@ -245,17 +245,9 @@ public enum RemotePull {
         let verified = try verifyStaged(opened, staged: Set(wanted), here: here)
         try moveIn(verified, from: staging, vault: local)
         try VaultDirectory.atomicWrite(VaultDirectory.readFile(staging.path + "/manifest", limit: Manifest.maxFileSize), to: paths.manifest)
-        // Blobs of ours the fetched manifest no longer names were removed
-        // by the write it descends from (a fetch is taken only when its
-        // history contains ours). Unlinked once it is in place, as a
-        // merge's install does: kept, the next push would send them back.
-        let named = Set(opened.manifest.entries.map(\.blobName))
-        var unlinked = false
-        for e in local.manifest.entries where !named.contains(e.blobName) {
-            // Absent already (a thin vault's pushed blob) is fine: nothing to remove.
-            if (try? Syscall.unlink(paths.item(e.blobName))) != nil { unlinked = true }
-        }
-        if unlinked { try Syscall.fsyncDirectory(paths.items) }
+        // Blobs of ours it no longer names were removed by the write it
+        // descends from (a fetch is taken only when its history contains ours).
+        try local.unlinkBlobs(of: local.manifest, droppedBy: opened.manifest)
         let files = [RemoteNames.header, RemoteNames.manifest] + wanted.map { "items/" + $0 }
         let bytes = files.reduce(UInt64(0)) { $0 &+ (layout.files[$1] ?? 0) }
         return (files.count, bytes)

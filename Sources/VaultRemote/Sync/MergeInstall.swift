@@ -29,8 +29,21 @@ extension UnlockedVault {
         try VaultDirectory.atomicWrite(merged.sealed(key: keys.manifest, vaultID: vaultID), to: paths.manifest)
         manifest = merged
         rollbackGuard?.saw(vaultID: vaultID, generation: merged.generation)
-        for e in before.entries where merged.entry(itemID: e.itemID) == nil { try? Syscall.unlink(paths.item(e.blobName)) }
-        try Syscall.fsyncDirectory(paths.items)
+        try unlinkBlobs(of: before, droppedBy: merged)
+    }
+
+    /// Unlinks the blobs of `before`'s entries that `after` no longer
+    /// names, once `after` is this vault's manifest on disk (a merge's
+    /// install, a pull's fetch): a kill in between leaves orphans, never a
+    /// manifest naming a missing blob; kept, the next push would send them
+    /// back to the remote. One absent already (a thin vault's pushed blob)
+    /// is nothing to remove.
+    package func unlinkBlobs(of before: Manifest, droppedBy after: Manifest) throws {
+        var unlinked = false
+        for e in before.entries where after.entry(itemID: e.itemID) == nil {
+            if (try? Syscall.unlink(paths.item(e.blobName))) != nil { unlinked = true }   // best effort: see above
+        }
+        if unlinked { try Syscall.fsyncDirectory(paths.items) }
     }
 }
 
