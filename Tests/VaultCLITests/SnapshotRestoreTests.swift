@@ -99,8 +99,14 @@ struct SnapshotRestoreTests {
         var whole = 0.0
         let p0 = try Background(["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "restore", "latest", "--to", reference],
                                 environment: f.v.environment(f.cacheEnv), cwd: f.v.path, prefix: limit)
-        whole = try measure { #expect(p0.wait(timeout: 60) == 0) }
+        #expect(p0.wait(timeout: 60) == 0)
         #expect(try FolderTests.snapshot(reference + "/src") == expected, "under the limit, the restore is whole")
+        // The kills aim within a warm restore's time: the first, cold one
+        // took so much longer under the whole suite's load that all four
+        // kills once came after the restores had ended.
+        let p1 = try Background(["--vault", f.v.dir, "--password-file", f.v.passwordFile, "snapshots", "restore", "latest", "--to", reference + "-warm"],
+                                environment: f.v.environment(f.cacheEnv), cwd: f.v.path, prefix: limit)
+        whole = try measure { #expect(p1.wait(timeout: 60) == 0) }
         var caught = 0
         for (i, signal) in [SIGKILL, SIGTERM, SIGKILL, SIGKILL].enumerated() {
             let out = f.v.path + "/many-\(i)"
