@@ -339,7 +339,29 @@ struct ThinVaultTests {
             let ls = try thin.run(["snapshots", "ls", "latest"], hostile)
             #expect(ls.status != 0 || thin.cacheFiles == cacheBefore, "\(modes): \(ls.stderr)")
             #expect(Set(thin.cacheFiles).isSubset(of: Set(cacheBefore)) || ls.status == 0, "\(modes) cached a lie")
+            // The whole reads (each blob streamed from its start) too.
+            let to = thin.machine.path + "/lied-restore"
+            let restore = try thin.run(["snapshots", "restore", "latest", "--to", to], hostile)
+            #expect(restore.status == 14 || restore.status == 20, "\(modes): restore exited \(restore.status): \(restore.stderr)")
+            if FileManager.default.fileExists(atPath: to + "/folder") {
+                #expect(try SnapshotRestoreTests.namedFilesAreWhole(to + "/folder", v.path + "/folder") == [], "\(modes) named a wrong file")
+            }
+            try? FileManager.default.removeItem(atPath: to)   // the next mode's restore starts empty
+            let check = try thin.run(["check", "--read-data"], hostile)
+            #expect(check.status == 14 || check.status == 20, "\(modes): check exited \(check.status): \(check.stderr)")
         }
+        // Only the whole reads lie: the snapshot and its trees read true,
+        // the packs streamed from their start do not.
+        let to = thin.machine.path + "/streamed"
+        let restore = try thin.run(["snapshots", "restore", "latest", "--to", to], HostileRemoteTests.hostile("serve-lie=stream", target: target))
+        #expect(restore.status == 14, "a lying stream: restore exited \(restore.status): \(restore.stderr)")
+        #expect(restore.stderr.contains("remote reads: ") && !restore.stderr.contains("remote reads: 0 "))
+        if FileManager.default.fileExists(atPath: to + "/folder") {
+            #expect(try SnapshotRestoreTests.namedFilesAreWhole(to + "/folder", v.path + "/folder") == [], "a lying stream named a wrong file")
+        }
+        let restored = thin.machine.path + "/restored"
+        #expect(try thin.run(["snapshots", "restore", "latest", "--to", restored]).status == 0)
+        #expect(try FolderTests.snapshot(restored + "/folder") == FolderTests.snapshot(v.path + "/folder"))
         #expect(try thin.run(["get", "big.bin"]).stdout == expected)
         #expect(try thin.run(["snapshots", "ls", "latest"]).status == 0)
     }

@@ -17,7 +17,9 @@ vault finds it through VAULT_RCLONE. HOSTILE is a comma-separated list of:
   serve-lie=K   `serve http` is this script's own server over the target
                 directory, answering ranges wrongly: K is flip (one byte of
                 every answer flipped), shift (the bytes one further on than
-                Content-Range says) or short (the body cut before its end)
+                Content-Range says), short (the body cut before its end) or
+                stream (one byte flipped where the range is open-ended,
+                "bytes=N-": a whole blob's read, and only there)
 
 Anything else runs the real rclone unchanged."""
 import os
@@ -76,7 +78,7 @@ def lying_server(root, kind, args):
             else:
                 first, last = int(a), min(int(b) if b else len(data) - 1, len(data) - 1)
             body = bytearray(data[first:last + 1])
-            if kind == "flip" and body:
+            if (kind == "flip" or (kind == "stream" and b == "")) and body:
                 body[len(body) // 2] ^= 1
             if kind == "shift":
                 body = bytearray(data[first + 1:last + 2]).ljust(len(body), b"\0")

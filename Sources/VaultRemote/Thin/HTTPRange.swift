@@ -64,11 +64,45 @@ final class HTTPRange: @unchecked Sendable {
         }
     }
 
+    /// `path` from `offset` to its end in one request, handed to `take` as
+    /// it arrives (a whole-blob read: one request where windows made
+    /// several, each of which made rclone open the S3 object twice). The
+    /// answer must be 206 with a Content-Range from `offset` to the
+    /// object's end; `begin` is given the object's size before any byte.
+    /// `take` returning false stops the transfer. Returns false when there
+    /// is no such object; throws when the answer is wrong, cut short, or
+    /// stopped.
+    func stream(_ path: String, from offset: UInt64, begin: @escaping (UInt64) -> Bool,
+                take: @escaping (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
+        var expected: UInt64 = 0
+        let streaming = AnswerBox.Streaming(begin: { answer in
+            guard let r = answer.contentRange, r.first == offset, r.last + 1 == r.total, begin(r.total) else { return false }
+            expected = r.total - offset
+            return true
+        }, take: take)
+        let done: Bool? = try exchange(path, range: "\(offset)-", limit: 0, streaming: streaming) { answer in
+            guard answer.streamed == expected else { throw RemoteError.malformedRemote(.wrongAnswer(path)) }
+            return true
+        }
+        return done != nil
+    }
+
     struct Answer {
         var body: [UInt8] = []
         var headers: [UInt8] = []
         var limit = 0
         var overflow = false
+        /// Body bytes handed to a stream's `take`.
+        var streamed: UInt64 = 0
+        /// The status of the last status line ("HTTP/1.1 206 ..."), 0 if none.
+        var status: Int {
+            var found = 0
+            for line in headers.split(separator: 10) where line.starts(with: Array("HTTP/".utf8)) {
+                let fields = line.split(separator: 32)
+                found = fields.count > 1 ? Int(String(decoding: fields[1], as: UTF8.self)) ?? 0 : 0
+            }
+            return found
+        }
         /// Content-Range: bytes FIRST-LAST/TOTAL, exactly.
         var contentRange: (first: UInt64, last: UInt64, total: UInt64)? {
             for line in headers.split(separator: 10) {
@@ -89,11 +123,12 @@ final class HTTPRange: @unchecked Sendable {
     /// One GET with a Range header. 206 goes to `check`; 404 is nil; any
     /// other status, an answer longer than `limit` or a transport failure
     /// throws.
-    private func exchange<T>(_ path: String, range: String, limit: Int, _ check: (Answer) throws -> T) throws -> T? {
+    private func exchange<T>(_ path: String, range: String, limit: Int, streaming: AnswerBox.Streaming? = nil,
+                             _ check: (Answer) throws -> T) throws -> T? {
         let taken = try take()
         defer { give(taken) }
         let handle = taken.pointer
-        let box = Unmanaged.passRetained(AnswerBox(limit: limit))
+        let box = Unmanaged.passRetained(AnswerBox(limit: limit, streaming: streaming))
         defer { box.release() }
         let b = box.takeUnretainedValue()
         _ = vault_curl_set_string(handle, CURLOPT_URL, base + path)
@@ -102,8 +137,9 @@ final class HTTPRange: @unchecked Sendable {
         _ = vault_curl_set_pointer(handle, CURLOPT_HEADERDATA, box.toOpaque())
         let rc = curl_easy_perform(handle)
         requests.add(1, ordering: .relaxed)
-        received.add(UInt64(b.answer.body.count), ordering: .relaxed)
+        received.add(UInt64(b.answer.body.count) + b.answer.streamed, ordering: .relaxed)
         if b.answer.overflow { throw RemoteError.malformedRemote(.wrongAnswer(path)) }
+        if b.stopped { throw RemoteError.rcloneFailed(operation: .read, failure: .said("the read was stopped")) }
         guard rc == CURLE_OK else {
             throw RemoteError.rcloneFailed(operation: .read, failure: .said(String(cString: curl_easy_strerror(rc))))
         }
@@ -129,6 +165,7 @@ final class HTTPRange: @unchecked Sendable {
         _ = vault_curl_set_write(h, { data, size, count, context in
             let b = Unmanaged<AnswerBox>.fromOpaque(context!).takeUnretainedValue()
             let n = size * count
+            if let s = b.streaming { return b.pass(UnsafeRawBufferPointer(start: data, count: n), to: s) ? n : 0 }
             guard b.answer.body.count + n <= b.answer.limit else { b.answer.overflow = true; return 0 }
             b.answer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
             return n
@@ -154,13 +191,44 @@ final class HTTPRange: @unchecked Sendable {
 }
 
 /// One answer being received (libcurl's callbacks fill it).
-private final class AnswerBox {
+final class AnswerBox {
     var answer: HTTPRange.Answer
-    init(limit: Int) {
+    /// A streamed answer's receiver: `begin` sees the headers before the
+    /// first byte of the body (false: refuse it), `take` the body.
+    struct Streaming {
+        let begin: (HTTPRange.Answer) -> Bool
+        let take: (UnsafeRawBufferPointer) -> Bool
+    }
+    let streaming: Streaming?
+    private var begun = false
+    /// The receiver stopped the transfer (not a wrong answer).
+    private(set) var stopped = false
+
+    init(limit: Int, streaming: Streaming? = nil) {
         answer = HTTPRange.Answer(limit: limit)
+        self.streaming = streaming
         // The whole answer's room at once (limit is bounded by maxAnswer):
         // growing it as libcurl hands over 16 KiB at a time copied each
         // answer about twice more, every time onto fresh pages.
-        answer.body.reserveCapacity(limit)
+        if streaming == nil { answer.body.reserveCapacity(limit) }
+    }
+
+    /// Hands a streamed body's bytes on; false stops the transfer. The
+    /// headers are all in by the first call: a status other than 206 or a
+    /// wrong range is refused before a byte is passed.
+    func pass(_ bytes: UnsafeRawBufferPointer, to s: Streaming) -> Bool {
+        if !begun {
+            // Another status's body (404's text) is dropped, a little of
+            // it: exchange() then answers for the status.
+            guard answer.status == 206 else {
+                answer.streamed += UInt64(bytes.count)
+                return answer.streamed <= 1 << 16
+            }
+            guard s.begin(answer) else { answer.overflow = true; return false }
+            begun = true
+        }
+        answer.streamed += UInt64(bytes.count)
+        if !s.take(bytes) { stopped = true; return false }
+        return true
     }
 }

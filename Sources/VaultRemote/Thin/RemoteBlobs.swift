@@ -18,11 +18,11 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
     /// Each blob's size as its first read found it (blob name → size).
     private let sizes = Mutex<[String: UInt64]>([:])
 
-    /// Blocks one request fetches when a single block is asked for: 1, or
-    /// more where every block will be read (a whole restore: one request
-    /// per so many MiB instead of one per chunk; each request costs rclone
-    /// an open and a seek).
-    public var blocksPerRequest = 1
+    /// Set by a command that reads every block of the blobs it opens (a
+    /// whole restore, `check --read-data`): each blob is then read in one
+    /// request from its start (BlobStream), at most this many blocks ahead
+    /// of its readers. 0: blocks are fetched as they are read.
+    public var streamAhead = 0
 
     public init(server: RcloneServer, cache: BlockCache?) {
         self.server = server
@@ -37,6 +37,7 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
 
     public func source(forBlob name: String) throws -> ByteSource? {
         guard RemoteNames.isItemID(Substring(name)) else { return nil }
+        if streamAhead > 0 && cache == nil { return try streamed(name) }
         if let size = sizes.withLock({ $0[name] }) {
             return RemoteBlobSource(name: name, size: size, blobs: self)
         }
@@ -44,45 +45,41 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
             return RemoteBlobSource(name: name, size: size, blobs: self, header: header)
         }
         // The first block tells the size: one request, which the reader's
-        // first read (the header) would make anyway; a window of blocks
-        // where every block is wanted (a whole restore: one request less a pack).
-        let window = blocksPerRequest > 1 && cache == nil ? blocksPerRequest : 1
-        let count = Blocks.first + (window - 1) * Int(Blocks.chunk)
-        // There, the final block too, at the same time: the reader's next
-        // read (ItemReader authenticates it first) would otherwise wait
-        // for one more round trip per pack. The last `Blocks.chunk` bytes
-        // hold it whole, whatever the size turns out to be.
-        let tail = window > 1 ? TailRead() : nil
-        let group = DispatchGroup()
-        if let tail {
-            group.enter()
-            Thread { [self] in
-                defer { group.leave() }
-                let r = Result { try server.http.tail("items/" + name, count: Int(Blocks.chunk)) }
-                tail.answer.withLock { $0 = r }
-            }.start()
-        }
-        let first = Result { try server.http.read("items/" + name, offset: 0, count: count, clipped: true) }
-        group.wait()
-        guard let (bytes, total) = try first.get() else { return nil }
+        // first read (the header) would make anyway.
+        guard let (bytes, total) = try server.http.read("items/" + name, offset: 0, count: Blocks.first, clipped: true) else { return nil }
         sizes.withLock { $0[name] = total }
         let source = RemoteBlobSource(name: name, size: total, blobs: self)
-        // Whole blocks only: the answer ends at a block's end or the blob's.
-        var index: UInt64 = 0
-        while case let r = Blocks.range(index, size: total), r.upperBound <= UInt64(bytes.count), !r.isEmpty {
-            try source.keep(index, bytes[Int(r.lowerBound)..<Int(r.upperBound)])
-            index += 1
+        // Block 0 whole, or the whole blob when it is shorter.
+        try source.keep(0, bytes[...])
+        return source
+    }
+
+    /// A blob read whole: its stream from the start and, beside it, its
+    /// final block by a suffix range. ItemReader authenticates the final
+    /// chunk first, which the stream brings last; the last `Blocks.chunk`
+    /// bytes hold it whole, whatever the blob's size.
+    private func streamed(_ name: String) throws -> ByteSource? {
+        let path = "items/" + name
+        let stream = BlobStream(server.http, path, limit: streamAhead)
+        let answer: (bytes: [UInt8], total: UInt64)?
+        do { answer = try server.http.tail(path, count: Int(Blocks.chunk)) } catch { stream.cancel(); throw error }
+        guard let (bytes, total) = answer else { stream.cancel(); return nil }
+        let known = sizes.withLock { s in
+            let known = s[name]
+            if known == nil { s[name] = total }
+            return known
         }
-        if let tail, total > UInt64(bytes.count) {
-            // The same object, or nothing of it is used.
-            guard let answer = try tail.answer.withLock({ $0 })?.get(), answer.total == total else {
-                throw RemoteError.malformedRemote(.changedWhileDownloading("items/" + name))
-            }
-            // The answer is the object's last answer.bytes.count bytes (HTTPRange.tail checked).
-            let last = Blocks.index(of: total - 1), r = Blocks.range(last, size: total)
-            let start = answer.bytes.count - r.count
-            try source.keep(last, answer.bytes[start...])
+        guard known == nil || known == total else {
+            stream.cancel()
+            throw RemoteError.malformedRemote(.changedWhileDownloading(path))
         }
+        // A blob the tail holds whole needs no stream.
+        let whole = UInt64(bytes.count) == total
+        if whole { stream.cancel() }
+        let source = RemoteBlobSource(name: name, size: total, blobs: self, stream: whole ? nil : stream)
+        let last = Blocks.index(of: total - 1), r = Blocks.range(last, size: total)
+        // (A blob of one block a little longer than a chunk: its stream brings it.)
+        if r.count <= bytes.count { try source.keep(last, bytes[(bytes.count - Int(r.count))...]) }
         return source
     }
 
@@ -113,11 +110,6 @@ public final class RemoteBlobs: BlobFetcher, @unchecked Sendable {
     }
 }
 
-/// The answer of a blob's tail read, made beside its first window.
-private final class TailRead: Sendable {
-    let answer = Mutex<Result<(bytes: [UInt8], total: UInt64)?, any Error>?>(nil)
-}
-
 /// A blob's blocks: its sealed chunks, the item header in front of the first.
 enum Blocks {
     static let header = UInt64(ItemHeader.length), chunk = UInt64(ItemCipher.sealedChunkSize)
@@ -143,24 +135,24 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
     let blobs: RemoteBlobs
     private struct Kept { let index: UInt64; let bytes: ArraySlice<UInt8>; var cached: Bool }
     private let recent = Mutex<[Kept]>([])
-    /// Held while one read fetches a window of blocks: the readers ahead
-    /// (SharedChunks opens chunks on other threads) wait for it and find
-    /// their block in `recent`, instead of each fetching its own window
-    /// over the same bytes (measured: 1.6x the bytes of a whole restore).
-    private let windowFetch = Mutex<Void>(())
+    /// The blob read whole from its start, when the command reads every
+    /// block (RemoteBlobs.streamAhead).
+    private let stream: BlobStream?
     /// The item header (the first bytes), once known, and whether the
     /// cache holds it: every chunk's AAD holds it, so the first chunk to
     /// authenticate proves it, and a later command opens the blob from
     /// the cache without a request.
     private let header = Mutex<(bytes: [UInt8]?, cached: Bool)>((nil, false))
-    private var keptBlocks: Int { 4 + blobs.blocksPerRequest }
+    private static let keptBlocks = 5
     /// Requests in flight for one read at most.
     static let parallelFetches = 8
 
-    init(name: String, size: UInt64, blobs: RemoteBlobs, header: [UInt8]? = nil) {
-        (self.name, self.size, self.blobs) = (name, size, blobs)
+    init(name: String, size: UInt64, blobs: RemoteBlobs, header: [UInt8]? = nil, stream: BlobStream? = nil) {
+        (self.name, self.size, self.blobs, self.stream) = (name, size, blobs, stream)
         self.header.withLock { $0 = (header, header != nil) }
     }
+
+    deinit { stream?.cancel() }
 
     func keep(_ index: UInt64, _ bytes: ArraySlice<UInt8>, cached: Bool = false) throws {
         guard UInt64(bytes.count) == Blocks.range(index, size: size).count else {
@@ -169,7 +161,7 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         recent.withLock { r in
             r.removeAll { $0.index == index }
             r.append(Kept(index: index, bytes: bytes, cached: cached))
-            if r.count > keptBlocks { r.removeFirst() }
+            if r.count > Self.keptBlocks { r.removeFirst() }
         }
         if index == 0 { header.withLock { h in if h.bytes == nil { h.bytes = Array(bytes.prefix(Int(Blocks.header))) } } }
     }
@@ -223,32 +215,23 @@ final class RemoteBlobSource: ByteSource, @unchecked Sendable {
         var out = recent.withLock { r in indexes.map { i in r.first { $0.index == i }?.bytes } }
         let missing = out.indices.filter { out[$0] == nil }
         var got: [Int: (bytes: ArraySlice<UInt8>, cached: Bool)] = [:]
-        if missing.count == 1, blobs.blocksPerRequest > 1, blobs.cache == nil {
-            // The blocks after it too, in one request; those not asked for now kept for the reads to come.
-            let first = indexes[missing[0]], count = (size - Blocks.header + Blocks.chunk - 1) / Blocks.chunk
-            try windowFetch.withLock { _ in
-                if let fetched = recent.withLock({ r in r.first { $0.index == first }?.bytes }) {
-                    got[missing[0]] = (fetched, false)   // another reader's window brought it meanwhile
-                    return
-                }
-                let last = min(count, first + UInt64(blobs.blocksPerRequest)) - 1
-                let blocks = try blobs.blocks(name, size: size, first...last)
-                got[missing[0]] = (blocks[0], false)
-                for (k, b) in blocks.enumerated().dropFirst() { try keep(first + UInt64(k), b) }
-            }
-        } else if missing.count == 1 {
-            got[missing[0]] = try blobs.block(name, size: size, indexes[missing[0]])
-        } else if !missing.isEmpty {
+        if let stream {
+            for k in missing { if let b = stream.take(indexes[k], size: size) { got[k] = (b, false) } }
+        }
+        let rest = missing.filter { got[$0] == nil }
+        if rest.count == 1 {
+            got[rest[0]] = try blobs.block(name, size: size, indexes[rest[0]])
+        } else if !rest.isEmpty {
             let results = Mutex<[Int: Result<(bytes: ArraySlice<UInt8>, cached: Bool), any Error>]>([:])
             let next = Atomic<Int>(0)
             let group = DispatchGroup()
-            for _ in 0..<min(Self.parallelFetches, missing.count) {
+            for _ in 0..<min(Self.parallelFetches, rest.count) {
                 group.enter()
                 Thread {
                     defer { group.leave() }
-                    while case let k = next.add(1, ordering: .relaxed).oldValue, k < missing.count {
-                        let r = Result { try self.blobs.block(self.name, size: self.size, indexes[missing[k]]) }
-                        results.withLock { $0[missing[k]] = r }
+                    while case let k = next.add(1, ordering: .relaxed).oldValue, k < rest.count {
+                        let r = Result { try self.blobs.block(self.name, size: self.size, indexes[rest[k]]) }
+                        results.withLock { $0[rest[k]] = r }
                     }
                 }.start()
             }

@@ -725,7 +725,13 @@ struct SnapshotsCommand: Command {
     /// An id, an id's prefix, or "latest" (the newest by end time).
     static func find(_ vault: UnlockedVault, _ text: String) throws -> SnapshotReader {
         if text == "latest" {
-            guard let newest = SnapshotReader.all(vault).last else { throw BackupError.noSuchSnapshot(text) }
+            // A snapshot that does not open could be the newest, so which
+            // is the latest is not known: its damage, not an older one
+            // (nor "no snapshot" where the only one is unreadable).
+            var damage: (any Error)?
+            let all = SnapshotReader.all(vault) { _, error in damage = damage ?? error }
+            if let damage { throw damage }
+            guard let newest = all.last else { throw BackupError.noSuchSnapshot(text) }
             return newest
         }
         return try SnapshotReader.find(vault, text)
