@@ -25,6 +25,8 @@ public final class OutputGroups {
     /// and named, nil or why it could not be (its name was taken, the sync
     /// failed). A full group is committed at once.
     public func add(_ output: NewPlaintextFile, named: @escaping (Error?) -> Void) {
+        // The disk works on it while the next ones are written.
+        output.file.startWritebackOfRest()
         waiting.append((output, named))
         if waiting.count == Self.groupSize { flush() }
     }

@@ -104,6 +104,16 @@ public final class FileHandleFD: ByteSink, ByteSource {
 
     static let writeSize = 256 << 10
 
+    /// A file written whole that waits for a later sync (a group's
+    /// syncfs): what it has not handed to the disk yet goes now, when that
+    /// is at least `atLeast` bytes (smaller files wait for the one syncfs,
+    /// which writes many at once).
+    package func startWritebackOfRest(atLeast: UInt64 = 256 << 10) {
+        guard written - writebackStart >= atLeast else { return }
+        Syscall.startWriteback(fd, from: writebackStart, count: 0)
+        writebackStart = written
+    }
+
     /// Set for files that are fsync'ed when complete (TempFile).
     package var startsWriteback = false
     private var written: UInt64 = 0
