@@ -76,6 +76,21 @@ public final class BackupRun {
     /// group number and references.
     private var links: [[UInt64]: (group: UInt32, pieces: [PieceRef])] = [:]
     private let buffer: PageBuffer
+    /// Where read files' pieces are named, compressed and stored, on other threads.
+    private let pipeline: PiecePipeline
+    /// Files done in walk order whose records wait for their pieces'
+    /// references (the file list is written in walk order).
+    private var queued: [QueuedFile] = []
+    /// Directories done whose trees wait for those references, children
+    /// before parents (the order they ended in).
+    private var pendingTrees: [PendingTree] = []
+    /// What `entry` just returned waits for (a file's pieces, a
+    /// directory's tree): the caller puts it into the entry once known.
+    private var lastWaiting: Waiting?
+    /// Files queued before `resolveAll` runs of itself: the walk runs that
+    /// far ahead of the pipeline, not one directory (a drain per directory
+    /// of a few small files kept both sides waiting on each other).
+    static let resolveEvery = 4096
     private let progress: ((BackupSummary) -> Void)?
     private let landed: ((String) throws -> Void)?
 
@@ -89,7 +104,10 @@ public final class BackupRun {
         packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         buffer = try PageBuffer(count: 2 * Chunker.maxSize)
+        pipeline = try PiecePipeline(key: key, packs: packs, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
     }
+
+    deinit { pipeline.close() }
 
     public func run() throws -> BackupSummary {
         let started = Date()
@@ -101,16 +119,24 @@ public final class BackupRun {
         }
         defer { list?.discard() }
         var roots: [TreeEntry] = []
+        var waiting: [(Int, Waiting)] = []
         for path in options.paths {
             guard let st = try Syscall.status(of: FilePath(bytes: path)) else {
                 throw SystemError(operation: .stat, path: String(decoding: path, as: UTF8.self), errno: .noSuchFile)
             }
             let name = Array(path.split(separator: 0x2f).last ?? [])
-            if let entry = try entry(name: name, path: path, relative: name, status: st, device: st.device) { roots.append(entry) }
+            if let entry = try entry(name: name, path: path, relative: name, status: st, device: st.device) {
+                if let w = lastWaiting { waiting.append((roots.count, w)) }
+                roots.append(entry)
+            }
+            lastWaiting = nil
         }
+        try resolveAll()
+        Self.fill(&roots, waiting)
         if let command = options.command { roots.append(try commandEntry(command)) }
         roots.sort { $0.name.lexicographicallyPrecedes($1.name) }
         let root = try storeTree(roots)
+        pipeline.close()
         try packs.land()
         try treePacks.land()
         let ended = Date()
@@ -174,8 +200,14 @@ public final class BackupRun {
             if options.filter.oneFileSystem, st.device != device { return nil }
             if options.filter.isCache(directory: path) || options.filter.holdsMarker(directory: path) { return nil }
             var e = base(.directory, size: 0)
-            guard let children = try directory(path: path, relative: relative, device: device) else { return nil }
-            e.subtree = try storeTree(children)
+            guard let (children, waiting) = try directory(path: path, relative: relative, device: device) else { return nil }
+            if waiting.isEmpty {
+                e.subtree = try storeTree(children)
+            } else {
+                let tree = PendingTree(entries: children, waiting: waiting)
+                pendingTrees.append(tree)
+                lastWaiting = .tree(tree)
+            }
             summary.counts.directories += 1
             return e
         case .symlink:
@@ -211,13 +243,15 @@ public final class BackupRun {
         return out
     }
 
-    /// A directory's entries in name-byte order; nil if it cannot be listed.
-    private func directory(path: [UInt8], relative: [UInt8], device: UInt64) throws -> [TreeEntry]? {
+    /// A directory's entries in name-byte order, with those still waiting
+    /// for their pieces or subtree; nil if it cannot be listed.
+    private func directory(path: [UInt8], relative: [UInt8], device: UInt64) throws -> ([TreeEntry], [(Int, Waiting)])? {
         guard let names = try? Syscall.listDirectory(FilePath(bytes: path)) else {
             unreadable(relative)
             return nil
         }
         var entries: [TreeEntry] = []
+        var waiting: [(Int, Waiting)] = []
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let childPath = path + [0x2f] + name
             guard let st = try? Syscall.status(of: FilePath(bytes: childPath)) else {
@@ -225,10 +259,51 @@ public final class BackupRun {
                 continue
             }
             if let e = try entry(name: name, path: childPath, relative: relative + [0] + name, status: st, device: device) {
+                if let w = lastWaiting { waiting.append((entries.count, w)) }
                 entries.append(e)
             }
+            lastWaiting = nil
         }
-        return entries
+        if queued.count >= Self.resolveEvery { try resolveAll() }
+        if waiting.allSatisfy(\.1.isKnown) {
+            Self.fill(&entries, waiting)
+            waiting = []
+        }
+        return (entries, waiting)
+    }
+
+    /// Waits for the pieces of every queued file and writes their records
+    /// to the file list in walk order, then stores the trees that waited
+    /// for them, children first.
+    private func resolveAll() throws {
+        if !queued.isEmpty {
+            summary.piecesReused += try pipeline.drain(queued.compactMap(\.pending))
+            for q in queued {
+                if let p = q.pending { (q.pieces, q.pending) = (p.pieces, nil) }
+                note(q.pieces)
+                let st = q.status
+                try list?.append(FileRecord(path: q.relative, device: st.device, inode: st.inode, size: q.size, modified: st.modified,
+                                            modifiedNanoseconds: UInt32(st.modifiedNanoseconds), changed: st.changed,
+                                            changedNanoseconds: UInt32(st.changedNanoseconds), pieces: q.pieces))
+            }
+            queued = []
+        }
+        for tree in pendingTrees {
+            Self.fill(&tree.entries, tree.waiting)
+            tree.ref = try storeTree(tree.entries)
+            tree.entries = []
+        }
+        pendingTrees = []
+    }
+
+    /// Puts what the `waiting` entries waited for into them.
+    private static func fill(_ entries: inout [TreeEntry], _ waiting: [(Int, Waiting)]) {
+        for (i, w) in waiting {
+            switch w {
+            case .file(let q): entries[i].pieces = q.pieces
+            case .tree(let t): entries[i].subtree = t.ref
+            }
+        }
     }
 
     /// A regular file's pieces: the parent's, if the file list shows it
@@ -241,30 +316,35 @@ public final class BackupRun {
             note(e.pieces)
             return true
         }
+        let queuedFile = QueuedFile(relative: relative, status: st)
         if let old = parent?.record(for: relative), old.matches(st), let cache, old.pieces.allSatisfy(cache.knows) {
             e.pieces = old.pieces
+            queuedFile.pieces = old.pieces
             summary.filesUnchanged += 1
             summary.piecesReused += old.pieces.count
         } else {
             guard let result = try read(path, relative: relative, status: st) else { return false }
             let (pieces, changed) = result
-            e.pieces = pieces
-            e.size = pieces.reduce(0) { $0 + UInt64($1.count) }
+            e.size = pieces.size
+            queuedFile.pending = pieces
             if changed {
                 e.flags |= TreeEntry.changedWhileRead
                 summary.counts.changedWhileRead += 1
                 summary.changedWhileRead.append(display(relative))
             }
         }
-        note(e.pieces)
+        queuedFile.size = e.size
+        queued.append(queuedFile)
         if st.links > 1 {
+            // The group's later members take these pieces at once.
+            try resolveAll()
+            e.pieces = queuedFile.pieces
             let group = UInt32(links.count + 1)
             links[identity] = (group, e.pieces)
             e.linkGroup = group
+        } else if queuedFile.pending != nil {
+            lastWaiting = .file(queuedFile)
         }
-        try list?.append(FileRecord(path: relative, device: st.device, inode: st.inode, size: e.size, modified: st.modified,
-                                    modifiedNanoseconds: UInt32(st.modifiedNanoseconds), changed: st.changed,
-                                    changedNanoseconds: UInt32(st.changedNanoseconds), pieces: e.pieces))
         progress?(summary)
         return true
     }
@@ -280,15 +360,17 @@ public final class BackupRun {
         let started = Date()
         let (pid, output) = try Syscall.spawnShell(source.command)
         let f = FileHandleFD(borrowing: output)
-        let pieces: [PieceRef]?
-        do { pieces = try cut(f, relative: source.name) } catch {
+        let pending: PendingPieces?
+        do { pending = try cut(f, relative: source.name) } catch {
             Syscall.close(output)
             _ = try? Syscall.wait(pid) // the backup ends with the error above either way
             throw error
         }
         Syscall.close(output)
         let ended = try Syscall.wait(pid)
-        guard case .exited(0) = ended, let pieces else { throw BackupError.commandFailed(ended) }
+        guard case .exited(0) = ended, let pending else { throw BackupError.commandFailed(ended) }
+        summary.piecesReused += try pipeline.drain([pending])
+        let pieces = pending.pieces
         let (seconds, nanoseconds) = Self.time(started)
         var e = TreeEntry(name: source.name, kind: .file, mode: 0o600, user: Syscall.userID, group: Syscall.groupID,
                           modified: seconds, modifiedNanoseconds: nanoseconds, changed: seconds, changedNanoseconds: nanoseconds,
@@ -302,7 +384,7 @@ public final class BackupRun {
 
     /// Reads and cuts a file; whether it changed while it was read (its
     /// size, mtime or ctime differ after). Nil if it cannot be opened or read.
-    private func read(_ path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> ([PieceRef], Bool)? {
+    private func read(_ path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> (PendingPieces, Bool)? {
         guard let f = try? FileHandleFD(readingFrom: FilePath(bytes: path)) else {
             unreadable(relative)
             return nil
@@ -314,13 +396,13 @@ public final class BackupRun {
         return (pieces, changed)
     }
 
-    /// Reads `f` to its end and stores its pieces; nil if a read fails
-    /// (named and counted as unreadable).
-    private func cut(_ f: FileHandleFD, relative: [UInt8]) throws -> [PieceRef]? {
+    /// Reads `f` to its end and hands its pieces to the pipeline; nil if
+    /// a read fails (named and counted as unreadable).
+    private func cut(_ f: FileHandleFD, relative: [UInt8]) throws -> PendingPieces? {
         summary.filesRead += 1
         defer { summary.readingFile = 0 }
         let raw = buffer.raw
-        var pieces: [PieceRef] = []
+        let pieces = PendingPieces()
         var filled = 0, eof = false
         while true {
             while filled < raw.count && !eof {
@@ -339,10 +421,7 @@ public final class BackupRun {
             while start < filled, eof || filled - start >= Chunker.maxSize {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[start..<filled])
                 let n = Chunker.cut(rest)
-                let piece = UnsafeRawBufferPointer(rebasing: rest[..<n])
-                let (ref, new) = try packs.store(piece, id: key.id(of: piece))
-                if !new { summary.piecesReused += 1 }
-                pieces.append(ref)
+                try pipeline.submit(UnsafeRawBufferPointer(rebasing: rest[..<n]), of: pieces)
                 start += n
             }
             if eof { break }
@@ -376,4 +455,36 @@ public final class BackupRun {
     private func display(_ relative: [UInt8]) -> String {
         String(decoding: relative.map { $0 == 0 ? 0x2f : $0 }, as: UTF8.self)
     }
+}
+
+/// What an entry waits for before its directory's tree can be made.
+private enum Waiting {
+    case file(QueuedFile)
+    case tree(PendingTree)
+
+    var isKnown: Bool {
+        switch self {
+        case .file(let q): q.pending == nil
+        case .tree(let t): t.ref != nil
+        }
+    }
+}
+
+/// A directory whose tree waits for some of its entries.
+private final class PendingTree {
+    var entries: [TreeEntry]
+    let waiting: [(Int, Waiting)]
+    var ref: PieceRef?
+    init(entries: [TreeEntry], waiting: [(Int, Waiting)]) { (self.entries, self.waiting) = (entries, waiting) }
+}
+
+/// A file of the walk whose record waits to be written: its pieces are
+/// known (unchanged) or `pending` in the pipeline.
+private final class QueuedFile {
+    let relative: [UInt8]
+    let status: FileStatus
+    var size: UInt64 = 0
+    var pieces: [PieceRef] = []
+    var pending: PendingPieces?
+    init(relative: [UInt8], status: FileStatus) { (self.relative, self.status) = (relative, status) }
 }

@@ -47,8 +47,18 @@ final class PackWriter {
     /// Stores a piece unless it is known; its reference either way.
     func store(_ piece: UnsafeRawBufferPointer, id: PieceID) throws -> (ref: PieceRef, new: Bool) {
         if let ref = known(id) { return (ref, false) }
+        return try add(piece, id: id, frame: try encoder.encode(piece))
+    }
+
+    /// The same with the piece's zstd frame made beforehand (PiecePipeline,
+    /// on another thread): nil stores the piece as it is.
+    func store(_ piece: UnsafeRawBufferPointer, id: PieceID, frame: UnsafeRawBufferPointer?) throws -> (ref: PieceRef, new: Bool) {
+        if let ref = known(id) { return (ref, false) }
+        return try add(piece, id: id, frame: frame)
+    }
+
+    private func add(_ piece: UnsafeRawBufferPointer, id: PieceID, frame: UnsafeRawBufferPointer?) throws -> (ref: PieceRef, new: Bool) {
         let count = UInt32(piece.count)
-        let frame = try encoder.encode(piece)
         let stored = frame ?? piece
         let ref: PieceRef
         if dryRun {

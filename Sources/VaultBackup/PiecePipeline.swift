@@ -1,0 +1,174 @@
+import Foundation
+import VaultCodecs
+
+/// The pieces of the files a backup reads, named, compressed and stored
+/// on other threads while the walk reads the next files (issue 45: the
+/// first backup kept one core busy; the walk, the reads and the cutting
+/// stay on the backup's own thread, the keyed id and zstd, most of the
+/// work, go to `threads` workers). Pieces are stored in the order they
+/// were handed in, so packs, offsets and what counts as known are what
+/// one thread would have made. A piece's reference is known once `drain`
+/// returns; until then a file's pieces are its `PendingPieces`.
+final class PiecePipeline: @unchecked Sendable {
+    // @unchecked Sendable: the fields below are used under `condition`;
+    // `packs` under `packLock`; each worker's encoder is its own.
+    private struct Job {
+        let bytes: [UInt8]
+        var id: PieceID?
+        var frame: [UInt8]?
+        var done = false
+    }
+    private let condition = NSCondition()
+    private var jobs: [Int: Job] = [:]
+    /// Sequence numbers: the next to hand in, to work on, to store.
+    private var nextSubmit = 0, nextWork = 0, nextStore = 0
+    private var storing = false
+    private var inFlight = 0
+    /// Who waits, so that a change wakes only those it concerns: a wake-up
+    /// per piece for every thread cost the walk more than its reads.
+    private var idleWorkers = 0, callerWaits = false
+    private var failure: (any Error)?
+    private var closed = false
+    /// References of stored pieces not yet taken by `drain` (sequence → reference).
+    private var stored: [Int: PieceRef] = [:]
+    /// Pieces that were stored already (by this host, or earlier in this run).
+    private var reused = 0
+
+    private let key: PieceKey
+    private let packs: PackWriter
+    private let packLock = NSLock()
+    /// Bytes handed in and not yet stored, at most (more waits): memory
+    /// stays flat however far the walk could run ahead.
+    static let maxInFlight = 32 << 20
+
+    init(key: PieceKey, packs: PackWriter, threads: Int) throws {
+        (self.key, self.packs) = (key, packs)
+        for _ in 0..<max(1, threads) {
+            let encoder = OwnEncoder(value: try ZstdPieceEncoder())
+            Thread { [self] in work(encoder.value) }.start()
+        }
+    }
+
+    deinit { close() }
+
+    /// The workers end once what was handed in is done.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()   // every worker, to end
+        condition.unlock()
+    }
+
+    /// Hands in a piece of `file` (copied): its reference comes with `drain`.
+    func submit(_ piece: UnsafeRawBufferPointer, of file: PendingPieces) throws {
+        let bytes = Array(piece)
+        condition.lock()
+        defer { condition.unlock() }
+        while inFlight > 0, inFlight + bytes.count > Self.maxInFlight, failure == nil { callerWait() }
+        if let failure { throw failure }
+        jobs[nextSubmit] = Job(bytes: bytes)
+        file.sequences.append(nextSubmit)
+        file.size += UInt64(bytes.count)
+        nextSubmit += 1
+        inFlight += bytes.count
+        // Only workers wait while the caller runs: one of them is enough.
+        if idleWorkers > 0 { condition.signal() }
+    }
+
+    /// Waits until every piece handed in is stored, then gives `files`
+    /// their references; returns how many pieces were stored already.
+    /// The first failure of any piece is thrown here (or by `submit`).
+    func drain(_ files: [PendingPieces]) throws -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while nextStore < nextSubmit, failure == nil { callerWait() }
+        if let failure { throw failure }
+        for f in files {
+            f.pieces = f.sequences.map { stored.removeValue(forKey: $0)! }
+            f.sequences = []
+        }
+        defer { reused = 0 }
+        return reused
+    }
+
+    /// The caller's wait (in `submit` or `drain`), under `condition`.
+    private func callerWait() {
+        callerWaits = true
+        condition.wait()
+        callerWaits = false
+    }
+
+    private func work(_ encoder: ZstdPieceEncoder) {
+        condition.lock()
+        while true {
+            while nextWork == nextSubmit, !closed {
+                idleWorkers += 1
+                condition.wait()
+                idleWorkers -= 1
+            }
+            if nextWork == nextSubmit { break }
+            let sequence = nextWork
+            nextWork += 1
+            let bytes = jobs[sequence]!.bytes
+            condition.unlock()
+            let result = Result { () throws -> (PieceID, [UInt8]?) in
+                let id = try bytes.withUnsafeBytes { try key.id(of: $0) }
+                // A piece stored already is not compressed for nothing
+                // (an edited file's other pieces).
+                if packLock.withLock({ packs.known(id) }) != nil { return (id, nil) }
+                return (id, try bytes.withUnsafeBytes { try encoder.encode($0).map(Array.init) })
+            }
+            condition.lock()
+            switch result {
+            case .success(let (id, frame)): (jobs[sequence]!.id, jobs[sequence]!.frame, jobs[sequence]!.done) = (id, frame, true)
+            case .failure(let error): failure = failure ?? error
+            }
+            storeInOrder()
+        }
+        condition.unlock()
+    }
+
+    /// Stores the pieces that are ready, in order; one thread at a time
+    /// (the others go on computing). Called and returns with `condition` held.
+    private func storeInOrder() {
+        guard !storing else { return }
+        storing = true
+        while failure == nil, let job = jobs[nextStore], job.done, let id = job.id {
+            jobs[nextStore] = nil
+            condition.unlock()
+            let result = Result {
+                try job.bytes.withUnsafeBytes { piece in
+                    try packLock.withLock {
+                        if let frame = job.frame { return try frame.withUnsafeBytes { try packs.store(piece, id: id, frame: $0) } }
+                        return try packs.store(piece, id: id, frame: nil)
+                    }
+                }
+            }
+            condition.lock()
+            switch result {
+            case .success(let (ref, new)):
+                stored[nextStore] = ref
+                if !new { reused += 1 }
+            case .failure(let error): failure = failure ?? error
+            }
+            nextStore += 1
+            inFlight -= job.bytes.count
+            if callerWaits { condition.broadcast() }
+        }
+        if failure != nil { condition.broadcast() }
+        storing = false
+    }
+}
+
+/// A worker's encoder, handed to its thread and used by it alone.
+private struct OwnEncoder: @unchecked Sendable { let value: ZstdPieceEncoder }
+
+/// One file's pieces handed to a PiecePipeline: their sequence numbers
+/// until `drain`, then their references. Used by the backup's own thread only.
+final class PendingPieces {
+    fileprivate(set) var sequences: [Int] = []
+    /// The file's length: its pieces' lengths, known as they are handed in.
+    fileprivate(set) var size: UInt64 = 0
+    /// Set by `drain`.
+    fileprivate(set) var pieces: [PieceRef] = []
+}
