@@ -291,7 +291,8 @@ public final class BackupRun {
         for tree in pendingTrees {
             Self.fill(&tree.entries, tree.waiting)
             tree.ref = try storeTree(tree.entries)
-            tree.entries = []
+            // Its parent keeps it until its own tree is made: only the reference.
+            (tree.entries, tree.waiting) = ([], [])
         }
         pendingTrees = []
     }
@@ -473,7 +474,7 @@ private enum Waiting {
 /// A directory whose tree waits for some of its entries.
 private final class PendingTree {
     var entries: [TreeEntry]
-    let waiting: [(Int, Waiting)]
+    var waiting: [(Int, Waiting)]
     var ref: PieceRef?
     init(entries: [TreeEntry], waiting: [(Int, Waiting)]) { (self.entries, self.waiting) = (entries, waiting) }
 }

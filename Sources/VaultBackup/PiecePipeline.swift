@@ -12,15 +12,29 @@ import VaultCodecs
 final class PiecePipeline: @unchecked Sendable {
     // @unchecked Sendable: the fields below are used under `condition`;
     // `packs` under `packLock`; each worker's encoder is its own.
+    /// Pieces handed over together: a hand-over (a lock, a wake-up) per
+    /// small file's piece cost more than naming and compressing it.
     private struct Job {
-        let bytes: [UInt8]
-        var id: PieceID?
-        var frame: [UInt8]?
+        /// The pieces back to back, `ends` where each ends.
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+        /// The sequence number of the first piece.
+        var first = 0
+        /// Per piece, once done: its id and its zstd frame (nil: as it is).
+        var results: [(PieceID, [UInt8]?)] = []
         var done = false
+
+        func piece(_ k: Int) -> Range<Int> { (k == 0 ? 0 : ends[k - 1])..<ends[k] }
     }
+    /// The job the caller is filling (the caller's alone), and the
+    /// sequence number its next piece gets.
+    private var filling = Job()
+    private var nextPiece = 0
+    /// A job is handed over at this many bytes or pieces.
+    static let jobBytes = 256 << 10, jobPieces = 256
     private let condition = NSCondition()
     private var jobs: [Int: Job] = [:]
-    /// Sequence numbers: the next to hand in, to work on, to store.
+    /// Job numbers: the next to hand in, to work on, to store.
     private var nextSubmit = 0, nextWork = 0, nextStore = 0
     private var storing = false
     private var inFlight = 0
@@ -29,7 +43,7 @@ final class PiecePipeline: @unchecked Sendable {
     private var idleWorkers = 0, callerWaits = false
     private var failure: (any Error)?
     private var closed = false
-    /// References of stored pieces not yet taken by `drain` (sequence → reference).
+    /// References of stored pieces not yet taken by `drain` (piece sequence → reference).
     private var stored: [Int: PieceRef] = [:]
     /// Pieces that were stored already (by this host, or earlier in this run).
     private var reused = 0
@@ -61,16 +75,27 @@ final class PiecePipeline: @unchecked Sendable {
 
     /// Hands in a piece of `file` (copied): its reference comes with `drain`.
     func submit(_ piece: UnsafeRawBufferPointer, of file: PendingPieces) throws {
-        let bytes = Array(piece)
+        if filling.ends.isEmpty { filling.first = nextPiece }
+        filling.bytes.append(contentsOf: piece)
+        filling.ends.append(filling.bytes.count)
+        file.sequences.append(nextPiece)
+        file.size += UInt64(piece.count)
+        nextPiece += 1
+        if filling.bytes.count >= Self.jobBytes || filling.ends.count >= Self.jobPieces { try handOver() }
+    }
+
+    /// The job being filled goes to the workers.
+    private func handOver() throws {
+        guard !filling.ends.isEmpty else { return }
+        let job = filling
+        filling = Job()
         condition.lock()
         defer { condition.unlock() }
-        while inFlight > 0, inFlight + bytes.count > Self.maxInFlight, failure == nil { callerWait() }
+        while inFlight > 0, inFlight + job.bytes.count > Self.maxInFlight, failure == nil { callerWait() }
         if let failure { throw failure }
-        jobs[nextSubmit] = Job(bytes: bytes)
-        file.sequences.append(nextSubmit)
-        file.size += UInt64(bytes.count)
+        jobs[nextSubmit] = job
         nextSubmit += 1
-        inFlight += bytes.count
+        inFlight += job.bytes.count
         // Only workers wait while the caller runs: one of them is enough.
         if idleWorkers > 0 { condition.signal() }
     }
@@ -79,6 +104,7 @@ final class PiecePipeline: @unchecked Sendable {
     /// their references; returns how many pieces were stored already.
     /// The first failure of any piece is thrown here (or by `submit`).
     func drain(_ files: [PendingPieces]) throws -> Int {
+        try handOver()
         condition.lock()
         defer { condition.unlock() }
         while nextStore < nextSubmit, failure == nil { callerWait() }
@@ -107,20 +133,25 @@ final class PiecePipeline: @unchecked Sendable {
                 idleWorkers -= 1
             }
             if nextWork == nextSubmit { break }
-            let sequence = nextWork
+            let number = nextWork
             nextWork += 1
-            let bytes = jobs[sequence]!.bytes
+            let job = jobs[number]!
             condition.unlock()
-            let result = Result { () throws -> (PieceID, [UInt8]?) in
-                let id = try bytes.withUnsafeBytes { try key.id(of: $0) }
-                // A piece stored already is not compressed for nothing
-                // (an edited file's other pieces).
-                if packLock.withLock({ packs.known(id) }) != nil { return (id, nil) }
-                return (id, try bytes.withUnsafeBytes { try encoder.encode($0).map(Array.init) })
+            let result = Result {
+                try job.bytes.withUnsafeBytes { all in
+                    try job.ends.indices.map { k -> (PieceID, [UInt8]?) in
+                        let piece = UnsafeRawBufferPointer(rebasing: all[job.piece(k)])
+                        let id = try key.id(of: piece)
+                        // A piece stored already is not compressed for
+                        // nothing (an edited file's other pieces).
+                        if packLock.withLock({ packs.known(id) }) != nil { return (id, nil) }
+                        return (id, try encoder.encode(piece).map(Array.init))
+                    }
+                }
             }
             condition.lock()
             switch result {
-            case .success(let (id, frame)): (jobs[sequence]!.id, jobs[sequence]!.frame, jobs[sequence]!.done) = (id, frame, true)
+            case .success(let results): (jobs[number]!.results, jobs[number]!.done) = (results, true)
             case .failure(let error): failure = failure ?? error
             }
             storeInOrder()
@@ -133,22 +164,27 @@ final class PiecePipeline: @unchecked Sendable {
     private func storeInOrder() {
         guard !storing else { return }
         storing = true
-        while failure == nil, let job = jobs[nextStore], job.done, let id = job.id {
+        while failure == nil, let job = jobs[nextStore], job.done {
             jobs[nextStore] = nil
             condition.unlock()
             let result = Result {
-                try job.bytes.withUnsafeBytes { piece in
+                try job.bytes.withUnsafeBytes { all in
                     try packLock.withLock {
-                        if let frame = job.frame { return try frame.withUnsafeBytes { try packs.store(piece, id: id, frame: $0) } }
-                        return try packs.store(piece, id: id, frame: nil)
+                        try job.results.enumerated().map { k, r -> (PieceRef, Bool) in
+                            let piece = UnsafeRawBufferPointer(rebasing: all[job.piece(k)])
+                            guard let frame = r.1 else { return try packs.store(piece, id: r.0, frame: nil) }
+                            return try frame.withUnsafeBytes { try packs.store(piece, id: r.0, frame: $0) }
+                        }
                     }
                 }
             }
             condition.lock()
             switch result {
-            case .success(let (ref, new)):
-                stored[nextStore] = ref
-                if !new { reused += 1 }
+            case .success(let refs):
+                for (k, (ref, new)) in refs.enumerated() {
+                    stored[job.first + k] = ref
+                    if !new { reused += 1 }
+                }
             case .failure(let error): failure = failure ?? error
             }
             nextStore += 1
