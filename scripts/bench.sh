@@ -68,6 +68,7 @@ scripts/bench-vault.sh "$work"
 rm -f "$work"/in* "$work"/item* "$work"/out
 echo
 scripts/bench-zstd.sh "$work/zstd"
+scripts/bench-first.sh "$work"
 echo
 scripts/bench-xz.sh "$work/xz"
 scripts/bench-move.sh "$work"
