@@ -318,7 +318,7 @@ public final class BackupRun {
             return true
         }
         let queuedFile = QueuedFile(relative: relative, status: st)
-        if let old = parent?.record(for: relative), old.matches(st), let cache, old.pieces.allSatisfy(cache.knows) {
+        if let old = parent?.record(for: relative), old.matches(st), let cache, pipeline.withPacks({ old.pieces.allSatisfy(cache.knows) }) {
             e.pieces = old.pieces
             queuedFile.pieces = old.pieces
             summary.filesUnchanged += 1
@@ -442,7 +442,7 @@ public final class BackupRun {
         guard bytes.count <= Tree.maxLength else {
             throw BackupError.treeTooLarge(entries: entries.count)
         }
-        let (ref, new) = try bytes.withUnsafeBytes { try treePacks.store($0, id: key.id(of: $0)) }
+        let (ref, new) = try bytes.withUnsafeBytes { b in try pipeline.withPacks { try treePacks.store(b, id: key.id(of: b)) } }
         if !new { summary.piecesReused += 1 }
         usedPacks.insert(ref.pack)
         return ref

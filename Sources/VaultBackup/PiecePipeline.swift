@@ -65,6 +65,17 @@ final class PiecePipeline: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Runs `body` while no worker touches the packs: the backup's own
+    /// thread stores trees and reads the cache through this. Both pack
+    /// writers land packs into the one cache and hand them to the one
+    /// `landed` (a `--to` upload, the sent log), which are not for two
+    /// threads at once.
+    func withPacks<T>(_ body: () throws -> T) rethrows -> T {
+        packLock.lock()
+        defer { packLock.unlock() }
+        return try body()
+    }
+
     /// The workers end once what was handed in is done.
     func close() {
         condition.lock()
