@@ -251,6 +251,30 @@ import Glibc
         #expect(check.status == 0 && !check.stderr.contains("orphan"), "\(check.stderr)")
     }
 
+    /// A backup that meets a full disk while its worker threads store the
+    /// pieces (PiecePipeline): one clear error, no snapshot, nothing left
+    /// in the vault; a backup that fits works right after.
+    @Test func aBackupOntoAFullDiskFailsWholeAndLeavesNothing() throws {
+        let v = try VaultFixture(create: false)
+        guard let small = try SmallDisk(v) else { return }
+        #expect(try small.run(VaultFixture.cheapInit).status == 0)
+        // Lock files are made by the first command that takes one, and stay.
+        func files() throws -> Set<String> { Set(try FileManager.default.subpathsOfDirectory(atPath: small.vault).filter { !$0.hasSuffix(".lock") }) }
+        let before = try files()
+        try FileManager.default.createDirectory(atPath: v.path + "/big", withIntermediateDirectories: false)
+        for k in 0..<8 { _ = try v.write("big/f\(k)", randomBytes(1 << 20)) }
+        let failed = try small.run(["backup", v.path + "/big"], password: false)
+        #expect(failed.status != 0 && failed.stderr.contains("no space left on device"), "\(failed.status): \(failed.stderr)")
+        let after = try files()
+        #expect(after == before, "a failed backup left files: \(after.subtracting(before))")
+        try FileManager.default.createDirectory(atPath: v.path + "/fits", withIntermediateDirectories: false)
+        _ = try v.write("fits/notes.txt", Array("notes".utf8))
+        let backup = try small.run(["backup", v.path + "/fits"], password: false)
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let list = try small.run(["snapshots", "list", "--json"])
+        #expect(list.status == 0 && list.stdoutText.contains("fits"), "\(list.stderr)")
+    }
+
     // MARK: 6. Names that are not UTF-8
 
     /// A folder holding `caf\xe9.txt` goes through add, open (edited there)
