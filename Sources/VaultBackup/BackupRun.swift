@@ -52,11 +52,13 @@ public struct BackupSummary: Sendable {
 /// One backup (docs/FORMAT.md, "Backups"): walks the paths depth first,
 /// each directory in name order; a regular file that the parent's file list
 /// shows unchanged keeps its references unread, any other is read and cut
-/// into pieces (Chunker), each stored unless known (PackWriter). Each
-/// directory becomes a tree piece once its entries are done, so memory
-/// holds only the trees on the way down. The snapshot is dropped last,
-/// after every pack it needs has landed, and only then is the file list
-/// for the next run put in place.
+/// into pieces (Chunker), each stored unless known (PackWriter, through
+/// PiecePipeline's threads). Each directory becomes a tree piece once its
+/// entries' pieces are stored (the walk collects them at the end of a
+/// directory once `resolveEvery` files wait), so memory holds the trees on
+/// the way down and those of a few thousand files. The snapshot is dropped
+/// last, after every pack it needs has landed, and only then is the file
+/// list for the next run put in place.
 public final class BackupRun {
     private let vault: Vault
     private let cache: BackupCache?
