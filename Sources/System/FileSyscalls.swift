@@ -228,6 +228,12 @@ public enum Syscall {
         _ = try retrying(.syncfs, path: path.filePath.description) { csystem_syncfs(fd) }
     }
 
+    /// A written file waiting for a later group sync is handed to the disk
+    /// at once from this size on; smaller ones wait for the group's one
+    /// syncfs, which writes many at once (restores: SnapshotRestore,
+    /// OutputGroups).
+    public static let writebackFrom: UInt64 = 256 << 10
+
     /// sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback of a range
     /// without waiting. Only a hint: failures are ignored (fsync follows).
     public static func startWriteback(_ fd: Int32, from offset: UInt64, count: UInt64) {

@@ -95,9 +95,6 @@ public final class SnapshotRestore {
     /// 50,000 small files spent two thirds of their restore in syncfs
     /// (issue 45: 5.3 s, and 3.5 s with 1024 and the writer threads).
     public static let groupSize = 1024
-    /// Files of at least this size start their writeback once written.
-    /// Smaller ones wait for the syncfs, which writes many at once.
-    static let writebackFrom: UInt64 = 256 << 10
     /// This restore's group size: `groupSize`, or half what the open-file limit leaves.
     private var groupLimit = SnapshotRestore.groupSize
     /// Where new files' content is written (on other threads); each group
@@ -403,7 +400,7 @@ public final class SnapshotRestore {
             // Its group's syncfs comes when 1024 files are written: start
             // the disk on this one now, so that the writing goes on while
             // the disk works, and the syncfs has little left to wait for.
-            if e.size >= Self.writebackFrom { Syscall.startWriteback(pending.fd, from: 0, count: 0) }
+            if e.size >= Syscall.writebackFrom { Syscall.startWriteback(pending.fd, from: 0, count: 0) }
             try Self.attributes(e, fd: pending.fd, root: root, refused: &pending.refused)
         }, failed: { pending.failure = $0 })
         return pending

@@ -106,10 +106,9 @@ public final class FileHandleFD: ByteSink, ByteSource {
 
     /// A file written whole that waits for a later sync (a group's
     /// syncfs): what it has not handed to the disk yet goes now, when that
-    /// is at least `atLeast` bytes (smaller files wait for the one syncfs,
-    /// which writes many at once).
-    package func startWritebackOfRest(atLeast: UInt64 = 256 << 10) {
-        guard written - writebackStart >= atLeast else { return }
+    /// is at least `Syscall.writebackFrom` bytes.
+    package func startWritebackOfRest() {
+        guard written - writebackStart >= Syscall.writebackFrom else { return }
         Syscall.startWriteback(fd, from: writebackStart, count: 0)
         writebackStart = written
     }
