@@ -132,7 +132,7 @@ enum RemoteSync {
         case .keptApartElsewhere:
             return "conflict: '\(kept)' was kept apart by a merge on another machine (both changed the same item)"
         case .idClaimedTwice(let side):
-            return "conflict: '\(kept)' has an item id that the other side holds for another item (one was forged by a dropper): kept \(side == .ours ? "this vault's" : "the remote's"); see 'vault check'"
+            return "conflict: '\(kept)' has an item id that the other side holds or let go for another item (one was forged by a dropper): kept \(side == .ours ? "this vault's" : "the remote's"); see 'vault check'"
         }
     }
 

@@ -47,6 +47,20 @@ struct PartiesModelTests {
             try world.checkInvariants()
         }
     }
+
+    /// A schedule that lost a file (`n1` on machine 1) up to manifest
+    /// version 5: its drop-in, sent to the remote's inbox, was replaced
+    /// there by a junk pack under the same id; machine 2 took the junk in
+    /// and pruned it, and its tombstone (an id alone) removed the real
+    /// file at machine 1's merge. Version 6's tombstones name the item.
+    @Test func aForgeryLetGoElsewhereTakesNoRealItemWithIt() throws {
+        let world = try World(seed: 15_873_075_025_391_768_205)
+        try world.run(steps: 18)
+        #expect(world.log.contains { $0.hasPrefix("junk pack") } && world.log.contains("2 prune --grace 0, push"),
+                "the schedule still does what it did: \(world.log)")
+        try world.finalSync()
+        try world.checkInvariants()
+    }
 }
 
 /// One schedule's parties and the model of what they did.

@@ -56,8 +56,18 @@ struct VaultVectorTests {
         m.generation = 4
         for _ in 0..<3 { try m.history.advance(replica: seq(0xa0, 16), tag: seq(0xb0, 8)) }
         try m.history.advance(replica: seq(0xc0, 16), tag: seq(0xd0, 8))
-        m.tombstones.insert(seq(0xe0, 16), at: 1_767_398_400)
+        m.tombstones.insert(seq(0xe0, 16), at: 1_767_398_400, digest: [UInt8](repeating: 0, count: 16))
         m.pruneMarks[seq(0xf0, 16)] = PruneMarks.Mark(since: 1_767_484_800, needed: 4096)
+        return m
+    }
+
+    /// The version 6 vector (FORMAT.md): the version 5 manifest, generation
+    /// 5, its tombstone with the digest `hello.txt`'s entry would leave.
+    static func digestManifest() throws -> Manifest {
+        var m = try historyManifest()
+        m.generation = 5
+        m.tombstones = Tombstones()
+        m.tombstones.insert(seq(0xe0, 16), at: 1_767_398_400, digest: try entry().tombstoneDigest)
         return m
     }
 
@@ -96,6 +106,16 @@ struct VaultVectorTests {
             "6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61ae173535b9dfb2077f88e2d8d" +
             "5287319c8abd9f09d616c507093217f64c777364022f72aafb40b3fbd3f9471cbf4f088d1cf751265b8c113cf576d268" +
             "6b72ec99e3b1eb490c02",
+        "manifest v6": "5641554c544d414e060000000000000000000005909192939495969798999a9bc38c27290a79623b9d72b51d80915c1f" +
+            "ebcc36fb21c597011939de67fdbe7c0d06eda4cfe22300560cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317" +
+            "ef63dbf614b16cd2f8bdde5f60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d" +
+            "6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6bc0e90043cfee9c176045e3e" +
+            "3669156860fd2d5b785a33732472cfc8600b6fabbe6e470dc77339b857fa25744544040b7358341239a053f7f1e38d13" +
+            "ded82616f487256281d783641365ea0fe8b6e5e3bfbb9f577b7ea68e72d16a2a13dc01c7b46c19aecf06e64afe33f392" +
+            "6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61ae173535b9dfb2077f88e2d8d" +
+            "5287319c8abd3de57d519139cf37448aceafa6ab1a638e5705be430a210adab0e438f074e60caddbb57392191ed02b95" +
+            "ff986edf54f61d4e793b609bfe13850420b3737187b2703e839c",
+        "tombstone digest": "a2ecab46a4cf34f6a789742f2d36e2b7",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
             "388781657b7350445e7b9ac2ff8fd3220ca3825e98a2f3003f3ca263fe3928d23ffd5313ee7b8d89d88a2bc65d29a5ec" +
@@ -129,7 +149,10 @@ struct VaultVectorTests {
         got["manifest v4"] = Hex.encode(try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
                                                                          nonce: Self.manifestNonce, formatVersion: 4))
         got["manifest v5"] = Hex.encode(try Self.historyManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
-                                                                         nonce: Self.manifestNonce))
+                                                                         nonce: Self.manifestNonce, formatVersion: 5))
+        got["manifest v6"] = Hex.encode(try Self.digestManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
+                                                                        nonce: Self.manifestNonce))
+        got["tombstone digest"] = Hex.encode(try Self.entry().tombstoneDigest)
         // The envelope, with the ephemeral key fixed (only a test may do that).
         var payload = [UInt8]()
         try Self.entry().encode(into: &payload)
@@ -169,6 +192,15 @@ struct VaultVectorTests {
         #expect(v5.tombstones.removedAt(Self.seq(0xe0, 16)) == 1_767_398_400)
         #expect(v5.pruneMarks[Self.seq(0xf0, 16)] == PruneMarks.Mark(since: 1_767_484_800, needed: 4096))
         #expect(v5.versions(named: "hello.txt").map(\.droppedBy) == [Dropper(uid: 1001, name: "ncshare"), nil])
+        // A version 5 tombstone names an id alone: it removes any item under it.
+        var other = try Self.entry()
+        other.itemID = Self.seq(0xe0, 16)
+        #expect(v5.tombstones.removes(other))
+        let v6 = try Manifest.open(Hex.decode(got["manifest v6"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        #expect(v6.generation == 5 && v6.history == wanted.history && v6.entries.count == 2)
+        #expect(v6.tombstones == (try Self.digestManifest()).tombstones && v6.tombstones.removes(other))
+        other.fileKey = try FileKey(secret: Self.secret(Self.seq(0x81, 32)))
+        #expect(!v6.tombstones.removes(other) && v5.tombstones.removes(other))
         // A dropper cannot be written in the older formats.
         #expect(throws: VaultError.misuse(.manifestVersion(3))) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
                 let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),
@@ -226,12 +258,14 @@ struct VaultVectorTests {
         let opened = try Manifest.open(empty, key: key, vaultID: Self.vaultID)
         #expect(empty.count == 44 && opened.entries.isEmpty && opened.generation == 0)
         #expect(throws: VaultError.corruptedOrTampered) { try Manifest.open(Array(empty.dropLast()), key: key, vaultID: Self.vaultID) }
-        // What the writer makes of the two accepted version-5 files: the same bytes.
+        // What the writer makes of the two accepted version-5 files, asked
+        // for version 5 (it writes 6 otherwise): the same bytes.
         for (name, e) in [("manifest, version 4294967295", try entry(.file, "hello.txt", version: .max)),
                           ("manifest, a file named pack- and upper-case hex", try entry(.file, upper))] {
             var m = try Manifest(entries: [e])
             m.generation = 5
-            #expect(Hex.encode(try m.sealed(key: key, vaultID: Self.vaultID, nonce: Self.manifestNonce)) == published[name], "\(name)")
+            #expect(Hex.encode(try m.sealed(key: key, vaultID: Self.vaultID, nonce: Self.manifestNonce, formatVersion: 5)) == published[name],
+                    "\(name)")
         }
         // 2^32 − 1 is a valid number, and the last: the addition after 2^32 − 2 gets it; none comes after it.
         let top = try Manifest.open(try #require(Hex.decode(published["manifest, version 4294967295"] ?? "")), key: key,

@@ -36,24 +36,28 @@ struct ManifestMergeTests {
     /// `name`): sections `base`, `ours`, `theirs`, `merged`, each with its
     /// generation, then rows `id name version added` (the name may hold
     /// spaces) and `removed id...` (the section's tombstones).
-    static func vector(_ name: String = "merge-vector") throws -> [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>)] {
+    static func vector(_ name: String = "merge-vector") throws -> [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>, other: Set<[UInt8]>)] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
         guard let start = text.range(of: "<!-- \(name) -->"), let end = text.range(of: "<!-- end \(name) -->") else {
             throw VectorError("no \(name) in FORMAT.md")
         }
-        var out: [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>)] = [:]
+        var out: [String: (generation: UInt64, rows: [Row], removed: Set<[UInt8]>, other: Set<[UInt8]>)] = [:]
         var current = ""
         for line in text[start.upperBound..<end.lowerBound].split(separator: "\n") {
             let words = line.split(separator: " ")
             if line.hasPrefix("    ") && !line.hasPrefix("     ") {
                 guard words.count == 2, let g = UInt64(words[1]) else { throw VectorError("bad section line: \(line)") }
                 current = String(words[0])
-                out[current] = (g, [], [])
+                out[current] = (g, [], [], [])
             } else if words.first == "removed" {
                 for w in words.dropFirst() {
-                    guard let byte = UInt8(w, radix: 16) else { throw VectorError("bad id: \(line)") }
+                    // "04*": a tombstone of another item under that id (its
+                    // digest is of file key 04…04 with every byte XOR ff).
+                    let other = w.hasSuffix("*")
+                    guard let byte = UInt8(other ? w.dropLast() : w, radix: 16) else { throw VectorError("bad id: \(line)") }
                     out[current]!.removed.insert(Array(repeating: byte, count: 16))
+                    if other { out[current]!.other.insert(Array(repeating: byte, count: 16)) }
                 }
             } else if words.count >= 4, let byte = UInt8(words[0], radix: 16), let v = UInt32(words[words.count - 2]),
                       let added = Int64(words[words.count - 1]) {
@@ -71,25 +75,31 @@ struct ManifestMergeTests {
         init(_ d: String) { description = d }
     }
 
-    static func manifest(_ rows: [Row], generation: UInt64, removed: Set<[UInt8]> = []) throws -> Manifest {
+    /// `removed`: tombstones of the items the vector's notation gives
+    /// those ids; those in `other` too name another item (file key XOR ff).
+    static func manifest(_ rows: [Row], generation: UInt64, removed: Set<[UInt8]> = [], other: Set<[UInt8]> = []) throws -> Manifest {
         var m = try Manifest(entries: rows.map { try entry($0.id, $0.name, $0.version, $0.added) })
         m.generation = generation
-        for id in removed { m.tombstones.insert(id, at: 1) }
+        for id in removed { m.tombstones.insert(try entry(id, "x", 1, 1, keyByte: other.contains(id) ? 0xff : 0), at: 1) }
         return m
     }
 
-    @Test(arguments: ["merge-vector", "merge-vector-tombstones"]) func thePublishedVectors(_ name: String) throws {
+    @Test(arguments: ["merge-vector", "merge-vector-tombstones", "merge-vector-claimed"]) func thePublishedVectors(_ name: String) throws {
         let v = try Self.vector(name)
-        let m = try v.mapValues { try Self.manifest($0.rows, generation: $0.generation, removed: $0.removed) }
+        let m = try v.mapValues { try Self.manifest($0.rows, generation: $0.generation, removed: $0.removed, other: $0.other) }
         let (base, ours, theirs) = (m["base"]!, m["ours"]!, m["theirs"]!)
-        for (o, t) in [(ours, theirs), (theirs, ours)] {
+        for (o, t, straight) in [(ours, theirs, true), (theirs, ours, false)] {
             let r = try ManifestMerge.merge(base: base.entries, baseTombstones: base.tombstones, ours: o, theirs: t)
             #expect(Self.rows(r.manifest) == v["merged"]!.rows, "records, in their order")
             #expect(r.manifest.generation == v["merged"]!.generation)
             #expect(Set(r.manifest.tombstones.ids) == v["merged"]!.removed, "tombstones")
             // notes.txt and scan.pdf: versions added on both sides, kept as
             // versions and listed (issue 43, item 2).
-            #expect(r.conflicts.map(\.kept) == (name == "merge-vector" ? ["draft-ours.md (conflict)", "notes.txt", "plan.txt (conflict)", "scan.pdf"] : []))
+            let listed: [String: [String]] = ["merge-vector": ["draft-ours.md (conflict)", "notes.txt", "plan.txt (conflict)", "scan.pdf"],
+                                              "merge-vector-claimed": ["n1.txt"]]
+            #expect(r.conflicts.map(\.kept) == listed[name, default: []])
+            // n1.txt: the side that holds it keeps it, and says so.
+            if name == "merge-vector-claimed" { #expect(r.conflicts.map(\.kind) == [.idClaimedTwice(kept: straight ? .ours : .theirs)]) }
         }
     }
 
@@ -142,6 +152,40 @@ struct ManifestMergeTests {
         let withBase = try ManifestMerge.merge(base: theirs.entries, ours: ours, theirs: theirs)
         #expect(withBase.manifest.entries[0].fileKey.same(as: theirs.entries[0].fileKey))
         #expect(withBase.conflicts.map(\.kind) == [.idClaimedTwice(kept: .theirs)])
+    }
+
+    /// What the other side let go under an id was another item than the
+    /// one held here (its tombstone's digest, or its base entry, says so):
+    /// the one held stays. The same id let go as the same item goes; a
+    /// version 5 tombstone (no digest) still removes by id alone.
+    @Test func lettingGoOfAForgeryKeepsTheRealItem() throws {
+        let x = Self.id(9)
+        let real = try Self.entry(x, "n1.txt", 1, 10), forged = try Self.entry(x, "pack-x", 1, 20, keyByte: 0x5a)
+        let ours = try Manifest(entries: [real])
+        var theirs = try Manifest(entries: [])
+        theirs.tombstones.insert(forged, at: 30)
+        let r = try ManifestMerge.merge(base: [], ours: ours, theirs: theirs)
+        #expect(r.manifest.entries.map(\.name) == ["n1.txt"] && r.manifest.tombstones.count == 0)
+        #expect(r.conflicts.map(\.kind) == [.idClaimedTwice(kept: .ours)])
+        // The same item let go there: it goes here too.
+        var same = try Manifest(entries: [])
+        same.tombstones.insert(real, at: 30)
+        #expect(try ManifestMerge.merge(base: [], ours: ours, theirs: same).manifest.entries.isEmpty)
+        // A digest not known: the id alone counts, as in version 5.
+        var unknown = try Manifest(entries: [])
+        unknown.tombstones.insert(x, at: 30, digest: [UInt8](repeating: 0, count: 16))
+        #expect(try ManifestMerge.merge(base: [], ours: ours, theirs: unknown).manifest.entries.isEmpty)
+        // A base that held the forgery, which theirs dropped: ours is not what they dropped.
+        let fromBase = try ManifestMerge.merge(base: [forged], ours: ours, theirs: try Manifest(entries: []))
+        #expect(fromBase.manifest.entries.map(\.name) == ["n1.txt"])
+        #expect(try ManifestMerge.merge(base: [real], ours: ours, theirs: try Manifest(entries: [])).manifest.entries.isEmpty)
+        // Two sides that let go of two items under one id keep no digest: the id alone then counts.
+        var a = Tombstones(), b = Tombstones()
+        a.insert(real, at: 5)
+        b.insert(forged, at: 3)
+        let both = a.union(b) { _ in false }
+        #expect(both.removedAt(x) == 3 && both.removes(real) && both.removes(forged))
+        #expect(a.union(Tombstones()) { _ in false } == a && !a.removes(forged))
     }
 
     @Test func aConflictNameStaysWithinTheLimit() {

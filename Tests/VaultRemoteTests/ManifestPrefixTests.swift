@@ -39,7 +39,7 @@ import VaultCore
                 try ManifestPrefix.generation(of: Array((Self.start + [2, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])[..<n]))
             }
         }
-        for v: UInt8 in [0, 6, 255] {
+        for v: UInt8 in [0, 7, 255] {
             #expect(throws: RemoteError.malformedRemote(.manifestVersion(v))) {
                 try ManifestPrefix.generation(of: Self.start + [v, 0, 0, 0] + [UInt8](repeating: 0, count: 8))
             }

@@ -11,7 +11,9 @@ entry is copied by id and plays no part in the rule.
           "theirs": [...], "ours_generation": n, "theirs_generation": n,
           "needs": {snapshot id hex: [pack id hex, ...]},    (optional: step 0)
           "base_removed": [id hex, ...], "ours_removed": [...],
-          "theirs_removed": [...]}]                         (optional: tombstones)
+          "theirs_removed": [...],                          (optional: tombstones)
+          "ours_removed_other": [...], ...}]    (optional: those of them whose
+                                               digest names another item)
       and prints one JSON list of {"entries": [...], "generation": n,
       "removed": [id hex, ...]} (the merged tombstones' ids, ascending).
 """
@@ -52,15 +54,19 @@ def keep_packs(base, ours, theirs, needs):
     return [e for e in base if e[0] not in keep], keep
 
 
-def with_tombstones(base, ours, theirs, removed, keep):
+def with_tombstones(base, ours, theirs, removed, keep, other_item=None):
     """Step 1 with tombstones: an id one side holds and the other let go,
     that the base's tombstones do not hold and that is neither in the base
-    nor kept by step 0, counts as in the base under the holder's entry."""
+    nor kept by step 0, counts as in the base under the holder's entry;
+    unless that tombstone's digest names another item (other_item[side]:
+    the ids of such tombstones): then it stays as the holder's addition."""
+    other_item = other_item or {"ours": set(), "theirs": set()}
     in_base = {e[0] for e in base}
     out = list(base)
     for side, other in (("ours", "theirs"), ("theirs", "ours")):
         for e in {"ours": ours, "theirs": theirs}[side]:
-            if e[0] in removed[other] and e[0] not in removed["base"] and e[0] not in in_base and e[0] not in keep:
+            if e[0] in removed[other] and e[0] not in removed["base"] and e[0] not in in_base and e[0] not in keep \
+                    and e[0] not in other_item[other]:
                 out.append(e)
     return out
 
@@ -168,9 +174,11 @@ def parse_vector(path, name="merge-vector"):
         words = line.split()
         if line.startswith("    ") and not line.startswith("     "):
             current = words[0]
-            sections[current] = (int(words[1]), [], set())
+            sections[current] = (int(words[1]), [], set(), set())
         elif words[0] == "removed":
-            sections[current][2].update(bytes([int(w, 16)]) * 16 for w in words[1:])
+            # "02*": a tombstone whose digest names another item.
+            sections[current][2].update(bytes([int(w.rstrip("*"), 16)]) * 16 for w in words[1:])
+            sections[current][3].update(bytes([int(w[:-1], 16)]) * 16 for w in words[1:] if w.endswith("*"))
         else:
             entry = (bytes([int(words[0], 16)]) * 16, " ".join(words[1:-2]).encode(), int(words[-2]), int(words[-1]))
             sections[current][1].append(entry)
@@ -179,11 +187,12 @@ def parse_vector(path, name="merge-vector"):
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "check-vector":
-        for name in ("merge-vector", "merge-vector-tombstones"):
+        for name in ("merge-vector", "merge-vector-tombstones", "merge-vector-claimed"):
             v = parse_vector(sys.argv[2], name)
             for ours, theirs in (("ours", "theirs"), ("theirs", "ours")):
                 removed = {"base": v["base"][2], "ours": v[ours][2], "theirs": v[theirs][2]}
-                base = with_tombstones(v["base"][1], v[ours][1], v[theirs][1], removed, set())
+                other_item = {"ours": v[ours][3], "theirs": v[theirs][3]}
+                base = with_tombstones(v["base"][1], v[ours][1], v[theirs][1], removed, set(), other_item)
                 got, generation = merge(base, v[ours][1], v[theirs][1], v[ours][0], v[theirs][0])
                 gone = merged_removed(v[ours][1], v[theirs][1], removed, got)
                 if got != v["merged"][1] or generation != v["merged"][0] or gone != sorted(v["merged"][2]):
@@ -197,7 +206,8 @@ def main():
             side = lambda k: [(bytes.fromhex(e[0]), e[1].encode(), e[2], e[3]) for e in case[k]]
             base, keep = keep_packs(side("base"), side("ours"), side("theirs"), case.get("needs", {}))
             removed = {k: {bytes.fromhex(i) for i in case.get(k + "_removed", [])} for k in ("base", "ours", "theirs")}
-            base = with_tombstones(base, side("ours"), side("theirs"), removed, keep)
+            other_item = {k: {bytes.fromhex(i) for i in case.get(k + "_removed_other", [])} for k in ("ours", "theirs")}
+            base = with_tombstones(base, side("ours"), side("theirs"), removed, keep, other_item)
             got, generation = merge(base, side("ours"), side("theirs"),
                                     case["ours_generation"], case["theirs_generation"])
             results.append({"entries": [[e[0].hex(), e[1].decode(), e[2], e[3]] for e in got], "generation": generation,

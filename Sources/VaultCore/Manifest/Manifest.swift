@@ -4,12 +4,16 @@ import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x05 || 3 zero bytes || generation u64be
+//   magic "VAULTMAN" (8) || version 0x06 || 3 zero bytes || generation u64be
 //   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
 //   plaintext = u32be record count || records || history || tombstones || marks
 //   record    = u32be version number || dropper (Dropper.swift) || entry (ManifestEntry.swift)
 //   history (ManifestHistory.swift), tombstones (Tombstones.swift), marks (PruneMarks.swift)
 //
+// Version 6 gives each tombstone the digest of the item it let go (a
+// forgery under a learned id, let go on one machine, must not take the
+// real item with it on another). Version 5 (read; written only for the
+// published vector) has tombstones of ids alone.
 // Version 5 adds the trailer: the manifest's ancestry, the ids it let go,
 // and prune's marks (issue 37: sync decides from proven history). Version
 // 4 (read; written only for the published vector) has no trailer: its
@@ -29,7 +33,7 @@ import VaultCrypto
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 5
+    public static let version: UInt8 = 6
     static let prefixLength = 32
     static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
@@ -48,7 +52,7 @@ public struct Manifest: Sendable {
     /// What a file or folder under a reserved name in a manifest before
     /// version 5 is called from then on.
     static let renamedReservedSuffix = " (file)"
-    /// A version 5 trailer with no history, tombstones or marks.
+    /// A version 5 or 6 trailer with no history, tombstones or marks.
     static let emptyTrailerLength = 2 + 4 + 4
 
     public private(set) var entries: [ManifestEntry]
@@ -225,7 +229,7 @@ public struct Manifest: Sendable {
         let removed = doomed.sorted().map { entries[$0] }
         entries = entries.enumerated().filter { !doomed.contains($0.offset) }.map(\.element)
         recordsSize -= removed.reduce(0) { $0 + Self.recordLength($1) }
-        for e in removed { tombstones.insert(e.itemID, at: now) }
+        for e in removed { tombstones.insert(e, at: now) }
         reindex()
         return removed
     }
@@ -253,7 +257,7 @@ public struct Manifest: Sendable {
     mutating func replaceKey(at index: Int, itemID: [UInt8], fileKey: FileKey, now: Int64 = Syscall.now()) throws {
         let id = ByteKey(itemID)
         guard byID[id] == nil, !tombstones.contains(itemID) else { throw VaultError.misuse(.duplicateItemID) }
-        tombstones.insert(entries[index].itemID, at: now)
+        tombstones.insert(entries[index], at: now)
         byID[ByteKey(entries[index].itemID)] = nil
         byID[id] = index
         entries[index].itemID = itemID
@@ -284,9 +288,10 @@ public struct Manifest: Sendable {
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.itemID), $0) })
     }
 
-    /// The sealed file bytes, in format version 5; `formatVersion` 4, 3 or
-    /// 2 only for the published vectors (no trailer; for 3 no droppers
-    /// either; for 2, every name once, each version 1).
+    /// The sealed file bytes, in format version 6; `formatVersion` 5, 4, 3
+    /// or 2 only for the published vectors (5: tombstones without digests;
+    /// 4: no trailer; 3: no droppers either; 2: every name once, each
+    /// version 1).
     package func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
                 formatVersion: UInt8 = Self.version) throws -> [UInt8] {
         var out = [UInt8]()
@@ -294,7 +299,7 @@ public struct Manifest: Sendable {
         return out
     }
 
-    /// The size `sealed` returns (format version 5).
+    /// The size `sealed` returns (format version 6).
     var sealedSize: Int { Self.prefixLength + plaintextSize + AEADAlgorithm.tagLength }
 
     /// `sealed`, appended to `out` and sealed in place there: no second
@@ -304,7 +309,7 @@ public struct Manifest: Sendable {
         // Reserve the exact size up front so the array never reallocates
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
-        let trailer = formatVersion == Self.version, droppers = formatVersion >= 4, records = formatVersion >= 3
+        let trailer = formatVersion >= 5, droppers = formatVersion >= 4, records = formatVersion >= 3
         guard droppers || (formatVersion == 3 && entries.allSatisfy({ $0.droppedBy == nil }))
                 || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 && $0.droppedBy == nil })) else {
             throw VaultError.misuse(.manifestVersion(formatVersion))
@@ -320,7 +325,7 @@ public struct Manifest: Sendable {
         }
         if trailer {
             history.encode(into: &plain)
-            tombstones.encode(into: &plain)
+            tombstones.encode(into: &plain, version: formatVersion)
             pruneMarks.encode(into: &plain)
         }
         defer { SecureZero.zero(&plain) }
@@ -368,9 +373,10 @@ public struct Manifest: Sendable {
     }
 
     /// Parses a decrypted manifest: exact shape, unique (name, version)
-    /// pairs and ids, at most `maxVersions` per name. Version 5: as 4, then
+    /// pairs and ids, at most `maxVersions` per name. Version 6: as 4, then
     /// the trailer (history, tombstones none of which is a record's id,
-    /// marks); 4: a version number and a dropper before each entry; 3: a
+    /// marks); 5: the same with tombstones of ids alone; 4: a version
+    /// number and a dropper before each entry; 3: a
     /// version number only; 1 and 2: every entry is version 1.
     static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
                       formatVersion: UInt8 = version) throws -> Manifest {
@@ -380,8 +386,9 @@ public struct Manifest: Sendable {
         do { count = try r.length(UInt32.self, max: maxEntries) } catch { throw VaultError.corruptedOrTampered }
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
-        // An older version read in grows when written as version 5: its
-        // records by 5 or 1 bytes each, and by an empty trailer.
+        // An older version read in grows when written as version 6: its
+        // records by 5 or 1 bytes each, and by an empty trailer; a version
+        // 5 one by a digest per tombstone (below).
         m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count + (trailer ? 0 : emptyTrailerLength)
         for _ in 0..<count {
             do {
@@ -399,13 +406,14 @@ public struct Manifest: Sendable {
         }
         if trailer {
             m.history = try ManifestHistory.decode(&r)
-            m.tombstones = try Tombstones.decode(&r)
+            m.tombstones = try Tombstones.decode(&r, version: formatVersion)
+            if formatVersion == 5 { m.parseSlack = Tombstones.digestLength * m.tombstones.count }
             m.pruneMarks = try PruneMarks.decode(&r, max: maxEntries)
             // An id is held or let go, never both.
             guard m.tombstones.count == 0 || !m.entries.contains(where: { m.tombstones.contains($0.itemID) }) else {
                 throw VaultError.corruptedOrTampered
             }
-            guard m.plaintextSize <= m.plaintextCapacity else { throw VaultError.corruptedOrTampered }
+            guard m.plaintextSize <= m.plaintextCapacity + m.parseSlack else { throw VaultError.corruptedOrTampered }
         } else {
             m.historyKnown = false
         }

@@ -9,8 +9,11 @@ import VaultCore
 // Entries are immutable blobs with random ids, so the merge works on ids:
 // an id either side holds is kept unless the other side dropped it since the
 // base; only an entry's name and version number can differ between sides.
-// Only step 0 (`keepingPacks`) looks at kinds: a backup's pack that one side
-// pruned stays while a snapshot the other side took in since needs it.
+// What an id names is looked at only where a dropper may have forged it:
+// one id, two items (kind and file key), and a tombstone whose digest names
+// another item than the one held (neither removes the other). Step 0
+// (`keepingPacks`) looks at kinds: a backup's pack that one side pruned
+// stays while a snapshot the other side took in since needs it.
 
 public enum ManifestMerge {
     /// Which side of a merge.
@@ -102,13 +105,19 @@ public enum ManifestMerge {
         // what the other side had removed). One the base had let go
         // already and a side holds again was kept since by a conflict
         // (step 3) that side saw: it stays that side's.
+        // A tombstone whose digest names another item than the one held
+        // (a dropper forged that id, and the forgery or the real item was
+        // let go there) removes nothing here: the holder's entry is its
+        // addition, said as a conflict below (the model test lost a file
+        // to a junk pack's removal so).
         var base = base
         let known = Set(base.map { ByteKey($0.itemID) })
-        for (side, other) in [(ours, theirs), (theirs, ours)] where other.tombstones.count > 0 {
-            base += side.entries.filter {
-                let id = ByteKey($0.itemID)
-                return other.tombstones.contains($0.itemID) && !baseTombstones.contains($0.itemID)
-                    && !known.contains(id) && !exempt.contains(id)
+        var claimed: [(ManifestEntry, Side)] = []
+        for (side, mine, other) in [(Side.ours, ours, theirs), (Side.theirs, theirs, ours)] where other.tombstones.count > 0 {
+            for e in mine.entries where other.tombstones.contains(e.itemID) && !baseTombstones.contains(e.itemID) {
+                let id = ByteKey(e.itemID)
+                guard !known.contains(id), !exempt.contains(id) else { continue }
+                if other.tombstones.removes(e) { base.append(e) } else { claimed.append((e, side)) }
             }
         }
         let b = Dictionary(base.map { (ByteKey($0.itemID), $0) }, uniquingKeysWith: { a, _ in a })
@@ -154,8 +163,12 @@ public enum ManifestMerge {
             case let (one?, nil), let (nil, one?):
                 // Added on that side: kept. In the base: the other side
                 // removed or forgot it, which applies (unless it is part of
-                // a conflict, below).
-                if b[id] == nil { picks[id] = Pick(entry: one, name: one.name, own: one.version, shared: nil) }
+                // a conflict, below). A base entry of that id that is
+                // another item was not this one: what the other side
+                // dropped was not what this side holds.
+                if b[id].map({ !sameItem($0, one) }) ?? true {
+                    picks[id] = Pick(entry: one, name: one.name, own: one.version, shared: nil)
+                }
             case (nil, nil):
                 break
             }
@@ -181,7 +194,8 @@ public enum ManifestMerge {
             for (removedBy, kept, keeper) in [(Side.theirs, o, ours), (Side.ours, t, theirs)] {
                 let removing = removedBy == .theirs ? t : o
                 guard !item.contains(where: { removing[ByteKey($0.itemID)] != nil }) else { continue }
-                let held = item.compactMap { kept[ByteKey($0.itemID)] }
+                // Another item under a base id was never this item's.
+                let held = item.compactMap { old in kept[ByteKey(old.itemID)].flatMap { sameItem($0, old) ? $0 : nil } }
                 guard !held.isEmpty else { continue }
                 let names = Set(held.map { ByteKey($0.name) })
                 let added = keeper.entries.filter { b[ByteKey($0.itemID)] == nil && names.contains(ByteKey($0.name)) }
@@ -195,11 +209,19 @@ public enum ManifestMerge {
             }
         }
 
+        for (e, side) in claimed {
+            guard let kept = picks[ByteKey(e.itemID)] else { continue }
+            conflicts[kept.name] = Conflict(kind: .idClaimedTwice(kept: side), base: nil, kept: kept.name)
+        }
+
         var merged = try Manifest(entries: number(picks))
         merged.generation = max(ours.generation, theirs.generation) + 1
         merged.history = try ours.history.union(theirs.history)
         merged.tombstones = ours.tombstones.union(theirs.tombstones) { merged.entry(itemID: $0.bytes) != nil }
-        for id in Set(o.keys).union(t.keys) where picks[id] == nil { merged.tombstones.insert(id.bytes, at: now) }
+        for id in Set(o.keys).union(t.keys) where picks[id] == nil {
+            // Both sides hold it (the same item) or one does: its digest is that entry's.
+            if let e = o[id] ?? t[id] { merged.tombstones.insert(e, at: now) }
+        }
         merged.pruneMarks = ours.pruneMarks.union(theirs.pruneMarks)
         merged.pruneMarks.keep(only: Set(merged.entries.compactMap { BackupItems.storageID(of: $0) }))
         guard merged.plaintextSize <= merged.plaintextCapacity else { throw VaultError.manifestFull }

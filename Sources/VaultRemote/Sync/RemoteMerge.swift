@@ -92,6 +92,9 @@ enum RemoteMerge {
     ///     too: only local damage, a repair and a purge lead there.
     /// (Manifests since version 5 say the same with their tombstones; this
     /// covers what a version 4 manifest on either side did not record.)
+    /// Neither counts where the other side's tombstone of that id carries
+    /// another item's digest (version 6): the item let go there was a
+    /// forgery under the id, or the forgery is what is held here.
     static func baseEntries(_ local: UnlockedVault, base: Manifest?, theirs: Manifest, remote: RemoteConfig.Remote,
                             layout: RemoteLayout) -> [ManifestEntry] {
         let paths = local.vault.paths
@@ -101,12 +104,19 @@ enum RemoteMerge {
         let inBase = Set(entries.map(\.blobName))
         let ours = Set(local.manifest.entries.map(\.blobName))
         let taken = exchanged.subtracting(layout.dropIns)
-        entries += local.manifest.entries.filter { taken.contains($0.blobName) && !inBase.contains($0.blobName) }
+        // Not where the other side's tombstone names another item: a
+        // forgery dropped under that id was what went there (or here).
+        func sameRemoval(_ e: ManifestEntry, _ tombstones: Tombstones) -> Bool {
+            !tombstones.contains(e.itemID) || tombstones.removes(e)
+        }
+        entries += local.manifest.entries.filter {
+            taken.contains($0.blobName) && !inBase.contains($0.blobName) && sameRemoval($0, theirs.tombstones)
+        }
         let dropped = exchanged.filter { id in
             !inBase.contains(id) && !ours.contains(id) && !Syscall.exists(paths.dropInEnvelope(id))
                 && !Syscall.exists(paths.quarantine + "/" + id + ".env")
         }
-        entries += theirs.entries.filter { dropped.contains($0.blobName) }
+        entries += theirs.entries.filter { dropped.contains($0.blobName) && sameRemoval($0, local.manifest.tombstones) }
         return entries
     }
 
