@@ -62,7 +62,7 @@ let package = Package(
         // Off-site copies: drives rclone as a subprocess (push, pull, clone,
         // remote drop-ins), above the vault it copies; and a thin vault's
         // range reads (libcurl, to one `rclone serve http` per command).
-        .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "System", "CCurl"]),
+        .target(name: "VaultRemote", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultBackup", "System", "CCurl"]),
         // `vault backup` and its snapshots: chunking, packs, trees, the host's
         // cache, restore; above the vault whose drop-ins and items it uses.
         .target(name: "VaultBackup", dependencies: ["ByteLayout", "VaultCore", "VaultCrypto", "VaultCodecs", "System"]),

@@ -84,6 +84,25 @@ public final class SnapshotReader: @unchecked Sendable {
     public func read(_ ref: PieceRef, into out: inout [UInt8], limit: Int = Tree.maxLength) throws {
         guard Int(ref.count) <= limit, listed.contains(ref.pack) else { throw corrupted(.referenceOutsidePacks) }
         let (pack, offset) = try locate(ref)
+        try read(ref, at: offset, of: pack, in: vault, into: &out)
+    }
+
+    /// `ref`'s piece read from `pack`, an item under the reference's pack
+    /// id as `other` holds it (another copy of the vault's, staged by a
+    /// merge that found that id claimed by two items: ClaimedPack), and
+    /// verified against its id as any piece.
+    public func read(_ ref: PieceRef, fromPack pack: ManifestEntry, in other: UnlockedVault, into out: inout [UInt8]) throws {
+        guard pack.kind == .pack, pack.itemID == ref.pack, Int(ref.count) <= Chunker.maxSize, listed.contains(ref.pack) else {
+            throw corrupted(.referenceOutsidePacks)
+        }
+        try read(ref, at: ref.offset, of: pack, in: other, into: &out)
+    }
+
+    private func read(_ ref: PieceRef, at offset: UInt64, of pack: ManifestEntry, in vault: UnlockedVault, into out: inout [UInt8]) throws {
+        func read(_ e: ManifestEntry, at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            vault === self.vault ? try self.read(e, at: offset, into: buffer)
+                : try vault.packChunks.read(e, at: offset, into: buffer, readAhead: 0) { try vault.reader(for: e) }
+        }
         let tampered = corrupted(.pieceCorrupted(pack: BackupItems.packName(ref.pack)))
         out = [UInt8](repeating: 0, count: Int(ref.count))
         if ref.isCompressed {

@@ -151,7 +151,9 @@ public enum RemotePush {
         }
 
         // 1. Blobs.
-        let missing = localItems.filter { listing["items/" + $0.key] != $0.value }.map(\.key).sorted()
+        // And those a merge kept over another item under their id there (RemoteClaims).
+        let claimed = RemoteClaims.ids(vault: root, remote: remote.name)
+        let missing = localItems.filter { listing["items/" + $0.key] != $0.value || claimed.contains($0.key) }.map(\.key).sorted()
         try rclone.upload(missing, from: paths.items, to: RemoteNames.join(target, "items"), progress: progress)
         summary.uploadedFiles += missing.count
         summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
@@ -187,6 +189,7 @@ public enum RemotePush {
         // Both hold this manifest now: the base of the next merge, kept
         // before `remotes` records its generation.
         try RemoteBase.write(manifestBytes, vault: root, remote: remote.name)
+        if !claimed.isEmpty { try RemoteClaims.clear(vault: root, remote: remote.name) }
         try RemoteConfig.modify(vault: root, remote) {
             ($0.known, $0.pending) = (local, nil)
             if headerAction != .takeRemote { $0.header = localDigest }

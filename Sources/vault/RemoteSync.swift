@@ -131,6 +131,8 @@ enum RemoteSync {
             return "conflict: '\(kept)' was changed here and there: the version made \(current) is current, the one made \(other) an older version ('vault list --versions \(kept)')"
         case .keptApartElsewhere:
             return "conflict: '\(kept)' was kept apart by a merge on another machine (both changed the same item)"
+        case .idClaimedTwice where c.base.map({ $0 != c.kept }) ?? false:
+            return "conflict: '\(Terminal.printable(c.base ?? ""))' had an item id that the other side holds for another item (one was forged by a dropper): kept apart as '\(kept)'; see 'vault check'"
         case .idClaimedTwice(let side):
             return "conflict: '\(kept)' has an item id that the other side holds or let go for another item (one was forged by a dropper): kept \(side == .ours ? "this vault's" : "the remote's"); see 'vault check'"
         }

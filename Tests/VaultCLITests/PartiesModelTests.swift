@@ -141,6 +141,16 @@ final class World {
         #expect(r.status == 0, "\(label): \(what): \(r.stderr)")
     }
 
+    /// A prune succeeds, or, once a junk pack was dropped under a pack's id
+    /// (the storage replaced a host's pack in the remote's inbox before
+    /// this machine took it in), says a snapshot does not read whole and
+    /// leaves its packs (exit 3): a merge with the machine that holds the
+    /// real pack puts it back (RemoteMerge, ClaimedPack).
+    func expectPrune(_ r: CLIHarness.Result, _ what: String) {
+        if r.status == 3, log.contains(where: { $0.hasPrefix("junk pack") }), r.stderr.contains("cannot be read whole") { return }
+        expectOK(r, what)
+    }
+
     // MARK: the steps
 
     func run(steps: Int) throws {
@@ -210,10 +220,10 @@ final class World {
                 if try m.run(["snapshots", "forget", id]).status == 0 { snapshots[id]?.live = false }
             case 10:
                 note("\(i) prune")
-                expectOK(try m.run(["snapshots", "prune"]), "prune")
+                expectPrune(try m.run(["snapshots", "prune"]), "prune")
             case 11:
                 note("\(i) prune --grace 0, push")
-                expectOK(try m.run(["snapshots", "prune", "--grace", "0"]), "prune --grace 0")
+                expectPrune(try m.run(["snapshots", "prune", "--grace", "0"]), "prune --grace 0")
                 expectOK(try m.run(["push"]), "push after prune")
             case 12:
                 note("\(i) push")
@@ -303,7 +313,22 @@ final class World {
         for m in all { expectOK(try m.run(["pull"]), "final pull") }
     }
 
+    /// A live snapshot missing under its id may have been kept apart under
+    /// a new one (RemoteMerge: a junk pack dropped under its id took it):
+    /// the id among `listed` the model does not know whose restore gives
+    /// its files. Nil if none does.
+    func movedSnapshot(_ files: [String: [UInt8]], listed: [String], on m: Machine) throws -> String? {
+        for id in listed where snapshots[id] == nil {
+            let out = m.v.path + "/moved-\(id.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            guard try m.run(["snapshots", "restore", id, "--to", out]).status == 0 else { continue }
+            if files.allSatisfy({ FileManager.default.contents(atPath: out + "/src/" + $0.key) == Data($0.value) }) { return id }
+        }
+        return nil
+    }
+
     func checkInvariants() throws {
+        var moved: [String: String] = [:]
         let all = machines.compactMap { $0 }
         let first = try all[0].items()
         var snapshotLists: [Set<String>] = []
@@ -323,6 +348,10 @@ final class World {
             let ids = ((try? JSONObject.parse(listed.stdout))?["snapshots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
             snapshotLists.append(Set(ids))
             for (id, s) in snapshots {
+                if s.live, !ids.contains(id), let new = try moved[id] ?? movedSnapshot(s.files, listed: ids, on: m) {
+                    moved[id] = new
+                    continue
+                }
                 #expect(ids.contains(id) == s.live, "\(label): snapshot \(id.prefix(8)) \(s.live ? "missing" : "came back") on \(m.v.path)")
             }
             let check = try m.run(["check", "--read-data"])
@@ -332,7 +361,7 @@ final class World {
         let m = all[0]
         for (id, s) in snapshots.sorted(by: { $0.key < $1.key }) where s.live {
             let out = m.v.path + "/restored-\(id.prefix(8))"
-            let r = try m.run(["snapshots", "restore", id, "--to", out])
+            let r = try m.run(["snapshots", "restore", moved[id] ?? id, "--to", out])
             #expect(r.status == 0, "\(label): restore \(id.prefix(8)): \(r.stderr)")
             for (name, bytes) in s.files {
                 #expect(FileManager.default.contents(atPath: out + "/src/" + name) == Data(bytes),

@@ -113,6 +113,69 @@ struct ProvenHistoryTests {
         #expect(try f.v.run(["check", "--read-data"]).status == 0)
     }
 
+    /// A pack id claimed by two items across machines (the model test lost
+    /// a snapshot so, seed 9415527195587980778): machine B backs up; the
+    /// storage puts junk under B's pack id into the remote's inbox, as large
+    /// as B's pack; machine A takes the junk in and pushes it. B's merge
+    /// reads the pieces its snapshot needs from both packs, keeps its own
+    /// (and says so), and puts its blob over the junk on the remote
+    /// although their sizes agree; A's next pull brings the real pack, and
+    /// the snapshot restores on both machines and from the remote.
+    @Test func aJunkPackUnderARealPacksIDLosesToTheOneTheSnapshotsRead() throws {
+        let a = try BackupFixture()
+        let remote = a.v.path + "/remote"
+        #expect(try a.v.run(["remote", "add", "origin", remote]).status == 0)
+        #expect(try a.v.run(["push"]).status == 0)
+        let b = try VaultFixture(password: a.v.password, create: false)
+        #expect(try b.run(["clone", remote, b.dir]).status == 0)
+        let files = ["one": BackupRepackTests.content(70), "two": BackupRepackTests.content(71)]
+        for (name, bytes) in files { try a.write(name, bytes) }
+        let r = try b.add(["backup", a.source, "--json"], a.cacheEnv)
+        let snapshot = try #require((try? JSONObject.parse(r.stdout))?["snapshot"] as? String, "\(r.stderr)")
+        #expect(try b.run(["list"]).status == 0)
+        // The backup's packs (its file pieces, its trees): the larger, the files'.
+        let sizes = try FileManager.default.contentsOfDirectory(atPath: b.dir + "/items").filter { $0 != snapshot }.map {
+            ($0, try FileManager.default.attributesOfItem(atPath: b.dir + "/items/" + $0)[.size] as? Int ?? 0)
+        }
+        let (pack, realSize) = try #require(sizes.max { $0.1 < $1.1 })
+
+        // The storage: junk under that id, sealed to the vault's public key, the same size on disk.
+        var junk = HostileDropIn()
+        junk.itemID = try #require(Hex.decode(pack))
+        junk.kind = 2
+        junk.name = Array(BackupItems.packName(junk.itemID).utf8)
+        var sealed: [UInt8] = []
+        for n in stride(from: realSize, to: max(0, realSize - 4096), by: -1) {
+            junk.size = UInt64(n)
+            sealed = try junk.item([UInt8](repeating: 0, count: n))
+            if sealed.count <= realSize { break }
+        }
+        #expect(sealed.count == realSize, "the junk is as large as the real pack")
+        try FileManager.default.createDirectory(atPath: remote + "/inbox", withIntermediateDirectories: true)
+        try junk.drop(into: remote, item: sealed)
+        #expect(try a.v.run(["pull"]).status == 0)
+        #expect(try a.v.run(["push"]).status == 0)
+
+        let merged = try b.run(["push"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(merged.stderr.contains("conflict: 'pack-\(pack)' has an item id that the other side holds or let go for another item"), "\(merged.stderr)")
+        #expect(merged.stderr.contains("kept this vault's"), "\(merged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: b.dir + "/remote.origin.claimed"), "forgotten once the manifest landed")
+        #expect(try a.v.run(["pull"]).status == 0)
+        for (v, name) in [(a.v, "a"), (b, "b")] {
+            let out = v.path + "/restored-\(name)"
+            let restored = try v.run(["snapshots", "restore", snapshot, "--to", out])
+            #expect(restored.status == 0, "\(name): \(restored.stderr)")
+            for (file, bytes) in files {
+                #expect(FileManager.default.contents(atPath: out + "/src/" + file) == Data(bytes), "\(name): \(file)")
+            }
+            let check = try v.run(["check", "--read-data"])
+            #expect(check.status == 0, "\(name): \(check.stderr)")
+        }
+        let remoteCheck = try b.run(["check", "--remote", "origin", "--read-data"])
+        #expect(remoteCheck.status == 0, "\(remoteCheck.stderr)")
+    }
+
     /// Item 5, on one machine (on 4f9261d: the removed AWS_SECRET came back,
     /// and so did a forgotten snapshot with its key): copies of drop-ins put
     /// back into the inbox after `remove` and after `forget --prune` are set

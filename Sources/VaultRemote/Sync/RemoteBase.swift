@@ -190,7 +190,8 @@ public enum RemoteBase {
     /// Forgets everything about the remote (`remote remove`).
     public static func remove(vault: String, remote name: String) throws {
         for path in [basePath(vault, name), listPath(vault, name), mergingPath(vault, name), olderPath(vault, name),
-                     seenPath(vault, name), RemoteStrays.path(vault, name), RemoteRights.path(vault, name)]
+                     seenPath(vault, name), RemoteStrays.path(vault, name), RemoteRights.path(vault, name),
+                     RemoteClaims.path(vault, name)]
         where try Syscall.status(of: path) != nil {
             try Syscall.unlink(path)
         }

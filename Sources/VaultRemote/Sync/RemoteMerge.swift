@@ -1,4 +1,5 @@
 import System
+import VaultBackup
 import VaultCore
 
 /// A pull (or a push with the password) that finds both sides changed:
@@ -15,7 +16,7 @@ enum RemoteMerge {
                       wanted: [String], local: UnlockedVault, remote: RemoteConfig.Remote,
                       base: Manifest?) throws -> ManifestMerge.Result {
         let verified = try RemotePull.verifyStaged(opened, staged: Set(wanted), here: here)
-        let (ours, clashes) = try settleClaimedIDs(local, theirs: opened.manifest, staged: Set(verified))
+        let (ours, clashes) = try settleClaimedIDs(local, theirs: opened, staged: Set(verified), remote: remote.name)
         // A snapshot's pack list: ours from items/, theirs staged (or here already).
         let merged = try ManifestMerge.merge(base: baseEntries(local, base: base, theirs: opened.manifest, remote: remote, layout: layout),
                                              baseTombstones: base?.tombstones ?? Tombstones(),
@@ -54,19 +55,35 @@ enum RemoteMerge {
     /// The remote's blob under it is staged and read through under theirs
     /// (`staged`, verifyStaged), so theirs keeps the id on every machine,
     /// and ours is kept apart, never lost: a file or folder is sealed again
-    /// under a fresh id (its name stays); a pack, repack or snapshot of
-    /// ours (its id is its name, so it cannot move) goes into quarantine/
-    /// as it is. Returns our manifest as the merge must see it, and a
-    /// conflict line for each.
-    static func settleClaimedIDs(_ local: UnlockedVault, theirs: Manifest,
-                                 staged: Set<String>) throws -> (Manifest, [ManifestMerge.Conflict]) {
+    /// under a fresh id (its name stays), a snapshot too (its name is its
+    /// new id); a pack or repack of ours (snapshots name it by its id, so
+    /// it cannot move) goes into quarantine/ as it is. Except two packs where ours serves a snapshot here and
+    /// theirs does not (ClaimedPack reads the pieces the snapshots need
+    /// from each): theirs is the forgery, and ours stays; the merge keeps
+    /// it (the base does not hold theirs) and lists it, and the next push
+    /// puts our blob over theirs on the remote. Returns our manifest as the
+    /// merge must see it, and a conflict line for each it settled.
+    static func settleClaimedIDs(_ local: UnlockedVault, theirs opened: UnlockedVault, staged: Set<String>,
+                                 remote: String) throws -> (Manifest, [ManifestMerge.Conflict]) {
+        let theirs = opened.manifest
         var ours = local.manifest
         var conflicts: [ManifestMerge.Conflict] = []
         for e in local.manifest.entries {
             guard let t = theirs.entry(itemID: e.itemID), !ManifestMerge.sameItem(e, t), staged.contains(e.blobName) else { continue }
+            if e.kind == .pack, t.kind == .pack, ClaimedPack.serving(local, theirs: t, in: opened) == (true, false) {
+                try RemoteClaims.add([e.blobName], vault: local.vault.paths.root, remote: remote)
+                continue
+            }
             if e.kind == .file || e.kind == .folder {
                 try ours.substitute(itemID: e.itemID, with: local.copyUnderNewID(e))
                 conflicts.append(.init(kind: .idClaimedTwice(kept: .theirs), base: nil, kept: e.name))
+            } else if e.kind == .snapshot {
+                // Nothing names a snapshot by its id but its own entry: it
+                // moves as a file does, its name with its new id.
+                var fresh = try local.copyUnderNewID(e)
+                fresh.name = BackupItems.snapshotName(fresh.itemID)
+                try ours.substitute(itemID: e.itemID, with: fresh)
+                conflicts.append(.init(kind: .idClaimedTwice(kept: .theirs), base: e.name, kept: fresh.name))
             } else {
                 _ = try local.quarantine([FilePath("items/" + e.blobName)])
                 try ours.substitute(itemID: e.itemID, with: t)
