@@ -29,6 +29,10 @@ public enum BackupError: Error, Equatable, Sendable {
     case hostRecordOlder(seen: UInt64, served: UInt64)
     /// This host read a record before, and the remote holds none now.
     case hostRecordMissing
+    /// The owner retired this host's record (`HostRecord.retired`): the
+    /// vault holds none of its snapshots any more, so any pack it sent may
+    /// have been pruned.
+    case hostRecordRetired
     /// `--stdin-from-command`'s command did not exit 0 (or its output
     /// could not be read to the end): no snapshot was made.
     case commandFailed(Termination)

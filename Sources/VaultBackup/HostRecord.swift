@@ -23,6 +23,16 @@ import VaultCrypto
 
 public struct HostRecord: Sendable, Equatable {
     static let magic = Array("VAULTHR1".utf8)
+    /// What the owner leaves at `hosts/<name>` once the vault holds no
+    /// snapshot with that piece key (all were forgotten): it can no longer
+    /// seal a record for it, and deleting the record would read, to a host
+    /// that never read one, as "none published yet", which trusts every
+    /// pack it sent (the model test's seed 17593854877841883336: a host's
+    /// snapshot named a pack prune had deleted, and was refused). A host
+    /// that reads this names no pack it sent. Anyone who may write
+    /// `hosts/` could put it there; it costs the host a full upload, as
+    /// withholding its record does.
+    public static let retired = Array("VAULTHR0".utf8)
     /// A record is at most this long (some 4 million ids): a host reads no more.
     public static let maxLength = 64 << 20
 

@@ -1,4 +1,5 @@
 import System
+import VaultBackup
 import VaultCore
 import VaultCrypto
 
@@ -12,11 +13,16 @@ public enum RemoteHostRecords {
     /// Makes `hosts/` at `target` hold exactly `records`: each uploaded as
     /// `.push-<random>` and moved over its name, so a host reads the old
     /// record or the new one, whole; then the records `there` (the names
-    /// the caller's listing found in `hosts/`) of hosts the vault no longer
-    /// holds a snapshot of are deleted. Returns how many went up.
+    /// the caller's listing found in `hosts/`, retired ones left out) of
+    /// hosts the vault no longer holds a snapshot of are retired: replaced,
+    /// the same way, by `HostRecord.retired` (deleted, a record would read
+    /// as "none published yet" to a host that never read one, which trusts
+    /// every pack it sent). Returns how many went up.
     @discardableResult
     public static func publish(_ records: [String: [UInt8]], there: Set<String>, target: String, rclone: Rclone) throws -> Int {
-        for (name, bytes) in records.sorted(by: { $0.key < $1.key }) {
+        let stale = there.filter { records[$0] == nil }.sorted()
+        let all = records.map { ($0.key, $0.value) } + stale.map { ($0, HostRecord.retired) }
+        for (name, bytes) in all.sorted(by: { $0.0 < $1.0 }) {
             let local = rclone.scratch + "/record-" + name
             try VaultDirectory.atomicWrite(bytes, to: local, mode: 0o600)
             let temp = RemoteNames.join(target, RemoteNames.pushPrefix + Hex.encode(SecureRandom.bytes(16)))
@@ -24,8 +30,6 @@ public enum RemoteHostRecords {
             try rclone.move(temp, to: RemoteNames.join(target, directory + "/" + name))
             try? Syscall.unlink(local) // a leftover goes with the scratch directory
         }
-        let stale = there.filter { records[$0] == nil }.sorted()
-        try rclone.delete(stale, in: RemoteNames.join(target, directory))
         return records.count
     }
 }

@@ -1,3 +1,4 @@
+import VaultBackup
 import VaultCore
 
 /// A remote listing sorted into what a vault copy holds, with the shape
@@ -11,9 +12,13 @@ public struct RemoteLayout: Sendable {
     public var dropIns: [String] = []
     /// Files in `inbox/` that are no part of such a drop-in (RemoteStrays).
     public var strays: [String: UInt64] = [:]
-    /// The names in `hosts/` (RemoteHostRecords).
+    /// The names in `hosts/` (RemoteHostRecords) but those retired (of
+    /// `HostRecord.retired`'s size, which no sealed record has).
     public var hostRecords: Set<String> {
-        Set(files.keys.compactMap { $0.hasPrefix(RemoteHostRecords.directory + "/") ? String($0.dropFirst(RemoteHostRecords.directory.count + 1)) : nil })
+        Set(files.compactMap { path, size in
+            path.hasPrefix(RemoteHostRecords.directory + "/") && size != UInt64(HostRecord.retired.count)
+                ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
+        })
     }
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 

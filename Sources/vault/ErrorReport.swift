@@ -348,6 +348,8 @@ enum ErrorReport {
                             hints: ["its own messages, above, say why"])
         case .hostRecordMissing:
             return CLIError(message: "the remote's record for this host is gone, though this host read one before", code: .corrupted)
+        case .hostRecordRetired:
+            return CLIError(message: "the vault no longer holds any snapshot of this host, so the packs it sent may be gone")
         }
     }
 

@@ -97,6 +97,39 @@ import Testing
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(big))
     }
 
+    /// The owner forgets every snapshot of a host and prunes before the host
+    /// ever read a record: the host's record is retired (HostRecord.retired),
+    /// not deleted, so its next backup stores its data again instead of
+    /// naming the pruned pack; the owner takes that snapshot in and restores
+    /// it. Deleted, the record read as "none published yet", the host named
+    /// the pack, and its snapshot was refused (the model test's seed
+    /// 17593854877841883336).
+    @Test func aHostWhoseSnapshotsWereAllForgottenStoresItsDataAgain() throws {
+        let data = BackupFixture.random(1 << 20, seed: 43)
+        try write("data", data)
+        let first = try backup(["--fingerprint", try fingerprint()])
+        let id = try #require(first["snapshot"] as? String)
+        try ownerRun(["pull"])
+        let records = try FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts")
+        #expect(records.count == 1, "\(records)")
+        try ownerRun(["snapshots", "forget", id, "--prune", "--grace", "0"])
+        try ownerRun(["push"])
+        let record = try #require(records.first)
+        #expect(FileManager.default.contents(atPath: server.root + "/hosts/" + record) == Data("VAULTHR0".utf8), "retired, not deleted")
+        let second = try backup()
+        #expect((second["bytes_stored"] as? Int ?? 0) > 1 << 20, "stored again: \(second)")
+        #expect((second["stderr"] as? String ?? "").contains("no longer holds any snapshot of this host"), "\(second)")
+        let pulled = try ownerRun(["pull"])
+        #expect(!pulled.stderr.contains("refused"), "\(pulled.stderr)")
+        let listed = try ownerRun(["snapshots", "list", "--json"])
+        #expect(BackupFixture.snapshotCount(listed) == 1, "\(listed.stdoutText)\(listed.stderr)")
+        let out = owner.path + "/out"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(FileManager.default.contents(atPath: out + "/src/data") == Data(data))
+        // The owner's record for the host is a sealed one again.
+        #expect(FileManager.default.contents(atPath: server.root + "/hosts/" + record).map { $0.count > 8 } == true)
+    }
+
     /// The ransomware: with the host's credentials it tries to delete,
     /// overwrite, truncate, rename, change and list every object it can
     /// name, and to replace the owner's record. Every attempt fails, no

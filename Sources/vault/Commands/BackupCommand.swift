@@ -283,7 +283,11 @@ struct BackupCommand: Command {
                     try Vault.ensureDirectory(directory)
                     let log = try SentLog(directory: directory)
                     sent = log
-                    cache = try Self.remoteCache(directory: directory, sent: log, remote)
+                    let (opened, forgotten) = try Self.remoteCache(directory: directory, sent: log, remote)
+                    cache = opened
+                    if let forgotten {
+                        context.terminal.warning("\(ErrorReport.cliError(for: forgotten, vaultDirectory: nil).message): what this host sent before is stored again")
+                    }
                 } else {
                     cache = try BackupCache(base: base, vaultID: vault.header.vaultID, vault: vault)
                 }
@@ -349,11 +353,15 @@ struct BackupCommand: Command {
     /// The cache for `--to TARGET`, deciding which packs may be reused
     /// without listing anything (a create-only host cannot): from the
     /// owner's record for this host, `hosts/<name>`, and the order this
-    /// host sent things in (SentLog). A record that does not open, is older
-    /// than one read before, or is gone after one was read, throws: the
-    /// caller then stores every file again, never a reference the owner
-    /// might refuse.
-    static func remoteCache(directory: String, sent: SentLog, _ remote: RemoteDropIn) throws -> BackupCache {
+    /// host sent things in (SentLog). A record that does not open, or is
+    /// older than one read before, throws: the caller then stores every
+    /// file again, never a reference the owner might refuse. One retired
+    /// (the vault holds no snapshot of this host any more), or gone after
+    /// one was read, gives the cache with every pack forgotten, and says
+    /// why: every file is stored again under this host's own key, so the
+    /// owner's next record for it has the name this host reads, and its
+    /// backups after that are incremental again.
+    static func remoteCache(directory: String, sent: SentLog, _ remote: RemoteDropIn) throws -> (BackupCache, forgotten: BackupError?) {
         let key = try BackupCache.pieceKey(directory: directory)
         let name = try HostRecord.name(key: key, vaultID: remote.header.vaultID)
         let path = RemoteNames.join(remote.target, RemoteHostRecords.directory + "/" + name)
@@ -364,6 +372,9 @@ struct BackupCommand: Command {
         // (and refuses once a record was read, below).
         let fetched: [UInt8]?
         do { fetched = try remote.rclone.fetch(path, limit: HostRecord.maxLength) } catch RemoteError.rcloneFailed { fetched = nil }
+        if fetched == HostRecord.retired {
+            return (try BackupCache(directory: directory) { _ in .gone }, .hostRecordRetired)
+        }
         if let bytes = fetched {
             let opened = try HostRecord.open(bytes, key: key, vaultID: remote.header.vaultID)
             if let seen = sent.seenGeneration(), opened.generation < seen {
@@ -372,9 +383,9 @@ struct BackupCommand: Command {
             try sent.rememberGeneration(opened.generation)
             record = opened
         } else if sent.seenGeneration() != nil {
-            throw BackupError.hostRecordMissing
+            return (try BackupCache(directory: directory) { _ in .gone }, .hostRecordMissing)
         }
-        return try BackupCache(directory: directory) { sent.presence(of: $0, record: record) }
+        return (try BackupCache(directory: directory) { sent.presence(of: $0, record: record) }, nil)
     }
 
     /// The PATHs the --files-from kind of files list (64 MiB each at most).
