@@ -4,7 +4,7 @@ import VaultCrypto
 
 /// The owner's side of host records (HostRecord): one per piece key among
 /// the snapshots the vault holds, built from its manifest. A remote's
-/// `hosts/` is then made to hold exactly these (RemoteHostRecords).
+/// `hosts/` is then made to hold these, and the others retired (RemoteHostRecords).
 public enum HostRecords {
     public struct Built {
         /// Sealed records by name (32 hex).
