@@ -57,12 +57,13 @@ enum RemoteMerge {
     /// and ours is kept apart, never lost: a file or folder is sealed again
     /// under a fresh id (its name stays), a snapshot too (its name is its
     /// new id); a pack or repack of ours (snapshots name it by its id, so
-    /// it cannot move) goes into quarantine/ as it is. Except two packs where ours serves a snapshot here and
-    /// theirs does not (ClaimedPack reads the pieces the snapshots need
-    /// from each): theirs is the forgery, and ours stays; the merge keeps
-    /// it (the base does not hold theirs) and lists it, and the next push
-    /// puts our blob over theirs on the remote. Returns our manifest as the
-    /// merge must see it, and a conflict line for each it settled.
+    /// it cannot move) goes into quarantine/ as it is. Except two packs
+    /// where ours serves a snapshot here and theirs does not (ClaimedPack
+    /// reads the pieces the snapshots need from each): theirs is the
+    /// forgery, and ours stays; the merge keeps it (the base does not hold
+    /// theirs) and lists it, and the next push puts our blob over theirs on
+    /// the remote (RemoteClaims). Returns our manifest as the merge must
+    /// see it, and a conflict line for each it settled.
     static func settleClaimedIDs(_ local: UnlockedVault, theirs opened: UnlockedVault, staged: Set<String>,
                                  remote: String) throws -> (Manifest, [ManifestMerge.Conflict]) {
         let theirs = opened.manifest
