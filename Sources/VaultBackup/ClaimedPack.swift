@@ -11,11 +11,12 @@ import VaultCore
 /// machine as junk and another as it was, and the merge kept the junk.
 public enum ClaimedPack {
     /// Whether each item serves the snapshots of `local` that list the pack
-    /// id: for each such snapshot whose trees `local` can walk, the first
-    /// `maxPieces` references into the pack are read from `local`'s own
-    /// pack (ours) and from `theirs` as `other` holds it; a side serves when
-    /// every reference of some snapshot reads and verifies from it. Never
-    /// throws: what cannot be read serves nothing.
+    /// id: for each such snapshot, the first `maxPieces` references into
+    /// the pack that a walk of its trees (as far as `local` can read them)
+    /// finds are read from `local`'s own pack (ours) and from `theirs` as
+    /// `other` holds it; a side serves when every reference of some
+    /// snapshot reads and verifies from it. Never throws: what cannot be
+    /// read serves nothing.
     public static func serving(_ local: UnlockedVault, theirs: ManifestEntry, in other: UnlockedVault,
                                maxPieces: Int = 64) -> (ours: Bool, theirs: Bool) {
         let id = theirs.itemID
