@@ -112,24 +112,12 @@ public enum RemoteBase {
     /// remote's inbox. A damaged file reads as empty: then a drop-in taken
     /// in and removed elsewhere may come back here (never one lost).
     public static func dropIns(vault: String, remote name: String) -> Set<String> {
-        guard let raw = try? VaultDirectory.readFile(listPath(vault, name), limit: 64 + 33 * maxListed),
-              let text = String(validating: raw, as: UTF8.self) else { return [] }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(listFirstLine), lines.last == "" else { return [] }
-        lines.removeFirst(); lines.removeLast()
-        guard lines.allSatisfy({ RemoteNames.isItemID($0) }) else { return [] }
-        return Set(lines.map(String.init))
+        IDListFile.read(listPath(vault, name), firstLine: listFirstLine, max: maxListed)
     }
 
     /// Replaces the list (the file goes when it is empty).
     public static func setDropIns(_ ids: Set<String>, vault: String, remote name: String) throws {
-        let path = listPath(vault, name)
-        if ids.isEmpty {
-            if try Syscall.status(of: path) != nil { try Syscall.unlink(path) }
-            return
-        }
-        let text = ([listFirstLine] + ids.sorted().suffix(maxListed)).map { $0 + "\n" }.joined()
-        try VaultDirectory.atomicWrite(Array(text.utf8), to: path)
+        try IDListFile.write(ids, to: listPath(vault, name), firstLine: listFirstLine, max: maxListed)
     }
 
     /// Adds ids to the list.

@@ -22,23 +22,15 @@ public enum RemoteClaims {
 
     /// The ids (hex) to upload whatever the remote's size says.
     static func ids(vault: String, remote name: String) -> Set<String> {
-        guard let raw = try? VaultDirectory.readFile(path(vault, name), limit: 64 + 33 * maxListed) else { return [] }
-        var lines = String(decoding: raw, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(firstLine), lines.last == "" else { return [] }
-        lines.removeFirst(); lines.removeLast()
-        guard lines.allSatisfy({ RemoteNames.isItemID($0) }) else { return [] }
-        return Set(lines.map(String.init))
+        IDListFile.read(path(vault, name), firstLine: firstLine, max: maxListed)
     }
 
     static func add(_ new: [String], vault: String, remote name: String) throws {
-        let all = ids(vault: vault, remote: name).union(new)
-        let text = ([firstLine] + all.sorted().suffix(maxListed)).map { $0 + "\n" }.joined()
-        try VaultDirectory.atomicWrite(Array(text.utf8), to: path(vault, name))
+        try IDListFile.write(ids(vault: vault, remote: name).union(new), to: path(vault, name), firstLine: firstLine, max: maxListed)
     }
 
     /// After a push whose manifest landed: every one went up.
     static func clear(vault: String, remote name: String) throws {
-        let p = path(vault, name)
-        if try Syscall.status(of: p) != nil { try Syscall.unlink(p) }
+        try IDListFile.write([], to: path(vault, name), firstLine: firstLine, max: maxListed)
     }
 }
