@@ -67,6 +67,53 @@ extension Syscall {
         throw SystemError(operation: .getxattr, path: display, errno: .outOfRange)
     }
 
+    /// The attribute names of the open file `fd` (`flistxattr`), as the
+    /// path form above: no path is walked again for a file already open.
+    public static func extendedAttributeNames(fd: Int32) throws -> [[UInt8]] {
+        for _ in 0..<4 {
+            let size = flistxattr(fd, nil, 0)
+            if size < 0 {
+                let e = Errno(rawValue: errno)
+                if e == .notSupported { return [] }
+                throw SystemError(operation: .listxattr, path: nil, errno: e)
+            }
+            guard size > 0 else { return [] }
+            guard size <= extendedAttributeListMax else { throw SystemError(operation: .listxattr, path: nil, errno: .tooBig) }
+            var buffer = [UInt8](repeating: 0, count: size)
+            let n = buffer.withUnsafeMutableBytes { flistxattr(fd, $0.baseAddress!.assumingMemoryBound(to: CChar.self), size) }
+            if n < 0 {
+                if errno == ERANGE { continue }
+                throw SystemError(operation: .listxattr, path: nil, errno: Errno(rawValue: errno))
+            }
+            return buffer[..<n].split(separator: 0).map(Array.init)
+        }
+        throw SystemError(operation: .listxattr, path: nil, errno: .outOfRange)
+    }
+
+    /// The value of attribute `name` of the open file `fd` (`fgetxattr`);
+    /// nil when it went meanwhile. Sized first, as the path form above.
+    public static func extendedAttribute(fd: Int32, _ name: [UInt8]) throws -> [UInt8]? {
+        let key = name + [0]
+        return try key.withUnsafeBufferPointer { nm throws(SystemError) -> [UInt8]? in
+            let k = UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self)
+            for _ in 0..<4 {
+                let size = fgetxattr(fd, k, nil, 0)
+                if size < 0 {
+                    if errno == ENODATA { return nil }
+                    throw SystemError(operation: .getxattr, path: nil, errno: Errno(rawValue: errno))
+                }
+                guard size > 0 else { return [] }
+                guard size <= extendedAttributeValueMax else { throw SystemError(operation: .getxattr, path: nil, errno: .tooBig) }
+                var buffer = [UInt8](repeating: 0, count: size)
+                let n = buffer.withUnsafeMutableBytes { fgetxattr(fd, k, $0.baseAddress, size) }
+                if n >= 0 { return Array(buffer[..<n]) }
+                if errno == ENODATA { return nil }
+                if errno != ERANGE { throw SystemError(operation: .getxattr, path: nil, errno: Errno(rawValue: errno)) }
+            }
+            throw SystemError(operation: .getxattr, path: nil, errno: .outOfRange)
+        }
+    }
+
     /// Sets attribute `name` on the open file `fd`.
     public static func setExtendedAttribute(_ fd: Int32, _ name: [UInt8], _ value: [UInt8], display: String) throws {
         let r = (name + [0]).withUnsafeBufferPointer { nm in

@@ -52,11 +52,12 @@ public struct BackupSummary: Sendable {
 /// One backup (docs/FORMAT.md, "Backups"): walks the paths depth first,
 /// each directory in name order; a regular file that the parent's file list
 /// shows unchanged keeps its references unread, any other is read and cut
-/// into pieces (Chunker), each stored unless known (PackWriter, through
-/// PiecePipeline's threads). Each directory becomes a tree piece once its
-/// entries' pieces are stored (the walk collects them at the end of a
-/// directory once `resolveEvery` files wait), so memory holds the trees on
-/// the way down and those of a few thousand files. The snapshot is dropped
+/// into pieces (Chunker) on FileReader's thread, each stored unless known
+/// (PackWriter, through PiecePipeline's threads). Each directory becomes a
+/// tree piece once its files are read and their pieces stored (the walk
+/// collects them at the end of a directory once `resolveEvery` files
+/// wait), so memory holds the trees on the way down and those of a few
+/// thousand files. The snapshot is dropped
 /// last, after every pack it needs has landed, and only then is the file
 /// list for the next run put in place.
 public final class BackupRun {
@@ -77,11 +78,12 @@ public final class BackupRun {
     /// Hard links: (device, inode) of files with several links, to their
     /// group number and references.
     private var links: [[UInt64]: (group: UInt32, pieces: [PieceRef])] = [:]
-    private let buffer: PageBuffer
     /// Where read files' pieces are named, compressed and stored, on other threads.
     private let pipeline: PiecePipeline
-    /// Files done in walk order whose records wait for their pieces'
-    /// references (the file list is written in walk order).
+    /// Where files are read and cut, on a thread of its own.
+    private let reader: FileReader
+    /// Files done in walk order whose records wait for their reads and
+    /// their pieces' references (the file list is written in walk order).
     private var queued: [QueuedFile] = []
     /// Directories done whose trees wait for those references, children
     /// before parents (the order they ended in).
@@ -105,11 +107,14 @@ public final class BackupRun {
         key = try cache?.key ?? PieceKey.random()
         packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
         treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
-        buffer = try PageBuffer(count: 2 * Chunker.maxSize)
         pipeline = try PiecePipeline(key: key, packs: packs, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
+        reader = try FileReader(pipeline: pipeline)
     }
 
-    deinit { pipeline.close() }
+    deinit {
+        reader.close()
+        pipeline.close()
+    }
 
     public func run() throws -> BackupSummary {
         let started = Date()
@@ -138,10 +143,12 @@ public final class BackupRun {
         if let command = options.command { roots.append(try commandEntry(command)) }
         roots.sort { $0.name.lexicographicallyPrecedes($1.name) }
         let root = try storeTree(roots)
+        reader.close()
         pipeline.close()
         try packs.land()
         try treePacks.land()
         let ended = Date()
+        takeReadFigures()
         summary.piecesNew = packs.piecesNew + treePacks.piecesNew
         summary.bytesNew = packs.bytesNew + treePacks.bytesNew
         summary.bytesNewCompressed = packs.storedNew + treePacks.storedNew
@@ -183,21 +190,18 @@ public final class BackupRun {
     /// One entry of a directory; nil when it is left out.
     private func entry(name: [UInt8], path: [UInt8], relative: [UInt8], status st: FileStatus, device: UInt64) throws -> TreeEntry? {
         if options.filter.excludes(name: name, path: path) { return nil }
-        func base(_ kind: TreeEntry.Kind, size: UInt64) -> TreeEntry {
+        // A file that is read has its attributes read by FileReader, through its descriptor.
+        func base(_ kind: TreeEntry.Kind, size: UInt64, attributes: Bool = true) -> TreeEntry {
             var e = TreeEntry(name: name, kind: kind, mode: st.permissions, user: st.owner, group: st.group,
                               modified: st.modified, modifiedNanoseconds: UInt32(st.modifiedNanoseconds),
                               changed: st.changed, changedNanoseconds: UInt32(st.changedNanoseconds), size: size)
-            e.attributes = Self.attributes(path)
+            if attributes { e.attributes = Self.attributes(path) }
             return e
         }
         switch st.kind {
         case .regular:
             if let limit = options.filter.largerThan, st.size > limit { return nil }
-            var e = base(.file, size: st.size)
-            guard try file(&e, path: path, relative: relative, status: st) else { return nil }
-            summary.counts.files += 1
-            summary.counts.bytes += e.size
-            return e
+            return try file(base(.file, size: st.size, attributes: false), path: path, relative: relative, status: st)
         case .directory:
             if options.filter.oneFileSystem, st.device != device { return nil }
             if options.filter.isCache(directory: path) || options.filter.holdsMarker(directory: path) { return nil }
@@ -234,13 +238,22 @@ public final class BackupRun {
     /// attributes are read again too (one listxattr when it has none).
     static func attributes(_ path: [UInt8]) -> [ExtendedAttribute] {
         let p = FilePath(bytes: path)
+        return attributes(names: { try Syscall.extendedAttributeNames(p) }, value: { try Syscall.extendedAttribute(p, $0) })
+    }
+
+    /// The same for a file open as `fd` (FileReader: the file it reads).
+    static func attributes(fd: Int32) -> [ExtendedAttribute] {
+        attributes(names: { try Syscall.extendedAttributeNames(fd: fd) }, value: { try Syscall.extendedAttribute(fd: fd, $0) })
+    }
+
+    private static func attributes(names list: () throws -> [[UInt8]], value: ([UInt8]) throws -> [UInt8]?) -> [ExtendedAttribute] {
         // No list (no support, no permission): no attributes, as above.
-        guard let names = try? Syscall.extendedAttributeNames(p), !names.isEmpty else { return [] }
+        guard let names = try? list(), !names.isEmpty else { return [] }
         var out: [ExtendedAttribute] = []
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }).prefix(ExtendedAttribute.maxCount)
         where !name.isEmpty && name.count <= 255 && out.last?.name != name {
             // Gone or unreadable meanwhile: left out, as above.
-            if let value = (try? Syscall.extendedAttribute(p, name)) ?? nil { out.append(ExtendedAttribute(name: name, value: value)) }
+            if let value = (try? value(name)) ?? nil { out.append(ExtendedAttribute(name: name, value: value)) }
         }
         return out
     }
@@ -248,15 +261,15 @@ public final class BackupRun {
     /// A directory's entries in name-byte order, with those still waiting
     /// for their pieces or subtree; nil if it cannot be listed.
     private func directory(path: [UInt8], relative: [UInt8], device: UInt64) throws -> ([TreeEntry], [(Int, Waiting)])? {
-        guard let names = try? Syscall.listDirectory(FilePath(bytes: path)) else {
+        guard let listing = Self.list(path) else {
             unreadable(relative)
             return nil
         }
         var entries: [TreeEntry] = []
         var waiting: [(Int, Waiting)] = []
-        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for (name, status) in listing {
             let childPath = path + [0x2f] + name
-            guard let st = try? Syscall.status(of: FilePath(bytes: childPath)) else {
+            guard let st = status else {
                 unreadable(relative + [0] + name)
                 continue
             }
@@ -274,14 +287,46 @@ public final class BackupRun {
         return (entries, waiting)
     }
 
+    /// The names in directory `path`, in name-byte order, each with its
+    /// status (nil: gone meanwhile, or not ours to look at); nil if it
+    /// cannot be listed. All looked at through one open descriptor, before
+    /// the walk goes into any of them: a whole path walked again for each
+    /// name cost a small-file backup a twentieth of its time (issue 45),
+    /// and no descriptor stays open down a deep tree.
+    private static func list(_ path: [UInt8]) -> [([UInt8], FileStatus?)]? {
+        guard let fd = try? Syscall.open(FilePath(bytes: path), [.directory, .noFollow]) else { return nil }
+        defer { Syscall.close(fd) }
+        guard let names = try? Syscall.names(in: fd, display: "") else { return nil }
+        // A name that cannot be looked at is named unreadable by the walk.
+        return names.sorted { $0.lexicographicallyPrecedes($1) }.map { ($0, try? Syscall.status(in: fd, $0, display: "")) }
+    }
+
     /// Waits for the pieces of every queued file and writes their records
     /// to the file list in walk order, then stores the trees that waited
     /// for them, children first.
     private func resolveAll() throws {
         if !queued.isEmpty {
-            summary.piecesReused += try pipeline.drain(queued.compactMap(\.pending))
+            try reader.finish(tick: report)
+            summary.piecesReused += try pipeline.drain(queued.compactMap(\.read?.pieces))
             for q in queued {
-                if let p = q.pending { (q.pieces, q.pending) = (p.pieces, nil) }
+                if let read = q.read {
+                    q.read = nil
+                    switch read.outcome {
+                    case .read(let changed, let attributes):
+                        (q.pieces, q.size, q.changed, q.attributes) = (read.pieces.pieces, read.pieces.size, changed, attributes)
+                        summary.counts.files += 1
+                        summary.counts.bytes += q.size
+                        if changed {
+                            summary.counts.changedWhileRead += 1
+                            summary.changedWhileRead.append(display(q.relative))
+                        }
+                    case .unreadable, .waiting:
+                        // `finish` returns once every file has an outcome.
+                        q.unreadable = true
+                        unreadable(q.relative)
+                        continue
+                    }
+                }
                 note(q.pieces)
                 let st = q.status
                 try list?.append(FileRecord(path: q.relative, device: st.device, inode: st.inode, size: q.size, modified: st.modified,
@@ -299,57 +344,81 @@ public final class BackupRun {
         pendingTrees = []
     }
 
-    /// Puts what the `waiting` entries waited for into them.
+    /// Puts what the `waiting` entries waited for into them; a file that
+    /// turned out unreadable leaves its directory.
     private static func fill(_ entries: inout [TreeEntry], _ waiting: [(Int, Waiting)]) {
+        var gone: [Int] = []
         for (i, w) in waiting {
             switch w {
-            case .file(let q): entries[i].pieces = q.pieces
+            case .file(let q):
+                if q.unreadable { gone.append(i); continue }
+                (entries[i].pieces, entries[i].size, entries[i].attributes) = (q.pieces, q.size, q.attributes)
+                if q.changed { entries[i].flags |= TreeEntry.changedWhileRead }
             case .tree(let t): entries[i].subtree = t.ref
             }
         }
+        for i in gone.reversed() { entries.remove(at: i) }
     }
 
-    /// A regular file's pieces: the parent's, if the file list shows it
-    /// unchanged and this host still has every piece; else read. False if
-    /// it cannot be read (named and counted).
-    private func file(_ e: inout TreeEntry, path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> Bool {
+    /// A regular file's entry: its pieces are the parent's, if the file
+    /// list shows it unchanged and this host still has every piece; else
+    /// it is read (FileReader), and its pieces, size and flags wait for
+    /// `resolveAll`, which counts it then, or names it unreadable and
+    /// takes it out of its directory. Nil if it is known unreadable now.
+    private func file(_ entry: TreeEntry, path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> TreeEntry? {
+        var e = entry
         let identity = [st.device, st.inode]
         if st.links > 1, let seen = links[identity] {
-            (e.linkGroup, e.pieces) = (seen.group, seen.pieces)
+            (e.linkGroup, e.pieces, e.attributes) = (seen.group, seen.pieces, Self.attributes(path))
             note(e.pieces)
-            return true
+            count(e)
+            return e
         }
         let queuedFile = QueuedFile(relative: relative, status: st)
         if let old = parent?.record(for: relative), old.matches(st), let cache, pipeline.withPacks({ old.pieces.allSatisfy(cache.knows) }) {
-            e.pieces = old.pieces
-            queuedFile.pieces = old.pieces
+            (e.pieces, e.attributes) = (old.pieces, Self.attributes(path))
+            (queuedFile.pieces, queuedFile.size) = (old.pieces, e.size)
             summary.filesUnchanged += 1
             summary.piecesReused += old.pieces.count
+            count(e)
         } else {
-            guard let result = try read(path, relative: relative, status: st) else { return false }
-            let (pieces, changed) = result
-            e.size = pieces.size
-            queuedFile.pending = pieces
-            if changed {
-                e.flags |= TreeEntry.changedWhileRead
-                summary.counts.changedWhileRead += 1
-                summary.changedWhileRead.append(display(relative))
-            }
+            let read = FileReader.Request(path: path, relative: relative, status: st)
+            queuedFile.read = read
+            try reader.read(read, tick: report)
         }
-        queuedFile.size = e.size
         queued.append(queuedFile)
         if st.links > 1 {
             // The group's later members take these pieces at once.
             try resolveAll()
-            e.pieces = queuedFile.pieces
+            if queuedFile.unreadable { return nil }
+            (e.pieces, e.size, e.attributes) = (queuedFile.pieces, queuedFile.size, queuedFile.attributes)
+            if queuedFile.changed { e.flags |= TreeEntry.changedWhileRead }
             let group = UInt32(links.count + 1)
             links[identity] = (group, e.pieces)
             e.linkGroup = group
-        } else if queuedFile.pending != nil {
+        } else if queuedFile.read != nil {
             lastWaiting = .file(queuedFile)
         }
+        report()
+        return e
+    }
+
+    /// Counts a file whose pieces are known now.
+    private func count(_ e: TreeEntry) {
+        summary.counts.files += 1
+        summary.counts.bytes += e.size
+    }
+
+    /// Brings the reader's figures into the summary and shows it.
+    private func report() {
+        takeReadFigures()
         progress?(summary)
-        return true
+    }
+
+    private func takeReadFigures() {
+        summary.filesRead = reader.filesRead.load(ordering: .relaxed)
+        summary.bytesRead = reader.bytesRead.load(ordering: .relaxed)
+        summary.readingFile = reader.readingFile.load(ordering: .relaxed)
     }
 
     private func note(_ pieces: [PieceRef]) { for p in pieces { usedPacks.insert(p.pack) } }
@@ -361,17 +430,20 @@ public final class BackupRun {
     /// database dump cut short must not land as if it were whole.
     private func commandEntry(_ source: CommandSource) throws -> TreeEntry {
         let started = Date()
+        // The reader is idle (the walk's files are resolved): its `cut` is ours.
+        try reader.finish(tick: report)
         let (pid, output) = try Syscall.spawnShell(source.command)
-        let f = FileHandleFD(borrowing: output)
-        let pending: PendingPieces?
-        do { pending = try cut(f, relative: source.name) } catch {
+        let pending = PendingPieces()
+        let whole: Bool
+        do { whole = try reader.cut(output, into: pending) } catch {
             Syscall.close(output)
             _ = try? Syscall.wait(pid) // the backup ends with the error above either way
             throw error
         }
         Syscall.close(output)
         let ended = try Syscall.wait(pid)
-        guard case .exited(0) = ended, let pending else { throw BackupError.commandFailed(ended) }
+        if !whole { unreadable(source.name) }
+        guard case .exited(0) = ended, whole else { throw BackupError.commandFailed(ended) }
         summary.piecesReused += try pipeline.drain([pending])
         let pieces = pending.pieces
         let (seconds, nanoseconds) = Self.time(started)
@@ -383,58 +455,6 @@ public final class BackupRun {
         summary.counts.files += 1
         summary.counts.bytes += e.size
         return e
-    }
-
-    /// Reads and cuts a file; whether it changed while it was read (its
-    /// size, mtime or ctime differ after). Nil if it cannot be opened or read.
-    private func read(_ path: [UInt8], relative: [UInt8], status st: FileStatus) throws -> (PendingPieces, Bool)? {
-        guard let f = try? FileHandleFD(readingFrom: FilePath(bytes: path)) else {
-            unreadable(relative)
-            return nil
-        }
-        guard let pieces = try cut(f, relative: relative) else { return nil }
-        let after = try? Syscall.status(f.fd)
-        let changed = after.map { $0.size != st.size || $0.modified != st.modified || $0.modifiedNanoseconds != st.modifiedNanoseconds
-            || $0.changed != st.changed || $0.changedNanoseconds != st.changedNanoseconds } ?? true
-        return (pieces, changed)
-    }
-
-    /// Reads `f` to its end and hands its pieces to the pipeline; nil if
-    /// a read fails (named and counted as unreadable).
-    private func cut(_ f: FileHandleFD, relative: [UInt8]) throws -> PendingPieces? {
-        summary.filesRead += 1
-        defer { summary.readingFile = 0 }
-        let raw = buffer.raw
-        let pieces = PendingPieces()
-        var filled = 0, eof = false
-        while true {
-            while filled < raw.count && !eof {
-                // A read of the source that fails (EIO, a file on a
-                // network share gone away) makes it unreadable, skipped and
-                // counted; a failure to store what was read is the
-                // vault's, and ends the backup.
-                let n: Int
-                do { n = try f.readSequential(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) } catch is SystemError {
-                    unreadable(relative)
-                    return nil
-                }
-                if n == 0 { eof = true } else { filled += n; summary.bytesRead += UInt64(n); summary.readingFile += UInt64(n) }
-            }
-            var start = 0
-            while start < filled, eof || filled - start >= Chunker.maxSize {
-                let rest = UnsafeRawBufferPointer(rebasing: raw[start..<filled])
-                let n = Chunker.cut(rest)
-                try pipeline.submit(UnsafeRawBufferPointer(rebasing: rest[..<n]), of: pieces)
-                start += n
-            }
-            if eof { break }
-            if start > 0 {
-                raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
-                filled -= start
-            }
-            progress?(summary)
-        }
-        return pieces
     }
 
     /// Encodes a directory's entries and stores the tree as a piece.
@@ -467,7 +487,7 @@ private enum Waiting {
 
     var isKnown: Bool {
         switch self {
-        case .file(let q): q.pending == nil
+        case .file(let q): q.read == nil
         case .tree(let t): t.ref != nil
         }
     }
@@ -482,12 +502,15 @@ private final class PendingTree {
 }
 
 /// A file of the walk whose record waits to be written: its pieces are
-/// known (unchanged) or `pending` in the pipeline.
+/// known (unchanged), or it waits for its `read` (FileReader) until
+/// `resolveAll` sets what that found.
 private final class QueuedFile {
     let relative: [UInt8]
     let status: FileStatus
     var size: UInt64 = 0
     var pieces: [PieceRef] = []
-    var pending: PendingPieces?
+    var read: FileReader.Request?
+    var changed = false, unreadable = false
+    var attributes: [ExtendedAttribute] = []
     init(relative: [UInt8], status: FileStatus) { (self.relative, self.status) = (relative, status) }
 }

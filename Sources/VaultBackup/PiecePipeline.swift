@@ -2,10 +2,11 @@ import Foundation
 import VaultCodecs
 
 /// The pieces of the files a backup reads, named, compressed and stored
-/// on other threads while the walk reads the next files (issue 45: the
-/// first backup kept one core busy; the walk, the reads and the cutting
-/// stay on the backup's own thread, the keyed id and zstd, most of the
-/// work, go to `threads` workers). Pieces are stored in the order they
+/// on other threads while the next files are read (issue 45: the first
+/// backup kept one core busy; the reads and the cutting are FileReader's
+/// thread's, the keyed id and zstd, most of the work, go to `threads`
+/// workers). Pieces are handed in by one thread at a time (the reader's,
+/// or the walk's while the reader is idle) and stored in the order they
 /// were handed in, so packs, offsets and what counts as known are what
 /// one thread would have made. A piece's reference is known once `drain`
 /// returns; until then a file's pieces are its `PendingPieces`.
@@ -52,8 +53,10 @@ final class PiecePipeline: @unchecked Sendable {
     private let packs: PackWriter
     private let packLock = NSLock()
     /// Bytes handed in and not yet stored, at most (more waits): memory
-    /// stays flat however far the walk could run ahead.
-    static let maxInFlight = 32 << 20
+    /// stays flat however far the walk could run ahead. 8 MiB keeps the
+    /// workers fed (32 jobs of small files, several pieces of large ones);
+    /// 32 MiB had only added pages to fault in (issue 45).
+    static let maxInFlight = 8 << 20
 
     init(key: PieceKey, packs: PackWriter, threads: Int) throws {
         (self.key, self.packs) = (key, packs)

@@ -17,15 +17,19 @@ public final class StreamedDropIn {
     private let writer: ItemWriter
     private var landed = false
 
-    /// `name(itemID)`: the item's name, which may depend on its id (a pack's does).
-    public init(into vault: Vault, kind: ItemKind, name: ([UInt8]) -> String, expectedLength: UInt64? = nil) throws {
+    /// `name(itemID)`: the item's name, which may depend on its id (a pack's
+    /// does). `memory`: the sealing buffers, kept by a caller that drops
+    /// one item after another (ItemWriterMemory); used by one at a time.
+    public init(into vault: Vault, kind: ItemKind, name: ([UInt8]) -> String, expectedLength: UInt64? = nil,
+                memory: ItemWriterMemory? = nil) throws {
         let header = try ItemHeader.random(flags: [])
         (self.vault, self.kind, self.itemID) = (vault, kind, header.itemID)
         self.name = name(header.itemID)
         try ManifestEntry.checkName(self.name)
         fileKey = try FileKey.random()
         content = try TempFile(beside: vault.paths.dropInContent(Hex.encode(header.itemID)), mode: vault.dropInFileMode)
-        writer = try ItemWriter(key: fileKey, header: header, sink: content.file, expectedLength: expectedLength)
+        writer = try ItemWriter(key: fileKey, header: header, sink: content.file, expectedLength: expectedLength,
+                                memory: memory)
     }
 
     /// Content bytes written so far.

@@ -1,0 +1,71 @@
+import Foundation
+import System
+import Testing
+import VaultCore
+@testable import VaultBackup
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The backup's reading thread: files come back in the order handed in,
+/// each with what reading it found, past its queue's bound; what is not
+/// a regular file at the path by the time it is opened (a FIFO, a link, a
+/// directory, nothing) is unreadable, and never waited on.
+@Suite struct FileReaderTests {
+    @Test func filesComeBackInOrderAndWhatIsNotARegularFileIsUnreadable() throws {
+        let s = try PiecePipelineTests.Scratch()
+        let root = s.dir + "-source"
+        defer { try? FileManager.default.removeItem(atPath: root) }   // scratch
+        for d in ["a", "b"] { try FileManager.default.createDirectory(atPath: root + "/" + d, withIntermediateDirectories: true) }
+        // More files than the queue holds, across two directories, so the
+        // walk waits for room and the reader changes directory.
+        let count = FileReader.maxQueued + 700
+        var expected: [String: Int] = [:]
+        var paths: [String] = []
+        for k in 0..<count {
+            let path = root + (k < count / 2 ? "/a/" : "/b/") + String(format: "f%05d", k)
+            let size = k % 7 == 0 ? 0 : 100 + k % 3000
+            try Data(repeating: UInt8(k & 0xff), count: size).write(to: URL(fileURLWithPath: path))
+            (expected[path], paths) = (size, paths + [path])
+        }
+        let large = root + "/b/large"
+        try Data(PiecePipelineTests.random(Chunker.maxSize + 12_345)).write(to: URL(fileURLWithPath: large))
+        (expected[large], paths) = (Chunker.maxSize + 12_345, paths + [large])
+        // Where the file system has no user attributes, there is none to read back.
+        let noted = (try? Syscall.setExtendedAttribute(FilePath(large), Array("user.note".utf8), Array("kept".utf8))) != nil
+        #expect(mkfifo(root + "/b/fifo", 0o600) == 0)
+        #expect(symlink(large, root + "/b/link") == 0)
+        let odd = [root + "/b/fifo", root + "/b/link", root + "/b/gone", root + "/a"]
+        paths += odd
+
+        let packs = try PackWriter(vault: s.vault, cache: nil, dryRun: false, landed: nil)
+        let pipeline = try PiecePipeline(key: try PieceKey.random(), packs: packs, threads: 2)
+        let reader = try FileReader(pipeline: pipeline)
+        defer { reader.close(); pipeline.close() }
+        let st = try #require(try Syscall.status(of: FilePath(root)))
+        let requests = paths.map { FileReader.Request(path: Array($0.utf8), relative: Array($0.utf8), status: st) }
+        for r in requests { try reader.read(r) {} }
+        try reader.finish {}
+        _ = try pipeline.drain(requests.map(\.pieces))
+
+        var offsets: [UInt64] = []
+        for (path, r) in zip(paths, requests) {
+            if odd.contains(path) {
+                guard case .unreadable = r.outcome else { Issue.record("\(path): \(r.outcome)"); continue }
+                continue
+            }
+            guard case .read(_, let attributes) = r.outcome else { Issue.record("\(path): \(r.outcome)"); continue }
+            #expect(r.pieces.size == UInt64(expected[path]!), "\(path)")
+            #expect(r.pieces.pieces.reduce(0) { $0 + Int($1.count) } == expected[path]!)
+            if path == large {
+                #expect(r.pieces.pieces.count >= 2, "cut into pieces")
+                #expect(attributes == (noted ? [ExtendedAttribute(name: Array("user.note".utf8), value: Array("kept".utf8))] : []))
+            }
+            offsets += r.pieces.pieces.map(\.offset)
+        }
+        // Every content differs and all fit one pack: stored in the order
+        // handed in, the offsets only grow.
+        #expect(packs.packsLanded == 0 && offsets == offsets.sorted() && Set(offsets).count == offsets.count)
+        #expect(reader.filesRead.load(ordering: .relaxed) == UInt64(count + 1), "every regular file, once")
+    }
+}
