@@ -279,7 +279,8 @@ public final class BackupRun {
             }
             lastWaiting = nil
         }
-        if queued.count >= Self.resolveEvery { try resolveAll() }
+        // The older half: read and stored by now, or nearly.
+        if queued.count >= Self.resolveEvery { try resolve(first: queued.count / 2) }
         if waiting.allSatisfy(\.1.isKnown) {
             Self.fill(&entries, waiting)
             waiting = []
@@ -308,40 +309,70 @@ public final class BackupRun {
         if !queued.isEmpty {
             try reader.finish(tick: report)
             summary.piecesReused += try pipeline.drain(queued.compactMap(\.read?.pieces))
-            for q in queued {
-                if let read = q.read {
-                    q.read = nil
-                    switch read.outcome {
-                    case .read(let changed, let attributes):
-                        (q.pieces, q.size, q.changed, q.attributes) = (read.pieces.pieces, read.pieces.size, changed, attributes)
-                        summary.counts.files += 1
-                        summary.counts.bytes += q.size
-                        if changed {
-                            summary.counts.changedWhileRead += 1
-                            summary.changedWhileRead.append(display(q.relative))
-                        }
-                    case .unreadable, .waiting:
-                        // `finish` returns once every file has an outcome.
-                        q.unreadable = true
-                        unreadable(q.relative)
-                        continue
-                    }
-                }
-                note(q.pieces)
-                let st = q.status
-                try list?.append(FileRecord(path: q.relative, device: st.device, inode: st.inode, size: q.size, modified: st.modified,
-                                            modifiedNanoseconds: UInt32(st.modifiedNanoseconds), changed: st.changed,
-                                            changedNanoseconds: UInt32(st.changedNanoseconds), pieces: q.pieces))
-            }
+            for q in queued { try record(q) }
             queued = []
         }
+        try storeTrees()
+    }
+
+    /// The same for the first `count` queued files only, while the reader
+    /// and the pipeline go on with the rest: the walk stops to write
+    /// records and trees without stopping them (a full drain every 4,096
+    /// files left one core idle while the walk wrote, issue 45).
+    private func resolve(first count: Int) throws {
+        let files = queued.prefix(count)
+        let reads = files.compactMap(\.read)
+        if let last = reads.last {
+            try reader.wait(through: last, tick: report)
+            summary.piecesReused += try pipeline.take(reads.map(\.pieces))
+        }
+        for q in files { try record(q) }
+        queued.removeFirst(count)
+        try storeTrees()
+    }
+
+    /// Takes in what a queued file's read found, and writes its record.
+    private func record(_ q: QueuedFile) throws {
+        if let read = q.read {
+            q.read = nil
+            switch read.outcome {
+            case .read(let changed, let attributes):
+                (q.pieces, q.size, q.changed, q.attributes) = (read.pieces.pieces, read.pieces.size, changed, attributes)
+                summary.counts.files += 1
+                summary.counts.bytes += q.size
+                if changed {
+                    summary.counts.changedWhileRead += 1
+                    summary.changedWhileRead.append(display(q.relative))
+                }
+            case .unreadable, .waiting:
+                // The reader has read every file it is asked about by now.
+                q.unreadable = true
+                unreadable(q.relative)
+                return
+            }
+        }
+        note(q.pieces)
+        let st = q.status
+        try list?.append(FileRecord(path: q.relative, device: st.device, inode: st.inode, size: q.size, modified: st.modified,
+                                    modifiedNanoseconds: UInt32(st.modifiedNanoseconds), changed: st.changed,
+                                    changedNanoseconds: UInt32(st.changedNanoseconds), pieces: q.pieces))
+    }
+
+    /// Stores the trees whose entries are all known, children first (they
+    /// ended first); the others wait for the next resolve.
+    private func storeTrees() throws {
+        var waiting: [PendingTree] = []
         for tree in pendingTrees {
+            guard tree.waiting.allSatisfy(\.1.isKnown) else {
+                waiting.append(tree)
+                continue
+            }
             Self.fill(&tree.entries, tree.waiting)
             tree.ref = try storeTree(tree.entries)
             // Its parent keeps it until its own tree is made: only the reference.
             (tree.entries, tree.waiting) = ([], [])
         }
-        pendingTrees = []
+        pendingTrees = waiting
     }
 
     /// Puts what the `waiting` entries waited for into them; a file that

@@ -22,6 +22,8 @@ final class FileReader: @unchecked Sendable {
         /// Its pieces in the pipeline.
         let pieces = PendingPieces()
         fileprivate(set) var outcome = Outcome.waiting
+        /// Its place in the order handed in (set by `read`).
+        fileprivate(set) var number = 0
         init(path: [UInt8], relative: [UInt8], status: FileStatus) { (self.path, self.relative, self.status) = (path, relative, status) }
     }
 
@@ -52,7 +54,9 @@ final class FileReader: @unchecked Sendable {
     /// What the caller waits for, if it does: woken for that only, not
     /// after every file (the two threads took turns a file at a time).
     private var callerWaits: Wait?
-    private enum Wait { case room, done }
+    private enum Wait { case room, done, through(Int) }
+    /// Requests handed in, and read (in that order).
+    private var handedIn = 0, completed = 0
     private var failure: (any Error)?
     /// For the progress line and the summary: read from any thread.
     let filesRead = Atomic<UInt64>(0), bytesRead = Atomic<UInt64>(0)
@@ -88,6 +92,8 @@ final class FileReader: @unchecked Sendable {
         while queue.count - head >= Self.maxQueued, failure == nil { callerWait(.room, tick) }
         if let failure { throw failure }
         if head > Self.maxQueued { queue.removeFirst(head); head = 0 }
+        request.number = handedIn
+        handedIn += 1
         queue.append(request)
         if !busy, queue.count - head >= Self.wakeBatch { condition.broadcast() }
     }
@@ -99,6 +105,18 @@ final class FileReader: @unchecked Sendable {
         defer { condition.unlock() }
         if !busy { condition.broadcast() }
         while busy || queue.count > head, failure == nil { callerWait(.done, tick) }
+        if let failure { throw failure }
+    }
+
+    /// Waits until `request` and every file before it is read, while the
+    /// reader goes on with the rest; their pieces are handed to the pipeline
+    /// as soon as the reader runs out of files or fills a job with later
+    /// ones (PiecePipeline.take waits for them).
+    func wait(through request: Request, tick: () -> Void) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if !busy { condition.broadcast() }
+        while completed <= request.number, failure == nil { callerWait(.through(request.number), tick) }
         if let failure { throw failure }
     }
 
@@ -125,11 +143,22 @@ final class FileReader: @unchecked Sendable {
             let result = skip ? .success(()) : Result { try read(request) }
             condition.lock()
             if case .failure(let error) = result { failure = failure ?? error }
+            completed += 1
+            if queue.count == head, failure == nil {
+                // Out of files: what was cut goes to the workers now, not
+                // when later files fill the job (`take` waits for it), and
+                // before `finish` gives the pipeline to the caller.
+                condition.unlock()
+                let flushed = Result { try pipeline.flush() }
+                condition.lock()
+                if case .failure(let error) = flushed { failure = failure ?? error }
+            }
             busy = false
             let waiting = queue.count - head
             switch callerWaits {
             case .room? where waiting <= Self.maxQueued / 2 || failure != nil: condition.broadcast()
             case .done? where waiting == 0 || failure != nil: condition.broadcast()
+            case .through(let n)? where completed > n || failure != nil: condition.broadcast()
             default: break
             }
         }

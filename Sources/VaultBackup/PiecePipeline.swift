@@ -41,9 +41,12 @@ final class PiecePipeline: @unchecked Sendable {
     private var inFlight = 0
     /// Who waits, so that a change wakes only those it concerns: a wake-up
     /// per piece for every thread cost the walk more than its reads.
-    private var idleWorkers = 0, callerWaits = false
+    /// (Callers: the submitter waiting for room, the walk in `take`; both may wait at once.)
+    private var idleWorkers = 0, callersWaiting = 0
     private var failure: (any Error)?
     private var closed = false
+    /// Pieces with sequence numbers below this are stored.
+    private var storedThrough = 0
     /// References of stored pieces not yet taken by `drain` (piece sequence → reference).
     private var stored: [Int: PieceRef] = [:]
     /// Pieces that were stored already (by this host, or earlier in this run).
@@ -131,11 +134,34 @@ final class PiecePipeline: @unchecked Sendable {
         return reused
     }
 
-    /// The caller's wait (in `submit` or `drain`), under `condition`.
+    /// Hands the job being filled to the workers now (the submitter's:
+    /// FileReader's, as it runs out of files to read).
+    func flush() throws { try handOver() }
+
+    /// Waits until every piece of `files` is stored, then gives them their
+    /// references; returns how many pieces were stored already since the
+    /// last `take` or `drain`. Unlike `drain`, the submitter may go on
+    /// handing in meanwhile: `files` must have been handed in whole and
+    /// their last job handed over (`flush`, or later pieces).
+    func take(_ files: [PendingPieces]) throws -> Int {
+        let last = files.compactMap(\.sequences.last).max() ?? -1
+        condition.lock()
+        defer { condition.unlock() }
+        while storedThrough <= last, failure == nil { callerWait() }
+        if let failure { throw failure }
+        for f in files {
+            f.pieces = f.sequences.map { stored.removeValue(forKey: $0)! }
+            f.sequences = []
+        }
+        defer { reused = 0 }
+        return reused
+    }
+
+    /// A caller's wait (in `submit`, `drain` or `take`), under `condition`.
     private func callerWait() {
-        callerWaits = true
+        callersWaiting += 1
         condition.wait()
-        callerWaits = false
+        callersWaiting -= 1
     }
 
     private func work(_ encoder: ZstdPieceEncoder) {
@@ -199,11 +225,12 @@ final class PiecePipeline: @unchecked Sendable {
                     stored[job.first + k] = ref
                     if !new { reused += 1 }
                 }
+                storedThrough = job.first + job.ends.count
             case .failure(let error): failure = failure ?? error
             }
             nextStore += 1
             inFlight -= job.bytes.count
-            if callerWaits { condition.broadcast() }
+            if callersWaiting > 0 { condition.broadcast() }
         }
         if failure != nil { condition.broadcast() }
         storing = false
