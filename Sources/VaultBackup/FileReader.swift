@@ -10,13 +10,15 @@ import System
 /// and on many small files it was the first backup's limit while the
 /// pipeline's workers waited for it.
 final class FileReader: @unchecked Sendable {
-    // @unchecked Sendable: `queue`, `head`, `busy`, `callerWaits`, `failure`
-    // and `closed` are used under `condition`. The buffer, the pipeline's
-    // submitting side and the requests' outcomes are the reader thread's
-    // while a request is queued or being read, and the caller's once
-    // `finish` has returned (the condition's lock orders the two).
+    // @unchecked Sendable: `queue`, `head`, `busy`, `callerWaits`, the two
+    // counts, `failure` and `closed` are used under `condition`. The buffer
+    // and the pipeline's submitting side are the reader thread's, and the
+    // caller's once `finish` has returned; a request's outcome is the
+    // reader's until `finish` or `wait(through:)` has returned for it (the
+    // condition's lock orders the two).
 
-    /// A file to read; what reading it found is its `outcome` once `finish` returns.
+    /// A file to read; what reading it found is its `outcome` once
+    /// `finish`, or `wait(through:)` for it or a later one, returns.
     final class Request {
         let path: [UInt8], relative: [UInt8], status: FileStatus
         /// Its pieces in the pipeline.

@@ -68,4 +68,51 @@ import Glibc
         #expect(packs.packsLanded == 0 && offsets == offsets.sorted() && Set(offsets).count == offsets.count)
         #expect(reader.filesRead.load(ordering: .relaxed) == UInt64(count + 1), "every regular file, once")
     }
+
+    /// The walk takes the older files' pieces while the reader goes on:
+    /// fewer files than wake the reader, then many; each take returns (the
+    /// reader hands its last job over when it runs out of files), and what
+    /// is taken is the files' own pieces.
+    @Test func theOlderFilesArePiecesBeforeTheRestAreRead() throws {
+        let s = try PiecePipelineTests.Scratch()
+        let root = s.dir + "-source"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }   // scratch
+        let packs = try PackWriter(vault: s.vault, cache: nil, dryRun: false, landed: nil)
+        let key = try PieceKey.random()
+        let pipeline = try PiecePipeline(key: key, packs: packs, threads: 2)
+        let reader = try FileReader(pipeline: pipeline)
+        defer { reader.close(); pipeline.close() }
+        let st = try #require(try Syscall.status(of: FilePath(root)))
+        var contents: [[UInt8]] = []
+        func request(_ k: Int) throws -> FileReader.Request {
+            let bytes = Array("file \(k) ".utf8) + PiecePipelineTests.random(200 + k % 500)
+            let path = root + "/f\(k)"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            contents.append(bytes)
+            let r = FileReader.Request(path: Array(path.utf8), relative: Array(path.utf8), status: st)
+            try reader.read(r) {}
+            return r
+        }
+        var requests: [FileReader.Request] = []
+        for batch in [FileReader.wakeBatch / 4, 3 * FileReader.wakeBatch, 1000] {
+            let first = requests.count
+            for k in first..<(first + batch) { requests.append(try request(k)) }
+            let older = Array(requests[first..<(first + batch / 2)])
+            try reader.wait(through: older.last!) {}
+            _ = try pipeline.take(older.map(\.pieces))
+            for r in older {
+                guard case .read = r.outcome else { Issue.record("\(r.outcome)"); continue }
+                #expect(r.pieces.pieces.count == 1)
+            }
+        }
+        try reader.finish {}
+        let rest = requests.filter { $0.pieces.pieces.isEmpty }
+        _ = try pipeline.drain(rest.map(\.pieces))
+        // Every file's one piece is its own content's.
+        for (r, bytes) in zip(requests, contents) {
+            let id = try key.id(of: bytes)
+            #expect(r.pieces.pieces.count == 1 && r.pieces.pieces.first?.id == id)
+        }
+    }
 }
