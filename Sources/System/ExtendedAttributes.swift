@@ -11,25 +11,44 @@ extension Syscall {
     public static let extendedAttributeValueMax = 65_536
     public static let extendedAttributeListMax = 65_536
 
-    /// The attribute names of `path`, as the kernel lists them; [] where
-    /// the file system has none (ENOTSUP). A list that grows between the
-    /// two calls is asked for again (a few times).
+    /// The attribute names of `path` itself (`llistxattr`; attributeNames).
     public static func extendedAttributeNames(_ path: FilePath) throws -> [[UInt8]] {
-        let display = path.description
+        try attributeNames(display: path.description) { buffer, size in path.withCString { llistxattr($0, buffer, size) } }
+    }
+
+    /// The value of attribute `name` of `path` itself (`lgetxattr`; attributeValue).
+    public static func extendedAttribute(_ path: FilePath, _ name: [UInt8]) throws -> [UInt8]? {
+        try attributeValue(name, display: path.description) { key, buffer, size in path.withCString { lgetxattr($0, key, buffer, size) } }
+    }
+
+    /// The attribute names of the open file `fd` (`flistxattr`): no path
+    /// is walked again for a file already open.
+    public static func extendedAttributeNames(fd: Int32) throws -> [[UInt8]] {
+        try attributeNames(display: nil) { buffer, size in flistxattr(fd, buffer, size) }
+    }
+
+    /// The value of attribute `name` of the open file `fd` (`fgetxattr`).
+    public static func extendedAttribute(fd: Int32, _ name: [UInt8]) throws -> [UInt8]? {
+        try attributeValue(name, display: nil) { key, buffer, size in fgetxattr(fd, key, buffer, size) }
+    }
+
+    /// The names a list call (`llistxattr` or `flistxattr`: into a buffer
+    /// of a size, or the size needed for nil) gives; [] where the file
+    /// system has none (ENOTSUP). A list that grows between the two calls
+    /// is asked for again (a few times).
+    private static func attributeNames(display: String?,
+                                       _ list: (UnsafeMutablePointer<CChar>?, Int) -> Int) throws(SystemError) -> [[UInt8]] {
         for _ in 0..<4 {
-            let size = try path.withCString { p throws(SystemError) -> Int in
-                let n = llistxattr(p, nil, 0)
-                if n < 0 {
-                    let e = Errno(rawValue: errno)
-                    if e == .notSupported { return 0 }
-                    throw SystemError(operation: .listxattr, path: display, errno: e)
-                }
-                return n
+            let size = list(nil, 0)
+            if size < 0 {
+                let e = Errno(rawValue: errno)
+                if e == .notSupported { return [] }
+                throw SystemError(operation: .listxattr, path: display, errno: e)
             }
             guard size > 0 else { return [] }
             guard size <= extendedAttributeListMax else { throw SystemError(operation: .listxattr, path: display, errno: .tooBig) }
             var buffer = [UInt8](repeating: 0, count: size)
-            let n = path.withCString { p in buffer.withUnsafeMutableBytes { llistxattr(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), size) } }
+            let n = buffer.withUnsafeMutableBytes { list($0.baseAddress!.assumingMemoryBound(to: CChar.self), size) }
             if n < 0 {
                 if errno == ERANGE { continue }
                 throw SystemError(operation: .listxattr, path: display, errno: Errno(rawValue: errno))
@@ -39,78 +58,31 @@ extension Syscall {
         throw SystemError(operation: .listxattr, path: display, errno: .outOfRange)
     }
 
-    /// The value of attribute `name` of `path`; nil when it went meanwhile.
-    /// Sized first, then read (a value that grew between is asked again):
-    /// most values are a few bytes, and a 64 KiB buffer per attribute of a
-    /// million labelled files would be 64 GB of zeroing.
-    public static func extendedAttribute(_ path: FilePath, _ name: [UInt8]) throws -> [UInt8]? {
-        let display = path.description
-        let key = name + [0]
-        for _ in 0..<4 {
-            let size = path.withCString { p in key.withUnsafeBufferPointer { lgetxattr(p, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), nil, 0) } }
-            if size < 0 {
-                if errno == ENODATA { return nil }
-                throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno))
-            }
-            guard size > 0 else { return [] }
-            guard size <= extendedAttributeValueMax else { throw SystemError(operation: .getxattr, path: display, errno: .tooBig) }
-            var buffer = [UInt8](repeating: 0, count: size)
-            let n = path.withCString { p in
-                key.withUnsafeBufferPointer { nm in
-                    buffer.withUnsafeMutableBytes { lgetxattr(p, UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self), $0.baseAddress, size) }
-                }
-            }
-            if n >= 0 { return Array(buffer[..<n]) }
-            if errno == ENODATA { return nil }
-            if errno != ERANGE { throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno)) }
-        }
-        throw SystemError(operation: .getxattr, path: display, errno: .outOfRange)
-    }
-
-    /// The attribute names of the open file `fd` (`flistxattr`), as the
-    /// path form above: no path is walked again for a file already open.
-    public static func extendedAttributeNames(fd: Int32) throws -> [[UInt8]] {
-        for _ in 0..<4 {
-            let size = flistxattr(fd, nil, 0)
-            if size < 0 {
-                let e = Errno(rawValue: errno)
-                if e == .notSupported { return [] }
-                throw SystemError(operation: .listxattr, path: nil, errno: e)
-            }
-            guard size > 0 else { return [] }
-            guard size <= extendedAttributeListMax else { throw SystemError(operation: .listxattr, path: nil, errno: .tooBig) }
-            var buffer = [UInt8](repeating: 0, count: size)
-            let n = buffer.withUnsafeMutableBytes { flistxattr(fd, $0.baseAddress!.assumingMemoryBound(to: CChar.self), size) }
-            if n < 0 {
-                if errno == ERANGE { continue }
-                throw SystemError(operation: .listxattr, path: nil, errno: Errno(rawValue: errno))
-            }
-            return buffer[..<n].split(separator: 0).map(Array.init)
-        }
-        throw SystemError(operation: .listxattr, path: nil, errno: .outOfRange)
-    }
-
-    /// The value of attribute `name` of the open file `fd` (`fgetxattr`);
-    /// nil when it went meanwhile. Sized first, as the path form above.
-    public static func extendedAttribute(fd: Int32, _ name: [UInt8]) throws -> [UInt8]? {
+    /// The value a get call (`lgetxattr` or `fgetxattr`: key, buffer,
+    /// size) gives for `name`; nil when it went meanwhile. Sized first, then
+    /// read (a value that grew between is asked again): most values are a
+    /// few bytes, and a 64 KiB buffer per attribute of a million labelled
+    /// files would be 64 GB of zeroing.
+    private static func attributeValue(_ name: [UInt8], display: String?,
+                                       _ get: (UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int) throws(SystemError) -> [UInt8]? {
         let key = name + [0]
         return try key.withUnsafeBufferPointer { nm throws(SystemError) -> [UInt8]? in
             let k = UnsafeRawPointer(nm.baseAddress!).assumingMemoryBound(to: CChar.self)
             for _ in 0..<4 {
-                let size = fgetxattr(fd, k, nil, 0)
+                let size = get(k, nil, 0)
                 if size < 0 {
                     if errno == ENODATA { return nil }
-                    throw SystemError(operation: .getxattr, path: nil, errno: Errno(rawValue: errno))
+                    throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno))
                 }
                 guard size > 0 else { return [] }
-                guard size <= extendedAttributeValueMax else { throw SystemError(operation: .getxattr, path: nil, errno: .tooBig) }
+                guard size <= extendedAttributeValueMax else { throw SystemError(operation: .getxattr, path: display, errno: .tooBig) }
                 var buffer = [UInt8](repeating: 0, count: size)
-                let n = buffer.withUnsafeMutableBytes { fgetxattr(fd, k, $0.baseAddress, size) }
+                let n = buffer.withUnsafeMutableBytes { get(k, $0.baseAddress, size) }
                 if n >= 0 { return Array(buffer[..<n]) }
                 if errno == ENODATA { return nil }
-                if errno != ERANGE { throw SystemError(operation: .getxattr, path: nil, errno: Errno(rawValue: errno)) }
+                if errno != ERANGE { throw SystemError(operation: .getxattr, path: display, errno: Errno(rawValue: errno)) }
             }
-            throw SystemError(operation: .getxattr, path: nil, errno: .outOfRange)
+            throw SystemError(operation: .getxattr, path: display, errno: .outOfRange)
         }
     }
 

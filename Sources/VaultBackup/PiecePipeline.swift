@@ -122,16 +122,9 @@ final class PiecePipeline: @unchecked Sendable {
     /// The first failure of any piece is thrown here (or by `submit`).
     func drain(_ files: [PendingPieces]) throws -> Int {
         try handOver()
-        condition.lock()
-        defer { condition.unlock() }
-        while nextStore < nextSubmit, failure == nil { callerWait() }
-        if let failure { throw failure }
-        for f in files {
-            f.pieces = f.sequences.map { stored.removeValue(forKey: $0)! }
-            f.sequences = []
-        }
-        defer { reused = 0 }
-        return reused
+        // Jobs cover the sequence numbers without a gap: all stored is
+        // everything below the next piece's number.
+        return try references(for: files, once: nextPiece)
     }
 
     /// Hands the job being filled to the workers now (the submitter's:
@@ -144,10 +137,14 @@ final class PiecePipeline: @unchecked Sendable {
     /// handing in meanwhile: `files` must have been handed in whole and
     /// their last job handed over (`flush`, or later pieces).
     func take(_ files: [PendingPieces]) throws -> Int {
-        let last = files.compactMap(\.sequences.last).max() ?? -1
+        try references(for: files, once: (files.compactMap(\.sequences.last).max() ?? -1) + 1)
+    }
+
+    /// `drain` and `take` once the pieces below sequence `bound` are stored.
+    private func references(for files: [PendingPieces], once bound: Int) throws -> Int {
         condition.lock()
         defer { condition.unlock() }
-        while storedThrough <= last, failure == nil { callerWait() }
+        while storedThrough < bound, failure == nil { callerWait() }
         if let failure { throw failure }
         for f in files {
             f.pieces = f.sequences.map { stored.removeValue(forKey: $0)! }
