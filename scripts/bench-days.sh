@@ -6,6 +6,9 @@
 # root: one that had files deleted a moment ago makes ext4's inode
 # allocator crawl for both). The newest of many snapshots reads its pieces
 # from a pack per day that changed something, which is what this measures.
+# Last, the backup after a prune: all but the newest 10 forgotten and
+# pruned by each, then one more day backed up; what that day stored
+# against a normal day's, and the share of each repository the prune freed.
 # Usage: scripts/bench-days.sh [WORKDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,12 +24,8 @@ command -v restic >/dev/null || { echo "restic not installed (make deps): skippi
 
 export RESTIC_PASSWORD=bench VAULT_ALLOW_WEAK_KDF=1
 echo "long history: $FILES files, $DAYS daily backups, 3 % changed a day ($(nproc) cores)"
-if [ -z "${BENCH_DAYS_REUSE:-}" ]; then
-printf 'long history bench\n' > "$work/pw"; chmod 600 "$work/pw"
-"$BIN" --vault "$work/v" --password-file "$work/pw" init --kdf-memory 1 --kdf-passes 1 >/dev/null 2>&1
-restic init -r "$work/restic" -q
-for day in $(seq 0 $((DAYS - 1))); do
-    python3 - "$work/tree" "$FILES" "$day" <<'PY'
+change() {   # change DAY: day DAY's files (all on day 0, 3 % after)
+    python3 - "$work/tree" "$FILES" "$1" <<'PY'
 import os, random, sys
 root, n, day = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def path(i):
@@ -51,9 +50,21 @@ for i in changed:
     with open(path(i), "wb") as f:
         f.write(content(i, day))
 PY
-    "$BIN" --vault "$work/v" backup "$work/tree" >/dev/null 2>&1
-    restic -r "$work/restic" backup -q "$work/tree" >/dev/null
+}
+added() {   # added vault|restic: what the backup just run stored, in bytes (its JSON's last line)
+    if [ "$1" = vault ]; then python3 -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])["bytes_stored"])' <"$work/json"
+    else python3 -c 'import json,sys; print([json.loads(l) for l in sys.stdin if "summary" in l][-1]["data_added"])' <"$work/json"; fi
+}
+if [ -z "${BENCH_DAYS_REUSE:-}" ]; then
+printf 'long history bench\n' > "$work/pw"; chmod 600 "$work/pw"
+"$BIN" --vault "$work/v" --password-file "$work/pw" init --kdf-memory 1 --kdf-passes 1 >/dev/null 2>&1
+restic init -r "$work/restic" -q
+for day in $(seq 0 $((DAYS - 1))); do
+    change "$day"
+    "$BIN" --vault "$work/v" backup --json "$work/tree" >"$work/json" 2>/dev/null; vday=$(added vault)
+    restic -r "$work/restic" backup --json "$work/tree" >"$work/json"; rday=$(added restic)
 done
+echo "$vday $rday" >"$work/normal-day"
 fi
 printf '  repository: vault %s, restic %s\n' "$(du -sh "$work/v" | cut -f1)" "$(du -sh "$work/restic" | cut -f1)"
 
@@ -102,3 +113,21 @@ for f in 1 2; do
 done
 printf '  peak RSS: vault %s MiB, restic %s MiB\n' "$(field "${tv[1]}" 3)" "$(field "${tr[1]}" 3)"
 if diff -r "$work/out/1/tree" "$work/out/2$work/tree" >/dev/null; then echo "  the two restores are equal"; else echo "  the restores DIFFER"; exit 1; fi
+
+# The backup after a prune (issue 45): all but the newest 10 snapshots
+# forgotten and pruned at once by each (vault: --grace 0; restic prunes at
+# once), then one more day's change backed up. A normal day is the last
+# day of the history; what the prune freed is each repository's share.
+read -r vday rday <"$work/normal-day"
+vb=$(du -sb "$work/v" | cut -f1); rb=$(du -sb "$work/restic" | cut -f1)
+"$BIN" --vault "$work/v" --password-file "$work/pw" snapshots forget --keep-last 10 --prune --grace 0 >/dev/null 2>&1
+restic -r "$work/restic" forget --keep-last 10 --prune -q >/dev/null
+va=$(du -sb "$work/v" | cut -f1); ra=$(du -sb "$work/restic" | cut -f1)
+change "$DAYS"
+"$BIN" --vault "$work/v" backup --json "$work/tree" >"$work/json" 2>/dev/null; vnext=$(added vault)
+restic -r "$work/restic" backup --json "$work/tree" >"$work/json"; rnext=$(added restic)
+mib() { echo "scale=1; $1 / 1048576" | bc -l; }
+printf '  the backup after forget --keep-last 10 --prune: vault stored %s MiB = %.2fx its normal day (%s MiB; goal <= 1.5x), restic %s MiB = %.2fx (%s MiB)\n' \
+    "$(mib "$vnext")" "$(echo "$vnext / $vday" | bc -l)" "$(mib "$vday")" "$(mib "$rnext")" "$(echo "$rnext / $rday" | bc -l)" "$(mib "$rday")"
+printf '  what that prune freed: vault %s -> %s MiB (-%.1f %%), restic %s -> %s MiB (-%.1f %%) (goal: at least restic'"'"'s share)\n' \
+    "$(mib "$vb")" "$(mib "$va")" "$(echo "100 * ($vb - $va) / $vb" | bc -l)" "$(mib "$rb")" "$(mib "$ra")" "$(echo "100 * ($rb - $ra) / $rb" | bc -l)"

@@ -49,19 +49,24 @@ public final class BackupCache {
 
     /// Opens (or makes) the cache of `vaultID` under `base`; `vault`'s
     /// directory says which packs are still there.
+    /// The owner's backups also keep what a repack of a gone pack kept, as
+    /// their repack note says (RepackNotes); another user's do not.
     public convenience init(base: String, vaultID: [UInt8], vault: Vault) throws {
-        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { try vault.presence(ofPack: $0) })
+        try self.init(directory: base + "/" + Hex.encode(vaultID), present: { try vault.presence(ofPack: $0) },
+                      repacked: { try vault.dropsAsAnotherUser() ? [:] : RepackNotes.kept(vault, key: $0) })
     }
 
     /// Opens (or makes) the cache in `directory`; `present` says which
     /// packs are still there (the local vault's, or a remote's listing for
-    /// `backup --to`).
-    public init(directory: String, present: ([UInt8]) throws -> PackPresence) throws {
+    /// `backup --to`), and `repacked` (asked once, if a pack is gone) what
+    /// repacks of gone packs kept: their pieces in those ranges stay known.
+    public init(directory: String, present: ([UInt8]) throws -> PackPresence,
+                repacked: (PieceKey) throws -> [[UInt8]: RepackTable] = { _ in [:] }) throws {
         self.directory = directory
         try Vault.ensureDirectory(directory)
         try Syscall.chmod(FilePath(directory), 0o700)
         key = try Self.loadKey(directory + "/key")
-        if try !loadPieces(present: present) { try rewritePieces() }
+        if try !loadPieces(present: present, repacked: { try repacked(self.key) }) { try rewritePieces() }
     }
 
     /// The key of the cache in `directory` (made, with the directory, on
@@ -102,7 +107,7 @@ public final class BackupCache {
     /// damaged block, or packs no longer there), so it should be rewritten.
     /// A pack only unconfirmed leaves the log as it is (true): rewriting it
     /// from what is in use would drop that pack's pieces for good.
-    private func loadPieces(present: ([UInt8]) throws -> PackPresence) throws -> Bool {
+    private func loadPieces(present: ([UInt8]) throws -> PackPresence, repacked: () throws -> [[UInt8]: RepackTable]) throws -> Bool {
         guard let file = try? VaultDirectory.readFile(piecesPath, limit: Self.maxLength) else { return false }
         var r = ByteReader(file)
         guard (try? r.expect(Self.magic)) != nil else { return false }
@@ -112,15 +117,28 @@ public final class BackupCache {
             for (pack, record) in block { add(record, pack: pack) }
         }
         var keep = [Bool](repeating: true, count: packs.count)
+        var tables: [[UInt8]: RepackTable]?
+        var partly: [Int: RepackTable] = [:]
         for (i, p) in packs.enumerated() {
             switch try present(p) {
             case .present: continue
-            case .gone: clean = false
+            case .gone:
+                if tables == nil { tables = try repacked() }
+                if let t = tables?[p] { partly[i] = t; continue }
+                clean = false
             case .unknown: unconfirmedPacks += 1
             }
             keep[i] = false
         }
-        if keep.contains(false) { pieces = pieces.filter { keep[Int($0.value.pack)] } }
+        if keep.contains(false) || !partly.isEmpty {
+            let before = pieces.count - pieces.values.count { !keep[Int($0.pack)] }
+            pieces = pieces.filter { _, l in
+                keep[Int(l.pack)] && (partly[Int(l.pack)].map { $0.place(l.offset, UInt64(l.stored)) != nil } ?? true)
+            }
+            // Pieces a repack did not keep were dropped: the log is rewritten
+            // without them (the kept ones stay under their pack's id).
+            if pieces.count < before { clean = false }
+        }
         return clean || unconfirmedPacks > 0
     }
 

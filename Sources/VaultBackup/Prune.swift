@@ -108,7 +108,14 @@ public enum Prune {
                 }
                 removed += step.remove
             }
-            if !dryRun { try vault.replaceBackupStorage(removing: removed, adding: added, marks: marks) }
+            if !dryRun {
+                // No note may outlive the manifest it was made from (RepackNotes).
+                try RepackNotes.clear(vault)
+                try vault.replaceBackupStorage(removing: removed, adding: added, marks: marks)
+                // The prune is done; a note that cannot be written leaves
+                // none, and those backups store the repacked pieces again.
+                do { try RepackNotes.write(vault) } catch { try? RepackNotes.clear(vault) }
+            }
             return summary
         }
     }

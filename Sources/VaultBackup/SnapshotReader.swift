@@ -31,12 +31,18 @@ public final class SnapshotReader: @unchecked Sendable {
     /// Entries a walk may visit at most, whatever the snapshot claims.
     public static let maxEntries: UInt64 = 100_000_000
 
-    public init(_ vault: UnlockedVault, _ entry: ManifestEntry) throws {
+    public convenience init(_ vault: UnlockedVault, _ entry: ManifestEntry) throws {
+        var content = try vault.snapshotContent(entry)
+        defer { SecureZero.zero(&content) }
+        try self.init(vault, entry, content: content)
+    }
+
+    /// A snapshot from its content, read already (one waiting in the inbox,
+    /// which absorb checks before it is in the manifest).
+    public init(_ vault: UnlockedVault, _ entry: ManifestEntry, content: [UInt8]) throws {
         self.vault = vault
         self.entry = entry
         id = String(entry.name.dropFirst(BackupItems.snapshotPrefix.count))
-        var content = try vault.snapshotContent(entry)
-        defer { SecureZero.zero(&content) }
         guard let s = Snapshot.decode(content) else {
             throw BackupError.snapshotCorrupted(snapshot: id, damage: .recordDoesNotParse)
         }
@@ -121,6 +127,13 @@ public final class SnapshotReader: @unchecked Sendable {
             guard n == out.count else { throw tampered }
         }
         guard try out.withUnsafeBytes({ try snapshot.key.verify($0, is: ref.id) }) else { throw tampered }
+    }
+
+    /// Whether `ref` names a pack the snapshot lists and the vault holds
+    /// its bytes: the pack, or a repack whose table kept them (read, not
+    /// the piece itself).
+    public func isPlaced(_ ref: PieceRef) -> Bool {
+        listed.contains(ref.pack) && (try? locate(ref)) != nil
     }
 
     /// The pack or repack that holds `ref`'s stored bytes, and where in

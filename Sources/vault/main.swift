@@ -4,11 +4,15 @@
 // by Terminal; every exit code comes from ExitCode.
 import System
 import Foundation
+import VaultBackup
 import VaultCore
 import VaultCrypto
 
 Interrupts.install()
 ProcessHardening.apply(Terminal(quiet: false))
+// Absorb takes in a backup that names repacked packs only over what their
+// repacks kept, which only VaultBackup can read (SnapshotAdmission).
+RepackedSnapshots.register()
 
 func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
     var terminal = Terminal(quiet: false)

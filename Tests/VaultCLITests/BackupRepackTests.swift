@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import VaultBackup
+@testable import VaultBackup
 @testable import VaultCore
+import VaultCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,6 +84,93 @@ struct BackupRepackTests {
         let last = try f.snapshots(["forget", s3, "--prune", "--grace", "0"])
         #expect(last.status == 0 && last.stderr.contains("deleted 2 unused packs"), "\(last.stderr)")
         try Self.restores(f, "latest", ["e": Self.content(20)])
+    }
+
+    /// The backup cache's key and the vault id, as the test's host keeps them.
+    static func hostKey(_ f: BackupFixture) throws -> (key: PieceKey, vaultID: [UInt8]) {
+        let base = f.v.path + "/cache/vault"
+        let dir = try #require(try FileManager.default.contentsOfDirectory(atPath: base).first { !$0.contains("-to-") })
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: base + "/" + dir + "/key")))
+        return (try PieceKey(secret: SecretBytes(consuming: &bytes)), try #require(Hex.decode(dir)))
+    }
+
+    static func notes(_ f: BackupFixture) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: f.v.dir + "/notes")) ?? []).filter { !$0.hasPrefix(".") }
+    }
+
+    /// Issue 45: a day's backup after a prune stored again all that the
+    /// host's cache knew of every repacked pack (7.5 times a normal day).
+    /// The owner's backups now read the repack note prune leaves them and
+    /// keep naming what the repack kept; absorb proves each such snapshot
+    /// needs nothing the repack dropped before it takes it in.
+    @Test func theBackupAfterARepackNamesWhatTheRepackKept() throws {
+        let f = try BackupFixture()
+        for (i, name) in ["a", "b", "c", "d"].enumerated() { try f.write(name, Self.content(UInt64(40 + i))) }
+        let s1 = try #require(try f.backup()["snapshot"] as? String)
+        for name in ["c", "d"] { unlink(f.source + "/" + name) }
+        _ = try #require(try f.backup()["snapshot"] as? String)
+        #expect(try f.snapshots(["forget", s1]).status == 0)
+        #expect(Self.notes(f).isEmpty, "no repack, no note")
+        let r = try f.snapshots(["prune", "--grace", "0"])
+        #expect(r.status == 0 && r.stderr.contains("repacked 1 pack"), "\(r.stderr)")
+        let (key, vaultID) = try Self.hostKey(f)
+        #expect(Self.notes(f) == [try RepackNote.name(key: key, vaultID: vaultID)])
+
+        // a and b are unchanged and in the repack: not stored again.
+        try f.write("e", Self.content(44))
+        let s3 = try f.backup()
+        let id3 = try #require(s3["snapshot"] as? String)
+        #expect((s3["files_unchanged"] as? Int) == 2, "\(s3)")
+        #expect(try #require(s3["bytes_new"] as? Int) < 220_000, "only e is new: \(s3)")
+        let absorbed = try f.snapshots([])
+        #expect(absorbed.status == 0 && !absorbed.stderr.contains("refused") && !absorbed.stderr.contains("repacked"), "\(absorbed.stderr)")
+        try Self.restores(f, id3, ["a": Self.content(40), "b": Self.content(41), "e": Self.content(44)])
+        let check = try f.v.run(["check", "--read-data"])
+        #expect(check.status == 0, "\(check.stderr)")
+        // The repack still holds what a and b need: a prune leaves it.
+        let again = try f.snapshots(["prune", "--grace", "0"])
+        #expect(again.status == 0 && !again.stderr.contains("repacked 1"), "\(again.stderr)")
+        try Self.restores(f, id3, ["a": Self.content(40), "b": Self.content(41), "e": Self.content(44)])
+        // A dry run writes no note and removes none.
+        let note = try #require(FileManager.default.contents(atPath: f.v.dir + "/notes/" + Self.notes(f)[0]))
+        #expect(try f.snapshots(["prune", "--grace", "0", "--dry-run"]).status == 0)
+        #expect(FileManager.default.contents(atPath: f.v.dir + "/notes/" + Self.notes(f)[0]) == note)
+    }
+
+    /// A note that says a repack kept more than it did (the host's own key
+    /// can seal one; so could a bug) makes a backup name a dropped piece:
+    /// absorb's walk finds it, the snapshot waits refused, every snapshot
+    /// taken in still restores, the note goes, and the next backup stores
+    /// the file again and is taken in.
+    @Test func aNoteClaimingMoreThanTheRepackKeptIsCaughtAtAbsorb() throws {
+        let f = try BackupFixture()
+        for (i, name) in ["a", "b", "c", "d"].enumerated() { try f.write(name, Self.content(UInt64(50 + i))) }
+        let s1 = try #require(try f.backup()["snapshot"] as? String)
+        for name in ["c", "d"] { unlink(f.source + "/" + name) }
+        let s2 = try #require(try f.backup()["snapshot"] as? String)
+        #expect(try f.snapshots(["forget", s1, "--prune", "--grace", "0"]).status == 0)
+        let (key, vaultID) = try Self.hostKey(f)
+        let path = f.v.dir + "/notes/" + (try RepackNote.name(key: key, vaultID: vaultID))
+        var note = try RepackNote.open([UInt8](try #require(FileManager.default.contents(atPath: path))), key: key, vaultID: vaultID)
+        #expect(note.entries.count == 1)
+        note.entries[0].ranges = [(0, 1 << 40)]
+        try Data(try note.seal(key: key, vaultID: vaultID)).write(to: URL(fileURLWithPath: path))
+
+        // c comes back as it was: its pieces were in the part the repack dropped.
+        try f.write("c", Self.content(52))
+        let s3 = try f.backup()
+        #expect(try #require(s3["bytes_new"] as? Int) < 100_000, "the forged note made c known: \(s3)")
+        let refused = try f.snapshots([])
+        #expect(refused.stderr.contains("made before a pack it needs was repacked"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path), "the note went")
+        try Self.restores(f, s2, ["a": Self.content(50), "b": Self.content(51)])
+
+        let s4 = try f.backup()
+        let id4 = try #require(s4["snapshot"] as? String)
+        #expect(try #require(s4["bytes_new"] as? Int) >= 200_000, "c stored again: \(s4)")
+        let taken = try f.snapshots([])
+        #expect(taken.status == 0, "\(taken.stderr)")
+        try Self.restores(f, id4, ["a": Self.content(50), "b": Self.content(51), "c": Self.content(52)])
     }
 
     @Test func aRepackDroppedIntoTheInboxIsRefused() throws {

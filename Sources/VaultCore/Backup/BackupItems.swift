@@ -1,5 +1,7 @@
 import ByteLayout
+import Synchronization
 import System
+import VaultCrypto
 
 // What the vault itself knows of `vault backup`'s items (the formats are
 // VaultBackup's; docs/FORMAT.md, "Backups"): a pack is named
@@ -184,19 +186,25 @@ extension UnlockedVault {
     /// (missing, or refused because it was damaged). Absorb takes packs in
     /// before snapshots. A refused snapshot waits in the inbox.
     func snapshotRefusal(_ entry: ManifestEntry) -> SnapshotRefusal? {
+        var content: [UInt8]
         let ids: [[UInt8]]
         do {
-            ids = try BackupItems.packIDs(inSnapshot: snapshotContent(entry, at: waitingContentPath(entry)))
+            content = try snapshotContent(entry, at: waitingContentPath(entry))
+            ids = try BackupItems.packIDs(inSnapshot: content)
         } catch let error as SystemError {
             return .unreadable(error.errno)
         } catch {
             return .doesNotOpen
         }
+        defer { SecureZero.zero(&content) }
         let absent = ids.filter { pack($0) == nil }
         guard !absent.isEmpty else { return nil }
         // A repack keeps only what the snapshots prune saw needed: one made
         // before it, never seen by that prune, may need a piece it dropped.
+        // Taken in only if a walk of its trees proves it does not (a backup
+        // told what the repack kept by its repack note names only that).
         if absent.allSatisfy({ !manifest.versions(named: BackupItems.repackName($0)).isEmpty }) {
+            if let kept = SnapshotAdmission.repackedCheck, kept(self, entry, content, Set(absent)) { return nil }
             return .madeBeforeRepack(first: BackupItems.packName(absent[0]), count: absent.count)
         }
         return .packsMissing(first: absent.prefix(3).map(BackupItems.packName), count: absent.count)
@@ -217,4 +225,22 @@ public enum SnapshotRefusal: Equatable, Sendable {
     /// Packs it needs (`count`, the first three named) are missing or were
     /// refused as damaged.
     case packsMissing(first: [String], count: Int)
+}
+
+/// How absorb asks whether a waiting snapshot that names repacked packs
+/// needs only what those repacks kept. The answer needs the snapshot's
+/// trees, which this module cannot read: VaultBackup's RepackedSnapshots
+/// registers it, and the `vault` command does so before it opens a vault.
+/// Unregistered (this module's own tests), such a snapshot is refused, as
+/// before repack notes.
+public enum SnapshotAdmission {
+    /// (vault, the waiting snapshot's entry, its content, the repacked pack
+    /// ids it names): whether every reference into those packs was kept.
+    public typealias RepackedCheck = @Sendable (UnlockedVault, ManifestEntry, [UInt8], Set<[UInt8]>) -> Bool
+
+    private static let check = Mutex<RepackedCheck?>(nil)
+
+    public static func register(_ repacked: @escaping RepackedCheck) { check.withLock { $0 = repacked } }
+
+    static var repackedCheck: RepackedCheck? { check.withLock { $0 } }
 }
