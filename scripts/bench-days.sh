@@ -59,12 +59,16 @@ if [ -z "${BENCH_DAYS_REUSE:-}" ]; then
 printf 'long history bench\n' > "$work/pw"; chmod 600 "$work/pw"
 "$BIN" --vault "$work/v" --password-file "$work/pw" init --kdf-memory 1 --kdf-passes 1 >/dev/null 2>&1
 restic init -r "$work/restic" -q
+: >"$work/days-added"
 for day in $(seq 0 $((DAYS - 1))); do
     change "$day"
     "$BIN" --vault "$work/v" backup --json "$work/tree" >"$work/json" 2>/dev/null; vday=$(added vault)
     restic -r "$work/restic" backup --json "$work/tree" >"$work/json"; rday=$(added restic)
+    [ "$day" -ge $((DAYS - 5)) ] && echo "$vday $rday" >>"$work/days-added"
 done
-echo "$vday $rday" >"$work/normal-day"
+# A normal day: the median of the last five days' (days differ by 30 %).
+mid=$(( ($(wc -l <"$work/days-added") + 1) / 2 ))
+echo "$(cut -d' ' -f1 "$work/days-added" | sort -n | sed -n ${mid}p) $(cut -d' ' -f2 "$work/days-added" | sort -n | sed -n ${mid}p)" >"$work/normal-day"
 fi
 printf '  repository: vault %s, restic %s\n' "$(du -sh "$work/v" | cut -f1)" "$(du -sh "$work/restic" | cut -f1)"
 
@@ -116,8 +120,8 @@ if diff -r "$work/out/1/tree" "$work/out/2$work/tree" >/dev/null; then echo "  t
 
 # The backup after a prune (issue 45): all but the newest 10 snapshots
 # forgotten and pruned at once by each (vault: --grace 0; restic prunes at
-# once), then one more day's change backed up. A normal day is the last
-# day of the history; what the prune freed is each repository's share.
+# once), then one more day's change backed up. A normal day is the median
+# of the history's last five; what the prune freed is each repository's share.
 read -r vday rday <"$work/normal-day"
 vb=$(du -sb "$work/v" | cut -f1); rb=$(du -sb "$work/restic" | cut -f1)
 "$BIN" --vault "$work/v" --password-file "$work/pw" snapshots forget --keep-last 10 --prune --grace 0 >/dev/null 2>&1

@@ -3,7 +3,8 @@ import VaultCore
 import VaultCrypto
 
 /// The owner's side of host records (HostRecord): one per piece key among
-/// the snapshots the vault holds, built from its manifest. A remote's
+/// the snapshots the vault holds, built from its manifest, with that
+/// host's repack note beside it while the vault holds repacks. A remote's
 /// `hosts/` is then made to hold these, and the others retired (RemoteHostRecords).
 public enum HostRecords {
     public struct Built {
@@ -55,9 +56,16 @@ public enum HostRecords {
             let name = try HostRecord.name(key: snapshot.key, vaultID: vault.vault.header.vaultID)
             byName[name, default: (snapshot.key, [], [])].missing.formUnion(missing)
         }
+        // Beside each record, the host's repack note (RepackNote) when the
+        // vault holds repacks: what each kept, so the host keeps naming
+        // those pieces of a pack its record calls gone.
+        let repacks = RepackNotes.entries(vault)
         for (name, host) in byName {
             let record = HostRecord(generation: manifest.generation, taken: host.taken, usable: usable, gone: gone.union(host.missing))
             built.records[name] = try record.seal(key: host.key, vaultID: vault.vault.header.vaultID)
+            guard !repacks.isEmpty else { continue }
+            let note = RepackNote(generation: manifest.generation, entries: repacks)
+            built.records[try RepackNote.name(key: host.key, vaultID: vault.vault.header.vaultID)] = try note.seal(key: host.key, vaultID: vault.vault.header.vaultID)
         }
         return built
     }

@@ -4,8 +4,8 @@ import VaultCore
 /// `vault snapshots prune` (docs/FORMAT.md, "Backups: forget and prune",
 /// "Repacking"): under the drop lock held exclusively, every snapshot's
 /// trees are walked for the byte ranges of packs it still needs; a pack
-/// none of whose bytes are needed is deleted, and one at least half unused
-/// is rewritten as a repack that keeps only the needed ranges, with a
+/// none of whose bytes are needed is deleted, and one at least a quarter
+/// unused (PruneSafety) is rewritten as a repack that keeps only the needed ranges, with a
 /// table that places them by their old offsets (so no tree or snapshot is
 /// rewritten, and snapshot ids stay what every machine knows them by).
 ///
@@ -57,7 +57,7 @@ public enum Prune {
     /// only if its grace ended by then: every snapshot that landed within
     /// the grace was seen and counted (issue 43, item 4: one unreachable
     /// remote no longer stops the whole prune, and loses nothing).
-    /// Which packs are rewritten whatever the half-unused rule says, when
+    /// Which packs are rewritten whatever the quarter-unused rule says, when
     /// they hold any byte no snapshot needs: none (the rule alone), the
     /// packs a rewrite took entries out of (a leak is purged, not kept
     /// because its pack is mostly still in use), or every pack.

@@ -13,8 +13,13 @@ public enum PruneSafety {
     public static let deleteGrace: Int64 = 24 * 3600
 
     /// A pack is rewritten as a repack when at most this share of its
-    /// piece bytes is needed: each host's next backup stores again what
-    /// its cache knew in the dropped part (it cannot read the repack's
-    /// table), so a repack may cost at most what it frees.
-    public static let repackWhenNeededAtMost = (numerator: UInt64(1), denominator: UInt64(2))
+    /// piece bytes is needed: a repack writes at most three bytes for each
+    /// it frees. It was a half while every host's next backup stored again
+    /// what its cache knew of a repacked pack; now the owner's backups and
+    /// `backup --to` hosts keep naming what a repack kept (RepackNote), and
+    /// only another user's backup into a shared vault stores it again.
+    /// Measured (scripts/bench-days.sh's history, 50,000 files, 40 days,
+    /// all but 10 forgotten): a half freed 41 % of the vault, three
+    /// quarters 47 %, restic's prune 46 %.
+    public static let repackWhenNeededAtMost = (numerator: UInt64(3), denominator: UInt64(4))
 }

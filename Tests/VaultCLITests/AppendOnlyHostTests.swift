@@ -97,6 +97,38 @@ import Testing
         #expect(FileManager.default.contents(atPath: out + "/src/big") == Data(big))
     }
 
+    /// Issue 45: after the owner's prune repacked a pack a host used, the
+    /// host's next backup stored again everything its cache knew of it.
+    /// The owner now publishes the host's repack note beside its record;
+    /// the host keeps naming what the repack kept, and the owner's absorb
+    /// proves that before it takes the snapshot in.
+    @Test func aCreateOnlyHostKeepsNamingWhatARepackKept() throws {
+        let content = (0..<4).map { BackupFixture.random(200_000, seed: 450 + UInt64($0)) }
+        for (i, name) in ["a", "b", "c", "d"].enumerated() { try write(name, content[i]) }
+        let first = try #require(try backup(["--fingerprint", try fingerprint()])["snapshot"] as? String)
+        try ownerRun(["pull"])
+        for name in ["c", "d"] { try FileManager.default.removeItem(atPath: source + "/" + name) }
+        _ = try backup()
+        try ownerRun(["pull"])
+        let pruned = try ownerRun(["snapshots", "forget", first, "--prune", "--grace", "0"])
+        #expect(pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
+        let hosts = try FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts").filter { !$0.hasPrefix(".") }
+        #expect(hosts.count == 2, "the record and the repack note: \(hosts)")
+
+        try write("e", BackupFixture.random(200_000, seed: 454))
+        let next = try backup()
+        let stored = try #require(next["bytes_stored"] as? Int)
+        #expect(stored < 260_000, "a and b are named where the repack kept them, only e goes up: \(next)")
+        let pulled = try ownerRun(["pull"])
+        #expect(!pulled.stderr.contains("refused") && !pulled.stderr.contains("repacked"), "\(pulled.stderr)")
+        let out = owner.path + "/out"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: out + "/src")) == ["a", "b", "e"])
+        #expect(FileManager.default.contents(atPath: out + "/src/a") == Data(content[0]))
+        #expect(FileManager.default.contents(atPath: out + "/src/b") == Data(content[1]))
+        try ownerRun(["check", "--read-data"])
+    }
+
     /// The owner forgets every snapshot of a host and prunes before the host
     /// ever read a record: the host's record is retired (HostRecord.retired),
     /// not deleted, so its next backup stores its data again instead of

@@ -68,7 +68,7 @@ import Testing
         #expect(try holds(Self.secret), "no prune yet: still in a pack")
         // The usual rule keeps a pack that is mostly in use; a purge does not.
         #expect(try f.snapshots(["prune", "--grace", "0"]).status == 0)
-        #expect(try holds(Self.secret), "the half-unused rule keeps the mostly used pack it is in")
+        #expect(try holds(Self.secret), "the quarter-unused rule keeps the mostly used pack it is in")
         #expect(try f.snapshots(["prune", "--repack-unused", "--grace", "0"]).status == 0)
         #expect(try !holds(Self.secret))
     }

@@ -385,7 +385,19 @@ struct BackupCommand: Command {
         } else if sent.seenGeneration() != nil {
             return (try BackupCache(directory: directory) { _ in .gone }, .hostRecordMissing)
         }
-        return (try BackupCache(directory: directory) { sent.presence(of: $0, record: record) }, nil)
+        // The repack note beside the record, read only if a pack the cache
+        // names is gone, and used only if built from the same manifest as
+        // the record: a hint, like the cache (the owner's absorb checks
+        // every reference into a repacked pack).
+        let repacked = { (key: PieceKey) -> [[UInt8]: RepackTable] in
+            guard let record, let name = try? RepackNote.name(key: key, vaultID: remote.header.vaultID),
+                  let bytes = try? remote.rclone.fetch(RemoteNames.join(remote.target, RemoteHostRecords.directory + "/" + name),
+                                                       limit: RepackNote.maxLength),
+                  let note = try? RepackNote.open(bytes, key: key, vaultID: remote.header.vaultID),
+                  note.generation == record.generation else { return [:] }
+            return Dictionary(note.entries.map { ($0.pack, $0.table) }) { a, _ in a }
+        }
+        return (try BackupCache(directory: directory, present: { sent.presence(of: $0, record: record) }, repacked: repacked), nil)
     }
 
     /// The PATHs the --files-from kind of files list (64 MiB each at most).

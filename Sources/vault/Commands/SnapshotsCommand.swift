@@ -132,9 +132,9 @@ struct SnapshotsCommand: Command {
         which snapshots it looks at. Hours, days, weeks (Monday to Sunday),
         months and years are UTC, by each snapshot's end time. prune (or
         forget --prune) then deletes every pack no snapshot needs, in the
-        vault or waiting in its inbox, and rewrites each pack at least half
-        unused with only what is needed (the next backup of its host then
-        stores those files again); it waits for running backups to finish,
+        vault or waiting in its inbox, and rewrites each pack at least a
+        quarter unused with only what is needed (its hosts' backups keep
+        naming what was kept, as prune's notes tell them); it waits for running backups to finish,
         and first brings in the backups waiting in each remote's inbox. A
         remote out of reach is named, and only packs whose grace had ended
         when its inbox was last seen go (exit 3); --dry-run fetches nothing
@@ -146,14 +146,14 @@ struct SnapshotsCommand: Command {
         Earlier runs say what waits and until when; --grace 0 deletes at
         once, for when no backup is running anywhere. --repack-unused
         rewrites every pack holding any unused byte, whatever the
-        half-unused rule says.
+        quarter-unused rule says.
 
         rewrite takes what matches --exclude (the restore patterns) out of
         the snapshots named, or of every snapshot: each becomes a new one
         with the same host, paths, tags and times, and the original is
         forgotten unless --keep. With --prune, a prune follows that purges
-        the packs the removed files were in, whatever the half-unused rule
-        says: a leaked secret is gone from the vault once the grace has
+        the packs the removed files were in, whatever the quarter-unused
+        rule says: a leaked secret is gone from the vault once the grace has
         passed (--grace 0: at once, for a leak, when no backup is running).
 
         Options:
@@ -522,7 +522,7 @@ struct SnapshotsCommand: Command {
     /// `snapshots rewrite`: each snapshot that holds a match written again
     /// without it (SnapshotRewrite), taken in, then, unless --keep, the
     /// original forgotten; with --prune, a prune that purges the packs the
-    /// removed entries were in, whatever the half-unused rule says. A kill
+    /// removed entries were in, whatever the quarter-unused rule says. A kill
     /// before the originals go leaves both, each whole.
     private func rewrite(_ vault: UnlockedVault, _ context: Context, ids: [String], excludes: [String], keep: Bool,
                          prune: Bool, dryRun: Bool) throws -> ExitCode {
@@ -571,7 +571,7 @@ struct SnapshotsCommand: Command {
         if prune { return try self.prune(vault, context, dryRun: false, forgetting: [], seenUntil: seenUntil, reached: reached, purge: .packs(purge)) }
         if !keep {
             context.terminal.note("what only the originals held stays in the packs until a prune",
-                                  hint: "'vault snapshots prune --repack-unused' purges it whatever the half-unused rule says (--grace 0: now)")
+                                  hint: "'vault snapshots prune --repack-unused' purges it whatever the quarter-unused rule says (--grace 0: now)")
         }
         return .ok
     }
@@ -679,8 +679,8 @@ struct SnapshotsCommand: Command {
         return (seenUntil, reached)
     }
 
-    /// Deletes the packs no snapshot needs and rewrites those at least
-    /// half unused (a dry run after a dry-run forget cannot count what
+    /// Deletes the packs no snapshot needs and rewrites those at least a
+    /// quarter unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
                        seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: Set<String>)],
