@@ -5,9 +5,11 @@ import VaultCore
 /// "Repacking"): under the drop lock held exclusively, every snapshot's
 /// trees are walked for the byte ranges of packs it still needs; a pack
 /// none of whose bytes are needed is deleted, and one at least a quarter
-/// unused (PruneSafety) is rewritten as a repack that keeps only the needed ranges, with a
-/// table that places them by their old offsets (so no tree or snapshot is
-/// rewritten, and snapshot ids stay what every machine knows them by).
+/// unused (PruneSafety) is rewritten as a repack that keeps only the
+/// needed ranges, with a table that places them by their old offsets (so
+/// no tree or snapshot is rewritten, and snapshot ids stay what every
+/// machine knows them by). Then the owner's backups are told what each
+/// repack kept (RepackNotes).
 ///
 /// Plan, then execute (restic's split): `plan` says what each pack id
 /// would need, from the walk alone; each such step then waits out the

@@ -45,14 +45,14 @@ public enum RepackNotes {
         let vaultID = vault.vault.header.vaultID
         let entries = entries(vault)
         var keys: [String: PieceKey] = [:]
-        for e in vault.snapshotEntries {
+        // No repack, no note: the snapshots are not read.
+        for e in vault.snapshotEntries where !entries.isEmpty {
             // A snapshot that does not open names no host to tell.
             guard var content = try? vault.snapshotContent(e) else { continue }
             defer { SecureZero.zero(&content) }
             guard let s = Snapshot.decode(content) else { continue }
             keys[try RepackNote.name(key: s.key, vaultID: vaultID)] = s.key
         }
-        if entries.isEmpty { keys = [:] }
         let note = RepackNote(generation: vault.manifest.generation, entries: entries)
         if !keys.isEmpty { try Vault.ensureDirectory(vault.paths.notes) }
         for (name, key) in keys {
