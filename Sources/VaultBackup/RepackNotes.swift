@@ -3,14 +3,16 @@ import VaultCore
 import VaultCrypto
 
 /// The local vault's repack notes (RepackNote), `notes/<name>`: prune
-/// writes one per piece key among the snapshots it holds, and a backup of
-/// the vault's owner reads its own to keep the pieces a repack kept.
+/// and pull write one per piece key among the snapshots the vault holds,
+/// and a backup of the vault's owner reads its own to keep the pieces a
+/// repack kept.
 ///
-/// Order with a prune: prune holds the drop lock exclusively, so no backup
-/// of the owner reads notes meanwhile; it removes every note before its
-/// manifest write and writes them anew after its deletions. A prune killed
-/// in between leaves no note (the backups store those pieces again, as
-/// before notes), never one that names what an older manifest kept.
+/// Order: prune holds the drop lock exclusively, so no backup of the owner
+/// reads notes meanwhile; prune and pull remove every note before their
+/// manifest write and write them anew once done. One killed in between
+/// leaves no note (the backups store those pieces again, as before notes),
+/// never one that names what an older manifest kept; a backup that read
+/// one before a pull changed the manifest is the absorb walk's to catch.
 /// Another user's backup reads none: it holds no lock prune waits for, and
 /// checks after it landed that every pack it named is still there, which
 /// a repacked pack is not (DropLock's `confirmLanded`).

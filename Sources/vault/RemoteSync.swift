@@ -1,4 +1,5 @@
 import System
+import VaultBackup
 import VaultCore
 import VaultCrypto
 import VaultRemote
@@ -38,6 +39,10 @@ enum RemoteSync {
             key = unlocked.masterKey
             let meter = TransferMeter(context.terminal, "pulling")
             defer { meter.finish() }
+            // A merge may bring another machine's repacks, or drop ours:
+            // this machine's repack notes are made again once the pull is
+            // done (RepackNotes), and none stands meanwhile.
+            try RepackNotes.clear(unlocked)
             summary = try RemotePull.pull(vault: unlocked, remote: remote, thin: context.thinVault() != nil, rclone: rclone,
                                           progress: meter.update)
         }
@@ -57,6 +62,8 @@ enum RemoteSync {
             if passwordsChanged { PasswordChangedElsewhere.record(vault: context.vaultDirectory, remote: remote.name) }
         }
         try reopened.tidy()
+        // A note that cannot be written leaves none: those backups store the repacked pieces again.
+        do { try RepackNotes.write(reopened) } catch { try? RepackNotes.clear(reopened) }
         context.publishHostRecords(reopened, to: [(remote, summary.hostRecords)])
         let taken = try summary.dropIns.filter { try Syscall.status(of: reopened.vault.paths.dropInEnvelope($0)) == nil }.count
         return Pulled(summary: summary, vault: reopened, taken: taken, seconds: Syscall.monotonicSeconds() - started,

@@ -50,6 +50,39 @@ struct BackupMergeTests {
         #expect(r.status == 0, "pull: \(r.stderr)", sourceLocation: sourceLocation)
     }
 
+    /// The laptop prunes the desktop's backups and pushes; the desktop
+    /// pulls, and its next backup keeps naming what the laptop's repack
+    /// kept (issue 45: it stored all of it again). The pull wrote the
+    /// desktop's repack note.
+    @Test func aRepackMadeOnAnotherMachineIsToldToThisMachinesBackups() throws {
+        let (m, _) = try MultiMachineTests.machines(2)
+        let (laptop, desktop) = (m[0], m[1])
+        for (name, seed) in [("a", 11), ("b", 12), ("c", 13), ("d", 14)] as [(String, UInt64)] { try Self.write(desktop, name, seed: seed) }
+        let s1 = try Self.backup(desktop)
+        for name in ["c", "d"] { unlink(desktop.v.path + "/src/" + name) }
+        _ = try Self.backup(desktop)
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        let pruned = try laptop.run(["snapshots", "forget", s1, "--prune", "--grace", "0"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
+        try Self.push(laptop)
+        try Self.pull(desktop)
+        let notes = (try? FileManager.default.contentsOfDirectory(atPath: desktop.v.dir + "/notes")) ?? []
+        #expect(notes.count == 1, "the pull wrote the desktop's note: \(notes)")
+
+        try Self.write(desktop, "e", seed: 15)
+        let r = try desktop.bare(["backup", desktop.v.path + "/src", "--json"])
+        #expect(r.status == 0, "backup: \(r.stderr)")
+        let summary = (try? JSONObject.parse(r.stdout)) ?? [:]
+        #expect((summary["bytes_new"] as? Int ?? .max) < 330_000, "only e is new: \(summary)")
+        let taken = try desktop.run(["snapshots"])
+        #expect(taken.status == 0 && !taken.stderr.contains("refused") && !taken.stderr.contains("repacked"), "\(taken.stderr)")
+        try Self.expectRestores(desktop, "latest", ["a": 11, "b": 12, "e": 15])
+        try Self.push(desktop)
+        try Self.pull(laptop)
+        try Self.expectRestores(laptop, "latest", ["a": 11, "b": 12, "e": 15])
+    }
+
     /// The desktop backs itself up; the laptop forgets an old snapshot and
     /// prunes while the desktop's newest, which still needs the old pack,
     /// has not reached it. After both push and pull, every snapshot left
