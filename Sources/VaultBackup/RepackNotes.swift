@@ -20,12 +20,16 @@ public enum RepackNotes {
     /// What every note says now: each repack that readers use (no pack of
     /// its id stands, and it is the only repack of that id), that prune has
     /// not marked to go, and whose table reads. Newest manifest state.
-    static func entries(_ vault: UnlockedVault) -> [RepackNote.Entry] {
+    /// `inItems`: only repacks whose blob is in items/ (the local notes:
+    /// a backup here keeps no other, and a thin vault's others would be
+    /// fetched from its remote only to be left out).
+    static func entries(_ vault: UnlockedVault, inItems: Bool = false) -> [RepackNote.Entry] {
         let manifest = vault.manifest
         var out: [RepackNote.Entry] = []
         for e in manifest.entries where e.kind == .repack {
             guard let id = BackupItems.storageID(of: e), vault.pack(id) == nil, manifest.pruneMarks[id] == nil,
                   manifest.versions(named: e.name).count == 1, let blob = Hex.decode(e.blobName), blob.count == 16 else { continue }
+            if inItems, (try? Syscall.status(of: vault.paths.item(e.blobName))) == nil { continue }
             // A table that does not read leaves the pack out: its pieces are stored again.
             guard let table = try? RepackTable.read(pack: id, contentLength: e.size, { offset, buffer in
                 try vault.packChunks.read(e, at: offset, into: buffer, readAhead: 0) { try vault.reader(for: e) }
@@ -45,7 +49,7 @@ public enum RepackNotes {
     @discardableResult
     public static func write(_ vault: UnlockedVault) throws -> Int {
         let vaultID = vault.vault.header.vaultID
-        let entries = entries(vault)
+        let entries = entries(vault, inItems: true)
         var keys: [String: PieceKey] = [:]
         // No repack, no note: the snapshots are not read.
         for e in vault.snapshotEntries where !entries.isEmpty {
