@@ -26,6 +26,8 @@ public enum RepackNotes {
     static func entries(_ vault: UnlockedVault, inItems: Bool = false) -> [RepackNote.Entry] {
         let manifest = vault.manifest
         var out: [RepackNote.Entry] = []
+        // The sealed note's bytes: magic, nonce, generation, count, tag.
+        var size = 8 + 12 + 12 + 16
         for e in manifest.entries where e.kind == .repack {
             guard let id = BackupItems.storageID(of: e), vault.pack(id) == nil, manifest.pruneMarks[id] == nil,
                   manifest.versions(named: e.name).count == 1, let blob = Hex.decode(e.blobName), blob.count == 16 else { continue }
@@ -34,6 +36,12 @@ public enum RepackNotes {
             guard let table = try? RepackTable.read(pack: id, contentLength: e.size, { offset, buffer in
                 try vault.packChunks.read(e, at: offset, into: buffer, readAhead: 0) { try vault.reader(for: e) }
             }) else { continue }
+            // A note a backup would refuse (past RepackNote.maxLength) is
+            // never made: the repacks past that leave their pieces to be
+            // stored again.
+            let grows = 36 + 16 * table.ranges.count
+            guard size + grows <= RepackNote.maxLength else { continue }
+            size += grows
             out.append(RepackNote.Entry(pack: id, blob: blob, ranges: table.ranges.map { ($0.old, $0.length) }))
         }
         return out
