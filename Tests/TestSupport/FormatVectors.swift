@@ -9,8 +9,7 @@ public enum FormatVectors {
     /// heading of its level or above): a line `name:` in backquotes followed
     /// by indented hex lines.
     public static func published(section: String) throws -> [String: String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
+        let text = try formatText()
         guard let start = text.range(of: section) else { return [:] }
         let level = section.prefix { $0 == "#" }.count
         var out: [String: String] = [:], current: String?
@@ -26,5 +25,28 @@ public enum FormatVectors {
             }
         }
         return out
+    }
+
+    /// The hex after `    NAME = ` (any spaces before the `=`) on the
+    /// first such indented line after the heading `section` whose value
+    /// is all hex digits: a vector written as assignments (`name   = …`,
+    /// `record = …`), not the format's own `name = HKDF(…)` above it.
+    public static func assigned(_ name: String, section: String) throws -> String? {
+        let text = try formatText()
+        guard let start = text.range(of: section) else { return nil }
+        for line in text[start.upperBound...].split(separator: "\n") where line.hasPrefix("    ") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            let value = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            if parts[0].trimmingCharacters(in: .whitespaces) == name, !value.isEmpty, value.allSatisfy(\.isHexDigit),
+               value.lowercased() == value {
+                return value
+            }
+        }
+        return nil
+    }
+
+    private static func formatText() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
     }
 }

@@ -13,19 +13,12 @@ import VaultCrypto
 @Suite("Host records")
 struct HostRecordTests {
     static func published() throws -> (name: String, record: [UInt8]) {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        let section = try #require(text.range(of: "### Host records"))
-        let name = try #require(text[section.upperBound...].firstMatch(of: /(?m)^    name   = ([0-9a-f]+)/))
-        let record = try #require(text[section.upperBound...].firstMatch(of: /(?m)^    record = ([0-9a-f]+)/))
-        return (String(name.output.1), try #require(Hex.decode(String(record.output.1))))
+        let (name, bytes) = try SealedToAHost.published("### Host records", "record")
+        return (name, bytes)
     }
 
-    static let vaultID = (0x40..<0x50).map { UInt8($0) }
-    static func key(_ first: UInt8 = 0) throws -> PieceKey {
-        var bytes = (0..<32).map { UInt8($0) &+ first }
-        return try PieceKey(secret: SecretBytes(consuming: &bytes))
-    }
+    static let vaultID = SealedToAHost.vaultID
+    static func key(_ first: UInt8 = 0) throws -> PieceKey { try SealedToAHost.key(first) }
     static let sample = HostRecord(generation: 7, taken: [Array(0xa0...0xaf)], usable: [Array(0xb0...0xbf), [UInt8](repeating: 0xb1, count: 16)],
                                    gone: [Array(0xc0...0xcf)])
 

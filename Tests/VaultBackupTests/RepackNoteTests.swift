@@ -12,19 +12,12 @@ import VaultCrypto
 @Suite("Repack notes")
 struct RepackNoteTests {
     static func published() throws -> (name: String, note: [UInt8]) {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
-        let section = try #require(text.range(of: "### Repack notes"))
-        let name = try #require(text[section.upperBound...].firstMatch(of: /(?m)^    name   = ([0-9a-f]+)/))
-        let note = try #require(text[section.upperBound...].firstMatch(of: /(?m)^    note   = ([0-9a-f]+)/))
-        return (String(name.output.1), try #require(Hex.decode(String(note.output.1))))
+        let (name, bytes) = try SealedToAHost.published("### Repack notes", "note")
+        return (name, bytes)
     }
 
-    static let vaultID = (0x40..<0x50).map { UInt8($0) }
-    static func key(_ first: UInt8 = 0) throws -> PieceKey {
-        var bytes = (0..<32).map { UInt8($0) &+ first }
-        return try PieceKey(secret: SecretBytes(consuming: &bytes))
-    }
+    static let vaultID = SealedToAHost.vaultID
+    static func key(_ first: UInt8 = 0) throws -> PieceKey { try SealedToAHost.key(first) }
     static let sample = RepackNote(generation: 7, entries: [
         .init(pack: Array(0xc0...0xcf), blob: Array(0xd0...0xdf), ranges: [(0, 1_048_576)]),
         .init(pack: Array(0xa0...0xaf), blob: Array(0xb0...0xbf), ranges: [(4096, 37), (10000, 5)]),
