@@ -98,6 +98,42 @@ struct ZstdTests {
         #expect(!incompressible(Array(Data(Self.random.prefix(3 << 20)).base64EncodedData())))
     }
 
+    /// The probe counts into four tables (speed); its verdict is the one
+    /// order-0 entropy of the same windows, counted plainly, gives: sizes
+    /// with 1 to 3 bytes past a multiple of four, around the entropy
+    /// threshold (random bytes from 2,000 on), and past the windows' total.
+    @Test func probeCountsEveryByteOnce() {
+        func reference(_ b: [UInt8]) -> Bool {
+            let (size, count) = (CompressionProbe.windowSize, CompressionProbe.windowCount)
+            var windows: [ArraySlice<UInt8>] = [b[...]]
+            if b.count > size * count {
+                let stride = (b.count - size) / (count - 1)
+                windows = (0..<count).map { b[($0 * stride)..<($0 * stride + size)] }
+            }
+            var counts = [Int](repeating: 0, count: 256)
+            for w in windows { for byte in w { counts[Int(byte)] += 1 } }
+            let n = Double(windows.reduce(0) { $0 + $1.count })
+            let h = counts.reduce(0.0) { h, c in c == 0 ? h : h - Double(c) / n * log2(Double(c) / n) }
+            return h > CompressionProbe.clearlyIncompressible
+        }
+        var verdicts = Set<Bool>()
+        for size in [1, 2, 3, 5, 255, 1_999, 2_001, 2_003, 4_097, 30_001, 65_535, 65_537, 70_003, 1 << 20] {
+            for source in [Self.random, Self.text] {
+                let b = Array(source.prefix(size))
+                let probe = b.withUnsafeBytes { CompressionProbe.looksIncompressible($0) }
+                #expect(probe == reference(b), "\(size) bytes")
+                verdicts.insert(probe)
+            }
+        }
+        #expect(verdicts == [true, false])
+        // Around the shortcut: 223 byte values, evenly, are log2(223) ≈
+        // 7.8009 bits a byte (above); 222 are 7.794 (below, no logarithm taken).
+        for (kinds, above) in [(223, true), (222, false)] {
+            let b = (0..<(kinds * 40)).map { UInt8($0 % kinds) }
+            #expect(b.withUnsafeBytes { CompressionProbe.looksIncompressible($0) } == above && reference(b) == above, "\(kinds)")
+        }
+    }
+
     @Test func rawFrameVector() throws {
         var out = [UInt8](repeating: 0, count: RawFrame.length(of: 12))
         let n = Array("hello, vault".utf8).withUnsafeBytes { c in out.withUnsafeMutableBytes { RawFrame.write(c, into: $0) } }
