@@ -126,16 +126,17 @@ struct SnapshotsCommand: Command {
         Every piece is checked against its id as it is read: a damaged or
         tampered one stops the read (exit 14), never writes wrong bytes.
 
-        forget drops the snapshots named, or those the rules given do not keep, within each
-        group of snapshots of one host and one set of paths, keeping what any
-        rule names and always a group's newest; --host and --tag choose
-        which snapshots it looks at. Hours, days, weeks (Monday to Sunday),
-        months and years are UTC, by each snapshot's end time. prune (or
-        forget --prune) then deletes every pack no snapshot needs, in the
-        vault or waiting in its inbox, and rewrites each pack at least a
-        quarter unused with only what is needed (its hosts' backups keep
-        naming what was kept, as prune's notes tell them); it waits for running backups to finish,
-        and first brings in the backups waiting in each remote's inbox. A
+        forget drops the snapshots named, or those the rules given do not
+        keep, within each group of snapshots of one host and one set of
+        paths, keeping what any rule names and always a group's newest;
+        --host and --tag choose which snapshots it looks at. Hours, days,
+        weeks (Monday to Sunday), months and years are UTC, by each
+        snapshot's end time. prune (or forget --prune) then deletes every
+        pack no snapshot needs, in the vault or waiting in its inbox, and
+        rewrites each pack at least a quarter unused with only what is
+        needed (its hosts' backups keep naming what was kept, as prune's
+        notes tell them); it waits for running backups to finish, and
+        first brings in the backups waiting in each remote's inbox. A
         remote out of reach is named, and only packs whose grace had ended
         when its inbox was last seen go (exit 3); --dry-run fetches nothing
         and names the inboxes it did not look at.
