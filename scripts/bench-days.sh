@@ -122,6 +122,8 @@ if diff -r "$work/out/1/tree" "$work/out/2$work/tree" >/dev/null; then echo "  t
 # forgotten and pruned at once by each (vault: --grace 0; restic prunes at
 # once), then one more day's change backed up. A normal day is the median
 # of the history's last five; what the prune freed is each repository's share.
+# A reused directory is for the restores only: its history is kept as it is.
+[ -n "${BENCH_DAYS_REUSE:-}" ] && exit 0
 read -r vday rday <"$work/normal-day"
 vb=$(du -sb "$work/v" | cut -f1); rb=$(du -sb "$work/restic" | cut -f1)
 "$BIN" --vault "$work/v" --password-file "$work/pw" snapshots forget --keep-last 10 --prune --grace 0 >/dev/null 2>&1
