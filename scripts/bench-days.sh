@@ -132,7 +132,7 @@ va=$(du -sb "$work/v" | cut -f1); ra=$(du -sb "$work/restic" | cut -f1)
 change "$DAYS"
 "$BIN" --vault "$work/v" backup --json "$work/tree" >"$work/json" 2>/dev/null; vnext=$(added vault)
 restic -r "$work/restic" backup --json "$work/tree" >"$work/json"; rnext=$(added restic)
-mib() { echo "scale=1; $1 / 1048576" | bc -l; }
+mib() { printf '%.1f' "$(echo "$1 / 1048576" | bc -l)"; }
 printf '  the backup after forget --keep-last 10 --prune: vault stored %s MiB = %.2fx its normal day (%s MiB; goal <= 1.5x), restic %s MiB = %.2fx (%s MiB)\n' \
     "$(mib "$vnext")" "$(echo "$vnext / $vday" | bc -l)" "$(mib "$vday")" "$(mib "$rnext")" "$(echo "$rnext / $rday" | bc -l)" "$(mib "$rday")"
 printf '  what that prune freed: vault %s -> %s MiB (-%.1f %%), restic %s -> %s MiB (-%.1f %%) (goal: at least restic'"'"'s share)\n' \
