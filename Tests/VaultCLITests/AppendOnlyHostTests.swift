@@ -102,8 +102,12 @@ import Testing
     /// The owner now publishes the host's repack note beside its record;
     /// the host keeps naming what the repack kept, and the owner's absorb
     /// proves that before it takes the snapshot in.
-    @Test func aCreateOnlyHostKeepsNamingWhatARepackKept() throws {
-        let content = (0..<4).map { BackupFixture.random(200_000, seed: 450 + UInt64($0)) }
+    /// The host backs up a, b, c and d, then a and b; the owner forgets
+    /// the first snapshot and prunes at once, which repacks its pack (a and
+    /// b kept). Returns the four files' bytes and the paths of the host's
+    /// record and repack note in `hosts/`.
+    func repackedHost(seed: UInt64) throws -> (content: [[UInt8]], record: String, note: String) {
+        let content = (0..<4).map { BackupFixture.random(200_000, seed: seed + UInt64($0)) }
         for (i, name) in ["a", "b", "c", "d"].enumerated() { try write(name, content[i]) }
         let first = try #require(try backup(["--fingerprint", try fingerprint()])["snapshot"] as? String)
         try ownerRun(["pull"])
@@ -113,20 +117,77 @@ import Testing
         let pruned = try ownerRun(["snapshots", "forget", first, "--prune", "--grace", "0"])
         #expect(pruned.stderr.contains("repacked 1 pack"), "\(pruned.stderr)")
         let hosts = try FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts").filter { !$0.hasPrefix(".") }
+            .map { server.root + "/hosts/" + $0 }
         #expect(hosts.count == 2, "the record and the repack note: \(hosts)")
+        func starts(_ path: String, _ magic: String) -> Bool { FileManager.default.contents(atPath: path)?.prefix(8) == Data(magic.utf8) }
+        return (content, try #require(hosts.first { starts($0, "VAULTHR1") }), try #require(hosts.first { starts($0, "VAULTRN1") }))
+    }
 
-        try write("e", BackupFixture.random(200_000, seed: 454))
+    /// The owner's vault after a lie: every snapshot taken in, the newest
+    /// restoring `files`, and every byte read back.
+    func ownerIsWhole(_ files: [String: [UInt8]], _ lie: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let pulled = try ownerRun(["pull"], sourceLocation: sourceLocation)
+        #expect(!pulled.stderr.contains("refused"), "\(lie): \(pulled.stderr)", sourceLocation: sourceLocation)
+        let out = owner.path + "/out-\(UInt32.random(in: 0...UInt32.max))"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out], sourceLocation: sourceLocation)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: out + "/src")) == Set(files.keys), "\(lie)", sourceLocation: sourceLocation)
+        for (name, bytes) in files {
+            #expect(FileManager.default.contents(atPath: out + "/src/" + name) == Data(bytes), "\(lie): \(name)", sourceLocation: sourceLocation)
+        }
+        try ownerRun(["check", "--read-data"], sourceLocation: sourceLocation)
+    }
+
+    @Test func aCreateOnlyHostKeepsNamingWhatARepackKept() throws {
+        let (content, _, _) = try repackedHost(seed: 450)
+
+        let e = BackupFixture.random(200_000, seed: 454)
+        try write("e", e)
         let next = try backup()
         let stored = try #require(next["bytes_stored"] as? Int)
         #expect(stored < 260_000, "a and b are named where the repack kept them, only e goes up: \(next)")
-        let pulled = try ownerRun(["pull"])
-        #expect(!pulled.stderr.contains("refused") && !pulled.stderr.contains("repacked"), "\(pulled.stderr)")
-        let out = owner.path + "/out"
-        try ownerRun(["snapshots", "restore", "latest", "--to", out])
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: out + "/src")) == ["a", "b", "e"])
-        #expect(FileManager.default.contents(atPath: out + "/src/a") == Data(content[0]))
-        #expect(FileManager.default.contents(atPath: out + "/src/b") == Data(content[1]))
-        try ownerRun(["check", "--read-data"])
+        try ownerIsWhole(["a": content[0], "b": content[1], "e": e], "no lie")
+    }
+
+    /// A remote that lies about `hosts/`: it serves the note of an older
+    /// generation beside the current record (as if the two were read either
+    /// side of the owner's update), swaps the record and the note, or cuts
+    /// the note short. The host uses no note it cannot tie to the record it
+    /// accepted: it stores what it needs again (the first lie proves the
+    /// note was not used), its backups still succeed, and the owner's vault
+    /// stays whole: every snapshot taken in, restored and read back.
+    @Test func aLyingRemoteCostsTheHostUploadsAndTheOwnerNothing() throws {
+        let (content, record, note) = try repackedHost(seed: 460)
+        let older = try #require(FileManager.default.contents(atPath: note))
+        // A day's backup and the owner's pull: a newer record and note.
+        try write("x", BackupFixture.random(1_000, seed: 470))
+        _ = try backup()
+        try ownerRun(["pull"])
+        let newer = try #require(FileManager.default.contents(atPath: note))
+        #expect(newer != older, "the owner wrote the note again at its new generation")
+        var files = ["a": content[0], "b": content[1], "x": BackupFixture.random(1_000, seed: 470)]
+
+        try older.write(to: URL(fileURLWithPath: note))
+        try write("y", BackupFixture.random(1_000, seed: 471))
+        files["y"] = BackupFixture.random(1_000, seed: 471)
+        let stale = try backup()
+        #expect((stale["bytes_stored"] as? Int ?? 0) > 400_000, "an older note is not used: a and b go up again: \(stale)")
+        try ownerIsWhole(files, "an older note beside the record")
+
+        for (lie, apply) in [("the record and the note swapped", { () throws -> Void in
+                                 let (r, n) = (try Data(contentsOf: URL(fileURLWithPath: record)), try Data(contentsOf: URL(fileURLWithPath: note)))
+                                 try n.write(to: URL(fileURLWithPath: record))
+                                 try r.write(to: URL(fileURLWithPath: note))
+                             }),
+                             ("the note cut short", { () throws -> Void in
+                                 try Data(try Data(contentsOf: URL(fileURLWithPath: note)).dropLast(1)).write(to: URL(fileURLWithPath: note))
+                             })] {
+            try apply()
+            let name = "z-" + lie.split(separator: " ")[1]
+            files[name] = BackupFixture.random(1_000, seed: UInt64(lie.count))
+            try write(name, files[name]!)
+            _ = try backup()
+            try ownerIsWhole(files, lie)
+        }
     }
 
     /// The owner forgets every snapshot of a host and prunes before the host
