@@ -11,12 +11,20 @@ public struct ByteWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empties the bytes and keeps their memory, for a writer that writes
+    /// its buffer out and fills it again.
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// `value`'s big-endian bytes (signed ones as their bit pattern).
     public static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
         withUnsafeBytes(of: value.bigEndian, Array.init)
     }
 
-    public mutating func integer<T: FixedWidthInteger>(_ value: T) { bytes += Self.bigEndian(value) }
+    /// Appended in place: an array per field was most of what a backup's
+    /// walk allocated for its trees and file lists (issue 45).
+    public mutating func integer<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
     public mutating func u8(_ value: UInt8) { bytes.append(value) }
     public mutating func u16(_ value: UInt16) { integer(value) }
     public mutating func u32(_ value: UInt32) { integer(value) }

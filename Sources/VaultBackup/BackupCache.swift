@@ -182,7 +182,7 @@ public final class BackupCache {
         var w = ByteWriter(capacity: 4 + records.count * recordLength + 16)
         w.u32(UInt32(records.count))
         for (pack, r) in records {
-            w.bytes(r.id.bytes); w.bytes(pack); w.u64(r.offset); w.u32(r.count); w.u32(r.stored)
+            r.id.encode(into: &w); w.bytes(pack); w.u64(r.offset); w.u32(r.count); w.u32(r.stored)
         }
         let sum = try SHA256.hash(w.bytes).prefix(16)
         w.bytes(sum)

@@ -73,7 +73,7 @@ final class FileListWriter {
     private func flush() throws {
         try hash.update(buffer.bytes)
         try buffer.bytes.withUnsafeBytes { try file.write($0) }
-        buffer = ByteWriter()
+        buffer.removeAll()
     }
 
     func commit() throws {

@@ -47,6 +47,11 @@ public struct PieceID: Hashable, Sendable {
     }
 
     public var bytes: [UInt8] {
-        [a, b, c, d].flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
+        withUnsafeBytes(of: (a.bigEndian, b.bigEndian, c.bigEndian, d.bigEndian)) { Array($0) }
+    }
+
+    /// `bytes`, appended to `w` without an array of its own.
+    public func encode(into w: inout ByteWriter) {
+        w.u64(a); w.u64(b); w.u64(c); w.u64(d)
     }
 }

@@ -35,7 +35,7 @@ public struct PieceRef: Hashable, Sendable {
         w.u64(offset)
         w.u32(count)
         w.u32(stored)
-        w.bytes(id.bytes)
+        id.encode(into: &w)
     }
 
     /// `legacy`: the 60-byte shape of format 1 (stored = length). A stored
