@@ -92,7 +92,12 @@ final class PiecePipeline: @unchecked Sendable {
 
     /// Hands in a piece of `file` (copied): its reference comes with `drain`.
     func submit(_ piece: UnsafeRawBufferPointer, of file: PendingPieces) throws {
-        if filling.ends.isEmpty { filling.first = nextPiece }
+        if filling.ends.isEmpty {
+            filling.first = nextPiece
+            // Room for a whole job at once: grown by doubling, a job of
+            // small files was copied and faulted in several times over.
+            filling.bytes.reserveCapacity(max(Self.jobBytes + (64 << 10), piece.count))
+        }
         filling.bytes.append(contentsOf: piece)
         filling.ends.append(filling.bytes.count)
         file.sequences.append(nextPiece)
