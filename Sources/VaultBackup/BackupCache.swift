@@ -213,9 +213,21 @@ public final class BackupCache {
     /// Records the pieces of a pack that has landed in the inbox: one block
     /// appended to the log and synced.
     public func record(pack: [UInt8], pieces new: [Record]) throws {
+        remember(pack: pack, pieces: new)
+        try log(pack: pack, pieces: new)
+    }
+
+    /// `record`'s first half: the pieces are known from now on (a caller
+    /// that reads the cache from other threads holds its lock for this, and
+    /// not for the disk's half).
+    func remember(pack: [UInt8], pieces new: [Record]) {
+        for r in new { add(r, pack: pack) }
+    }
+
+    /// `record`'s second half: the block in the log, synced.
+    func log(pack: [UInt8], pieces new: [Record]) throws {
         guard !new.isEmpty else { return }
         let records = new.map { (pack, $0) }
-        for r in new { add(r, pack: pack) }
         if !Syscall.exists(piecesPath) { return try rewritePieces() }
         let fd = try Syscall.open(FilePath(piecesPath), [.writeOnly, .noFollow, .append])
         defer { Syscall.close(fd) }

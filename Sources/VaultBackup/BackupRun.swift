@@ -105,8 +105,9 @@ public final class BackupRun {
                 progress: ((BackupSummary) -> Void)? = nil) throws {
         (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
-        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
-        treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed)
+        let index = NSLock()
+        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, index: index)
+        treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, index: index)
         pipeline = try PiecePipeline(key: key, packs: packs, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
         reader = try FileReader(pipeline: pipeline)
     }

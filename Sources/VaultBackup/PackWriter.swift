@@ -1,3 +1,4 @@
+import Foundation
 import System
 import VaultCodecs
 import VaultCore
@@ -39,15 +40,20 @@ final class PackWriter {
     /// Called with a pack's blob name once it has landed, before the cache
     /// learns it (`backup --to` sends it on from there).
     private let landed: ((String) throws -> Void)?
+    /// Held for `fresh` and for the cache's pieces (shared by the writers
+    /// of one cache): `known` is asked from other threads (PiecePipeline's
+    /// workers) without the lock the writer is used under, which is held
+    /// while a pack lands, fsyncs and all: the workers waited there (issue 45).
+    private let index: NSLock
 
-    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?) throws {
-        (self.vault, self.cache, self.dryRun, self.landed) = (vault, cache, dryRun, landed)
+    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?, index: NSLock = NSLock()) throws {
+        (self.vault, self.cache, self.dryRun, self.landed, self.index) = (vault, cache, dryRun, landed, index)
         encoder = try ZstdPieceEncoder()
         memory = try ItemWriterMemory(batchChunks: 4)
     }
 
-    /// A piece stored earlier (by this host, or by this run).
-    func known(_ id: PieceID) -> PieceRef? { fresh[id] ?? cache?.reference(id) }
+    /// A piece stored earlier (by this host, or by this run). Any thread.
+    func known(_ id: PieceID) -> PieceRef? { index.withLock { fresh[id] ?? cache?.reference(id) } }
 
     /// Stores a piece unless it is known; its reference either way.
     func store(_ piece: UnsafeRawBufferPointer, id: PieceID) throws -> (ref: PieceRef, new: Bool) {
@@ -76,7 +82,7 @@ final class PackWriter {
             try pack.write(stored)
             currentPieces.append(BackupCache.Record(id: id, offset: ref.offset, count: count, stored: ref.stored))
         }
-        fresh[id] = ref
+        index.withLock { fresh[id] = ref }
         piecesNew += 1
         bytesNew += UInt64(count)
         storedNew += UInt64(stored.count)
@@ -93,8 +99,11 @@ final class PackWriter {
         packsLanded += 1
         sealedBytes += pack.sealedLength
         if let cache {
-            try cache.record(pack: pack.itemID, pieces: currentPieces)
-            for p in currentPieces { fresh[p.id] = nil }
+            index.withLock {
+                cache.remember(pack: pack.itemID, pieces: currentPieces)
+                for p in currentPieces { fresh[p.id] = nil }
+            }
+            try cache.log(pack: pack.itemID, pieces: currentPieces)
         }
         currentPieces = []
     }

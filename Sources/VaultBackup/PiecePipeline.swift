@@ -12,7 +12,8 @@ import VaultCodecs
 /// returns; until then a file's pieces are its `PendingPieces`.
 final class PiecePipeline: @unchecked Sendable {
     // @unchecked Sendable: the fields below are used under `condition`;
-    // `packs` under `packLock`; each worker's encoder is its own.
+    // `packs` under `packLock` (but `known`, which locks for itself);
+    // each worker's encoder is its own.
     /// Pieces handed over together: a hand-over (a lock, a wake-up) per
     /// small file's piece cost more than naming and compressing it.
     private struct Job {
@@ -186,7 +187,7 @@ final class PiecePipeline: @unchecked Sendable {
                         let id = try key.id(of: piece)
                         // A piece stored already is not compressed for
                         // nothing (an edited file's other pieces).
-                        if packLock.withLock({ packs.known(id) }) != nil { return (id, nil) }
+                        if packs.known(id) != nil { return (id, nil) }
                         return (id, try encoder.encode(piece).map(Array.init))
                     }
                 }
