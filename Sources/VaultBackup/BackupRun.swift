@@ -105,9 +105,9 @@ public final class BackupRun {
                 progress: ((BackupSummary) -> Void)? = nil) throws {
         (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
-        let index = NSLock()
-        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, index: index)
-        treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, index: index)
+        let lander = PackLander()
+        packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, lander: lander)
+        treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, lander: lander)
         pipeline = try PiecePipeline(key: key, packs: packs, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
         reader = try FileReader(pipeline: pipeline)
     }
@@ -407,7 +407,7 @@ public final class BackupRun {
             return e
         }
         let queuedFile = QueuedFile(relative: relative, status: st)
-        if let old = parent?.record(for: relative), old.matches(st), let cache, pipeline.withPacks({ old.pieces.allSatisfy(cache.knows) }) {
+        if let old = parent?.record(for: relative), old.matches(st), let cache, pipeline.withPacks({ packs.knowsAll(old.pieces, in: cache) }) {
             (e.pieces, e.attributes) = (old.pieces, Self.attributes(path))
             (queuedFile.pieces, queuedFile.size) = (old.pieces, e.size)
             summary.filesUnchanged += 1

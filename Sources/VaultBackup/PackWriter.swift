@@ -30,6 +30,7 @@ final class PackWriter {
     /// or all of them when there is no cache).
     private var fresh: [PieceID: PieceRef] = [:]
     private var dryOffset: UInt64 = 0
+    /// Counted on the landing thread: read once `land` returned.
     private(set) var packsLanded = 0
     private(set) var sealedBytes: UInt64 = 0
     private(set) var piecesNew = 0
@@ -40,20 +41,27 @@ final class PackWriter {
     /// Called with a pack's blob name once it has landed, before the cache
     /// learns it (`backup --to` sends it on from there).
     private let landed: ((String) throws -> Void)?
-    /// Held for `fresh` and for the cache's pieces (shared by the writers
-    /// of one cache): `known` is asked from other threads (PiecePipeline's
-    /// workers) without the lock the writer is used under, which is held
-    /// while a pack lands, fsyncs and all: the workers waited there (issue 45).
-    private let index: NSLock
+    /// Lands full packs on its own thread (shared by a cache's two writers),
+    /// and holds the lock `known` takes: `known` is asked from other
+    /// threads (PiecePipeline's workers) without the lock this writer is
+    /// used under.
+    private let lander: PackLander
 
-    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?, index: NSLock = NSLock()) throws {
-        (self.vault, self.cache, self.dryRun, self.landed, self.index) = (vault, cache, dryRun, landed, index)
+    init(vault: Vault, cache: BackupCache?, dryRun: Bool, landed: ((String) throws -> Void)?,
+         lander: PackLander = PackLander()) throws {
+        (self.vault, self.cache, self.dryRun, self.landed, self.lander) = (vault, cache, dryRun, landed, lander)
         encoder = try ZstdPieceEncoder()
         memory = try ItemWriterMemory(batchChunks: 4)
     }
 
     /// A piece stored earlier (by this host, or by this run). Any thread.
-    func known(_ id: PieceID) -> PieceRef? { index.withLock { fresh[id] ?? cache?.reference(id) } }
+    func known(_ id: PieceID) -> PieceRef? { lander.index.withLock { fresh[id] ?? cache?.reference(id) } }
+
+    /// Whether `cache` has every one of `refs`, exactly there (its pieces
+    /// change as packs land on the landing thread: under the same lock).
+    func knowsAll(_ refs: [PieceRef], in cache: BackupCache) -> Bool {
+        lander.index.withLock { refs.allSatisfy(cache.knows) }
+    }
 
     /// Stores a piece unless it is known; its reference either way.
     func store(_ piece: UnsafeRawBufferPointer, id: PieceID) throws -> (ref: PieceRef, new: Bool) {
@@ -82,29 +90,44 @@ final class PackWriter {
             try pack.write(stored)
             currentPieces.append(BackupCache.Record(id: id, offset: ref.offset, count: count, stored: ref.stored))
         }
-        index.withLock { fresh[id] = ref }
+        lander.index.withLock { fresh[id] = ref }
         piecesNew += 1
         bytesNew += UInt64(count)
         storedNew += UInt64(stored.count)
-        if let pack = current, pack.length >= Self.targetSize { try land() }
+        if let pack = current, pack.length >= Self.targetSize { try handOff() }
         return (ref, true)
     }
 
-    /// Lands the pack being filled, if any: content, envelope, then the cache.
+    /// Lands the pack being filled, if any, and waits for every pack handed
+    /// off before it: all have landed when this returns.
     func land() throws {
+        try handOff()
+        try lander.wait()
+    }
+
+    /// Seals the pack being filled and hands it to the lander: the next
+    /// piece starts a new pack at once, in the same sealing memory.
+    private func handOff() throws {
         guard let pack = current else { return }
         current = nil
+        try pack.finish()
+        let pieces = currentPieces
+        currentPieces = []
+        try lander.land(PackLander.Landing { [self] in try commit(pack, pieces) })
+    }
+
+    /// On the landing thread: content, envelope, `landed`, then the cache.
+    /// Until the cache learns them, the pack's pieces are known as `fresh`.
+    private func commit(_ pack: StreamedDropIn, _ pieces: [BackupCache.Record]) throws {
         try pack.land(modified: Syscall.now())
         try landed?(Hex.encode(pack.itemID))
         packsLanded += 1
         sealedBytes += pack.sealedLength
-        if let cache {
-            index.withLock {
-                cache.remember(pack: pack.itemID, pieces: currentPieces)
-                for p in currentPieces { fresh[p.id] = nil }
-            }
-            try cache.log(pack: pack.itemID, pieces: currentPieces)
+        guard let cache else { return }
+        lander.index.withLock {
+            cache.remember(pack: pack.itemID, pieces: pieces)
+            for p in pieces { fresh[p.id] = nil }
         }
-        currentPieces = []
+        try cache.log(pack: pack.itemID, pieces: pieces)
     }
 }

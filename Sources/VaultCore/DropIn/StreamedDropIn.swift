@@ -16,6 +16,7 @@ public final class StreamedDropIn {
     private let content: TempFile
     private let writer: ItemWriter
     private var landed = false
+    private var finished = false
 
     /// `name(itemID)`: the item's name, which may depend on its id (a pack's
     /// does). `memory`: the sealing buffers, kept by a caller that drops
@@ -39,13 +40,21 @@ public final class StreamedDropIn {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws { try writer.write(bytes) }
 
+    /// Seals the last chunk: the sealing memory is free for the next item
+    /// once this returns (`land` does it if it was not done).
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        try writer.finish()
+    }
+
     /// Seals the last chunk, lands the content and then the envelope; both
     /// are durable when this returns.
     @discardableResult
     public func land(modified: Int64) throws -> ManifestEntry {
         precondition(!landed, "a drop-in lands once")
         landed = true
-        try writer.finish()
+        try finish()
         let blob = Hex.encode(itemID)
         try content.commit(to: vault.paths.dropInContent(blob))
         let entry = try ManifestEntry(itemID: itemID, fileKey: fileKey, kind: kind, origin: .droppedIn, mode: 0o600,
