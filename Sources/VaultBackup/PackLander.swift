@@ -6,9 +6,11 @@ import Foundation
 /// wait there with it, holding the pack lock, while the reader and the
 /// other worker ran out of room (issue 45). Shared by a cache's two
 /// writers, so that `landed` and the cache see one pack at a time, in the
-/// order handed in. At most `depth` packs wait to land; a failure ends the
-/// landing (the packs after it are dropped, their temp files with them)
-/// and is thrown by the next `land` or `wait`.
+/// order handed in. At most `depth` packs are handed in and not landed
+/// (the one landing included). A failure ends the landing (the packs
+/// after it are dropped, their temp files with them) and is thrown by the
+/// next `land` or `wait`: a backup whose pack did not land writes no
+/// snapshot.
 final class PackLander: @unchecked Sendable {
     // @unchecked Sendable: `failure` is used under `lock`; the queue runs
     // one landing at a time, each with what it was handed alone.
