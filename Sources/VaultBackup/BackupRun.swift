@@ -71,6 +71,8 @@ public final class BackupRun {
     /// chunk of data around every directory's record (a thin vault reads
     /// whole chunks from its remote, and caches those packs' chunks).
     private let treePacks: PackWriter
+    /// Lands both writers' packs (PackLander).
+    private let lander: PackLander
     private var parent: FileListCursor?
     private var list: FileListWriter?
     private var summary = BackupSummary()
@@ -105,7 +107,7 @@ public final class BackupRun {
                 progress: ((BackupSummary) -> Void)? = nil) throws {
         (self.vault, self.cache, self.options, self.progress, self.landed) = (vault, cache, options, progress, landed)
         key = try cache?.key ?? PieceKey.random()
-        let lander = PackLander()
+        lander = PackLander()
         packs = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, lander: lander)
         treePacks = try PackWriter(vault: vault, cache: cache, dryRun: options.dryRun, landed: landed, lander: lander)
         pipeline = try PiecePipeline(key: key, packs: packs, threads: min(4, ProcessInfo.processInfo.activeProcessorCount))
@@ -115,6 +117,9 @@ public final class BackupRun {
     deinit {
         reader.close()
         pipeline.close()
+        // A backup that failed or was stopped still ends its packs' landings
+        // (at most `PackLander.depth`), so none is left half written.
+        try? lander.wait()
     }
 
     public func run() throws -> BackupSummary {
