@@ -25,6 +25,11 @@ public struct RepackNote: Sendable, Equatable {
     static let magic = Array("VAULTRN1".utf8)
     /// A note is at most this long: a backup reads no more.
     public static let maxLength = 64 << 20
+    /// A sealed note's length with no entry (magic, nonce, generation,
+    /// count, tag), and what an entry of `ranges` ranges adds: the owner's
+    /// cap (RepackNotes) and `open`'s shape checks count the same bytes.
+    static let emptyLength = magic.count + AEADAlgorithm.nonceLength + 12 + AEADAlgorithm.tagLength
+    static func entryLength(ranges: Int) -> Int { 16 + 16 + 4 + 16 * ranges }
 
     public struct Entry: Sendable, Equatable {
         /// The pack id the references name.
@@ -62,6 +67,14 @@ public struct RepackNote: Sendable, Equatable {
     public init(generation: UInt64, entries: [Entry]) {
         self.generation = generation
         self.entries = entries.sorted { $0.pack.lexicographicallyPrecedes($1.pack) }
+    }
+
+    /// The entries `use` keeps, as tables by pack id (what BackupCache's
+    /// `repacked` gives: ids are unique, in ascending order).
+    public func tables(where use: (Entry) -> Bool = { _ in true }) -> [[UInt8]: RepackTable] {
+        var out: [[UInt8]: RepackTable] = [:]
+        for e in entries where use(e) { out[e.pack] = e.table }
+        return out
     }
 
     /// The note's name under `notes/` for this piece key: 32 hex digits.
@@ -107,7 +120,7 @@ public struct RepackNote: Sendable, Equatable {
     /// like the cache, is a hint, and one that does not check is ignored.
     public static func open(_ bytes: [UInt8], key: PieceKey, vaultID: [UInt8]) throws -> RepackNote {
         let head = magic.count + AEADAlgorithm.nonceLength
-        guard bytes.count <= maxLength, bytes.count >= head + AEADAlgorithm.tagLength + 12,
+        guard bytes.count <= maxLength, bytes.count >= emptyLength,
               Array(bytes.prefix(magic.count)) == magic else { throw BackupError.invalidCache }
         var plain: [UInt8]
         do {
@@ -121,7 +134,7 @@ public struct RepackNote: Sendable, Equatable {
             var r = ByteReader(plain)
             let generation = try r.u64()
             let count = Int(try r.u32())
-            guard count <= r.remaining / 36 else { throw BackupError.invalidCache }
+            guard count <= r.remaining / entryLength(ranges: 0) else { throw BackupError.invalidCache }
             var entries: [Entry] = []
             entries.reserveCapacity(count)
             for _ in 0..<count {

@@ -26,8 +26,7 @@ public enum RepackNotes {
     static func entries(_ vault: UnlockedVault, inItems: Bool = false) -> [RepackNote.Entry] {
         let manifest = vault.manifest
         var out: [RepackNote.Entry] = []
-        // The sealed note's bytes: magic, nonce, generation, count, tag.
-        var size = 8 + 12 + 12 + 16
+        var size = RepackNote.emptyLength
         for e in manifest.entries where e.kind == .repack {
             guard let id = BackupItems.storageID(of: e), vault.pack(id) == nil, manifest.pruneMarks[id] == nil,
                   manifest.versions(named: e.name).count == 1, let blob = Hex.decode(e.blobName), blob.count == 16 else { continue }
@@ -39,7 +38,7 @@ public enum RepackNotes {
             // A note a backup would refuse (past RepackNote.maxLength) is
             // never made: the repacks past that leave their pieces to be
             // stored again.
-            let grows = 36 + 16 * table.ranges.count
+            let grows = RepackNote.entryLength(ranges: table.ranges.count)
             guard size + grows <= RepackNote.maxLength else { continue }
             size += grows
             out.append(RepackNote.Entry(pack: id, blob: blob, ranges: table.ranges.map { ($0.old, $0.length) }))
@@ -103,10 +102,6 @@ public enum RepackNotes {
         guard let name = try? RepackNote.name(key: key, vaultID: vault.header.vaultID),
               let bytes = try? VaultDirectory.readFile(vault.paths.notes + "/" + name, limit: RepackNote.maxLength),
               let note = try? RepackNote.open(bytes, key: key, vaultID: vault.header.vaultID) else { return [:] }
-        var out: [[UInt8]: RepackTable] = [:]
-        for e in note.entries where (try? Syscall.status(of: vault.paths.item(Hex.encode(e.blob)))) != nil {
-            out[e.pack] = e.table
-        }
-        return out
+        return note.tables { (try? Syscall.status(of: vault.paths.item(Hex.encode($0.blob)))) != nil }
     }
 }

@@ -395,7 +395,7 @@ struct BackupCommand: Command {
                                                        limit: RepackNote.maxLength),
                   let note = try? RepackNote.open(bytes, key: key, vaultID: remote.header.vaultID),
                   note.generation == record.generation else { return [:] }
-            return Dictionary(note.entries.map { ($0.pack, $0.table) }) { a, _ in a }
+            return note.tables()
         }
         return (try BackupCache(directory: directory, present: { sent.presence(of: $0, record: record) }, repacked: repacked), nil)
     }
