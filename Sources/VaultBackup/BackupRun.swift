@@ -412,7 +412,7 @@ public final class BackupRun {
             return e
         }
         let queuedFile = QueuedFile(relative: relative, status: st)
-        if let old = parent?.record(for: relative), old.matches(st), let cache, pipeline.withPacks({ packs.knowsAll(old.pieces, in: cache) }) {
+        if let old = parent?.record(for: relative), old.matches(st), let cache, packs.knowsAll(old.pieces, in: cache) {
             (e.pieces, e.attributes) = (old.pieces, Self.attributes(path))
             (queuedFile.pieces, queuedFile.size) = (old.pieces, e.size)
             summary.filesUnchanged += 1

@@ -73,10 +73,9 @@ final class PiecePipeline: @unchecked Sendable {
     deinit { close() }
 
     /// Runs `body` while no worker touches the packs: the backup's own
-    /// thread stores trees and reads the cache through this. Both pack
-    /// writers land packs into the one cache and hand them to the one
-    /// `landed` (a `--to` upload, the sent log), which are not for two
-    /// threads at once.
+    /// thread stores trees through this. (What the cache knows is asked
+    /// under the lander's lock instead, PackWriter's `known` and
+    /// `knowsAll`; the packs land on the lander's thread, one at a time.)
     func withPacks<T>(_ body: () throws -> T) rethrows -> T {
         packLock.lock()
         defer { packLock.unlock() }
