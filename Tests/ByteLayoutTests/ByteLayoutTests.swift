@@ -142,4 +142,28 @@ struct ByteLayoutTests {
         #expect(throws: ByteLayoutError.truncated(needed: 1, remaining: 0)) { try empty.u8() }
         try empty.finish()
     }
+
+    /// Every length around the eight-byte words, with one nonzero byte at
+    /// every position (the tail bytes too), and at offsets that are not aligned.
+    @Test func zeroCheckFindsAnyNonzeroByte() {
+        var bytes = [UInt8](repeating: 0, count: 80)
+        bytes.withUnsafeBytes { all in
+            for start in 0..<8 {
+                for length in 0...(all.count - start) {
+                    #expect(UnsafeRawBufferPointer(rebasing: all[start..<(start + length)]).isAllZero)
+                }
+            }
+        }
+        for start in 0..<8 {
+            for length in 1...40 {
+                for at in 0..<length {
+                    bytes[start + at] = 0x80 >> UInt8(at % 8)
+                    let found = bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]).isAllZero }
+                    #expect(!found, "a byte at \(at) of \(length), from \(start)")
+                    bytes[start + at] = 0
+                }
+            }
+        }
+        #expect(UnsafeRawBufferPointer(start: nil, count: 0).isAllZero)
+    }
 }

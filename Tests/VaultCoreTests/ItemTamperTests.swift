@@ -132,6 +132,28 @@ struct ItemTamperTests {
         expectRejected(forged)
     }
 
+    /// Padding is authenticated, but only zeros are ever written: a validly
+    /// sealed final chunk with any other byte in its padding (at a word's
+    /// start, inside one, at the padding's last byte) is refused, and the
+    /// same chunk with zeros opens.
+    @Test func nonzeroPaddingIsRefused() throws {
+        let content = [UInt8](repeating: 0x61, count: 1000)   // Padmé: 1,008 bytes pad to 1,024
+        let stream = Int(ItemCipher.streamLength(contentLength: UInt64(content.count)))
+        let pad = stream - content.count - ItemCipher.trailerLength
+        #expect(pad > 9)
+        let trailer = withUnsafeBytes(of: UInt64(content.count).bigEndian, Array.init)
+        let zeros = content + [UInt8](repeating: 0, count: pad) + trailer
+        let out = MemoryBytes()
+        try ItemReader(key: F.key(), source: MemoryBytes(F.header().bytes + (try F.sealChunk(zeros, index: 0, final: true))))
+            .readAll(to: out)
+        #expect(out.bytes == content)
+        for at in [0, 5, 8, pad - 1] {
+            var forged = zeros
+            forged[content.count + at] = 0x01
+            expectRejected(F.header().bytes + (try F.sealChunk(forged, index: 0, final: true)))
+        }
+    }
+
     @Test func randomAccessAlsoAuthenticates() throws {
         var b = sealed
         b[F.chunkRange(1, total: b.count).lowerBound + 5] ^= 1

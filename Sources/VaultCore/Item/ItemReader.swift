@@ -117,7 +117,7 @@ public final class ItemReader: @unchecked Sendable {
         let start = i * UInt64(ItemCipher.chunkSize)
         let contentEnd = contentLength > start ? Int(min(contentLength - start, UInt64(plaintext.count))) : 0
         let padEnd = Int(min(streamLength - UInt64(ItemCipher.trailerLength) - start, UInt64(plaintext.count)))
-        if padEnd > contentEnd, plaintext[contentEnd..<padEnd].contains(where: { $0 != 0 }) {
+        if padEnd > contentEnd, !UnsafeRawBufferPointer(rebasing: plaintext[contentEnd..<padEnd]).isAllZero {
             throw VaultError.corruptedOrTampered
         }
         return contentEnd
