@@ -273,12 +273,16 @@ private final class StreamBox {
     /// be followed by.
     static let slack: UInt64 = 1 << 20
     let stream: ByteStream
-    /// Owned by the box; libarchive reads from it until the next callback.
+    /// The same stream, when it lends its bytes (no copy into `buffer`).
+    let lending: LendingByteStream?
+    /// Owned by the box; libarchive reads from it (or from what a lending
+    /// stream lent) until the next callback: libarchive copies what it still
+    /// needs of a block before it asks for the next.
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamBox.bufferSize, alignment: 16)
     var error: Error?
     /// Bytes handed to libarchive so far, and how many it may have.
     var delivered: UInt64 = 0, allowed: UInt64 = StreamBox.slack
-    init(_ stream: ByteStream) { self.stream = stream }
+    init(_ stream: ByteStream) { (self.stream, lending) = (stream, stream as? LendingByteStream) }
     deinit { buffer.deallocate() }
 }
 
@@ -297,11 +301,18 @@ final class TarReader: LibArchiveHandle {
         try check(archive_read_open(a, client, nil, { _, client, out in
             let box = Unmanaged<StreamBox>.fromOpaque(client!).takeUnretainedValue()
             do {
-                let n = try box.stream.read(into: box.buffer)
-                box.delivered += UInt64(n)
+                // Blocks of the same size either way: `allowed` bounds what
+                // is read ahead by whole blocks.
+                let block: UnsafeRawBufferPointer
+                if let lending = box.lending {
+                    block = try lending.lend(upTo: StreamBox.bufferSize)
+                } else {
+                    block = UnsafeRawBufferPointer(rebasing: box.buffer[..<(try box.stream.read(into: box.buffer))])
+                }
+                box.delivered += UInt64(block.count)
                 guard box.delivered <= box.allowed else { throw ArchiveError.trailingData }
-                out?.pointee = UnsafeRawPointer(box.buffer.baseAddress)
-                return n
+                out?.pointee = block.baseAddress ?? UnsafeRawPointer(box.buffer.baseAddress)
+                return block.count
             } catch {
                 box.error = error
                 return -1

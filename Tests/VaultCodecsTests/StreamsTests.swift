@@ -22,6 +22,34 @@ final class ArrayStream: ByteStream {
     }
 }
 
+/// A stream that lends views of one buffer of its own, at most `step`
+/// bytes each, and fills that buffer with garbage before the next: a reader
+/// that used a lent block after asking for the next one reads garbage.
+final class ScribblingLendingStream: LendingByteStream {
+    let bytes: [UInt8]
+    let step: Int
+    var offset = 0
+    let block: UnsafeMutableRawBufferPointer
+    init(_ bytes: [UInt8], step: Int) {
+        (self.bytes, self.step) = (bytes, step)
+        block = .allocate(byteCount: step, alignment: 1)
+    }
+    deinit { block.deallocate() }
+    func lend(upTo limit: Int) throws -> UnsafeRawBufferPointer {
+        block.initializeMemory(as: UInt8.self, repeating: 0xA5)
+        let n = min(limit, step, bytes.count - offset)
+        guard n > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        bytes.withUnsafeBytes { block.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+        offset += n
+        return UnsafeRawBufferPointer(rebasing: block[..<n])
+    }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let lent = try lend(upTo: buffer.count)
+        if lent.count > 0 { buffer.baseAddress!.copyMemory(from: lent.baseAddress!, byteCount: lent.count) }
+        return lent.count
+    }
+}
+
 @Test func arrayStreamHandsOutEverythingInSteps() throws {
     let s = ArrayStream(Array(0..<100), step: 7)
     var out: [UInt8] = []

@@ -214,7 +214,7 @@ public final class ItemReader: @unchecked Sendable {
     /// reused to the end. From `start` on (a zstd frame a mounted item resumes at).
     public func contentStream(from start: UInt64 = 0) -> ByteStream { ContentStream(self, from: start) }
 
-    private final class ContentStream: ByteStream {
+    private final class ContentStream: LendingByteStream {
         let reader: ItemReader
         /// The next chunk to hand out.
         var next: UInt64
@@ -241,9 +241,24 @@ public final class ItemReader: @unchecked Sendable {
         }
 
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-            guard !buffer.isEmpty else { return 0 }
+            guard !buffer.isEmpty, try fill() else { return 0 }
+            let n = min(buffer.count, count - offset)
+            buffer.baseAddress!.copyMemory(from: page!.raw.baseAddress! + offset, byteCount: n)
+            offset += n
+            return n
+        }
+
+        func lend(upTo limit: Int) throws -> UnsafeRawBufferPointer {
+            guard limit > 0, try fill() else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            let n = min(limit, count - offset)
+            defer { offset += n }
+            return UnsafeRawBufferPointer(start: page!.raw.baseAddress! + offset, count: n)
+        }
+
+        /// Makes the current chunk hold bytes not handed out yet; false at the end.
+        private func fill() throws -> Bool {
             while offset == count {
-                guard next < reader.chunkCount else { return 0 }
+                guard next < reader.chunkCount else { return false }
                 if !ahead.isEmpty {
                     let prefetch = ahead.removeFirst()
                     let result = prefetch.wait()
@@ -261,10 +276,7 @@ public final class ItemReader: @unchecked Sendable {
                     ahead.append(ChunkPrefetch(index: next + UInt64(ahead.count), into: try self.buffer(), reader: reader))
                 }
             }
-            let n = min(buffer.count, count - offset)
-            buffer.baseAddress!.copyMemory(from: page!.raw.baseAddress! + offset, byteCount: n)
-            offset += n
-            return n
+            return true
         }
     }
 }

@@ -5,6 +5,7 @@ import VaultCodecs
 public typealias ByteSink = VaultCodecs.ByteSink
 /// Sequential plain bytes, pulled (an item's content, a decompressor).
 public typealias ByteStream = VaultCodecs.ByteStream
+public typealias LendingByteStream = VaultCodecs.LendingByteStream
 
 /// Random-access bytes of known size (a sealed item file, or memory).
 public protocol ByteSource: AnyObject {
