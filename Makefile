@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 # 3.5+) and kyber-py, the ML-KEM-768 differential tests' references;
 # zstandard, the reference reader's zstd decoder (zstd, the CLI, is the bench's
 # reference and a test's second decoder).
-DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
+DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev libgcrypt20-dev liblzma-dev libzstd-dev zstd libarchive-dev libqrencode-dev pkg-config xz-utils zbar-tools \
                 chromium poppler-utils \
                 python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev cron unzip

@@ -10,16 +10,6 @@
 #include <openssl/err.h>
 #include <openssl/crypto.h>
 
-static inline int vault_aead_set_ivlen(EVP_CIPHER_CTX *ctx, int len) {
-    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, len, NULL);
-}
-static inline int vault_aead_get_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int len) {
-    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, len, tag);
-}
-static inline int vault_aead_set_tag(EVP_CIPHER_CTX *ctx, const unsigned char *tag, int len) {
-    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, len, (void *)tag);
-}
-
 /// HKDF-SHA256 through EVP_KDF. mode is one of EVP_KDF_HKDF_MODE_*.
 /// salt/info may be NULL with length 0. Returns 1 on success.
 static inline int vault_hkdf_sha256(EVP_KDF *kdf, int mode,

@@ -7,23 +7,15 @@ public enum AEADAlgorithm: Sendable, Equatable {
     public var keyLength: Int { self == .aes128GCM ? 16 : 32 }
     public static let nonceLength = 12
     public static let tagLength = 16
-
-    var cipher: OpenSSL.Cipher {
-        switch self {
-        case .aes128GCM: return .aes128GCM
-        case .aes256GCM: return .aes256GCM
-        case .chacha20Poly1305: return .chacha20Poly1305
-        }
-    }
 }
 
-/// An AEAD keyed once (OpenSSL EVP), sealing and opening under per-call nonces.
+/// An AEAD keyed once (libgcrypt, Gcrypt.swift), sealing and opening under per-call nonces.
 /// Sealed output is `ciphertext || tag`. Not thread-safe: give each thread its own.
 public final class AEAD {
     public let algorithm: AEADAlgorithm
     private let key: SecretBytes
-    private var sealer: OpenSSL.CipherContext?
-    private var opener: OpenSSL.CipherContext?
+    /// One handle for both directions: each message resets it.
+    private var cipher: Gcrypt.AEADContext?
 
     public init(_ algorithm: AEADAlgorithm, key: SecretBytes) throws {
         guard key.count == algorithm.keyLength else {
@@ -33,11 +25,10 @@ public final class AEAD {
         self.key = key
     }
 
-    private func context(encrypting: Bool) throws -> OpenSSL.CipherContext {
-        if encrypting, let s = sealer { return s }
-        if !encrypting, let o = opener { return o }
-        let c = try key.withUnsafeBytes { try OpenSSL.CipherContext(algorithm.cipher, key: $0, encrypting: encrypting) }
-        if encrypting { sealer = c } else { opener = c }
+    private func context() throws -> Gcrypt.AEADContext {
+        if let cipher { return cipher }
+        let c = try key.withUnsafeBytes { try Gcrypt.AEADContext(algorithm, key: $0) }
+        cipher = c
         return c
     }
 
@@ -53,7 +44,7 @@ public final class AEAD {
         try Self.checkNonce(nonce)
         precondition(output.count == plaintext.count + AEADAlgorithm.tagLength)
         let n = plaintext.count
-        try context(encrypting: true).seal(nonce: nonce, aad: aad, input: plaintext,
+        try context().seal(nonce: nonce, aad: aad, input: plaintext,
                                            output: UnsafeMutableRawBufferPointer(rebasing: output[..<n]),
                                            tag: UnsafeMutableRawBufferPointer(rebasing: output[n...]))
     }
@@ -67,7 +58,7 @@ public final class AEAD {
         guard sealed.count >= AEADAlgorithm.tagLength else { throw CryptoError.authenticationFailed }
         let n = sealed.count - AEADAlgorithm.tagLength
         precondition(output.count == n)
-        try context(encrypting: false).open(nonce: nonce, aad: aad,
+        try context().open(nonce: nonce, aad: aad,
                                             input: UnsafeRawBufferPointer(rebasing: sealed[..<n]),
                                             tag: UnsafeRawBufferPointer(rebasing: sealed[n...]),
                                             output: output)

@@ -1,8 +1,8 @@
-// The only file that imports OpenSSL's libcrypto: EVP AEAD contexts, HKDF
-// through EVP_KDF, HMAC-SHA256, SHA-256, and the FIPS 202 functions (SHA3-256,
-// SHA3-512, SHAKE128, SHAKE256) that ML-KEM and X-Wing are built from. Every
-// return code passes through `check`, the one place that turns a failure into
-// a typed error.
+// The only file that imports OpenSSL's libcrypto: HKDF through EVP_KDF,
+// HMAC-SHA256, SHA-256, and the FIPS 202 functions (SHA3-256, SHA3-512,
+// SHAKE128, SHAKE256) that ML-KEM and X-Wing are built from; the AEADs are
+// libgcrypt's (Gcrypt.swift). Every return code passes through `check`, the
+// one place that turns a failure into a typed error.
 internal import COpenSSL
 
 /// What a program does first, before any other call into libcrypto.
@@ -23,90 +23,6 @@ enum OpenSSL {
         if rc != 1 {
             ERR_clear_error()
             throw CryptoError.library(library: "libcrypto", function: function, code: Int(rc))
-        }
-    }
-
-    enum Cipher {
-        case aes128GCM, aes256GCM, chacha20Poly1305
-        var evp: OpaquePointer {
-            switch self {
-            case .aes128GCM: return EVP_aes_128_gcm()
-            case .aes256GCM: return EVP_aes_256_gcm()
-            case .chacha20Poly1305: return EVP_chacha20_poly1305()
-            }
-        }
-    }
-
-    /// One EVP_CIPHER_CTX bound to one key and one direction. The key is set
-    /// once; each operation changes only the IV, as OpenSSL recommends for speed.
-    final class CipherContext {
-        private let ctx: OpaquePointer
-        let encrypting: Bool
-
-        init(_ cipher: Cipher, key: UnsafeRawBufferPointer, encrypting: Bool) throws {
-            guard let c = EVP_CIPHER_CTX_new() else { throw CryptoError.outOfMemory }
-            ctx = c
-            self.encrypting = encrypting
-            let init_ = encrypting ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
-            try check(init_(ctx, cipher.evp, nil, nil, nil), "EVP_CipherInit_ex")
-            try check(vault_aead_set_ivlen(ctx, 12), "EVP_CTRL_AEAD_SET_IVLEN")
-            try check(init_(ctx, nil, nil, key.baseAddress!.assumingMemoryBound(to: UInt8.self), nil),
-                      "EVP_CipherInit_ex")
-        }
-
-        // EVP_CIPHER_CTX_free cleanses the expanded key schedule.
-        deinit { EVP_CIPHER_CTX_free(ctx) }
-
-        private func update(_ out: UnsafeMutableRawPointer?, _ input: UnsafeRawBufferPointer) throws {
-            var remaining = input.count
-            var offset = 0
-            // EVP takes int lengths; feed at most 1 GiB at a time.
-            while remaining > 0 {
-                let n = min(remaining, 1 << 30)
-                var outl: Int32 = 0
-                let o = out.map { ($0 + offset).assumingMemoryBound(to: UInt8.self) }
-                let i = (input.baseAddress! + offset).assumingMemoryBound(to: UInt8.self)
-                try check(encrypting ? EVP_EncryptUpdate(ctx, o, &outl, i, Int32(n))
-                                     : EVP_DecryptUpdate(ctx, o, &outl, i, Int32(n)), "EVP_CipherUpdate")
-                offset += n; remaining -= n
-            }
-        }
-
-        /// Encrypts `input` into `output` (same length) and writes the 16-byte tag.
-        func seal(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
-                  input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer,
-                  tag: UnsafeMutableRawBufferPointer) throws {
-            precondition(encrypting && nonce.count == 12 && output.count == input.count && tag.count == 16)
-            try check(EVP_EncryptInit_ex(ctx, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
-                      "EVP_EncryptInit_ex")
-            if aad.count > 0 { try update(nil, aad) }
-            if input.count > 0 { try update(output.baseAddress!, input) }
-            var outl: Int32 = 0
-            var scratch = [UInt8](repeating: 0, count: 32)
-            try check(EVP_EncryptFinal_ex(ctx, &scratch, &outl), "EVP_EncryptFinal_ex")
-            try check(vault_aead_get_tag(ctx, tag.baseAddress!.assumingMemoryBound(to: UInt8.self), 16),
-                      "EVP_CTRL_AEAD_GET_TAG")
-        }
-
-        /// Decrypts `input` into `output` and verifies `tag`. On failure the
-        /// output is zeroed, so unauthenticated plaintext never escapes.
-        func open(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
-                  input: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
-                  output: UnsafeMutableRawBufferPointer) throws {
-            precondition(!encrypting && nonce.count == 12 && output.count == input.count && tag.count == 16)
-            try check(EVP_DecryptInit_ex(ctx, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
-                      "EVP_DecryptInit_ex")
-            if aad.count > 0 { try update(nil, aad) }
-            if input.count > 0 { try update(output.baseAddress!, input) }
-            try check(vault_aead_set_tag(ctx, tag.baseAddress!.assumingMemoryBound(to: UInt8.self), 16),
-                      "EVP_CTRL_AEAD_SET_TAG")
-            var outl: Int32 = 0
-            var scratch = [UInt8](repeating: 0, count: 32)
-            if EVP_DecryptFinal_ex(ctx, &scratch, &outl) != 1 {
-                ERR_clear_error()
-                if output.count > 0 { output.initializeMemory(as: UInt8.self, repeating: 0) }
-                throw CryptoError.authenticationFailed
-            }
         }
     }
 
