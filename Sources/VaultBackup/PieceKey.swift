@@ -11,23 +11,30 @@ import VaultCrypto
 public final class PieceKey: Sendable {
     public static let length = 32
     let secret: SecretBytes
+    /// The key absorbed once, for every piece's id (most of a small piece's
+    /// id was HMAC() absorbing it again).
+    private let mac: HMACSHA256Key
 
     public init(secret: SecretBytes) throws {
         guard secret.count == Self.length else { throw BackupError.invalidCache }
         self.secret = secret
+        mac = try HMACSHA256Key(secret)
     }
 
     public static func random() throws -> PieceKey { try PieceKey(secret: SecretBytes.random(count: length)) }
 
     public func id(of piece: UnsafeRawBufferPointer) throws -> PieceID {
-        try PieceID(HMACSHA256.authenticate(key: secret, data: piece))
+        try withUnsafeTemporaryAllocation(byteCount: PieceID.length, alignment: 8) { out in
+            try mac.authenticate(piece, into: out)
+            return PieceID(raw: UnsafeRawBufferPointer(out))
+        }
     }
 
     public func id(of piece: [UInt8]) throws -> PieceID { try piece.withUnsafeBytes { try id(of: $0) } }
 
     /// Whether `piece` is the content `id` names, compared in constant time.
     public func verify(_ piece: UnsafeRawBufferPointer, is id: PieceID) throws -> Bool {
-        constantTimeEqual(try HMACSHA256.authenticate(key: secret, data: piece), id.bytes)
+        constantTimeEqual(try mac.authenticate(piece), id.bytes)
     }
 }
 
@@ -44,6 +51,13 @@ public struct PieceID: Hashable, Sendable {
         var r = ByteReader(bytes)
         (a, b, c, d) = (try r.u64(), try r.u64(), try r.u64(), try r.u64())
         try r.finish()
+    }
+
+    /// From a MAC's 32 bytes, read as four big-endian words.
+    init(raw: UnsafeRawBufferPointer) {
+        precondition(raw.count == Self.length)
+        func word(_ i: Int) -> UInt64 { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8 * i, as: UInt64.self)) }
+        (a, b, c, d) = (word(0), word(1), word(2), word(3))
     }
 
     public var bytes: [UInt8] {

@@ -46,6 +46,37 @@ enum OpenSSL {
                   "EVP_KDF_derive(HKDF)")
     }
 
+    /// The fetched HMAC implementation, shared like `hkdfHandle`.
+    private final class MACHandle: @unchecked Sendable {
+        let mac: OpaquePointer?
+        init() { mac = EVP_MAC_fetch(nil, "HMAC", nil) }
+    }
+    private static let macHandle = MACHandle()
+
+    /// HMAC-SHA256 keyed once (HMACSHA256Key). @unchecked Sendable: the
+    /// template is written only here in init; each MAC works on a copy.
+    final class KeyedHMAC: @unchecked Sendable {
+        private let template: OpaquePointer
+
+        init(key: UnsafeRawBufferPointer) throws {
+            guard let mac = macHandle.mac,
+                  let t = vault_hmac_sha256_template(mac, key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count) else {
+                ERR_clear_error()
+                throw CryptoError.library(library: "libcrypto", function: "EVP_MAC_init(HMAC)", code: 0)
+            }
+            template = t
+        }
+
+        // EVP_MAC_CTX_free cleanses the key and its pads.
+        deinit { EVP_MAC_CTX_free(template) }
+
+        func authenticate(_ data: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
+            precondition(out.count == 32)
+            try check(vault_hmac_sha256_keyed(template, data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
+                                              out.baseAddress!.assumingMemoryBound(to: UInt8.self)), "EVP_MAC_final(HMAC)")
+        }
+    }
+
     static func hmacSHA256(key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer,
                            into out: UnsafeMutableRawBufferPointer) throws {
         precondition(out.count == 32)
