@@ -382,8 +382,9 @@ public enum Syscall {
     // MARK: Memory
 
     /// Anonymous private memory (`mmap`), to give back with `unmap`.
-    public static func map(_ count: Int) throws -> UnsafeMutableRawBufferPointer {
-        guard let p = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED else {
+    public static func map(_ count: Int, populated: Bool = false) throws -> UnsafeMutableRawBufferPointer {
+        let flags = MAP_PRIVATE | MAP_ANONYMOUS | (populated ? MAP_POPULATE : 0)
+        guard let p = mmap(nil, count, PROT_READ | PROT_WRITE, flags, -1, 0), p != MAP_FAILED else {
             throw SystemError(operation: .mmap, errno: .current)
         }
         return UnsafeMutableRawBufferPointer(start: p, count: count)

@@ -9,9 +9,13 @@ public final class PageBuffer: @unchecked Sendable {
     public let raw: UnsafeMutableRawBufferPointer
     private let mapped: Bool
 
-    public init(count: Int) throws {
+    /// `filled`: the caller writes all of it at once (a chunk read into
+    /// it), so a mapping is populated when made: one call instead of a
+    /// page fault per 4 KiB (0.32 against 0.50 ms for a fresh 1 MiB
+    /// buffer written whole).
+    public init(count: Int, filled: Bool = false) throws {
         if count >= 256 << 10 {
-            raw = try Syscall.map(count)
+            raw = try Syscall.map(count, populated: filled)
             mapped = true
         } else {
             raw = .allocate(byteCount: max(count, 1), alignment: 64)

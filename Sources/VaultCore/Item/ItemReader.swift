@@ -57,7 +57,7 @@ public final class ItemReader: @unchecked Sendable {
         // Authenticate the final chunk and take the content length from its
         // trailer. Only canonical padding is accepted (the stream is exactly
         // Padmé(length + 8) long), so one content length has one encoding.
-        let page = try PageBuffer(count: plaintextSize(chunks - 1) + ItemCipher.tagLength)
+        let page = try PageBuffer(count: plaintextSize(chunks - 1) + ItemCipher.tagLength, filled: true)
         defer { withExtendedLifetime(page) {} }
         let buffer = page.raw
         let n = try readAndOpen(chunk: chunks - 1, into: buffer, aead: workers[0])
@@ -237,7 +237,7 @@ public final class ItemReader: @unchecked Sendable {
         /// A chunk's buffer: a small item's one chunk needs only its own size.
         func buffer() throws -> PageBuffer {
             try spare.popLast() ?? PageBuffer(count: reader.chunkCount == 1 ? reader.plaintextSize(0) + ItemCipher.tagLength
-                                                                         : ItemCipher.sealedChunkSize)
+                                                                         : ItemCipher.sealedChunkSize, filled: true)
         }
 
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -266,6 +266,12 @@ public final class ItemReader: @unchecked Sendable {
                     page = prefetch.buffer
                     count = try result.get()
                 } else {
+                    // The first chunk is opened here; the ones after it
+                    // start on other threads first, so that they are under
+                    // way meanwhile, not only once it is open.
+                    while ahead.count < Self.depth, next + 1 + UInt64(ahead.count) < reader.chunkCount {
+                        ahead.append(ChunkPrefetch(index: next + 1 + UInt64(ahead.count), into: try self.buffer(), reader: reader))
+                    }
                     let p = try page ?? self.buffer()
                     page = p
                     count = try reader.readChunk(next, into: p.raw)

@@ -83,7 +83,7 @@ final class SharedChunks: Sendable {
             s.slots.append(slot)
             return slot
         }) { return (kept, false) }
-        let buffer = try state.withLock { $0.spare.popLast() } ?? PageBuffer(count: ItemCipher.sealedChunkSize)
+        let buffer = try state.withLock { $0.spare.popLast() } ?? PageBuffer(count: ItemCipher.sealedChunkSize, filled: true)
         let slot = Slot(index: index, buffer: buffer)
         // Another thread may have made one meanwhile: then that one is it.
         return state.withLock { s in
