@@ -220,11 +220,14 @@ final class FileReader: @unchecked Sendable {
         while true {
             while filled < raw.count && !eof {
                 // EIO, a file on a network share gone away: the source's.
-                let n: Int
+                let n: Int, asked = raw.count - filled
                 do { n = try Syscall.readFully(fd, UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) } catch {
                     return false
                 }
-                if n == 0 { eof = true } else {
+                // readFully stops short only where read(2) said 0 (the end):
+                // asking again would be one more read per file, 0 bytes each.
+                if n < asked { eof = true }
+                if n > 0 {
                     filled += n
                     bytesRead.add(UInt64(n), ordering: .relaxed)
                     readingFile.add(UInt64(n), ordering: .relaxed)
