@@ -11,8 +11,8 @@ import VaultCrypto
 public final class PieceKey: Sendable {
     public static let length = 32
     let secret: SecretBytes
-    /// The key absorbed once, for every piece's id (most of a small piece's
-    /// id was HMAC() absorbing it again).
+    /// The key absorbed once, for every piece's id (HMACSHA256Key: HMAC()
+    /// absorbed it again for each piece, half the cost of a small one's id).
     private let mac: HMACSHA256Key
 
     public init(secret: SecretBytes) throws {

@@ -20,10 +20,10 @@ public enum HMACSHA256 {
 
 /// HMAC-SHA256 under one key for many messages: a backup's piece ids, one
 /// per piece. `HMACSHA256.authenticate` (OpenSSL's HMAC()) fetches the
-/// algorithm and absorbs the key on every call, about 5 µs here, which was
-/// most of a small file's id; this absorbs the key once, and each message
-/// works on a copy of that state, so threads may share one. OpenSSL
-/// cleanses the state when this object goes.
+/// algorithm and absorbs the key on every call (1.15 µs for 64 bytes here,
+/// 5.0 µs for 6,000); this absorbs the key once, and each message works on
+/// a copy of that state (0.52 and 3.5 µs), so threads may share one.
+/// OpenSSL cleanses the state when this object goes.
 public final class HMACSHA256Key: Sendable {
     private let keyed: OpenSSL.KeyedHMAC
 
