@@ -269,20 +269,24 @@ public final class ItemReader: @unchecked Sendable {
                     // The first chunk is opened here; the ones after it
                     // start on other threads first, so that they are under
                     // way meanwhile, not only once it is open.
-                    while ahead.count < Self.depth, next + 1 + UInt64(ahead.count) < reader.chunkCount {
-                        ahead.append(ChunkPrefetch(index: next + 1 + UInt64(ahead.count), into: try self.buffer(), reader: reader))
-                    }
+                    try openAhead(after: next)
                     let p = try page ?? self.buffer()
                     page = p
                     count = try reader.readChunk(next, into: p.raw)
                 }
                 (offset, skip) = (min(skip, count), 0)
+                try openAhead(after: next)
                 next += 1
-                while ahead.count < Self.depth, next + UInt64(ahead.count) < reader.chunkCount {
-                    ahead.append(ChunkPrefetch(index: next + UInt64(ahead.count), into: try self.buffer(), reader: reader))
-                }
             }
             return true
+        }
+
+        /// Starts opening the chunks after `index` that are not under way
+        /// yet, up to `depth` of them (`ahead` holds index + 1, index + 2, …).
+        private func openAhead(after index: UInt64) throws {
+            while ahead.count < Self.depth, index + 1 + UInt64(ahead.count) < reader.chunkCount {
+                ahead.append(ChunkPrefetch(index: index + 1 + UInt64(ahead.count), into: try self.buffer(), reader: reader))
+            }
         }
     }
 }
