@@ -37,22 +37,13 @@ public final class RcloneServer {
         var environment = rclone.environment
         environment["RCLONE_USER"] = "vault"
         environment["RCLONE_PASS"] = token
-        // setpriv arms the parent-death signal; then the shell checks that
-        // its parent is still this process, and only then becomes rclone.
-        // A vault killed after the spawn but before setpriv's prctl would
-        // otherwise leave a server (orphaned before the signal was armed)
-        // that nothing ends: seen once in the full suite, all four rounds
-        // of ThinVaultTests' kill test then counting it. A missing rclone
-        // exits 127 with nothing said, as when setpriv ran it directly.
-        let armed = #"[ "$PPID" = "$0" ] || exit 0; command -v "$1" >/dev/null 2>&1 || exit 127; exec "$@""#
-        let arguments = ["--pdeathsig", "KILL", "--", "/bin/sh", "-c", armed, String(getpid()), rclone.program]
-            + Rclone.commonFlags + rclone.limitFlags
+        let arguments = Self.diesWithParent(getpid(), [rclone.program] + Rclone.commonFlags + rclone.limitFlags
             + ["serve", "http", target, "--addr", "127.0.0.1:0", "--read-only", "--no-modtime", "--vfs-cache-mode", "off",
                // No read-ahead past the range asked for: every request is
                // an exact range read whole, and rclone's 16 MiB buffer made
                // the S3 server send up to that much more each time
                // (SeaweedFS: 1.4-1.75 CPU-s against 1.1-1.2 s for a 600 MiB restore).
-               "--buffer-size", "0"]
+               "--buffer-size", "0"])
         do {
             pid = try Syscall.spawn("setpriv", arguments: arguments, stdout: logFile.fd, stderr: logFile.fd, environment: environment)
         } catch let error as SystemError where error.errno == .noSuchFile || error.errno == .permissionDenied {
@@ -81,6 +72,19 @@ public final class RcloneServer {
     }
 
     deinit { Self.stop(pid) }
+
+    /// setpriv's arguments to run `command` so that it dies with `parent`:
+    /// setpriv arms the parent-death signal, then a shell checks that its
+    /// parent is still `parent`, and only then becomes the command. A
+    /// parent killed after the spawn but before setpriv's prctl would
+    /// otherwise leave a server (orphaned before the signal was armed) that
+    /// nothing ends: seen once in the full suite, all four rounds of
+    /// ThinVaultTests' kill test then counting it. A missing program exits
+    /// 127 with nothing said, as when setpriv ran it directly.
+    static func diesWithParent(_ parent: Int32, _ command: [String]) -> [String] {
+        let armed = #"[ "$PPID" = "$0" ] || exit 0; command -v "$1" >/dev/null 2>&1 || exit 127; exec "$@""#
+        return ["--pdeathsig", "KILL", "--", "/bin/sh", "-c", armed, String(parent)] + command
+    }
 
     static func stop(_ pid: Int32) {
         Syscall.sendSignal(SIGTERM, to: pid)
