@@ -20,6 +20,12 @@ public struct FolderIndex: Sendable {
         /// Files: where the data starts in the archive stream.
         public let dataOffset: UInt64
         public let linkTarget: [UInt8]
+
+        public init(path: [UInt8], kind: Kind, size: UInt64, permissions: UInt32, mtime: Int64,
+                    dataOffset: UInt64, linkTarget: [UInt8]) {
+            (self.path, self.kind, self.size, self.permissions) = (path, kind, size, permissions)
+            (self.mtime, self.dataOffset, self.linkTarget) = (mtime, dataOffset, linkTarget)
+        }
     }
 
     public let entries: [Entry]
@@ -80,6 +86,41 @@ public struct FolderIndex: Sendable {
         }
         try settle(endingAt: reader.headerPosition)
         try reader.drainInput()
+        return FolderIndex(entries: entries, tree: plan.tree, entryAtNode: entryAtNode)
+    }
+
+    /// An index made earlier by `build` and kept (a folder index file, the
+    /// vault's cache of it): each entry is admitted again, in order, through
+    /// the same checks (`ExtractionPlan`), so what a kept index can hold is
+    /// what an archive could. Hard links were kept as the files they name.
+    /// Paths must be as `build` gives them ("/a/b": no ".", no empty
+    /// component); a file's data must start at a 512-byte block after its
+    /// header's, and end within 2^64; other kinds hold no data.
+    public static func rebuild(_ entries: [Entry]) throws -> FolderIndex {
+        var plan = ExtractionPlan(root: [])
+        var entryAtNode: [PathTree.Node: Int] = [:]
+        entryAtNode.reserveCapacity(entries.count)
+        for (i, e) in entries.enumerated() {
+            func refuse(_ why: String) -> ArchiveError {
+                .library(function: "FolderIndex.rebuild", code: 0, errno: 0, message: "'\(String(decoding: e.path, as: UTF8.self))': \(why)")
+            }
+            guard e.path.first == UInt8(ascii: "/") else { throw refuse("not a folder path") }
+            var pax = PaxEntry(path: Array(e.path.dropFirst()), kind: .regular)
+            switch e.kind {
+            case .file:
+                guard e.dataOffset >= 512, e.dataOffset % 512 == 0, e.dataOffset <= UInt64.max - e.size else {
+                    throw refuse("its data does not follow a header")
+                }
+            case .directory, .symlink:
+                pax.kind = e.kind == .directory ? .directory : .symlink
+                guard e.size == 0, e.dataOffset == 0 else { throw refuse("holds data") }
+            }
+            guard e.kind == .symlink || e.linkTarget.isEmpty else { throw refuse("a link target on what is no link") }
+            guard e.permissions <= 0o777 else { throw refuse("permission bits beyond 0777") }
+            pax.linkTarget = e.linkTarget
+            guard let admitted = try plan.admit(pax), admitted.path == e.path else { throw refuse("not a folder path") }
+            entryAtNode[plan.lastAdmitted] = i
+        }
         return FolderIndex(entries: entries, tree: plan.tree, entryAtNode: entryAtNode)
     }
 }

@@ -120,7 +120,7 @@ public final class MoveSender {
     /// quarantined files).
     /// The names of this machine's own state in a vault directory.
     static func machineState(_ name: String) -> Bool {
-        name == "remotes" || name.hasPrefix("remote.") || name == "thin" || name == "cache" || name == "notes"
+        name == "remotes" || name.hasPrefix("remote.") || name == "thin" || name == "cache" || name == "notes" || name == "indexes"
     }
 
     func erase() throws -> [String] {

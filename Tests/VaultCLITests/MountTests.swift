@@ -386,6 +386,53 @@ struct MountTests {
         #expect(opendir(m + "/src").map { d in defer { closedir(d) }; return readdir(d) == nil && errno == EIO } ?? (errno == EIO))
     }
 
+    /// The first look inside a folder keeps its index (indexes/, FORMAT.md
+    /// "Folder indexes"); the next mount lists the folder from it without
+    /// reading the archive: with the archive's first chunk damaged since,
+    /// the folder still lists and its intact file reads, and only the
+    /// damaged file is an I/O error. Removing the item removes its index.
+    @Test func aSecondMountListsAFolderFromItsKeptIndex() throws {
+        let src = v.path + "/src"
+        try FileManager.default.createDirectory(atPath: src, withIntermediateDirectories: false)
+        try v.write("src/big.bin", randomBytes(2 * Self.chunk))
+        try v.write("src/small.txt", Array("small".utf8))
+        #expect(try v.add(["add", "--no-compress", src]).status == 0)
+        _ = try v.listed()
+        do {
+            let (p, m) = try mount()
+            defer { p.killGroup() }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: m + "/src").sorted() == ["big.bin", "small.txt"])
+            unmountsOnSIGTERM(p, m)
+        }
+        #expect(try v.filesInVault().filter { $0.hasPrefix("indexes/") }.count == 1)
+        let blob = try v.filesInVault().filter { $0.hasPrefix("items/") }
+        #expect(blob.count == 1)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: v.dir + "/" + blob[0]))
+        try handle.seek(toOffset: UInt64(36 + 5000))   // chunk 0: big.bin's first bytes
+        var byte = try handle.read(upToCount: 1)!
+        byte[0] ^= 1
+        try handle.seek(toOffset: UInt64(36 + 5000))
+        try handle.write(contentsOf: byte)
+        try handle.close()
+        do {
+            let (p, m) = try mount("m2")
+            defer { p.killGroup() }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: m + "/src").sorted() == ["big.bin", "small.txt"])
+            #expect(try String(contentsOfFile: m + "/src/small.txt", encoding: .utf8) == "small")
+            let fd = open(m + "/src/big.bin", O_RDONLY)
+            if fd >= 0 {
+                var b = [UInt8](repeating: 0, count: 4096)
+                #expect(read(fd, &b, b.count) < 0 && errno == EIO)
+                close(fd)
+            } else {
+                #expect(errno == EIO)
+            }
+            unmountsOnSIGTERM(p, m)
+        }
+        #expect(try v.run(["remove", "src"]).status == 0)
+        #expect(try v.filesInVault().filter { $0.hasPrefix("indexes/") }.isEmpty)
+    }
+
     @Test func memoryStaysFlatWhileALargeItemIsRead() throws {
         let size = 96 << 20
         let source = v.path + "/large.bin"

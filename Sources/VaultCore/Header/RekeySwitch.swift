@@ -150,6 +150,9 @@ struct RekeySwitch {
         }
         try Syscall.unlink(paths.rekeyPending)
         try Syscall.fsyncDirectory(paths.root)
+        // Folder index files are sealed under the old master key: none
+        // outlives it (the next mount writes them anew under the new one).
+        _ = Eraser.erase(FilePath(paths.indexes))
     }
 
     /// Removes the inbox files of the drop-ins `ids` (hex) that the rekey

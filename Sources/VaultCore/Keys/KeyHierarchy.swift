@@ -17,6 +17,8 @@ enum KeyLabel {
     static let x25519 = Array("vault v1 x25519 private key".utf8)
     static let rekeySwitch = Array("vault v1 rekey switch".utf8)
     static let rekeyProgress = Array("vault v1 rekey progress".utf8)
+    static let folderIndexKey = Array("vault v1 folder index key".utf8)
+    static let folderIndexName = Array("vault v1 folder index name".utf8)
 }
 
 /// The key-encryption key Argon2id makes from a password or kit passphrase.

@@ -97,5 +97,6 @@ extension UnlockedVault {
         try saveManifest()
         for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
         try Syscall.fsyncDirectory(paths.items)
+        forgetIndexes(of: removed)
     }
 }

@@ -206,11 +206,14 @@ extension UnlockedVault {
         OpenedItem(entry: entry, reader: try reader(for: entry), readAhead: readAhead)
     }
 
-    /// Where each file of a folder item lies in its archive: the whole
+    /// Where each file of a folder item lies in its archive: from its
+    /// folder index file if one opens (FolderIndexFile), else the whole
     /// archive is read (decrypted, decompressed) once, with the path checks
-    /// `restore` makes, and its file count must agree with the entry.
+    /// `restore` makes, its file count must agree with the entry, and what
+    /// it found is kept (unless this process may not write here).
     public func index(folder entry: ManifestEntry) throws -> FolderIndex {
         guard entry.kind == .folder else { throw VaultError.wrongItemKind(name: entry.name, expected: .folder) }
+        if let kept = keptIndex(of: entry) { return kept }
         let r = try reader(for: entry)
         do {
             let index = try archiveError { try FolderIndex.build(from: contentStream(r)) }
@@ -218,6 +221,7 @@ extension UnlockedVault {
             guard UInt64(index.entries.filter({ $0.kind == .file }).count) == entry.fileCount else {
                 throw VaultError.corruptedOrTampered
             }
+            keep(index, of: entry)
             return index
         } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)

@@ -15,6 +15,7 @@
 //   DIR/quarantine/       what `check --repair` set aside (orphans, drop-ins that do not open)
 //   DIR/replica           which copy of the vault this directory is (Replica.swift)
 //   DIR/notes/<name hex>  what prune tells one host's backups about repacks (RepackNote.swift)
+//   DIR/indexes/<name hex> where a folder item's files lie in its archive (FolderIndexFile.swift)
 //   .tmp-<hex>            a file being written, in the directory it will land in
 //
 // Directories are 0700, files 0600. Any of these paths being a symbolic link
@@ -49,6 +50,8 @@ public struct VaultPaths: Sendable {
     public var replica: String { root + "/replica" }
     /// Repack notes, one per host's piece key (VaultBackup's RepackNote).
     public var notes: String { root + "/notes" }
+    /// Folder index files, one per folder item a mount looked inside.
+    public var indexes: String { root + "/indexes" }
     public func item(_ blobName: String) -> String { items + "/" + blobName }
     public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
     public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }

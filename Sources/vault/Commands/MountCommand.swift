@@ -59,6 +59,8 @@ struct MountCommand: Command {
         let password = try context.passwordSource()
         let vault = try context.unlock(password, forWriting: false, reads: .cached)
         vault.releaseWriterLock()   // reading only, for as long as it stays mounted
+        // Folder index files of items gone since (the mount writes them as it indexes).
+        vault.tidyFolderIndexes(now: Syscall.now())
         let mount = FuseMount(vault: vault, at: target)
         // Ctrl-C (or SIGTERM, SIGHUP) is the documented way out: it unmounts,
         // and the command ends as after fusermount3 -u, exit 0. A second one

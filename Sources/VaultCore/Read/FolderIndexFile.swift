@@ -1,0 +1,198 @@
+import ByteLayout
+import System
+import VaultCodecs
+import VaultCrypto
+
+// A folder index file (docs/FORMAT.md, "Folder indexes"): where each file
+// of one folder item lies in its archive, kept so the next `vault mount`
+// (or `get ITEM/FILE`) lists the folder without reading the whole archive
+// again. Finding it costs a pass that decrypts every chunk (issue 45: a
+// third of a mount's `cp -r` of a 115 MiB folder; minutes for a large one
+// on a thin vault). One per folder item version, at `indexes/<name hex>`:
+//
+//   "VAULTFX1" (8) || nonce (12) || AES-256-GCM(key, nonce, aad, plaintext)
+//   aad       = "VAULTFX1" || vault id (16) || name (16)
+//   plaintext = count u32be || entry × count || zeros to Padmé(length before them)
+//   entry     = kind u8 || permissions u16be || mtime i64be || size u64be
+//               || data offset u64be || path u16be-prefixed || link target u16be-prefixed
+//   key  = HKDF-SHA256(ikm = VMK, salt = vault id, info = "vault v1 folder index key", 32)
+//   name = HMAC-SHA256(HKDF-SHA256(ikm = VMK, salt = vault id, info = "vault v1 folder index name", 32),
+//                      item id || file key), first 16 bytes
+//
+// The file key is in the name (as data, never as a key) so an index is
+// bound to one write of one item: a new version, or the same id written
+// again by another replica, has another name. Padmé hides the exact count
+// of entries as it hides an item's exact size. A file that does not open
+// or check is ignored (the pass runs, and writes it anew): like every
+// cache here, it is a hint, never the only copy of anything.
+public struct FolderIndexFile {
+    static let magic = Array("VAULTFX1".utf8)
+    /// An index file is at most this long; a larger index is not kept.
+    public static let maxLength = 256 << 20
+    static let fixedEntryLength = 1 + 2 + 8 + 8 + 8 + 2 + 2
+    static let overhead = magic.count + AEADAlgorithm.nonceLength + AEADAlgorithm.tagLength
+
+    /// The file's name under `indexes/` for one item: 32 hex digits.
+    public static func name(item entry: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> String {
+        let key = try master.derive(KeyLabel.folderIndexName, vaultID: vaultID)
+        var data = entry.itemID
+        entry.fileKey.withUnsafeBytes { data += $0 }
+        defer { SecureZero.zero(&data) }
+        return Hex.encode(Array(try HMACSHA256.authenticate(key: key, data: data).prefix(16)))
+    }
+
+    static func aad(_ vaultID: [UInt8], _ name: String) -> [UInt8] { magic + vaultID + (Hex.decode(name) ?? []) }
+
+    static func aead(_ master: MasterKey, _ vaultID: [UInt8]) throws -> AEAD {
+        try AEAD(.aes256GCM, key: try master.derive(KeyLabel.folderIndexKey, vaultID: vaultID))
+    }
+
+    /// The plaintext: entries in the index's order (the archive's), paths
+    /// without their leading "/", padded. Nil if it would not fit `maxLength`.
+    static func encode(_ index: FolderIndex) -> [UInt8]? {
+        var w = ByteWriter()
+        w.u32(UInt32(index.entries.count))
+        for e in index.entries {
+            w.u8(e.kind == .file ? 0 : e.kind == .directory ? 1 : 2)
+            w.u16(UInt16(e.permissions & 0o777))
+            w.i64(e.mtime)
+            w.u64(e.size)
+            w.u64(e.dataOffset)
+            // Paths are under PATH_MAX (ExtractionPlan); link targets are what libarchive read.
+            guard (try? w.lengthPrefixed(UInt16.self, Array(e.path.dropFirst()))) != nil,
+                  (try? w.lengthPrefixed(UInt16.self, e.linkTarget)) != nil,
+                  w.bytes.count <= maxLength - overhead else { return nil }
+        }
+        let padded = Int(Padme.paddedLength(UInt64(w.bytes.count)))
+        guard padded <= maxLength - overhead else { return nil }
+        w.bytes(repeatElement(0, count: padded - w.bytes.count))
+        return w.bytes
+    }
+
+    /// The sealed file for `index`, nil if it would be over `maxLength`.
+    public static func seal(_ index: FolderIndex, item: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> [UInt8]? {
+        try seal(index, item: item, master: master, vaultID: vaultID, nonce: SecureRandom.bytes(AEADAlgorithm.nonceLength))
+    }
+
+    /// The same under `nonce` (the test vector's).
+    static func seal(_ index: FolderIndex, item: ManifestEntry, master: MasterKey, vaultID: [UInt8], nonce: [UInt8]) throws -> [UInt8]? {
+        guard var plain = encode(index) else { return nil }
+        defer { SecureZero.zero(&plain) }
+        let name = try name(item: item, master: master, vaultID: vaultID)
+        return magic + nonce + (try aead(master, vaultID).seal(nonce: nonce, aad: aad(vaultID, name), plaintext: plain))
+    }
+
+    /// Opens a file read from `indexes/<name>` for `item`: exact shape,
+    /// every entry admitted again as extraction admits an archive's
+    /// (`FolderIndex.rebuild`), and as many files as the item's entry
+    /// counts. Anything else is `corruptedOrTampered`.
+    public static func open(_ bytes: [UInt8], item: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> FolderIndex {
+        let head = magic.count + AEADAlgorithm.nonceLength
+        guard bytes.count <= maxLength, bytes.count >= overhead + 4,
+              Array(bytes.prefix(magic.count)) == magic else { throw VaultError.corruptedOrTampered }
+        let name = try name(item: item, master: master, vaultID: vaultID)
+        var plain: [UInt8]
+        do {
+            plain = try aead(master, vaultID).open(nonce: Array(bytes[magic.count..<head]), aad: aad(vaultID, name),
+                                                   sealed: Array(bytes[head...]))
+        } catch CryptoError.authenticationFailed {
+            throw VaultError.corruptedOrTampered
+        }
+        defer { SecureZero.zero(&plain) }
+        var entries: [FolderIndex.Entry] = []
+        do {
+            var r = ByteReader(plain)
+            let count = Int(try r.u32())
+            guard count <= r.remaining / fixedEntryLength else { throw VaultError.corruptedOrTampered }
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                let kind: FolderIndex.Entry.Kind
+                switch try r.u8() {
+                case 0: kind = .file
+                case 1: kind = .directory
+                case 2: kind = .symlink
+                default: throw VaultError.corruptedOrTampered
+                }
+                let permissions = UInt32(try r.u16())
+                let mtime = try r.i64(), size = try r.u64(), offset = try r.u64()
+                let path = try r.lengthPrefixed(UInt16.self)
+                let target = try r.lengthPrefixed(UInt16.self)
+                entries.append(.init(path: [UInt8(ascii: "/")] + path, kind: kind, size: size, permissions: permissions,
+                                     mtime: mtime, dataOffset: offset, linkTarget: target))
+            }
+            // The padding: exactly to Padmé's length, every byte zero.
+            let unpadded = r.offset
+            let padding = r.rest()
+            guard UInt64(plain.count) == Padme.paddedLength(UInt64(unpadded)), padding.allSatisfy({ $0 == 0 }) else {
+                throw VaultError.corruptedOrTampered
+            }
+        } catch is ByteLayoutError {
+            throw VaultError.corruptedOrTampered
+        }
+        let index: FolderIndex
+        do { index = try FolderIndex.rebuild(entries) } catch { throw VaultError.corruptedOrTampered }
+        guard UInt64(index.entries.lazy.filter({ $0.kind == .file }).count) == item.fileCount else { throw VaultError.corruptedOrTampered }
+        return index
+    }
+}
+
+extension UnlockedVault {
+    /// Index files older than this that no folder item of the manifest
+    /// names are removed by `tidyFolderIndexes`: a newer mount, whose
+    /// manifest holds an item ours does not yet, may have just written one.
+    public static let folderIndexGrace: Int64 = 3600
+
+    func indexPath(of entry: ManifestEntry) throws -> String {
+        paths.indexes + "/" + (try FolderIndexFile.name(item: entry, master: keys.master, vaultID: vaultID))
+    }
+
+    /// The kept index of `entry`, nil if there is none or it does not open
+    /// or check (the pass then runs and writes it anew).
+    func keptIndex(of entry: ManifestEntry) -> FolderIndex? {
+        guard let path = try? indexPath(of: entry),
+              let bytes = try? VaultDirectory.readFile(path, limit: FolderIndexFile.maxLength) else { return nil }
+        return try? FolderIndexFile.open(bytes, item: entry, master: keys.master, vaultID: vaultID)
+    }
+
+    /// Keeps `index` for the next mount, atomically. Best effort, and
+    /// never from a read-only open: a file not written costs the next
+    /// mount one pass, nothing else.
+    func keep(_ index: FolderIndex, of entry: ManifestEntry) {
+        guard !readOnly, let path = try? indexPath(of: entry),
+              let sealed = try? FolderIndexFile.seal(index, item: entry, master: keys.master, vaultID: vaultID) else { return }
+        try? Vault.ensureDirectory(paths.indexes)
+        try? VaultDirectory.atomicWrite(sealed, to: path, mode: 0o600)   // best effort: see above
+    }
+
+    /// Removes the index file of each of `entries` that has one (an item
+    /// removed, or a version dropped), so no copy of its paths outlives it.
+    func forgetIndexes(of entries: [ManifestEntry]) {
+        var removed = false
+        for e in entries where e.kind == .folder {
+            guard let path = try? indexPath(of: e) else { continue }
+            if (try? Syscall.unlink(path)) != nil { removed = true }   // best effort: `tidyFolderIndexes` removes what stays
+        }
+        if removed { try? Syscall.fsyncDirectory(paths.indexes) }
+    }
+
+    /// Removes the files in `indexes/` that name no folder item of the
+    /// manifest (removed items, dropped versions, names from before a
+    /// rekey, unfinished writes) once older than `folderIndexGrace`.
+    /// Returns how many it removed. Nothing from a read-only open.
+    @discardableResult
+    public func tidyFolderIndexes(now: Int64) -> Int {
+        guard !readOnly, let names = try? VaultDirectory.names(in: paths.indexes) else { return 0 }
+        var live = Set<String>()
+        for e in manifest.entries where e.kind == .folder {
+            if let n = try? FolderIndexFile.name(item: e, master: keys.master, vaultID: vaultID) { live.insert(n) }
+        }
+        var removed = 0
+        for name in names where !live.contains(name) {
+            let path = paths.indexes + "/" + name
+            guard let st = try? Syscall.status(of: path, followLinks: false), now - st.modified >= Self.folderIndexGrace else { continue }
+            if (try? Syscall.unlink(path)) != nil { removed += 1 }   // best effort: the next tidy tries again
+        }
+        if removed > 0 { try? Syscall.fsyncDirectory(paths.indexes) }
+        return removed
+    }
+}
