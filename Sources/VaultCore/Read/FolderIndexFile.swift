@@ -146,22 +146,25 @@ extension UnlockedVault {
         paths.indexes + "/" + (try FolderIndexFile.name(item: entry, master: keys.master, vaultID: vaultID))
     }
 
+    // Every `try?` below drops the error of a cache: an index that cannot
+    // be named, read, opened, written or removed costs a pass over the
+    // archive (or a file left for the next tidy), never an item's bytes.
+
     /// The kept index of `entry`, nil if there is none or it does not open
     /// or check (the pass then runs and writes it anew).
     func keptIndex(of entry: ManifestEntry) -> FolderIndex? {
-        guard let path = try? indexPath(of: entry),
-              let bytes = try? VaultDirectory.readFile(path, limit: FolderIndexFile.maxLength) else { return nil }
-        return try? FolderIndexFile.open(bytes, item: entry, master: keys.master, vaultID: vaultID)
+        guard let path = try? indexPath(of: entry),   // a cache: see above
+              let bytes = try? VaultDirectory.readFile(path, limit: FolderIndexFile.maxLength) else { return nil }   // none, or unreadable
+        return try? FolderIndexFile.open(bytes, item: entry, master: keys.master, vaultID: vaultID)   // refused: as if there were none
     }
 
-    /// Keeps `index` for the next mount, atomically. Best effort, and
-    /// never from a read-only open: a file not written costs the next
-    /// mount one pass, nothing else.
+    /// Keeps `index` for the next mount, atomically. Never from a
+    /// read-only open.
     func keep(_ index: FolderIndex, of entry: ManifestEntry) {
-        guard !readOnly, let path = try? indexPath(of: entry),
-              let sealed = try? FolderIndexFile.seal(index, item: entry, master: keys.master, vaultID: vaultID) else { return }
-        try? Vault.ensureDirectory(paths.indexes)
-        try? VaultDirectory.atomicWrite(sealed, to: path, mode: 0o600)   // best effort: see above
+        guard !readOnly, let path = try? indexPath(of: entry),   // a cache: see above
+              let sealed = try? FolderIndexFile.seal(index, item: entry, master: keys.master, vaultID: vaultID) else { return }   // too large to keep
+        try? Vault.ensureDirectory(paths.indexes)   // the write below fails too, and is dropped
+        try? VaultDirectory.atomicWrite(sealed, to: path, mode: 0o600)   // not kept: the next mount makes the pass
     }
 
     /// Removes the index file of each of `entries` that has one (an item
@@ -169,10 +172,10 @@ extension UnlockedVault {
     func forgetIndexes(of entries: [ManifestEntry]) {
         var removed = false
         for e in entries where e.kind == .folder {
-            guard let path = try? indexPath(of: e) else { continue }
-            if (try? Syscall.unlink(path)) != nil { removed = true }   // best effort: `tidyFolderIndexes` removes what stays
+            guard let path = try? indexPath(of: e) else { continue }   // a cache: see above
+            if (try? Syscall.unlink(path)) != nil { removed = true }   // none, or left for `tidyFolderIndexes`
         }
-        if removed { try? Syscall.fsyncDirectory(paths.indexes) }
+        if removed { try? Syscall.fsyncDirectory(paths.indexes) }   // a removal undone by a crash: the next tidy's
     }
 
     /// Removes the files in `indexes/` that name no folder item of the
@@ -181,18 +184,20 @@ extension UnlockedVault {
     /// Returns how many it removed. Nothing from a read-only open.
     @discardableResult
     public func tidyFolderIndexes(now: Int64) -> Int {
-        guard !readOnly, let names = try? VaultDirectory.names(in: paths.indexes) else { return 0 }
+        guard !readOnly, let names = try? VaultDirectory.names(in: paths.indexes) else { return 0 }   // none kept yet
         var live = Set<String>()
         for e in manifest.entries where e.kind == .folder {
+            // An item whose name cannot be made has no file to keep: its own may go.
             if let n = try? FolderIndexFile.name(item: e, master: keys.master, vaultID: vaultID) { live.insert(n) }
         }
         var removed = 0
         for name in names where !live.contains(name) {
             let path = paths.indexes + "/" + name
+            // Gone since the listing, or not yet past the grace: kept.
             guard let st = try? Syscall.status(of: path, followLinks: false), now - st.modified >= Self.folderIndexGrace else { continue }
             if (try? Syscall.unlink(path)) != nil { removed += 1 }   // best effort: the next tidy tries again
         }
-        if removed > 0 { try? Syscall.fsyncDirectory(paths.indexes) }
+        if removed > 0 { try? Syscall.fsyncDirectory(paths.indexes) }   // a removal undone by a crash: the next tidy's
         return removed
     }
 }
