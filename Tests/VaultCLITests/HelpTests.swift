@@ -63,9 +63,10 @@ import Testing
             one pax (tar) archive of its files.
 
             FOLDER/PATH is one file inside the folder item FOLDER (its version
-            chosen as above): found through the folder's index (one pass
-            through its archive, writing nothing), then only its own bytes are
-            written. An exact item name always wins; item names never hold '/'.
+            chosen as above): found through the folder's index (kept in the
+            vault once made; making it is one pass through the archive), then
+            only its own bytes are written. An exact item name always wins;
+            item names never hold '/'.
 
             Options:
               -o, --output FILE   write to FILE; '-' is standard output (the default;

@@ -18,7 +18,8 @@ struct MountCommand: Command {
         Each file item is a file with its size, permissions and modification
         time; a folder item is a directory with its files, folders and
         symbolic links (the first look inside reads its whole archive once,
-        to index it); every version of an item is under the hidden
+        to index it, and keeps that index in the vault for the next mount);
+        every version of an item is under the hidden
         directory .versions/NAME/, one entry per version number. What
         'vault backup' stored is under snapshots/HOST/TIME/ (TIME the
         snapshot's start in UTC, as 2026-12-01T16-05-00Z, with -2, -3 for
@@ -29,8 +30,8 @@ struct MountCommand: Command {
         mounted. Reads decrypt only the
         chunks they touch, and the next two when reading forward (a
         compressed item is decompressed forward, and resumes at the zstd
-        frame before a read that goes back); nothing is written
-        to disk. A damaged chunk is an I/O error
+        frame before a read that goes back); nothing but folder indexes
+        is written to disk. A damaged chunk is an I/O error
         to the program reading it, never other bytes.
 
         Examples:
