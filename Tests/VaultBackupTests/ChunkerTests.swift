@@ -107,6 +107,42 @@ struct ChunkerTests {
         }
     }
 
+    /// Rounds of zeros are passed over, and only they: random data (a
+    /// boundary every 8 bytes to 64 KiB, masks of 3 to 16 bits) with runs
+    /// of zeros of every length around a round (4 lanes) and the 64-byte
+    /// window, windows starting and ending anywhere, against the spec.
+    @Test func zeroRunsHoldNoBoundaryAndOnlyThemArePassedOver() throws {
+        var rng = SplitMix(state: 52)
+        var data = Self.bytes(Chunker.minSize + 1_700_000, &rng)
+        // The first run covers minSize, where h starts from nothing.
+        var at = Chunker.minSize - 100, starts: [Int] = []
+        let round = 4 * Chunker.lane
+        for run in [3 * round, 63, 64, 65, round - 1, round, round + 62, round + 63, round + 64, 2 * round + 17, 3 * round + 63, 5 * round] {
+            for k in at..<(at + run) { data[k] = 0 }
+            starts.append(at)
+            at += run + 1 + Int(rng.next() % 3_000)
+        }
+        #expect(at < data.count)
+        // Windows whose rounds start exactly where a run does, or just
+        // after (the 63 bytes before a round must be zero too), then anywhere.
+        var windows: [Int] = (0..<70).map { Chunker.minSize + $0 }
+        for s in starts {
+            for k in 0...2 { for d in [0, 1, 41, 45, 50, 62, 63, 64] where s + d - k * round >= Chunker.minSize { windows.append(s + d - k * round) } }
+        }
+        try data.withUnsafeBufferPointer { d in
+            try Chunker.gear.withUnsafeBufferPointer { g in
+                for r in 0..<(windows.count * 2 + 200) {
+                    let bits = 3 + r % 14
+                    let mask = ~UInt64(0) << UInt64(64 - bits)
+                    let a = r < windows.count * 2 ? windows[r / 2] : Chunker.minSize + Int(rng.next() % UInt64(at - Chunker.minSize))
+                    let b = min(data.count, a + (r % 2 == 0 ? 3 * round : Int(rng.next() % UInt64(4 * round))))
+                    let found = Chunker.firstBoundary(d.baseAddress!, g.baseAddress!, a, b, mask)
+                    try #require(found == Self.firstBoundaryByTheSpec(data, a, b, mask), "bits \(bits), \(a)..<\(b)")
+                }
+            }
+        }
+    }
+
     /// Whole cuts against the spec's loop on content of every kind: random,
     /// a few letters (boundaries in the first lanes), zeros (none: cut at
     /// maxSize), and lengths around minSize, averageSize and maxSize.
@@ -126,8 +162,31 @@ struct ChunkerTests {
         let sizes = [0, 1, Chunker.minSize, Chunker.minSize + 1, Chunker.minSize + 64, Chunker.minSize + 65,
                      Chunker.averageSize - 1, Chunker.averageSize, Chunker.averageSize + 1,
                      Chunker.maxSize - 1, Chunker.maxSize, Chunker.maxSize + 1, 5 << 20]
-        for data in [random, letters, zeros] {
-            for n in sizes + (0..<12).map({ _ in Int(rng.next() % UInt64(5 << 20)) }) {
+        // Letters (a boundary every few hundred bytes) with runs of zeros
+        // of every length around a round (4 lanes of 16 KiB) and the
+        // 64-byte window, at every alignment: what the chunker passes over
+        // unscanned must hold no cut, and what follows a run must be scanned.
+        var holes = letters
+        var at = Chunker.minSize - 200
+        for run in [63, 64, 65, 4 * Chunker.lane - 1, 4 * Chunker.lane, 4 * Chunker.lane + 63, 4 * Chunker.lane + 64,
+                    3 * 4 * Chunker.lane + 17, 1 << 20, 2 << 20] where at + run < holes.count {
+            for k in at..<(at + run) { holes[k] = 0 }
+            at += run + 1 + Int(rng.next() % 70_000)
+        }
+        #expect(Chunker.zeroRun & Chunker.hardMask != 0 && Chunker.zeroRun & Chunker.easyMask != 0)
+        #expect((Chunker.zeroRun &<< 1) &+ Chunker.gear[0] == Chunker.zeroRun)
+        // A piece that starts in zeros and goes on in letters, the run
+        // ending anywhere around a round's start, the 64-byte window and
+        // the boundaries the letters put right after it.
+        for end in [Chunker.minSize, Chunker.minSize + 63, Chunker.minSize + 64, Chunker.minSize + 4 * Chunker.lane,
+                    Chunker.minSize + 4 * Chunker.lane + 1, Chunker.minSize + 4 * Chunker.lane + 62,
+                    Chunker.minSize + 4 * Chunker.lane + 63, Chunker.minSize + 4 * Chunker.lane + 64,
+                    Chunker.minSize + 9 * Chunker.lane + 5, Chunker.averageSize - 7, Chunker.averageSize + 3 * Chunker.lane] {
+            let data = [UInt8](repeating: 0, count: end) + letters.prefix(2 << 20)
+            try #require(data.withUnsafeBytes { Chunker.cut($0) } == byTheSpec(data[...]), "zeros to \(end), then letters")
+        }
+        for data in [random, letters, zeros, holes] {
+            for n in sizes + (0..<(data == holes ? 60 : 12)).map({ _ in Int(rng.next() % UInt64(5 << 20)) }) {
                 let start = Int(rng.next() % UInt64(data.count - min(n, data.count) + 1))
                 let slice = data[start..<(start + min(n, data.count - start))]
                 let got = slice.withUnsafeBytes { Chunker.cut($0) }
