@@ -87,7 +87,7 @@ bench-backup: build test-deps
 # preconditions stay). `make fuzz FUZZ_TARGETS="kit absorb"` runs a few; the
 # default is every product of Fuzz/Package.swift (one assignment only: with
 # two `?=` the first wins).
-FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz zstd backup-tree item-sealed absorb kit manifest-entries mlkem hpke-xwing listing
+FUZZ_TARGETS ?= item header manifest envelope archive move-frame move-code move-handshake xz zstd backup-tree item-sealed absorb kit manifest-entries mlkem hpke-xwing listing folder-index
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do SWIFT_BACKTRACE=enable=no $(SWIFT) build -c debug --package-path Fuzz --scratch-path .build/fuzz \
 	  --product fuzz-$$t --sanitize fuzzer --sanitize address -Xswiftc -enable-testing -Xswiftc -O \

@@ -53,6 +53,7 @@ let targets = [
     ("fuzz-hpke-xwing", "FuzzHPKEXWing"),
     ("fuzz-listing", "FuzzListing"),
     ("fuzz-backup-tree", "FuzzBackupTree"),
+    ("fuzz-folder-index", "FuzzFolderIndex"),
 ]
 
 let package = Package(

@@ -8,10 +8,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1; seconds=${2:-60}; shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz zstd backup-tree item-sealed absorb kit manifest-entries mlkem hpke-xwing listing}
+targets=${*:-item header manifest envelope archive move-frame move-code move-handshake xz zstd backup-tree item-sealed absorb kit manifest-entries mlkem hpke-xwing listing folder-index}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer fights ASan's reports
 corpus=.build/fuzz-corpus
-mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,zstd,backup-tree,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing,listing}
+mkdir -p "$corpus"/{item,header,manifest,envelope,archive,move-frame,move-code,move-handshake,xz,zstd,backup-tree,item-sealed,absorb,kit,manifest-entries,mlkem,hpke-xwing,listing,folder-index}
+# The folder index vector's plaintext, for an item of one file (FuzzFolderIndex's input).
+python3 - "$corpus" <<'PY'
+import re, sys
+doc = open("docs/FORMAT.md").read()
+section = doc[doc.index("## Folder indexes"):]
+plain = re.search(r"(?m)^    plain  = ([0-9a-f]+)$", section).group(1)
+open(sys.argv[1] + "/folder-index/vector", "wb").write(b"\x01" + bytes.fromhex(plain))
+PY
 # A listing as rclone writes it (Rclone.parseListing).
 printf '[\n{"Path":"vault.header","Name":"vault.header","Size":1425,"IsDir":false},\n{"Path":"items/00112233445566778899aabbccddeeff","Name":"x","Size":42,"IsDir":false}\n]\n' > "$corpus/listing/vault"
 ref=scripts/reference/vault_item.py
