@@ -138,7 +138,7 @@ public struct Chunker: Sendable {
         let w = lane
         var i = a
         while b - i >= 4 * w {
-            if zeroRun & mask != 0, i - 63 >= minSize, p[i] == 0, allZero(p + i - 63, 63 + 4 * w) {
+            if zeroRun & mask != 0, i - 63 >= minSize, p[i] == 0, UnsafeRawBufferPointer(start: p + i - 63, count: 63 + 4 * w).isAllZero {
                 i += 4 * w
                 continue
             }
@@ -177,19 +177,6 @@ public struct Chunker: Sendable {
     /// h = 2h + gear[0]. A run holds no boundary for a mask this has bits
     /// of (both of ours; `firstBoundary` checks the mask it is given).
     static let zeroRun: UInt64 = 0 &- gear[0]
-
-    /// Whether the `n` bytes at `p` are all zero, 4 KiB at a time, so
-    /// that data with a nonzero byte early costs a short look.
-    @inline(__always)
-    static func allZero(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-        var start = 0
-        while start < n {
-            let len = min(4096, n - start)
-            guard UnsafeRawBufferPointer(start: p + start, count: len).isAllZero else { return false }
-            start += len
-        }
-        return true
-    }
 
     /// h after byte i, from the last 64 bytes (none before minSize): the
     /// shifts have pushed every earlier byte out of it.

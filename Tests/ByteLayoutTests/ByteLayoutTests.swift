@@ -165,5 +165,17 @@ struct ByteLayoutTests {
             }
         }
         #expect(UnsafeRawBufferPointer(start: nil, count: 0).isAllZero)
+        // Across the 4 KiB blocks it looks at one by one: a byte on either
+        // side of each block's edge, and the last one, at unaligned starts.
+        var big = [UInt8](repeating: 0, count: 3 * 4096 + 100)
+        for start in [0, 3] {
+            let length = big.count - start
+            #expect(big.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[start...]).isAllZero })
+            for at in [0, 4095, 4096, 4097, 8191, 8192, 3 * 4096 - 1, 3 * 4096, length - 1] {
+                big[start + at] = 1
+                #expect(!big.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[start...]).isAllZero }, "a byte at \(at) of \(length)")
+                big[start + at] = 0
+            }
+        }
     }
 }
