@@ -19,9 +19,9 @@ import VaultCrypto
 private func require(_ ok: Bool, _ message: @autoclosure () -> String) { if !ok { fatalError(message()) } }
 
 private let vaultID = [UInt8](repeating: 0x40, count: 16)
-private let master = try! MasterKey(secret: SecretBytes(count: MasterKey.length))
+private let keys = try! FolderIndexKeys(master: MasterKey(secret: SecretBytes(count: MasterKey.length)), vaultID: vaultID)
 // libFuzzer calls the target from one thread only.
-nonisolated(unsafe) private let aead = try! FolderIndexFile.aead(master, vaultID)
+nonisolated(unsafe) private let aead = try! FolderIndexFile.aead(keys)
 
 private func item(files: UInt64) -> ManifestEntry {
     try! ManifestEntry(itemID: [UInt8](repeating: 0x80, count: 16), fileKey: FileKey(secret: SecretBytes(count: FileKey.length)),
@@ -41,11 +41,11 @@ public func fuzzFolderIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard input.count >= 1 else { return 0 }
     let entry = item(files: UInt64(input[0]))
-    let name = try! FolderIndexFile.name(item: entry, master: master, vaultID: vaultID)
+    let name = try! FolderIndexFile.name(item: entry, keys: keys)
     let nonce = [UInt8](repeating: 0x60, count: AEADAlgorithm.nonceLength)
     let file = FolderIndexFile.magic + nonce
         + (try! aead.seal(nonce: nonce, aad: FolderIndexFile.aad(vaultID, name), plaintext: Array(input[1...])))
-    guard let index = try? FolderIndexFile.open(file, item: entry, master: master, vaultID: vaultID) else { return 0 }
+    guard let index = try? FolderIndexFile.open(file, item: entry, name: name, keys: keys, vaultID: vaultID) else { return 0 }
 
     require(UInt64(index.entries.filter { $0.kind == .file }.count) == entry.fileCount, "a file count other than the item's")
     for e in index.entries {
@@ -70,10 +70,10 @@ public func fuzzFolderIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         require(index.entry(at: node)?.path == e.path, "the tree gives another entry at a path")
     }
     // Sealed again (a fresh nonce), it opens to the same entries.
-    guard let again = try? FolderIndexFile.seal(index, item: entry, master: master, vaultID: vaultID) else {
+    guard let again = try? FolderIndexFile.seal(index, name: name, keys: keys, vaultID: vaultID) else {
         fatalError("an opened index does not seal")
     }
-    guard let reopened = try? FolderIndexFile.open(again, item: entry, master: master, vaultID: vaultID) else {
+    guard let reopened = try? FolderIndexFile.open(again, item: entry, name: name, keys: keys, vaultID: vaultID) else {
         fatalError("an index sealed again does not open")
     }
     require(same(index, reopened), "an index sealed again opens to other entries")

@@ -23,6 +23,17 @@ struct FolderIndexFileTests {
         return try MasterKey(secret: SecretBytes(consuming: &b))
     }
 
+    static func keys(_ vaultID: [UInt8] = vaultID) throws -> FolderIndexKeys {
+        try FolderIndexKeys(master: master(), vaultID: vaultID)
+    }
+
+    /// Opens `bytes` as the index file of `item`, under its own name, as
+    /// a vault reads `indexes/<name>`.
+    static func open(_ bytes: [UInt8], item: ManifestEntry, vaultID: [UInt8] = vaultID) throws -> FolderIndex {
+        let keys = try keys(vaultID)
+        return try FolderIndexFile.open(bytes, item: item, name: FolderIndexFile.name(item: item, keys: keys), keys: keys, vaultID: vaultID)
+    }
+
     static func item(fileKeyFirst: UInt8 = 0xa0, fileCount: UInt64 = 1) throws -> ManifestEntry {
         var key = (0..<32).map { fileKeyFirst &+ UInt8($0) }
         return try ManifestEntry(itemID: (0x80..<0x90).map { UInt8($0) }, fileKey: FileKey(secret: SecretBytes(consuming: &key)),
@@ -51,10 +62,11 @@ struct FolderIndexFileTests {
     @Test func theVector() throws {
         let index = try FolderIndex.rebuild(Self.sampleEntries)
         #expect(FolderIndexFile.encode(index) == (try Self.published("plain")))
-        #expect(try FolderIndexFile.name(item: Self.item(), master: Self.master(), vaultID: Self.vaultID) == Hex.encode(try Self.published("name")))
-        let sealed = try #require(try FolderIndexFile.seal(index, item: Self.item(), master: Self.master(), vaultID: Self.vaultID, nonce: Self.nonce))
+        let name = try FolderIndexFile.name(item: Self.item(), keys: Self.keys())
+        #expect(name == Hex.encode(try Self.published("name")))
+        let sealed = try #require(try FolderIndexFile.seal(index, name: name, keys: Self.keys(), vaultID: Self.vaultID, nonce: Self.nonce))
         #expect(sealed == (try Self.published("index")))
-        let opened = try FolderIndexFile.open(sealed, item: Self.item(), master: Self.master(), vaultID: Self.vaultID)
+        let opened = try Self.open(sealed, item: Self.item())
         #expect(Self.same(opened, index))
         // The tree is the archive's: the file is found under its directory.
         let d = try #require(opened.tree.child(PathTree.root, Array("d".utf8)))
@@ -68,7 +80,7 @@ struct FolderIndexFileTests {
         let sealed = try Self.published("index")
         func refused(_ bytes: [UInt8], item: ManifestEntry? = nil, vaultID: [UInt8] = Self.vaultID) throws -> Bool {
             do {
-                _ = try FolderIndexFile.open(bytes, item: item ?? Self.item(), master: Self.master(), vaultID: vaultID)
+                _ = try Self.open(bytes, item: item ?? Self.item(), vaultID: vaultID)
                 return false
             } catch VaultError.corruptedOrTampered { return true }
         }
@@ -89,11 +101,11 @@ struct FolderIndexFileTests {
     @Test(arguments: Self.forbidden)
     func shapesPastTheTagAreRefused(_ c: Forbidden) throws {
         let item = try Self.item(fileCount: c.fileCount)
-        let name = try FolderIndexFile.name(item: item, master: Self.master(), vaultID: Self.vaultID)
+        let name = try FolderIndexFile.name(item: item, keys: Self.keys())
         let sealed = FolderIndexFile.magic + Self.nonce
-            + (try FolderIndexFile.aead(Self.master(), Self.vaultID).seal(nonce: Self.nonce, aad: FolderIndexFile.aad(Self.vaultID, name), plaintext: c.plain))
+            + (try FolderIndexFile.aead(Self.keys()).seal(nonce: Self.nonce, aad: FolderIndexFile.aad(Self.vaultID, name), plaintext: c.plain))
         #expect(throws: VaultError.corruptedOrTampered, "\(c.why)") {
-            try FolderIndexFile.open(sealed, item: item, master: Self.master(), vaultID: Self.vaultID)
+            try Self.open(sealed, item: item)
         }
     }
 
@@ -198,7 +210,7 @@ struct FolderIndexFileTests {
         v = try t.unlock()
         #expect(Self.same(try v.index(folder: entry), first))
         let again = Array(try Data(contentsOf: URL(fileURLWithPath: t.root + "/indexes/" + name)))
-        #expect(Self.same(try FolderIndexFile.open(again, item: entry, master: v.keys.master, vaultID: v.vaultID), first))
+        #expect(Self.same(try FolderIndexFile.open(again, item: entry, name: name, keys: v.keys.folderIndex, vaultID: v.vaultID), first))
     }
 
     @Test func removingTheItemOrRekeyingRemovesIt() throws {

@@ -9,10 +9,13 @@ package struct VaultKeys: Sendable {
     /// Opens X-Wing envelopes (version-2 headers). Built once per unlock: one
     /// ML-KEM key generation and one X25519 base multiplication.
     let xwing: XWing.PrivateKey
+    /// Names and seals folder index files (FolderIndexFile).
+    let folderIndex: FolderIndexKeys
 
     init(masterKey: MasterKey, vaultID: [UInt8]) throws {
         master = masterKey
         manifest = try masterKey.manifestKey(vaultID: vaultID)
+        folderIndex = try FolderIndexKeys(master: masterKey, vaultID: vaultID)
         privateKey = try masterKey.vaultKeyPair(vaultID: vaultID)
         xwing = try masterKey.xwingKeyPair(vaultID: vaultID)
     }

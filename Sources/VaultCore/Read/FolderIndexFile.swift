@@ -25,6 +25,22 @@ import VaultCrypto
 // of entries as it hides an item's exact size. A file that does not open
 // or check is ignored (the pass runs, and writes it anew): like every
 // cache here, it is a hint, never the only copy of anything.
+/// The two keys of folder index files, derived once per unlock (VaultKeys):
+/// a mount's tidy names every folder item of the manifest, and each index
+/// read or written is named, sealed or opened, none deriving them again.
+struct FolderIndexKeys: Sendable {
+    /// AES-256-GCM key of the files. An AEAD is made from it for each use:
+    /// one is not shared between the mount's threads.
+    let sealing: SecretBytes
+    /// Names the files: HMAC-SHA256(this, item id || file key).
+    let naming: HMACSHA256Key
+
+    init(master: MasterKey, vaultID: [UInt8]) throws {
+        sealing = try master.derive(KeyLabel.folderIndexKey, vaultID: vaultID)
+        naming = try HMACSHA256Key(try master.derive(KeyLabel.folderIndexName, vaultID: vaultID))
+    }
+}
+
 public struct FolderIndexFile {
     static let magic = Array("VAULTFX1".utf8)
     /// An index file is at most this long; a larger index is not kept.
@@ -33,19 +49,16 @@ public struct FolderIndexFile {
     static let overhead = magic.count + AEADAlgorithm.nonceLength + AEADAlgorithm.tagLength
 
     /// The file's name under `indexes/` for one item: 32 hex digits.
-    public static func name(item entry: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> String {
-        let key = try master.derive(KeyLabel.folderIndexName, vaultID: vaultID)
+    static func name(item entry: ManifestEntry, keys: FolderIndexKeys) throws -> String {
         var data = entry.itemID
         entry.fileKey.withUnsafeBytes { data += $0 }
         defer { SecureZero.zero(&data) }
-        return Hex.encode(Array(try HMACSHA256.authenticate(key: key, data: data).prefix(16)))
+        return Hex.encode(Array(try data.withUnsafeBytes { try keys.naming.authenticate($0) }.prefix(16)))
     }
 
     static func aad(_ vaultID: [UInt8], _ name: String) -> [UInt8] { magic + vaultID + (Hex.decode(name) ?? []) }
 
-    static func aead(_ master: MasterKey, _ vaultID: [UInt8]) throws -> AEAD {
-        try AEAD(.aes256GCM, key: try master.derive(KeyLabel.folderIndexKey, vaultID: vaultID))
-    }
+    static func aead(_ keys: FolderIndexKeys) throws -> AEAD { try AEAD(.aes256GCM, key: keys.sealing) }
 
     /// The plaintext: entries in the index's order (the archive's), paths
     /// without their leading "/", padded. Nil if it would not fit `maxLength`.
@@ -69,32 +82,28 @@ public struct FolderIndexFile {
         return w.bytes
     }
 
-    /// The sealed file for `index`, nil if it would be over `maxLength`.
-    public static func seal(_ index: FolderIndex, item: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> [UInt8]? {
-        try seal(index, item: item, master: master, vaultID: vaultID, nonce: SecureRandom.bytes(AEADAlgorithm.nonceLength))
-    }
-
-    /// The same under `nonce` (the test vector's).
-    static func seal(_ index: FolderIndex, item: ManifestEntry, master: MasterKey, vaultID: [UInt8], nonce: [UInt8]) throws -> [UInt8]? {
+    /// The sealed file for `index`, to be named `name` (its item's),
+    /// nil if it would be over `maxLength`.
+    static func seal(_ index: FolderIndex, name: String, keys: FolderIndexKeys, vaultID: [UInt8],
+                     nonce: [UInt8] = SecureRandom.bytes(AEADAlgorithm.nonceLength)) throws -> [UInt8]? {
         guard var plain = encode(index) else { return nil }
         defer { SecureZero.zero(&plain) }
-        let name = try name(item: item, master: master, vaultID: vaultID)
-        return magic + nonce + (try aead(master, vaultID).seal(nonce: nonce, aad: aad(vaultID, name), plaintext: plain))
+        return magic + nonce + (try aead(keys).seal(nonce: nonce, aad: aad(vaultID, name), plaintext: plain))
     }
 
-    /// Opens a file read from `indexes/<name>` for `item`: exact shape,
-    /// every entry admitted again as extraction admits an archive's
-    /// (`FolderIndex.rebuild`), and as many files as the item's entry
-    /// counts. Anything else is `corruptedOrTampered`.
-    public static func open(_ bytes: [UInt8], item: ManifestEntry, master: MasterKey, vaultID: [UInt8]) throws -> FolderIndex {
+    /// Opens a file read from `indexes/<name>` (`name` its item's): exact
+    /// shape, every entry admitted again as extraction admits an archive's
+    /// (`FolderIndex.rebuild`), and as many files as `item` counts.
+    /// Anything else is `corruptedOrTampered`.
+    static func open(_ bytes: [UInt8], item: ManifestEntry, name: String, keys: FolderIndexKeys,
+                     vaultID: [UInt8]) throws -> FolderIndex {
         let head = magic.count + AEADAlgorithm.nonceLength
         guard bytes.count <= maxLength, bytes.count >= overhead + 4,
               Array(bytes.prefix(magic.count)) == magic else { throw VaultError.corruptedOrTampered }
-        let name = try name(item: item, master: master, vaultID: vaultID)
         var plain: [UInt8]
         do {
-            plain = try aead(master, vaultID).open(nonce: Array(bytes[magic.count..<head]), aad: aad(vaultID, name),
-                                                   sealed: Array(bytes[head...]))
+            plain = try aead(keys).open(nonce: Array(bytes[magic.count..<head]), aad: aad(vaultID, name),
+                                        sealed: Array(bytes[head...]))
         } catch CryptoError.authenticationFailed {
             throw VaultError.corruptedOrTampered
         }
@@ -142,9 +151,7 @@ extension UnlockedVault {
     /// manifest holds an item ours does not yet, may have just written one.
     public static let folderIndexGrace: Int64 = 3600
 
-    func indexPath(of entry: ManifestEntry) throws -> String {
-        paths.indexes + "/" + (try FolderIndexFile.name(item: entry, master: keys.master, vaultID: vaultID))
-    }
+    func indexName(of entry: ManifestEntry) throws -> String { try FolderIndexFile.name(item: entry, keys: keys.folderIndex) }
 
     // Every `try?` below drops the error of a cache: an index that cannot
     // be named, read, opened, written or removed costs a pass over the
@@ -153,18 +160,21 @@ extension UnlockedVault {
     /// The kept index of `entry`, nil if there is none or it does not open
     /// or check (the pass then runs and writes it anew).
     func keptIndex(of entry: ManifestEntry) -> FolderIndex? {
-        guard let path = try? indexPath(of: entry),   // a cache: see above
-              let bytes = try? VaultDirectory.readFile(path, limit: FolderIndexFile.maxLength) else { return nil }   // none, or unreadable
-        return try? FolderIndexFile.open(bytes, item: entry, master: keys.master, vaultID: vaultID)   // refused: as if there were none
+        guard let name = try? indexName(of: entry),   // a cache: see above
+              let bytes = try? VaultDirectory.readFile(paths.indexes + "/" + name, limit: FolderIndexFile.maxLength) else {
+            return nil   // none, or unreadable
+        }
+        // Refused: as if there were none.
+        return try? FolderIndexFile.open(bytes, item: entry, name: name, keys: keys.folderIndex, vaultID: vaultID)
     }
 
     /// Keeps `index` for the next mount, atomically. Never from a
     /// read-only open.
     func keep(_ index: FolderIndex, of entry: ManifestEntry) {
-        guard !readOnly, let path = try? indexPath(of: entry),   // a cache: see above
-              let sealed = try? FolderIndexFile.seal(index, item: entry, master: keys.master, vaultID: vaultID) else { return }   // too large to keep
+        guard !readOnly, let name = try? indexName(of: entry),   // a cache: see above
+              let sealed = try? FolderIndexFile.seal(index, name: name, keys: keys.folderIndex, vaultID: vaultID) else { return }   // too large to keep
         try? Vault.ensureDirectory(paths.indexes)   // the write below fails too, and is dropped
-        try? VaultDirectory.atomicWrite(sealed, to: path, mode: 0o600)   // not kept: the next mount makes the pass
+        try? VaultDirectory.atomicWrite(sealed, to: paths.indexes + "/" + name, mode: 0o600)   // not kept: the next mount makes the pass
     }
 
     /// Removes the index file of each of `entries` that has one (an item
@@ -172,8 +182,8 @@ extension UnlockedVault {
     func forgetIndexes(of entries: [ManifestEntry]) {
         var removed = false
         for e in entries where e.kind == .folder {
-            guard let path = try? indexPath(of: e) else { continue }   // a cache: see above
-            if (try? Syscall.unlink(path)) != nil { removed = true }   // none, or left for `tidyFolderIndexes`
+            guard let name = try? indexName(of: e) else { continue }   // a cache: see above
+            if (try? Syscall.unlink(paths.indexes + "/" + name)) != nil { removed = true }   // none, or left for `tidyFolderIndexes`
         }
         if removed { try? Syscall.fsyncDirectory(paths.indexes) }   // a removal undone by a crash: the next tidy's
     }
@@ -188,7 +198,7 @@ extension UnlockedVault {
         var live = Set<String>()
         for e in manifest.entries where e.kind == .folder {
             // An item whose name cannot be made has no file to keep: its own may go.
-            if let n = try? FolderIndexFile.name(item: e, master: keys.master, vaultID: vaultID) { live.insert(n) }
+            if let n = try? indexName(of: e) { live.insert(n) }
         }
         var removed = 0
         for name in names where !live.contains(name) {
