@@ -10,7 +10,7 @@
 /// rounded up to 512-byte blocks: tar puts nothing between. An archive where
 /// that would not leave room for the file's own header is refused.
 public struct FolderIndex: Sendable {
-    public struct Entry: Sendable {
+    public struct Entry: Sendable, Equatable {
         public enum Kind: Sendable, Equatable { case file, directory, symlink }
         public let path: [UInt8]
         public let kind: Kind
