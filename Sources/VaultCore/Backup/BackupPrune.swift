@@ -95,7 +95,6 @@ extension UnlockedVault {
             manifest = before
             throw error
         }
-        for e in gone { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
-        try Syscall.fsyncDirectory(paths.items)
+        try removeStored(gone)
     }
 }

@@ -95,8 +95,6 @@ extension UnlockedVault {
         }
         let removed = manifest.remove(itemIDs: versions.map(\.itemID))
         try saveManifest()
-        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
-        try Syscall.fsyncDirectory(paths.items)
-        forgetIndexes(of: removed)
+        try removeStored(removed)
     }
 }

@@ -197,9 +197,15 @@ public final class UnlockedVault {
         try requireLock()
         let removed = try manifest.remove(named: names)
         try saveManifest()
-        for e in removed { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
+        try removeStored(removed)
+    }
+
+    /// Unlinks the blobs of `entries`, which the manifest just written no
+    /// longer names, and their folder indexes (`remove`, `forget`, prune).
+    func removeStored(_ entries: [ManifestEntry]) throws {
+        for e in entries { try? Syscall.unlink(paths.item(e.blobName)) }   // best effort: no manifest names it; one left is an orphan `check` reports
         try Syscall.fsyncDirectory(paths.items)
-        forgetIndexes(of: removed)
+        forgetIndexes(of: entries)
     }
 
     public func rename(_ name: String, to newName: String) throws {
