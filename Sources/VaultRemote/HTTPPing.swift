@@ -7,8 +7,6 @@ import CCurl
 /// so nothing here throws. Ten seconds at most, redirects not followed,
 /// the answer's body not read past 64 KiB.
 public enum HTTPPing {
-    private static let globalInitOnce: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-
     /// nil when it worked; else why not, for a warning.
     public static func get(_ url: String) -> String? { request(url, body: nil, headers: []) }
 
@@ -17,12 +15,12 @@ public enum HTTPPing {
     public static func post(_ url: String, body: String, headers: [String]) -> String? { request(url, body: body, headers: headers) }
 
     private static func request(_ url: String, body: String?, headers: [String]) -> String? {
-        _ = globalInitOnce
-        guard let h = curl_easy_init() else { return "libcurl would not start" }
-        defer { curl_easy_cleanup(h) }
+        guard vault_curl_load() == 1 else { return String(cString: vault_curl_easy_strerror(CURLE_FAILED_INIT)) }
+        guard let h = vault_curl_easy_init() else { return "libcurl would not start" }
+        defer { vault_curl_easy_cleanup(h) }
         var list: UnsafeMutablePointer<curl_slist>?
-        for header in headers { list = curl_slist_append(list, header) }
-        defer { curl_slist_free_all(list) }
+        for header in headers { list = vault_curl_slist_append(list, header) }
+        defer { vault_curl_slist_free_all(list) }
         if let list { _ = vault_curl_set_pointer(h, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) }
         // COPYPOSTFIELDS: libcurl keeps its own copy of the body.
         if let body { _ = vault_curl_set_string(h, CURLOPT_COPYPOSTFIELDS, body) }
@@ -31,8 +29,8 @@ public enum HTTPPing {
         _ = vault_curl_set_long(h, CURLOPT_NOSIGNAL, 1)
         _ = vault_curl_set_long(h, CURLOPT_MAXFILESIZE, 64 << 10)
         _ = vault_curl_set_write(h) { _, size, count, _ in size * count }
-        let rc = curl_easy_perform(h)
-        guard rc == CURLE_OK else { return String(cString: curl_easy_strerror(rc)) }
+        let rc = vault_curl_easy_perform(h)
+        guard rc == CURLE_OK else { return String(cString: vault_curl_easy_strerror(rc)) }
         var code = 0
         _ = vault_curl_response_code(h, &code)
         return (200..<300).contains(code) ? nil : "the server answered \(code)"

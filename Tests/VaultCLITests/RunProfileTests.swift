@@ -111,6 +111,29 @@ import Glibc
         #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
     }
 
+    /// libcurl is loaded when a ping (or a thin vault) first needs it, not
+    /// at every start: its 26 libraries were a quarter of each command's
+    /// start (issue 45). A libcurl that cannot be loaded is a ping that
+    /// cannot be sent: a warning that says so, the backup made.
+    @Test func libcurlIsLoadedOnlyWhenAPingNeedsIt() throws {
+        let trace = try CLIHarness.run(["--version"], environment: CLIHarness.environment(home: f.v.path, ["LD_TRACE_LOADED_OBJECTS": "1"]))
+        let libraries = trace.stdoutText.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(libraries.contains { $0.hasPrefix("libcrypto.so") } && !libraries.contains { $0.contains("libcurl") }, "\(libraries)")
+        // A libcurl.so.4 first on the search path that is a shared object with no curl in it (zlib's, which vault loads anyway).
+        let zlib = try #require(libraries.first { $0.hasPrefix("libz.so.1 => ") }?.split(separator: " ")[2])
+        let fake = f.v.path + "/fake-lib"
+        try FileManager.default.createDirectory(atPath: fake, withIntermediateDirectories: true)
+        // Its bytes: the path may be a symbolic link, whose copy would name nothing there.
+        #expect(FileManager.default.createFile(atPath: fake + "/libcurl.so.4", contents: FileManager.default.contents(atPath: String(zlib))))
+        try f.write("a", [1])
+        let port = try freePorts(1)[0]
+        let file = try config("    ping: http://127.0.0.1:\(port)/uuid\n")
+        let r = try f.v.add(["run", "home", "--config", file], f.cacheEnv.merging(["LD_LIBRARY_PATH": fake]) { $1 }, timeout: 60)
+        #expect(r.status == 0 && r.stderr.contains("could not ping http://127.0.0.1:\(port)/uuid/start: libcurl (libcurl.so.4) could not be loaded"),
+                "\(r.stderr)")
+        #expect(BackupFixture.snapshotCount(try f.snapshots(["list", "--json"])) == 1)
+    }
+
     @Test func aMistakeInTheFileStopsBeforeAnythingRuns() throws {
         let facts = f.v.path + "/facts"
         let file = try config("    exclude_caches: true\n    hooks:\n      before: ['touch \(facts)']\n")

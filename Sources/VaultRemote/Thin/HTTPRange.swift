@@ -25,15 +25,11 @@ final class HTTPRange: @unchecked Sendable {
     private static let kept = 4
 
     init(base: String, login: String) {
-        _ = Self.globalInitOnce
         self.base = base
         self.login = login
     }
 
-    deinit { for h in spare.withLock({ $0 }) { curl_easy_cleanup(h.pointer) } }
-
-    /// curl_global_init, once per process, before the first handle.
-    private static let globalInitOnce: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    deinit { for h in spare.withLock({ $0 }) { vault_curl_easy_cleanup(h.pointer) } }
 
     /// `count` bytes of `path` from `offset`, with the object's whole size
     /// as the server gave it; nil if there is no such object. `clipped`:
@@ -135,13 +131,13 @@ final class HTTPRange: @unchecked Sendable {
         _ = vault_curl_set_string(handle, CURLOPT_RANGE, range)
         _ = vault_curl_set_pointer(handle, CURLOPT_WRITEDATA, box.toOpaque())
         _ = vault_curl_set_pointer(handle, CURLOPT_HEADERDATA, box.toOpaque())
-        let rc = curl_easy_perform(handle)
+        let rc = vault_curl_easy_perform(handle)
         requests.add(1, ordering: .relaxed)
         received.add(UInt64(b.answer.body.count) + b.answer.streamed, ordering: .relaxed)
         if b.answer.overflow { throw RemoteError.malformedRemote(.wrongAnswer(path)) }
         if b.stopped { throw RemoteError.rcloneFailed(operation: .read, failure: .said("the read was stopped")) }
         guard rc == CURLE_OK else {
-            throw RemoteError.rcloneFailed(operation: .read, failure: .said(String(cString: curl_easy_strerror(rc))))
+            throw RemoteError.rcloneFailed(operation: .read, failure: .said(String(cString: vault_curl_easy_strerror(rc))))
         }
         var status = 0
         _ = vault_curl_response_code(handle, &status)
@@ -154,7 +150,11 @@ final class HTTPRange: @unchecked Sendable {
 
     private func take() throws -> Handle {
         if let h = spare.withLock({ $0.popLast() }) { return h }
-        guard let h = curl_easy_init() else { throw RemoteError.rcloneFailed(operation: .read, failure: .said("libcurl could not start")) }
+        // libcurl is loaded on first use (CCurl): its absence is this read's failure, said as such.
+        guard vault_curl_load() == 1 else {
+            throw RemoteError.rcloneFailed(operation: .read, failure: .said(String(cString: vault_curl_easy_strerror(CURLE_FAILED_INIT))))
+        }
+        guard let h = vault_curl_easy_init() else { throw RemoteError.rcloneFailed(operation: .read, failure: .said("libcurl could not start")) }
         _ = vault_curl_set_string(h, CURLOPT_USERPWD, login)
         _ = vault_curl_set_long(h, CURLOPT_HTTPAUTH, vault_curl_auth_basic())
         _ = vault_curl_set_long(h, CURLOPT_NOSIGNAL, 1)
@@ -186,7 +186,7 @@ final class HTTPRange: @unchecked Sendable {
             s.append(h)
             return true
         }
-        if !keep { curl_easy_cleanup(h.pointer) }
+        if !keep { vault_curl_easy_cleanup(h.pointer) }
     }
 }
 
