@@ -3,7 +3,6 @@
 // parse, validate (no I/O), resolve the vault, run. Every message is printed
 // by Terminal; every exit code comes from ExitCode.
 import System
-import Foundation
 import VaultBackup
 import VaultCore
 import VaultCrypto
@@ -67,6 +66,6 @@ func main(_ arguments: [String], environment: [String: String]) -> ExitCode {
 
 CryptoLibraries.initializeForProcess()
 if CommandLine.arguments.dropFirst() == [AgentMode.argument] {
-    Syscall.exit(AgentMode.run(environment: ProcessInfo.processInfo.environment))
+    Syscall.exit(AgentMode.run(environment: Syscall.environment()))
 }
-Syscall.exit(main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment).rawValue)
+Syscall.exit(main(CommandLine.arguments, environment: Syscall.environment()).rawValue)
