@@ -139,15 +139,19 @@ extension Syscall {
     }
 
     /// This process's environment, read from `environ` as getenv reads it:
-    /// a name given twice has its first value; an entry without `=` is no
-    /// variable. (Foundation's ProcessInfo made the same dictionary behind
-    /// its own locks and bridging, 6 % of every command's start: issue 45.)
-    public static func environment() -> [String: String] {
+    /// a name given twice has its first value; an entry without `=`, or
+    /// with nothing before it, is no variable. (Foundation's ProcessInfo
+    /// made the same dictionary behind its own locks and bridging, 6 % of
+    /// every command's start: issue 45.)
+    public static func environment() -> [String: String] { environment(environ) }
+
+    /// The variables of a NULL-terminated `environ`-shaped array.
+    static func environment(_ entries: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> [String: String] {
         var out: [String: String] = [:]
         var i = 0
-        while let entry = environ[i] {
+        while let entry = entries[i] {
             i += 1
-            guard let equals = strchr(entry, 0x3D) else { continue }
+            guard let equals = strchr(entry, 0x3D), equals != entry else { continue }
             let name = String(decoding: UnsafeRawBufferPointer(start: entry, count: entry.distance(to: equals)), as: UTF8.self)
             if out[name] == nil { out[name] = String(cString: equals + 1) }
         }

@@ -1,5 +1,8 @@
 import Testing
 @testable import System
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The syscall layer's value types: dates without libc, paths as bytes.
 @Suite struct SystemValueTests {
@@ -20,6 +23,20 @@ import Testing
         #expect(p.string == nil)
         #expect(p.description == "a\\xFF/é")
         #expect(FilePath("dir").appending("x").description == "dir/x")
+    }
+
+    /// The environment as getenv sees it: a name given twice has its first
+    /// value, an entry without `=` or without a name is no variable, a
+    /// value may hold `=`.
+    @Test func theEnvironmentIsReadAsGetenvReadsIt() {
+        let entries = ["HOME=/home/a", "NOEQUALS", "HOME=/home/b", "EMPTY=", "X=a=b", "=anonymous"]
+        var pointers: [UnsafeMutablePointer<CChar>?] = entries.map { strdup($0) } + [nil]
+        defer { for p in pointers { free(p) } }
+        let env = pointers.withUnsafeMutableBufferPointer { Syscall.environment($0.baseAddress!) }
+        #expect(env == ["HOME": "/home/a", "EMPTY": "", "X": "a=b"])
+        // This process's own: what getenv gives for each name.
+        let mine = Syscall.environment()
+        #expect(!mine.isEmpty && mine.allSatisfy { name, value in getenv(name).map { String(cString: $0) } == value })
     }
 }
 
