@@ -18,13 +18,19 @@ import Glibc
 /// backups, `--to` backups, forget a snapshot, prune (default grace, and
 /// grace 0 followed by a push, as one who knows nothing runs would do),
 /// push with and without the password, pull, `remote remove` and `remote
-/// add`, clone. Then everyone syncs twice, and:
+/// add`, clone; and beside them (a second generator, so a seed's other
+/// steps stay what they were) folder items: added, read one file out with
+/// `get FOLDER/PATH` (which keeps the folder's index in that vault), and
+/// removed. Then everyone syncs twice, and:
 ///   - every machine holds the same items and snapshots;
 ///   - every file version whose add exited 0 and that no machine removed
 ///     or forgot while holding it reads back byte for byte on every machine
 ///     (the independent reader, scripts/reference/vault_read.py, reads them);
 ///   - nothing removed comes back, except under a " (conflict)" name (a
 ///     remove on one machine while another changed the item keeps both);
+///   - every folder whose add exited 0 and that no machine removed while
+///     holding it gives its file back through `get FOLDER/PATH` on every
+///     machine, kept index or not; no removed folder is listed;
 ///   - every snapshot whose backup exited 0 and that was not forgotten is
 ///     on every machine and restores byte for byte; no forgotten one is;
 ///   - `check --read-data` passes everywhere, and on the remote.
@@ -41,7 +47,7 @@ struct PartiesModelTests {
         var seeds = SystemRandomNumberGenerator()
         for _ in 0..<(replay == nil ? count : 1) {
             let seed = replay ?? seeds.next()
-            let world = try World(seed: seed)
+            let world = try World(seed: seed, folders: true)
             try world.run(steps: steps)
             try world.finalSync()
             try world.checkInvariants()
@@ -68,6 +74,8 @@ final class World {
     typealias Machine = MultiMachineTests.Machine
 
     var g: SplitMix
+    /// The folder steps' generator (nil: no folder steps).
+    var folderSteps: SplitMix?
     let seed: UInt64
     let owner: VaultFixture
     var machines: [Machine?]
@@ -85,12 +93,15 @@ final class World {
     var names: [String] = []
     /// Every snapshot made, by id: its files (path under the source: bytes).
     var snapshots: [String: (files: [String: [UInt8]], live: Bool)] = [:]
+    /// Every folder item added, by name: the text of its one file.
+    var folders: [String: (text: String, state: State)] = [:]
     /// Copies of drop-in pairs (file names and bytes) an attacker kept.
     var captured: [[(String, Data)]] = []
 
-    init(seed: UInt64) throws {
+    init(seed: UInt64, folders: Bool = false) throws {
         self.seed = seed
         g = SplitMix(state: seed)
+        folderSteps = folders ? SplitMix(state: seed ^ 0x5F0D_E75F_0D3E_75F0) : nil
         owner = try VaultFixture()
         let first = Machine(v: owner, env: [:])
         remote = owner.path + "/remote"
@@ -155,6 +166,7 @@ final class World {
 
     func run(steps: Int) throws {
         for _ in 0..<steps {
+            try folderStep()
             let present = machines.indices.filter { machines[$0] != nil }
             let i = pick(present)!
             let m = machines[i]!
@@ -284,6 +296,43 @@ final class World {
         }
     }
 
+    /// Now and then a step on a folder item, chosen by `folderSteps`.
+    func folderStep() throws {
+        guard var f = folderSteps else { return }
+        defer { folderSteps = f }
+        let present = machines.indices.filter { machines[$0] != nil }
+        let i = present[Int.random(in: 0..<present.count, using: &f)]
+        let m = machines[i]!
+        let names = folders.keys.sorted()
+        switch Int.random(in: 0..<6, using: &f) {
+        case 0:
+            serial += 1
+            let name = "fd\(serial)", text = "\(name) on \(i) \(UInt64.random(in: 0...UInt64.max, using: &f))"
+            note("\(i) add folder \(name)")
+            let dir = owner.path + "/folders/\(name)"
+            try FileManager.default.createDirectory(atPath: dir + "/inner", withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: dir + "/inner/file.txt"))
+            let r = try m.bare(["add", dir])
+            expectOK(r, "add folder")
+            if r.status == 0 { folders[name] = (text, .live) }
+        case 1, 2:
+            guard !names.isEmpty else { return }
+            let name = names[Int.random(in: 0..<names.count, using: &f)]
+            note("\(i) get \(name)/inner/file.txt")
+            let r = try m.run(["get", name + "/inner/file.txt"])
+            // Where the folder is held, its file comes out whole (and its index is kept from now on).
+            if try m.items().contains(where: { $0.name == name }) {
+                #expect(r.status == 0 && r.stdoutText == folders[name]?.text, "\(label): get \(name): \(r.stderr)")
+            }
+        case 3:
+            guard !names.isEmpty else { return }
+            let name = names[Int.random(in: 0..<names.count, using: &f)]
+            note("\(i) remove folder \(name)")
+            if try m.run(["remove", "--yes", name]).status == 0 { folders[name]?.state = .removed }
+        default: return
+        }
+    }
+
     /// A new file in `dir`, sometimes one removed: the tree a backup takes.
     func changeSource(_ dir: String) throws -> [String: [UInt8]] {
         serial += 1
@@ -353,6 +402,16 @@ final class World {
                     continue
                 }
                 #expect(ids.contains(id) == s.live, "\(label): snapshot \(id.prefix(8)) \(s.live ? "missing" : "came back") on \(m.v.path)")
+            }
+            let listedNames = Set(try m.items().map(\.name))
+            for (name, folder) in folders.sorted(by: { $0.key < $1.key }) {
+                switch folder.state {
+                case .live:
+                    let r = try m.run(["get", name + "/inner/file.txt"])
+                    #expect(r.status == 0 && r.stdoutText == folder.text, "\(label): folder \(name) on \(m.v.path): \(r.stderr)")
+                case .removed:
+                    #expect(!listedNames.contains(name), "\(label): removed folder \(name) came back on \(m.v.path)")
+                }
             }
             let check = try m.run(["check", "--read-data"])
             #expect(check.status == 0, "\(label): check: \(check.stderr)")
