@@ -4,8 +4,9 @@
 # same item to /dev/null (issue 28's goal: >= 0.8x its throughput), random
 # 4 KiB reads a second through the mount, and `cp -r` of a folder item out
 # of the mount against `vault restore` of it (goal: >= 0.7x its speed),
-# from a mount after the first (the folder's index kept) and from a first
-# mount, with that copy's two parts (the index pass, FUSE's own cost) beside it,
+# from the first mount after the add (the index its dropper wrote, kept at
+# absorb) and from a mount with no index kept, with that copy's two parts
+# (the index pass, FUSE's own cost) beside it,
 # and the same two reads from the FUSE floor (scripts/fuse-floor.c: a file
 # system with vault mount's options that does no work, its bytes from memory),
 # which is as fast as any FUSE file system can serve them on this machine.
@@ -119,9 +120,11 @@ run_restore() {
     local t0; t0=$(now); v restore photos --to "$work/r$1" >/dev/null; restores+=("$(elapsed "$t0" "$(now)")")
     rm -rf "$work/r$1"
 }
-# The copy from a mount after the first (the folder's index kept in the
-# vault, FORMAT.md "Folder indexes"), and from a first mount, with no index
-# kept yet (the index pass decrypts the whole archive before the copy).
+# The copy from a mount with the folder's index kept (FORMAT.md "Folder
+# indexes": the one `add` wrote beside the folder, kept by the `list` above
+# that absorbed it, as after any add), and from a mount with none kept (a
+# folder pulled from a remote, or added by an earlier version: the index
+# pass decrypts the whole archive before the copy).
 run_cp() {
     local t0
     [ "$2" = first ] && rm -rf "$work/v/indexes"
@@ -169,7 +172,7 @@ printf '  first cat of a %d MiB item through the mount %.3f s, vault get %.3f s 
 printf '  random 4 KiB reads through the mount: %s a second (each may decrypt a 1 MiB chunk)\n' "$reads"
 printf '  cp -r of a folder item (300 files, 115 MiB) out of the mount %.3f s, vault restore %.3f s = %sx (goal >= 0.7x)\n' \
     "$med_cp" "$med_restore" "$(ratio "$med_restore" "$med_cp")"
-printf '    from a first mount (no index kept yet: the index pass included) %.3f s = %sx\n' \
+printf '    from a mount with no index kept (a pulled folder: the index pass included) %.3f s = %sx\n' \
     "$med_first" "$(ratio "$med_restore" "$med_first")"
 printf '    its parts: the first listing: %.3f s with the index pass, %.3f s with the index kept; cp -r with every page already cached (no decrypting) %.3f s\n' \
     "$med_list" "$med_kept_list" "$med_warm"
@@ -178,6 +181,6 @@ if [ -n "$floor" ]; then
     echo "  the FUSE floor (scripts/fuse-floor.c: the same options and sizes, no work, bytes from memory):"
     printf '    first cat %.3f s = %sx vault get (vault mount: %sx the floor'"'"'s speed)\n' \
         "$med_floor_cat" "$(ratio "$med_get" "$med_floor_cat")" "$(ratio "$med_floor_cat" "$med_cat")"
-    printf '    cp -r %.3f s = %sx vault restore (vault mount: %sx the floor'"'"'s speed; %sx from a first mount)\n' \
+    printf '    cp -r %.3f s = %sx vault restore (vault mount: %sx the floor'"'"'s speed; %sx with no index kept)\n' \
         "$med_floor_cp" "$(ratio "$med_restore" "$med_floor_cp")" "$(ratio "$med_floor_cp" "$med_cp")" "$(ratio "$med_floor_cp" "$med_first")"
 fi

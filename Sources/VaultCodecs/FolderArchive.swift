@@ -28,6 +28,10 @@ public struct ArchiveSummary: Equatable, Sendable {
     public var bytes: UInt64 = 0
     /// Relative paths of devices, FIFOs and sockets left out by `write`.
     public var skipped: [String] = []
+    /// `write(indexing: true)`: every entry as `FolderIndex.build` would
+    /// find it in the archive written (where each file's data starts, from
+    /// the writer's own count), so no pass over the archive is needed.
+    public var index: [FolderIndex.Entry]? = nil
     /// Extended attributes `extract` could not set, by namespace ("user",
     /// "security", ...): how many entries, and the first reason (strerror).
     public var attributesRefused: [String: Refusal] = [:]
@@ -105,11 +109,13 @@ public enum FolderArchive {
     /// above). Symlinks are stored as links and never followed; devices,
     /// FIFOs and sockets are skipped and listed in the summary. A file that
     /// cannot be read fails the whole archive.
-    public static func write(directory: String, to sink: ByteSink) throws -> ArchiveSummary {
+    /// With `indexing`, the summary's `index` lists the entries written.
+    public static func write(directory: String, to sink: ByteSink, indexing: Bool = false) throws -> ArchiveSummary {
         let root = OpenFile(try Syscall.open(directory, .directory))
         let writer = try PaxWriter(sink: sink)
         let buffer = Buffer(count: blockSize)
         var summary = ArchiveSummary()
+        if indexing { summary.index = [] }
         try writeContents(of: root, prefix: [], writer: writer, buffer: buffer, summary: &summary)
         try writer.close()
         return summary
@@ -208,6 +214,7 @@ extension FolderArchive {
                 var entry = header(path, .directory, st)
                 entry.attributes = Syscall.extendedAttributes(fd: child.fd)
                 try writer.writeHeader(entry)
+                summary.indexed(entry, dataOffset: 0)
                 try writer.finishEntry()
                 try writeContents(of: child, prefix: path, writer: writer, buffer: buffer, summary: &summary)
             case .regular:
@@ -219,6 +226,7 @@ extension FolderArchive {
                 entry.size = st.size
                 entry.attributes = Syscall.extendedAttributes(fd: file.fd)
                 try writer.writeHeader(entry)
+                summary.indexed(entry, dataOffset: writer.position)
                 var left = entry.size
                 while left > 0 {
                     let want = Int(min(left, UInt64(buffer.bytes.count)))
@@ -235,6 +243,7 @@ extension FolderArchive {
                 entry.linkTarget = try Syscall.readLink(in: dir.fd, FilePath(bytes: name), display: display)
                 entry.attributes = Syscall.extendedAttributes(fd: dir.fd, name: name)
                 try writer.writeHeader(entry)
+                summary.indexed(entry, dataOffset: 0)
                 try writer.finishEntry()
             default:
                 summary.skipped.append(display)
@@ -244,6 +253,19 @@ extension FolderArchive {
 
     private static func header(_ path: [UInt8], _ kind: PaxEntry.Kind, _ st: FileStatus) -> PaxEntry {
         PaxEntry(path: path, kind: kind, permissions: UInt32(st.permissions), mtime: (st.modified, 0))
+    }
+}
+
+extension ArchiveSummary {
+    /// Adds `entry`, just written, to the index being made (if one is):
+    /// as `FolderIndex.build` reads it back, a path under "/", permission
+    /// bits without set-id or sticky, whole seconds.
+    fileprivate mutating func indexed(_ entry: PaxEntry, dataOffset: UInt64) {
+        guard index != nil else { return }
+        let kind: FolderIndex.Entry.Kind = entry.kind == .directory ? .directory : entry.kind == .symlink ? .symlink : .file
+        index?.append(FolderIndex.Entry(path: [slash] + entry.path, kind: kind, size: kind == .file ? entry.size : 0,
+                                        permissions: entry.permissions & 0o777, mtime: entry.mtime?.seconds ?? 0,
+                                        dataOffset: dataOffset, linkTarget: kind == .symlink ? entry.linkTarget : []))
     }
 }
 

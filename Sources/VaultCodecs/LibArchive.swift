@@ -255,6 +255,12 @@ final class PaxWriter: LibArchiveHandle {
 
     func finishEntry() throws { try check(archive_write_finish_entry(a), "archive_write_finish_entry") }
 
+    /// Bytes of the archive stream written so far, headers and padding
+    /// included: filter 0 counts what the format layer hands on, before
+    /// libarchive gathers it into records. Right after `writeHeader` of a
+    /// file, where that file's data starts.
+    var position: UInt64 { UInt64(max(0, archive_filter_bytes(a, 0))) }
+
     /// Writes the end-of-archive blocks and flushes the last record.
     func close() throws {
         closed = true

@@ -62,7 +62,7 @@ import VaultCore
         ("Vault header, version 2", "HEADER"), ("Vault header, version 3", "HEADER"), ("Vault header, version 4", "HEADER"),
         ("Manifest", "MANIFEST"), ("Manifest entry", "MANIFEST ENTRY"), ("Drop-in envelope", "DROP\\-IN ENVELOPE"),
         ("Attempt delay", "ATTEMPTS"), ("Rekey", "REKEY.PENDING"), ("Recovery kit", "RECOVERY KIT"),
-        ("Folder items", "FOLDER ITEMS"), ("Folder indexes", "FOLDER ITEMS"), ("Item content", "ITEM CONTENT"), ("Device move", nil),
+        ("Folder items", "FOLDER ITEMS"), ("Folder indexes", "FOLDER ITEMS"), ("Dropped folder indexes", "FOLDER ITEMS"), ("Item content", "ITEM CONTENT"), ("Device move", nil),
         ("Remote copy", "REMOTE COPY"), ("Unlock agent", nil), ("Backups", "BACKUPS"),
     ]
 

@@ -65,6 +65,11 @@ import Glibc
 
         let added = try asOther(["add", "note.txt"])
         #expect(added.status == 0, "\(added.stderr)")
+        // A folder, whose index they write beside it (theirs, in the inbox).
+        #expect(try Self.shell("mkdir -p album/sub && printf 'in a folder\\n' > album/sub/x.txt && chmod -R a+rX album", v).status == 0)
+        let folder = try asOther(["add", "album"])
+        #expect(folder.status == 0, "\(folder.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox").filter { $0.hasSuffix(".fx") }.count == 1)
         // Nothing else: not list the vault or the inbox, not read the
         // manifest or items, not delete the owner's files.
         for script in ["ls \(v.dir)", "ls \(v.dir)/inbox", "cat \(v.dir)/manifest", "ls \(v.dir)/items",
@@ -76,14 +81,21 @@ import Glibc
         // The owner takes it in: a stored item of the owner's own (copied,
         // not renamed), the inbox empty.
         let listed = try v.listed()
-        #expect(listed.map(\.name) == ["note.txt"])
+        #expect(listed.map(\.name) == ["album", "note.txt"])
         #expect(try v.get("note.txt").stdoutText == "dropped by another user\n")
         let items = try FileManager.default.contentsOfDirectory(atPath: v.dir + "/items")
-        #expect(items.count == 1)
-        let stored = try FileManager.default.attributesOfItem(atPath: v.dir + "/items/" + items[0])
-        #expect((stored[.ownerAccountID] as? NSNumber)?.uint32Value == getuid())
-        #expect(try mode(v.dir + "/items/" + items[0]) == 0o600)
+        #expect(items.count == 2)
+        for item in items {
+            let stored = try FileManager.default.attributesOfItem(atPath: v.dir + "/items/" + item)
+            #expect((stored[.ownerAccountID] as? NSNumber)?.uint32Value == getuid())
+            #expect(try mode(v.dir + "/items/" + item) == 0o600)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox") == [])
+        // Their index was kept as the vault's own (the owner's file), and it serves.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: v.dir + "/indexes")
+        #expect(kept.count == 1)
+        #expect((try FileManager.default.attributesOfItem(atPath: v.dir + "/indexes/" + kept[0])[.ownerAccountID] as? NSNumber)?.uint32Value == getuid())
+        #expect(try v.get("album/sub/x.txt").stdoutText == "in a folder\n")
 
         // A new password keeps the header readable for droppers.
         let pw2 = try v.sandbox.file("pw2", "a second long password\n")

@@ -1,4 +1,5 @@
 import Foundation
+import System
 import Testing
 import VaultCodecs
 
@@ -58,6 +59,58 @@ import VaultCodecs
         #expect(throws: ArchiveError.trailingData) {
             try FolderIndex.build(from: ScribblingLendingStream(archive + [UInt8](repeating: 0, count: 200_000), step: step))
         }
+    }
+
+    /// The index the writer makes as it writes (`write(indexing:)`, what
+    /// a dropper keeps beside its folder) is the index a pass over the
+    /// archive finds, entry for entry: for names a ustar header cannot hold
+    /// (long, not UTF-8), long link targets, extended attributes (each in a
+    /// pax header before the entry), mtimes ustar cannot hold, and files
+    /// whose sizes end on, before and after a block's end.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theWritersIndexIsThePassesIndex(seed: UInt64) throws {
+        let scratch = try ArchiveScratch()
+        let root = scratch.sub("tree")
+        var rng = seed
+        func next(_ n: Int) -> Int {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            return Int((rng >> 33) % UInt64(n))
+        }
+        mkdir(root, 0o755)
+        var dirs = [root]
+        for i in 0..<60 {
+            let dir = dirs[next(dirs.count)]
+            let long = String(repeating: "l", count: 90 + next(150))
+            let name = [String(i), "f\(i).txt", long + "\(i)", "caf\u{e9}\(i)"][next(4)]
+            let path = dir + "/" + name
+            switch next(6) {
+            case 0:
+                mkdir(path, 0o700 + mode_t(next(0o100)))
+                dirs.append(path)
+            case 1:
+                symlink(String(repeating: "t/", count: next(120)) + "x", path)
+            default:
+                writeFile(path, archiveNoise([0, 1, 511, 512, 513, 10_240, 70_000][next(7)], seed: UInt64(i)),
+                          mode: [0o644, 0o600, 0o4755, 0o400][next(4)])
+                if next(3) == 0 { try Syscall.setExtendedAttribute(FilePath(path), Array("user.note\(i)".utf8), Array(repeating: 65, count: 300)) }
+                if next(4) == 0 { setMtime(path, seconds: [-1, 9_000_000_000, 1][next(3)], nanoseconds: 5) }
+            }
+        }
+        // A name that is not UTF-8.
+        let raw = Array(root.utf8) + Array("/bad-\u{1}".utf8) + [0xff, 0xfe]
+        let fd = (raw.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+        #expect(fd >= 0)
+        close(fd)
+
+        let sink = CollectingSink()
+        let summary = try FolderArchive.write(directory: root, to: sink, indexing: true)
+        let written = try #require(summary.index)
+        let found = try FolderIndex.build(from: ArrayStream(sink.bytes, step: 4093))
+        #expect(written.count == found.entries.count)
+        for (w, f) in zip(written, found.entries) { #expect(w == f, "\(String(decoding: f.path, as: UTF8.self))") }
+        #expect(written.contains { $0.path.last == 0xfe })
+        // And the writer's index passes what a kept one must.
+        #expect(try FolderIndex.rebuild(written).entries == found.entries)
     }
 
     @Test(arguments: ArchiveHostileTests.cases)

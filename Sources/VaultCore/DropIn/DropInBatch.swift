@@ -39,6 +39,9 @@ public final class DropInBatch {
     private let perItemSync: Bool
     /// Whether a group lands as one batch envelope (else one each).
     private let batching: Bool
+    /// Whether a folder's index is written beside its content: not into a
+    /// remote's inbox, which takes contents and envelopes only (RemotePush).
+    let keepsFolderIndexes: Bool
     private var pending: [Pending] = []
     /// The hex id of the batch envelope the waiting group will land under.
     private var batchID = ""
@@ -55,6 +58,7 @@ public final class DropInBatch {
         self.vault = vault
         perItemSync = expected <= 1
         batching = batchEnvelopes && !perItemSync
+        keepsFolderIndexes = batchEnvelopes
     }
 
     /// A group left landing when the batch goes (its caller failed) is
@@ -69,13 +73,23 @@ public final class DropInBatch {
 
     /// Takes a drop-in whose content `content` has been written and sealed:
     /// renamed into the inbox under its blob name (synced now for a group of
-    /// one). `landed` is called once its envelope is durable.
-    func add(_ entry: ManifestEntry, content: TempFile, landed: @escaping () -> Void) throws {
+    /// one). `landed` is called once its envelope is durable. `index`: a
+    /// folder's sealed index (DroppedFolderIndex), linked beside the
+    /// content after it, before the envelope: an envelope never lands
+    /// before what it names, and an index is never there without its
+    /// content (Vault.leftovers).
+    func add(_ entry: ManifestEntry, content: TempFile, index: [UInt8]? = nil, landed: @escaping () -> Void) throws {
         if pending.isEmpty, batching { batchID = Hex.encode(SecureRandom.bytes(ItemHeader.itemIDLength)) }
         let stem = batching ? batchID + "." + entry.blobName : entry.blobName
         // For `add`'s note only (a size it cannot tell it leaves out).
         if let size = try? Syscall.status(content.file.fd).size { storedSizes[entry.blobName] = size }
         try content.commit(to: vault.paths.dropInContent(stem), durable: perItemSync)
+        if let index {
+            let target = vault.paths.dropInIndex(stem)
+            let temp = try TempFile(beside: target, mode: vault.dropInFileMode, nameless: true)
+            try index.withUnsafeBytes { try temp.file.write($0) }
+            try temp.commit(to: target, durable: perItemSync)
+        }
         pending.append(Pending(entry: entry, content: content, landed: landed))
     }
 

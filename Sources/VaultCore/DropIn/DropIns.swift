@@ -1,4 +1,5 @@
 import System
+import VaultCodecs
 import VaultCrypto
 
 // Making a drop-in: what `vault add` does without the password.
@@ -22,11 +23,14 @@ extension Vault {
     /// temp file stays flock'ed until the envelope has landed, so cleanup
     /// never takes a half-done drop-in. With `batch`, the envelope lands
     /// when the batch does (`landed` says when); without, before this returns.
+    /// `folderIndex`: a folder's index as its writer made it, asked for
+    /// once `produce` is done; sealed under the file key beside the content
+    /// (DroppedFolderIndex), so the owner's first mount need not find it.
     @discardableResult
     public func dropIn(name: String, kind: ItemKind, flags: ItemFlags, mode: UInt16, modified: Int64,
                        expectedLength: UInt64? = nil, progress: ((UInt64) -> Void)? = nil,
                        announce: ((String) -> Void)? = nil, batch: DropInBatch? = nil,
-                       landed: @escaping () -> Void = {},
+                       landed: @escaping () -> Void = {}, folderIndex: () -> FolderIndex? = { nil },
                        produce: (ItemWriter) throws -> (size: UInt64, files: UInt64)) throws -> ManifestEntry {
         try ManifestEntry.checkName(name)
         // Absorb would set it aside: say so here, before anything is written.
@@ -48,7 +52,9 @@ extension Vault {
                                       added: Syscall.now(), modified: modified, name: name)
         // Without a batch, a group of one landed at once.
         let group = batch ?? DropInBatch(into: self, expected: 1)
-        try group.add(entry, content: content, landed: landed)
+        let index = group.keepsFolderIndexes
+            ? try folderIndex().flatMap { try DroppedFolderIndex.seal($0, fileKey: fileKey, itemID: itemHeader.itemID) } : nil
+        try group.add(entry, content: content, index: index, landed: landed)
         if batch == nil { try group.land() }
         return entry
     }

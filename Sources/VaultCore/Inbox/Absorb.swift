@@ -131,6 +131,7 @@ extension UnlockedVault {
                 rejected.insert(dropIn.envelope)
                 continue
             }
+            adoptDroppedIndex(of: dropIn, entry: entry)
             // Another user's snapshot was checked in their file, which they
             // may have changed before we copied it: check our copy again.
             if entry.kind == .snapshot, entry.droppedBy != nil, let reason = snapshotRefusal(entry) {
@@ -172,6 +173,25 @@ extension UnlockedVault {
         let singles = refused.filter { $0.contentStem == $0.envelope }
         _ = try quarantine(singles.map { FilePath("inbox/" + $0.envelope + ".env") })
         _ = try quarantine(refused.map { FilePath("inbox/" + $0.contentStem + ".item") })
+        // An index is only ever a hint about its content: nothing to look at.
+        for d in refused { try? Syscall.unlink(paths.dropInIndex(d.contentStem)) }   // else a leftover (Vault.leftovers)
+    }
+
+    /// Keeps the index a folder's dropper wrote beside its content
+    /// (DroppedFolderIndex) as this vault's own (`keep`), once it opens
+    /// under the entry's file key and passes a kept index's checks; then
+    /// removes it from the inbox. Anything else is dropped: the index is a
+    /// hint, and the first mount makes the pass without it. Called once the
+    /// content is in items/, so an index never outlives its content in the
+    /// inbox; one a crash leaves behind is a leftover.
+    func adoptDroppedIndex(of dropIn: WaitingDropIn, entry: ManifestEntry) {
+        let path = paths.dropInIndex(dropIn.contentStem)
+        // The dropper's file: read as hostile (a regular file, bounded, never through a link), any failure dropping it.
+        if entry.kind == .folder, let bytes = try? VaultDirectory.readFile(path, limit: FolderIndexFile.maxLength),
+           let index = try? DroppedFolderIndex.open(bytes, item: entry) {   // the same
+            keep(index, of: entry)
+        }
+        try? Syscall.unlink(path)   // none, or else a leftover (Vault.leftovers)
     }
 
     /// The user other than us whose files hold drop-in `entry` in the

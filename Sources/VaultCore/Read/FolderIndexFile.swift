@@ -86,9 +86,16 @@ public struct FolderIndexFile {
     /// nil if it would be over `maxLength`.
     static func seal(_ index: FolderIndex, name: String, keys: FolderIndexKeys, vaultID: [UInt8],
                      nonce: [UInt8] = SecureRandom.bytes(AEADAlgorithm.nonceLength)) throws -> [UInt8]? {
+        try seal(index, magic: magic, aead: aead(keys), aad: aad(vaultID, name), nonce: nonce)
+    }
+
+    /// `magic || nonce || AES-256-GCM(aead's key, nonce, aad, encode(index))`:
+    /// a kept index, or a dropper's (DroppedFolderIndex), which differ only
+    /// in magic, key and aad. Nil if it would be over `maxLength`.
+    static func seal(_ index: FolderIndex, magic: [UInt8], aead: AEAD, aad: [UInt8], nonce: [UInt8]) throws -> [UInt8]? {
         guard var plain = encode(index) else { return nil }
         defer { SecureZero.zero(&plain) }
-        return magic + nonce + (try aead(keys).seal(nonce: nonce, aad: aad(vaultID, name), plaintext: plain))
+        return magic + nonce + (try aead.seal(nonce: nonce, aad: aad, plaintext: plain))
     }
 
     /// Opens a file read from `indexes/<name>` (`name` its item's): exact
@@ -97,17 +104,27 @@ public struct FolderIndexFile {
     /// Anything else is `corruptedOrTampered`.
     static func open(_ bytes: [UInt8], item: ManifestEntry, name: String, keys: FolderIndexKeys,
                      vaultID: [UInt8]) throws -> FolderIndex {
+        try open(bytes, magic: magic, aead: aead(keys), aad: aad(vaultID, name), item: item)
+    }
+
+    /// Opens what `seal(_:magic:aead:aad:nonce:)` made, by the rules above.
+    static func open(_ bytes: [UInt8], magic: [UInt8], aead: AEAD, aad: [UInt8], item: ManifestEntry) throws -> FolderIndex {
         let head = magic.count + AEADAlgorithm.nonceLength
         guard bytes.count <= maxLength, bytes.count >= overhead + 4,
               Array(bytes.prefix(magic.count)) == magic else { throw VaultError.corruptedOrTampered }
         var plain: [UInt8]
         do {
-            plain = try aead(keys).open(nonce: Array(bytes[magic.count..<head]), aad: aad(vaultID, name),
-                                        sealed: Array(bytes[head...]))
+            plain = try aead.open(nonce: Array(bytes[magic.count..<head]), aad: aad, sealed: Array(bytes[head...]))
         } catch CryptoError.authenticationFailed {
             throw VaultError.corruptedOrTampered
         }
         defer { SecureZero.zero(&plain) }
+        return try decode(plain, item: item)
+    }
+
+    /// The index in `plain` (see the top of this file), admitted again
+    /// entry by entry, with as many files as `item` counts.
+    static func decode(_ plain: [UInt8], item: ManifestEntry) throws -> FolderIndex {
         var entries: [FolderIndex.Entry] = []
         do {
             var r = ByteReader(plain)

@@ -14,11 +14,15 @@ extension Vault {
                        compression: Compression = .default, announce: ((String) -> Void)? = nil,
                        batch: DropInBatch? = nil, landed: @escaping () -> Void = {}) throws -> (entry: ManifestEntry, skipped: [String]) {
         let compression = Self.resolved(compression, folder: path)
-        var skipped: [String] = []
+        var skipped: [String] = [], index: [FolderIndex.Entry]?
+        // The index as the archive is written (no pass over it), checked as
+        // a kept one is.
         let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
-                               modified: modified, announce: announce, batch: batch, landed: landed) { writer in
-            let summary = try writeArchive(of: path, compression, to: writer)
-            skipped = summary.skipped
+                               modified: modified, announce: announce, batch: batch, landed: landed,
+                               // One that would not pass is not written: the first mount makes the pass.
+                               folderIndex: { index.flatMap { try? FolderIndex.rebuild($0) } }) { writer in
+            let summary = try writeArchive(of: path, compression, to: writer, indexing: batch?.keepsFolderIndexes ?? true)
+            (skipped, index) = (summary.skipped, summary.index)
             return (summary.bytes, summary.files)
         }
         return (entry, skipped)
@@ -60,9 +64,11 @@ extension Vault {
 }
 
 /// Archives the folder at `path` through `compression`'s encoder into `writer`.
-func writeArchive(of path: String, _ compression: Compression, to writer: ItemWriter) throws -> ArchiveSummary {
+/// With `indexing`, the summary holds the folder's index (FolderArchive.write).
+func writeArchive(of path: String, _ compression: Compression, to writer: ItemWriter,
+                  indexing: Bool = false) throws -> ArchiveSummary {
     let encoder = try compression.encoder(threads: compressionThreads, downstream: writer)
-    let summary = try archiveError { try FolderArchive.write(directory: path, to: encoder ?? writer) }
+    let summary = try archiveError { try FolderArchive.write(directory: path, to: encoder ?? writer, indexing: indexing) }
     try encoder?.finish()
     return summary
 }
@@ -74,15 +80,21 @@ extension UnlockedVault {
         try codecError { try r.decodedStream() }
     }
 
-    /// Saves the folder at `path`, archived anew, as the newest version of a folder item.
+    /// Saves the folder at `path`, archived anew, as the newest version of
+    /// a folder item, and keeps its index (as written: no pass over it).
     @discardableResult
     public func saveFolderVersion(of entry: ManifestEntry, from path: String, now: Int64,
                                   compression: Compression = .default) throws -> ManifestEntry {
         let compression = Vault.resolved(compression, folder: path)
-        return try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
-            let summary = try writeArchive(of: path, compression, to: writer)
+        var index: [FolderIndex.Entry]?
+        let saved = try saveVersion(of: entry, flags: [.archive, .codec(compression)], now: now) { writer in
+            let summary = try writeArchive(of: path, compression, to: writer, indexing: true)
+            index = summary.index
             return (summary.bytes, summary.files)
         }
+        // A cache: an index that would not pass as a kept one is not kept (the first mount makes the pass).
+        if let index, let checked = try? FolderIndex.rebuild(index) { keep(checked, of: saved) }
+        return saved
     }
 
     /// Extracts a folder item into `destination` (which must not exist):

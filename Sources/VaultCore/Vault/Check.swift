@@ -176,7 +176,7 @@ extension UnlockedVault {
             if !isLockedByWriter(paths.items + "/" + name) { out.append(FilePath("items/" + name)) }
         }
         for name in try VaultDirectory.names(in: paths.inbox)
-        where !name.hasSuffix(".item") && !name.hasSuffix(".env") && !name.hasPrefix(VaultDirectory.tempPrefix) {
+        where !name.hasSuffix(".item") && !name.hasSuffix(".env") && !name.hasSuffix(".fx") && !name.hasPrefix(VaultDirectory.tempPrefix) {
             if !isLockedByWriter(paths.inbox + "/" + name) { out.append(FilePath("inbox/" + name)) }
         }
         for dir in ["items", "inbox"] {

@@ -166,8 +166,9 @@ public final class Vault: Sendable {
     }
 
     /// Files an interrupted operation left that no operation will finish
-    /// and that are no item's copy: temporary files, and a drop-in's content
-    /// whose envelope (single or batch: VaultPaths.envelopeStem) never landed. Files still flock'ed by a running writer
+    /// and that are no item's copy: temporary files, a drop-in's content
+    /// whose envelope (single or batch: VaultPaths.envelopeStem) never landed,
+    /// and a folder drop-in's index whose content is gone. Files still flock'ed by a running writer
     /// (a drop-in in progress) are not leftovers. Relative paths.
     public func leftovers() throws -> [FilePath] {
         var out: [FilePath] = []
@@ -177,6 +178,13 @@ public final class Vault: Sendable {
         }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
         for name in inbox.sorted() {
+            // A folder's index without its content: absorbed, or the content a leftover.
+            if name.hasSuffix(".fx"), !name.hasPrefix("."), !inbox.contains(name.dropLast(3) + ".item"),
+               unlocked(paths.inbox, name) {
+                // Looked for again: an add links the content before the index, so one the listing missed is there now.
+                if try Syscall.status(of: paths.inbox + "/" + name.dropLast(3) + ".item") == nil { out.append(FilePath("inbox/" + name)) }
+                continue
+            }
             let orphanContent = name.hasSuffix(".item") && !VaultPaths.isContentWithEnvelope(name, in: inbox)
             guard (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) else { continue }
             // Looked for again after the lock: an add links its envelope

@@ -4,7 +4,8 @@
 //   DIR/manifest          the encrypted manifest (Manifest.swift)
 //   DIR/items/<id hex>    one sealed item per stored item (ItemCipher.swift)
 //   DIR/inbox/<id>.item   a drop-in's sealed content
-//   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written second
+//   DIR/inbox/<id>.env    its envelope (DropInEnvelope.swift), written last
+//   DIR/inbox/<id>.fx     a folder drop-in's index, written between (DroppedFolderIndex.swift)
 //   DIR/lock              the writers' flock
 //   DIR/owner.lock        the drop lock: 0600 always; held shared by the owner's adds
 //                         and backups, exclusively by rekey and prune (DropLock.swift)
@@ -55,6 +56,8 @@ public struct VaultPaths: Sendable {
     public func item(_ blobName: String) -> String { items + "/" + blobName }
     public func dropInContent(_ blobName: String) -> String { inbox + "/" + blobName + ".item" }
     public func dropInEnvelope(_ blobName: String) -> String { inbox + "/" + blobName + ".env" }
+    /// A folder drop-in's index (DroppedFolderIndex), named as its content.
+    public func dropInIndex(_ contentStem: String) -> String { inbox + "/" + contentStem + ".fx" }
 
     /// The stem of the envelope that names the drop-in content `name`
     /// (`inbox/` file name): `<id>.item` is a single drop-in's (`<id>.env`),
