@@ -360,8 +360,10 @@ struct MountTests {
         #expect(third.errno == 0 && third.bytes == Array(big[(2 * Self.chunk)..<(2 * Self.chunk + 100)]))
     }
 
-    /// A folder item whose archive has a tampered chunk: looking inside is
-    /// an I/O error (indexing reads, and authenticates, the whole archive).
+    /// A folder item whose archive has a tampered chunk and no index kept
+    /// (one pulled from a remote, or added by an earlier version): looking
+    /// inside is an I/O error (indexing reads, and authenticates, the whole
+    /// archive).
     @Test func tamperedFolderIsAnIOErrorInside() throws {
         let src = v.path + "/src"
         try FileManager.default.createDirectory(atPath: src, withIntermediateDirectories: false)
@@ -378,6 +380,9 @@ struct MountTests {
         try handle.seek(toOffset: UInt64(36 + 5000))
         try handle.write(contentsOf: byte)
         try handle.close()
+        // The index its add wrote, kept at absorb, would list it without the pass.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/indexes").count == 1)
+        try FileManager.default.removeItem(atPath: v.dir + "/indexes")
         let (p, m) = try mount()
         defer { p.killGroup() }
         #expect(FileManager.default.fileExists(atPath: m + "/src"))   // the folder itself is there
@@ -386,9 +391,10 @@ struct MountTests {
         #expect(opendir(m + "/src").map { d in defer { closedir(d) }; return readdir(d) == nil && errno == EIO } ?? (errno == EIO))
     }
 
-    /// The first look inside a folder keeps its index (indexes/, FORMAT.md
-    /// "Folder indexes"); the next mount lists the folder from it without
-    /// reading the archive: with the archive's first chunk damaged since,
+    /// A folder's index is kept (indexes/, FORMAT.md "Folder indexes") from
+    /// the moment its add is absorbed (the one `add` wrote beside it): a
+    /// mount lists the folder from it without reading the archive: with
+    /// the archive's first chunk damaged,
     /// the folder still lists and its intact file reads, and only the
     /// damaged file is an I/O error. Removing the item removes its index.
     @Test func aSecondMountListsAFolderFromItsKeptIndex() throws {
@@ -398,6 +404,7 @@ struct MountTests {
         try v.write("src/small.txt", Array("small".utf8))
         #expect(try v.add(["add", "--no-compress", src]).status == 0)
         _ = try v.listed()
+        #expect(try v.filesInVault().filter { $0.hasPrefix("indexes/") }.count == 1)
         do {
             let (p, m) = try mount()
             defer { p.killGroup() }

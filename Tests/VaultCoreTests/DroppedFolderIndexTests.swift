@@ -153,9 +153,7 @@ struct DroppedFolderIndexTests {
         try FileManager.default.removeItem(atPath: t.root + "/indexes/" + t.files("indexes")[0])
         #expect(try v.index(folder: entry).entries == kept.entries)   // the pass, which keeps it anew
 
-        let blob = "items/" + entry.blobName
-        let size = Int(try #require(try Syscall.status(of: t.root + "/" + blob, followLinks: false)).size)
-        try t.flip(blob, at: size / 2)
+        try t.flipMiddle(of: entry)
         v.releaseWriterLock()
         v = try t.unlock()
         #expect(try v.index(folder: entry).entries == kept.entries)

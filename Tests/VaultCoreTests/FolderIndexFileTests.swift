@@ -180,9 +180,7 @@ struct FolderIndexFileTests {
         #expect(t.files("indexes").count == 1)
         // A chunk in the middle of the archive no longer opens: the pass
         // would fail, the kept index does not need it.
-        let blob = "items/" + entry.blobName
-        let size = Int(try #require(try Syscall.status(of: t.root + "/" + blob, followLinks: false)).size)
-        try t.flip(blob, at: size / 2)
+        try t.flipMiddle(of: entry)
         v.releaseWriterLock()
         v = try t.unlock()
         #expect(try v.index(folder: entry).entries == first.entries)

@@ -79,6 +79,14 @@ final class TempVault {
         ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + sub)) ?? []).sorted()
     }
 
+    /// Flips a bit halfway through `entry`'s stored blob: a chunk in the
+    /// middle of its content no longer opens.
+    func flipMiddle(of entry: ManifestEntry) throws {
+        let blob = "items/" + entry.blobName
+        let size = try Data(contentsOf: URL(fileURLWithPath: root + "/" + blob)).count
+        try flip(blob, at: size / 2)
+    }
+
     func flip(_ relative: String, at offset: Int) throws {
         let url = URL(fileURLWithPath: root + "/" + relative)
         var d = try Data(contentsOf: url)
