@@ -41,7 +41,15 @@ public struct FolderIndex: Sendable {
 
     /// Reads `stream` (a whole archive) once, to its end.
     public static func build(from stream: ByteStream) throws -> FolderIndex {
+        try buildSummarizing(from: stream).index
+    }
+
+    /// The same, with what `FolderArchive.summarize` would say of the
+    /// archive (the same entries, admitted the same way), from that one
+    /// pass: `check --read-data` compares the index with a kept one.
+    public static func buildSummarizing(from stream: ByteStream) throws -> (index: FolderIndex, summary: ArchiveSummary) {
         let reader = try TarReader(stream: stream)
+        var summary = ArchiveSummary()
         var plan = ExtractionPlan(root: [])
         var entries: [Entry] = []
         var byPath: [[UInt8]: Int] = [:]
@@ -82,11 +90,12 @@ public struct FolderIndex: Sendable {
             let header = reader.headerPosition
             try settle(endingAt: header)
             guard let target = try plan.admit(entry) else { continue }
+            try summary.count(target)
             pending = (target, header, plan.lastAdmitted)
         }
         try settle(endingAt: reader.headerPosition)
         try reader.drainInput()
-        return FolderIndex(entries: entries, tree: plan.tree, entryAtNode: entryAtNode)
+        return (FolderIndex(entries: entries, tree: plan.tree, entryAtNode: entryAtNode), summary)
     }
 
     /// An index made earlier by `build` and kept (a folder index file, the

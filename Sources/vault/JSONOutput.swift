@@ -141,12 +141,14 @@ enum JSONOutput {
         let quarantined: [String]
         let movedToQuarantine: [String]
         let removed: [String]
+        let disagreeingIndexes: [String]
         enum CodingKeys: String, CodingKey {
             case ok, itemsChecked = "items_checked", versionsChecked = "versions_checked", readData = "read_data"
             case bytesChecked = "bytes_checked", problems
             case snapshotsChecked = "snapshots_checked", packsChecked = "packs_checked"
             case leftovers, orphans, rejectedDropIns = "rejected_drop_ins", quarantined
             case movedToQuarantine = "moved_to_quarantine", removed
+            case disagreeingIndexes = "disagreeing_indexes"
         }
 
         /// `problems`: the report's and the snapshots' (SnapshotCheck), worded.
@@ -157,6 +159,7 @@ enum JSONOutput {
             self.problems = problems
             (leftovers, orphans, rejectedDropIns, removed) = (r.leftovers, r.orphans, r.rejectedDropIns, r.removed)
             (quarantined, movedToQuarantine) = (r.quarantined, r.movedToQuarantine)
+            disagreeingIndexes = r.disagreeingIndexes
         }
     }
 

@@ -225,6 +225,47 @@ struct DroppedFolderIndexTests {
         #expect(t.files("indexes").count == 1)
     }
 
+    /// A dropper's index that lies in a way no check of its own can see
+    /// (two files of one size, their places swapped) comes in, and a mount
+    /// would read each file's bytes as the other's: `check --read-data`
+    /// finds it disagrees with the archive and says so, changing nothing;
+    /// with `--repair` it removes it, and a check after finds nothing.
+    @Test func checkReadDataFindsAnIndexThatLied() throws {
+        let t = TempVault()
+        try t.create()
+        let entry = try Self.dropFolder(t)
+        let fx = t.root + "/inbox/" + entry.blobName + ".fx"
+        let honest = try DroppedFolderIndex.open(Array(try Data(contentsOf: URL(fileURLWithPath: fx))), item: entry)
+        var entries = honest.entries
+        let a = try #require(entries.firstIndex { $0.path == Array("/a.jpg".utf8) })
+        let b = try #require(entries.firstIndex { $0.path == Array("/b.jpg".utf8) })
+        let (oa, ob) = (entries[a].dataOffset, entries[b].dataOffset)
+        func moved(_ e: FolderIndex.Entry, to offset: UInt64) -> FolderIndex.Entry {
+            .init(path: e.path, kind: e.kind, size: e.size, permissions: e.permissions, mtime: e.mtime, dataOffset: offset, linkTarget: e.linkTarget)
+        }
+        (entries[a], entries[b]) = (moved(entries[a], to: ob), moved(entries[b], to: oa))
+        let lie = try #require(try DroppedFolderIndex.seal(try FolderIndex.rebuild(entries), fileKey: entry.fileKey, itemID: entry.itemID))
+        try Data(lie).write(to: URL(fileURLWithPath: fx))
+
+        var v = try t.unlock()
+        try v.absorbInbox()
+        let kept = t.files("indexes")
+        #expect(kept.count == 1)
+        let before = try v.check(readData: false, repair: false)
+        #expect(before.disagreeingIndexes.isEmpty)   // only a whole read can tell
+        let found = try v.check(readData: true, repair: false)
+        #expect(found.disagreeingIndexes == ["photos"] && found.problems.isEmpty)
+        #expect(t.files("indexes") == kept)
+        let repaired = try v.check(readData: true, repair: true)
+        #expect(repaired.removed == ["indexes/" + kept[0]])
+        #expect(t.files("indexes").isEmpty)
+        v.releaseWriterLock()
+        v = try t.unlock()
+        _ = try v.index(folder: try v.entry(named: "photos"))   // the pass keeps the honest one
+        #expect(try v.check(readData: true, repair: false).disagreeingIndexes.isEmpty)
+        #expect(v.keptIndex(of: try v.entry(named: "photos"))?.entries == honest.entries)
+    }
+
     /// An index whose content is gone (absorbed before a crash removed it,
     /// or its content a leftover) is a leftover; one beside its content is
     /// not; neither is an orphan for `check`.

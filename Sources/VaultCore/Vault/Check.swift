@@ -33,6 +33,11 @@ public struct CheckReport: Sendable {
     public var leftovers: [String] = []
     /// Files no manifest names and no operation will finish.
     public var orphans: [String] = []
+    /// Folder items (names) whose kept index (FolderIndexFile) says other
+    /// than their archive, read whole: a dropper's index that lied, since
+    /// one that was damaged does not open. A mount would show other bytes
+    /// than a restore extracts; `--repair` removes the index.
+    public var disagreeingIndexes: [String] = []
     /// Drop-in envelopes that could not be absorbed.
     public var rejectedDropIns: [String] = []
     /// What is in quarantine/ (after this check's repair, if any).
@@ -105,6 +110,7 @@ extension UnlockedVault {
         report.rejectedDropIns = try absorbInbox().rejected
         var generator = SystemRandomNumberGenerator()
         let chosen = subset?.choose(manifest.entries, using: &generator)
+        var disagreeing: [ManifestEntry] = []
         report.itemsChecked = manifest.items.count
         for entry in manifest.entries {
             switch entry.kind {
@@ -126,7 +132,16 @@ extension UnlockedVault {
                 // header and length against the entry, and with `readData`
                 // every chunk, the decoded size, and a folder's archive.
                 let r = try reader(for: entry)
-                if readThis {
+                if readThis, entry.kind == .folder, let kept = keptIndex(of: entry) {
+                    // The archive is the item; its kept index must say what one pass over it finds.
+                    let (bytes, found) = try readFolder(entry, with: r)
+                    report.bytesChecked &+= bytes
+                    progress?(report.bytesChecked)
+                    if found.entries != kept.entries {
+                        report.disagreeingIndexes.append(entry.name)
+                        disagreeing.append(entry)
+                    }
+                } else if readThis {
                     report.bytesChecked &+= try read(entry, with: r, to: DiscardingSink())
                     progress?(report.bytesChecked)
                 }
@@ -151,6 +166,8 @@ extension UnlockedVault {
                 try inboxFiles(ofEnvelope: String(env.dropLast(4))).map { FilePath("inbox/" + $0) }
             }
             report.movedToQuarantine = try quarantine(orphans + rejected).map(\.description)
+            forgetIndexes(of: disagreeing)
+            report.removed += try disagreeing.map { "indexes/" + (try indexName(of: $0)) }
             if purge { report.removed += try purgeQuarantine().map(\.description) }
             report.leftovers = []
             report.orphans = []

@@ -136,7 +136,7 @@ public final class UnlockedVault {
     /// The same, with the item already opened (check has opened it already;
     /// opening again would authenticate the final chunk twice).
     func read(_ entry: ManifestEntry, with r: ItemReader, to sink: ByteSink) throws -> UInt64 {
-        do {
+        try naming(entry) {
             switch entry.kind {
             case .file, .pack, .snapshot, .repack:
                 let exact = ExactLengthSink(sink, expected: entry.size)
@@ -153,7 +153,24 @@ public final class UnlockedVault {
                 try ItemRules.checkArchive(entry, summary)
                 return tee.count
             }
-        } catch VaultError.corruptedOrTampered, is CodecError {
+        }
+    }
+
+    /// `read` of a folder item to nowhere, with the index its one pass
+    /// finds: what `check --read-data` compares a kept index with.
+    func readFolder(_ entry: ManifestEntry, with r: ItemReader) throws -> (bytes: UInt64, index: FolderIndex) {
+        try naming(entry) {
+            let tee = TeeStream(try contentStream(r), copyingTo: DiscardingSink())
+            let (index, summary) = try archiveError { try FolderIndex.buildSummarizing(from: tee) }
+            try ItemRules.checkArchive(entry, summary)
+            return (tee.count, index)
+        }
+    }
+
+    /// Runs a read of `entry`, its failures named for it: damage is
+    /// `itemCorrupted`, an entry restore refuses `unsafeArchiveEntry`.
+    private func naming<T>(_ entry: ManifestEntry, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         } catch VaultError.unsafeArchiveEntry(_, let path, let reason) {
             throw VaultError.unsafeArchiveEntry(item: entry.name, entry: path, reason: reason)

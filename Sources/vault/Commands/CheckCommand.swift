@@ -31,16 +31,18 @@ struct CheckCommand: Command {
 
         Options:
           --read-data   also decrypt and authenticate every chunk of every item,
-                        with the checks get and restore make, and every piece
+                        with the checks get and restore make, every piece
                         of every backup snapshot against its id (without it,
-                        each snapshot's directories are checked)
+                        each snapshot's directories are checked), and every
+                        folder's kept index against its archive
           --read-data-subset N%|n/m
                         read only a part of the blobs whole: blobs drawn at
                         random until about N percent of the bytes, or part
                         n of m by item id (the m runs with n = 1..m read
                         each blob once); the rest are checked as without
                         --read-data
-          --repair      remove leftovers; move orphans into quarantine/;
+          --repair      remove leftovers, and kept folder indexes that do not
+                        match their archive; move orphans into quarantine/;
                         put back damaged or missing blobs from a remote
           --purge       with --repair: delete what is in quarantine/
           --json        one JSON report on standard output, for scripts
@@ -126,6 +128,10 @@ struct CheckCommand: Command {
                 context.terminal.warning("orphan (no item names it): \(f)", hints: ["'vault check --repair' moves it into quarantine/"])
             }
             for f in report.rejectedDropIns { context.terminal.warning("drop-in that cannot be opened: inbox/\(f)") }
+            for name in report.disagreeingIndexes where !repair {
+                context.terminal.warning("folder '\(Terminal.printable(name))': its kept index does not match its archive (a mount would show other bytes than a restore)",
+                                         hints: ["'vault check --read-data --repair' removes the index; the next mount reads the archive"])
+            }
             for f in report.movedToQuarantine { context.terminal.note("moved \(f) into quarantine/") }
             for f in report.removed { context.terminal.note("removed \(f)") }
             for (item, remote) in report.healed { context.terminal.note("put back '\(item)' from remote '\(remote)'") }
