@@ -20,7 +20,7 @@ public final class ZstdPieceEncoder {
     /// should be stored raw: the probe finds it incompressible (no time
     /// spent on it), or the frame is not shorter than the piece.
     public func encode(_ piece: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        if piece.isEmpty || CompressionProbe.looksIncompressible(piece) { return nil }
+        if piece.isEmpty || CompressionProbe.looksIncompressible(piece, sample: CompressionProbe.pieceSample(piece.count)) { return nil }
         let bound = Zstd.bound(piece.count)
         if output.count < bound {
             output.deallocate()

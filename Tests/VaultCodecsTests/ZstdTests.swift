@@ -102,9 +102,11 @@ struct ZstdTests {
     /// order-0 entropy of the same windows, counted plainly, gives: sizes
     /// with 1 to 3 bytes past a multiple of four, around the entropy
     /// threshold (random bytes from 2,000 on), and past the windows' total.
-    @Test func probeCountsEveryByteOnce() {
+    @Test(arguments: [nil, 4096, 6000])
+    func probeCountsEveryByteOnce(sample: Int?) {
+        let sample = sample ?? CompressionProbe.windowSize * CompressionProbe.windowCount
         func reference(_ b: [UInt8]) -> Bool {
-            let (size, count) = (CompressionProbe.windowSize, CompressionProbe.windowCount)
+            let (size, count) = (sample / CompressionProbe.windowCount, CompressionProbe.windowCount)
             var windows: [ArraySlice<UInt8>] = [b[...]]
             if b.count > size * count {
                 let stride = (b.count - size) / (count - 1)
@@ -120,7 +122,7 @@ struct ZstdTests {
         for size in [1, 2, 3, 5, 255, 1_999, 2_001, 2_003, 4_097, 30_001, 65_535, 65_537, 70_003, 1 << 20] {
             for source in [Self.random, Self.text] {
                 let b = Array(source.prefix(size))
-                let probe = b.withUnsafeBytes { CompressionProbe.looksIncompressible($0) }
+                let probe = b.withUnsafeBytes { CompressionProbe.looksIncompressible($0, sample: sample) }
                 #expect(probe == reference(b), "\(size) bytes")
                 verdicts.insert(probe)
             }
@@ -130,7 +132,22 @@ struct ZstdTests {
         // 7.8009 bits a byte (above); 222 are 7.794 (below, no logarithm taken).
         for (kinds, above) in [(223, true), (222, false)] {
             let b = (0..<(kinds * 40)).map { UInt8($0 % kinds) }
-            #expect(b.withUnsafeBytes { CompressionProbe.looksIncompressible($0) } == above && reference(b) == above, "\(kinds)")
+            #expect(b.withUnsafeBytes { CompressionProbe.looksIncompressible($0, sample: sample) } == above && reference(b) == above, "\(kinds)")
+        }
+    }
+
+    /// A piece's sample: a sixteenth of it, 4 KiB to 64 KiB; random bytes
+    /// still look incompressible from the least of it, text does not.
+    @Test func aPiecesSampleIsASixteenthWithinBounds() {
+        #expect(CompressionProbe.pieceSample(10_000) == 4096)
+        #expect(CompressionProbe.pieceSample(160_000) == 10_000)
+        #expect(CompressionProbe.pieceSample(1 << 20) == 65_536)
+        #expect(CompressionProbe.pieceSample(8 << 20) == 65_536)
+        for size in [4_097, 20_000, 70_000, 1 << 20] {
+            let random = Array(Self.random.prefix(size)), text = Array(Self.text.prefix(size))
+            let sample = CompressionProbe.pieceSample(size)
+            #expect(random.withUnsafeBytes { CompressionProbe.looksIncompressible($0, sample: sample) }, "\(size)")
+            #expect(!text.withUnsafeBytes { CompressionProbe.looksIncompressible($0, sample: sample) }, "\(size)")
         }
     }
 
