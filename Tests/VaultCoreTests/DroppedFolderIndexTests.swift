@@ -280,6 +280,12 @@ struct DroppedFolderIndexTests {
         #expect(try v.orphans().isEmpty)
         #expect(try v.removeLeftovers(v.leftovers()) == ["inbox/" + stray])   // as every writer's tidy does
         #expect(t.files("inbox").contains(entry.blobName + ".fx"))
+
+        // An add killed after the index, before its envelope: content and
+        // index are leftovers together.
+        try FileManager.default.removeItem(atPath: t.root + "/inbox/" + entry.blobName + ".env")
+        #expect(try v.removeLeftovers(v.leftovers()).sorted() == ["inbox/" + entry.blobName + ".fx", "inbox/" + entry.blobName + ".item"])
+        #expect(t.files("inbox").isEmpty)
     }
 
     /// The owner's own write of a folder version keeps its index as

@@ -167,9 +167,10 @@ public final class Vault: Sendable {
 
     /// Files an interrupted operation left that no operation will finish
     /// and that are no item's copy: temporary files, a drop-in's content
-    /// whose envelope (single or batch: VaultPaths.envelopeStem) never landed,
-    /// and a folder drop-in's index whose content is gone. Files still flock'ed by a running writer
-    /// (a drop-in in progress) are not leftovers. Relative paths.
+    /// whose envelope (single or batch: VaultPaths.envelopeStem) never
+    /// landed, and a folder drop-in's index whose content is gone or is
+    /// such a leftover. Files still flock'ed by a running writer (a drop-in
+    /// in progress) are not leftovers. Relative paths.
     public func leftovers() throws -> [FilePath] {
         var out: [FilePath] = []
         func unlocked(_ dir: String, _ name: String) -> Bool { !isLockedByWriter(dir + "/" + name) }
@@ -177,14 +178,8 @@ public final class Vault: Sendable {
             if unlocked(paths.items, name) { out.append(FilePath("items/" + name)) }
         }
         let inbox = Set(try VaultDirectory.names(in: paths.inbox))
-        for name in inbox.sorted() {
-            // A folder's index without its content: absorbed, or the content a leftover.
-            if name.hasSuffix(".fx"), !name.hasPrefix("."), !inbox.contains(name.dropLast(3) + ".item"),
-               unlocked(paths.inbox, name) {
-                // Looked for again: an add links the content before the index, so one the listing missed is there now.
-                if try Syscall.status(of: paths.inbox + "/" + name.dropLast(3) + ".item") == nil { out.append(FilePath("inbox/" + name)) }
-                continue
-            }
+        var leftoverContents = Set<String>()
+        for name in inbox.sorted() where !name.hasSuffix(".fx") {
             let orphanContent = name.hasSuffix(".item") && !VaultPaths.isContentWithEnvelope(name, in: inbox)
             guard (orphanContent || name.hasPrefix(VaultDirectory.tempPrefix)) && unlocked(paths.inbox, name) else { continue }
             // Looked for again after the lock: an add links its envelope
@@ -195,6 +190,17 @@ public final class Vault: Sendable {
                 continue
             }
             out.append(FilePath("inbox/" + name))
+            if orphanContent { leftoverContents.insert(name) }
+        }
+        // A folder's index without its content: absorbed, or the content a
+        // leftover (found above, so both go in one tidy).
+        for name in inbox.sorted() where name.hasSuffix(".fx") && !name.hasPrefix(".") {
+            let content = String(name.dropLast(3)) + ".item"
+            guard !inbox.contains(content) || leftoverContents.contains(content), unlocked(paths.inbox, name) else { continue }
+            // Looked for again: an add links the content before the index, so one the listing missed is there now.
+            if try leftoverContents.contains(content) || Syscall.status(of: paths.inbox + "/" + content) == nil {
+                out.append(FilePath("inbox/" + name))
+            }
         }
         for name in try VaultDirectory.names(in: paths.root) where name.hasPrefix(VaultDirectory.tempPrefix) {
             if unlocked(paths.root, name) { out.append(FilePath(name)) }
