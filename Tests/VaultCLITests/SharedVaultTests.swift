@@ -66,7 +66,8 @@ import Glibc
         let added = try asOther(["add", "note.txt"])
         #expect(added.status == 0, "\(added.stderr)")
         // A folder, whose index they write beside it (theirs, in the inbox).
-        #expect(try Self.shell("mkdir -p album/sub && printf 'in a folder\\n' > album/sub/x.txt && chmod -R a+rX album", v).status == 0)
+        #expect(try Self.shell("mkdir -p album/sub && printf 'in a folder\\n' > album/sub/x.txt && head -c 1100000 /dev/urandom > album/big "
+                               + "&& chmod -R a+rX album", v).status == 0)
         let folder = try asOther(["add", "album"])
         #expect(folder.status == 0, "\(folder.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: v.dir + "/inbox").filter { $0.hasSuffix(".fx") }.count == 1)

@@ -182,6 +182,21 @@ struct DroppedFolderIndexTests {
         #expect(t.files("inbox").count == 2 && !t.files("inbox").contains { $0.hasSuffix(".fx") })
     }
 
+    /// A folder whose files all lie in the archive's first chunk gets no
+    /// index (keeping one costs what the pass over one chunk does); one
+    /// byte past it does.
+    @Test func onlyAFolderPastOneChunkGetsAnIndex() throws {
+        let t = TempVault()
+        try t.create()
+        for (name, size) in [("small", ItemCipher.chunkSize - 4096), ("large", ItemCipher.chunkSize)] {
+            let source = t.dir + "/" + name
+            try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: source + "/f", contents: Data(repeating: 7, count: size))
+            try Vault(at: t.root).dropIn(folder: source, name: name, mode: 0o755, modified: 1_700_000_000, compression: .none)
+            #expect(t.files("inbox").filter { $0.hasSuffix(".fx") }.count == (name == "small" ? 0 : 1), "\(name)")
+        }
+    }
+
     /// What a dropper may leave beside its folder instead of a good index:
     /// each is dropped (and removed from the inbox); the folder comes in
     /// all the same, and the first look inside makes the pass.

@@ -186,12 +186,20 @@ extension UnlockedVault {
     }
 
     /// Keeps `index` for the next mount, atomically. Never from a
-    /// read-only open.
-    func keep(_ index: FolderIndex, of entry: ManifestEntry) {
+    /// read-only open. Not `durable`: renamed into place unsynced (absorb
+    /// keeping many at once); a crash may then leave a file that does not
+    /// open, which is refused like any other and made anew.
+    func keep(_ index: FolderIndex, of entry: ManifestEntry, durable: Bool = true) {
         guard !readOnly, let name = try? indexName(of: entry),   // a cache: see above
               let sealed = try? FolderIndexFile.seal(index, name: name, keys: keys.folderIndex, vaultID: vaultID) else { return }   // too large to keep
         try? Vault.ensureDirectory(paths.indexes)   // the write below fails too, and is dropped
-        try? VaultDirectory.atomicWrite(sealed, to: paths.indexes + "/" + name, mode: 0o600)   // not kept: the next mount makes the pass
+        let path = paths.indexes + "/" + name
+        // Not kept: the next mount makes the pass.
+        try? {
+            let temp = try TempFile(beside: path, mode: 0o600)
+            try sealed.withUnsafeBytes { try temp.file.write($0) }
+            try temp.commit(to: path, durable: durable)
+        }()
     }
 
     /// Removes the index file of each of `entries` that has one (an item

@@ -16,11 +16,13 @@ extension Vault {
         let compression = Self.resolved(compression, folder: path)
         var skipped: [String] = [], index: [FolderIndex.Entry]?
         // The index as the archive is written (no pass over it), checked as
-        // a kept one is.
+        // a kept one is, where it is worth keeping.
         let entry = try dropIn(name: name, kind: .folder, flags: [.archive, .codec(compression)], mode: mode,
                                modified: modified, announce: announce, batch: batch, landed: landed,
-                               // One that would not pass is not written: the first mount makes the pass.
-                               folderIndex: { index.flatMap { try? FolderIndex.rebuild($0) } }) { writer in
+                               folderIndex: { index.flatMap { entries in
+                                   // One that would not pass is not written: the first mount makes the pass.
+                                   DroppedFolderIndex.isWorthKeeping(entries) ? try? FolderIndex.rebuild(entries) : nil
+                               } }) { writer in
             let summary = try writeArchive(of: path, compression, to: writer, indexing: batch?.keepsFolderIndexes ?? true)
             (skipped, index) = (summary.skipped, summary.index)
             return (summary.bytes, summary.files)
@@ -93,7 +95,7 @@ extension UnlockedVault {
             return (summary.bytes, summary.files)
         }
         // A cache: an index that would not pass as a kept one is not kept (the first mount makes the pass).
-        if let index, let checked = try? FolderIndex.rebuild(index) { keep(checked, of: saved) }
+        if let index, DroppedFolderIndex.isWorthKeeping(index), let checked = try? FolderIndex.rebuild(index) { keep(checked, of: saved) }
         return saved
     }
 
