@@ -30,7 +30,8 @@ public struct ArchiveSummary: Equatable, Sendable {
     public var skipped: [String] = []
     /// `write(indexing: true)`: every entry as `FolderIndex.build` would
     /// find it in the archive written (where each file's data starts, from
-    /// the writer's own count), so no pass over the archive is needed.
+    /// the writer's own count), so no pass over the archive is needed. Nil
+    /// past `FolderArchive.maxIndexedEntries`.
     public var index: [FolderIndex.Entry]? = nil
     /// Extended attributes `extract` could not set, by namespace ("user",
     /// "security", ...): how many entries, and the first reason (strerror).
@@ -104,6 +105,10 @@ public enum ArchiveError: Error, Equatable, Sendable {
 public enum FolderArchive {
     /// Bytes read from a file per write into the archive.
     static let blockSize = 64 << 10
+    /// `write(indexing:)` gives up its index past this many entries (about
+    /// 12 MiB of them): writing an archive otherwise keeps nothing of the
+    /// entries it wrote, and memory stays flat for a folder of millions.
+    public static let maxIndexedEntries = 100_000
 
     /// Writes a pax archive of `directory`'s contents to `sink` (layout
     /// above). Symlinks are stored as links and never followed; devices,
@@ -261,7 +266,8 @@ extension ArchiveSummary {
     /// as `FolderIndex.build` reads it back, a path under "/", permission
     /// bits without set-id or sticky, whole seconds.
     fileprivate mutating func indexed(_ entry: PaxEntry, dataOffset: UInt64) {
-        guard index != nil else { return }
+        guard let count = index?.count else { return }
+        guard count < FolderArchive.maxIndexedEntries else { index = nil; return }
         let kind: FolderIndex.Entry.Kind = entry.kind == .directory ? .directory : entry.kind == .symlink ? .symlink : .file
         index?.append(FolderIndex.Entry(path: [slash] + entry.path, kind: kind, size: kind == .file ? entry.size : 0,
                                         permissions: entry.permissions & 0o777, mtime: entry.mtime?.seconds ?? 0,

@@ -113,6 +113,18 @@ import VaultCodecs
         #expect(try FolderIndex.rebuild(written).entries == found.entries)
     }
 
+    /// Past `maxIndexedEntries` the writer keeps no index (its memory stays
+    /// flat); at it, it does.
+    @Test func theWriterGivesUpItsIndexPastItsBound() throws {
+        let scratch = try ArchiveScratch()
+        let root = scratch.sub("tree")
+        mkdir(root, 0o755)
+        for i in 0..<FolderArchive.maxIndexedEntries { close(open(root + "/\(i)", O_CREAT | O_WRONLY, 0o644)) }
+        #expect(try FolderArchive.write(directory: root, to: XZBenchTests.CountingSink(), indexing: true).index?.count == FolderArchive.maxIndexedEntries)
+        close(open(root + "/one-more", O_CREAT | O_WRONLY, 0o644))
+        #expect(try FolderArchive.write(directory: root, to: XZBenchTests.CountingSink(), indexing: true).index == nil)
+    }
+
     @Test(arguments: ArchiveHostileTests.cases)
     func hostileArchivesAreRefusedAsExtractionRefusesThem(_ c: ArchiveHostileTests.Case) throws {
         var t = TarBuilder()

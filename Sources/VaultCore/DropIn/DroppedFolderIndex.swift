@@ -33,10 +33,10 @@ enum DroppedFolderIndex {
     /// dropper, or the owner's save of a version): when its files reach
     /// past the archive's first chunk. Below that, keeping it costs what
     /// the pass it saves does: 500 folders of two small files each took
-    /// 0.05 s to absorb, 0.20-0.23 s keeping an index each (a file read,
-    /// opened, checked, sealed again and renamed into place, ~0.3 ms),
-    /// and their add 0.22-0.25 s against 0.29-0.34 s; a pass over one
-    /// chunk decrypts 1 MiB (~0.2 ms).
+    /// 0.05 s to absorb, and 0.20-0.23 s keeping an index each (a file
+    /// read, opened, checked, sealed again and renamed into place, ~0.3
+    /// ms); their add took 0.29-0.34 s instead of 0.22-0.25 s. A pass over
+    /// one chunk decrypts 1 MiB (~0.2 ms).
     static func isWorthKeeping(_ entries: [FolderIndex.Entry]) -> Bool {
         let limit = UInt64(ItemCipher.chunkSize)
         return entries.contains { $0.size > limit || $0.dataOffset > limit - $0.size }
