@@ -7,6 +7,14 @@ import VaultCrypto
 /// --to` hosts (VaultBackup's HostRecord, docs/FORMAT.md "Host records"),
 /// which let a host that can read them but list nothing reuse its packs.
 /// Only the owner writes here, with full rights.
+/// What a listing of a remote's `hosts/` showed: the names that hold a
+/// record (or a repack note), and those retired already.
+public struct HostRecordNames: Sendable {
+    public var live: Set<String> = []
+    public var retired: Set<String> = []
+    public init(live: Set<String> = [], retired: Set<String> = []) { (self.live, self.retired) = (live, retired) }
+}
+
 public enum RemoteHostRecords {
     public static let directory = "hosts"
 
@@ -17,10 +25,14 @@ public enum RemoteHostRecords {
     /// hosts the vault no longer holds a snapshot of are retired: replaced,
     /// the same way, by `HostRecord.retired` (deleted, a record would read
     /// as "none published yet" to a host that never read one, which trusts
-    /// every pack it sent). Returns how many went up.
+    /// every pack it sent). So are the names in `retire` (ForgottenHosts:
+    /// hosts whose snapshots this vault forgot, published or not) that
+    /// hold no current record and are not retired there already. Returns
+    /// how many records went up.
     @discardableResult
-    public static func publish(_ records: [String: [UInt8]], there: Set<String>, target: String, rclone: Rclone) throws -> Int {
-        let stale = there.filter { records[$0] == nil }.sorted()
+    public static func publish(_ records: [String: [UInt8]], there: HostRecordNames, retire: Set<String> = [],
+                               target: String, rclone: Rclone) throws -> Int {
+        let stale = there.live.union(retire.subtracting(there.retired)).filter { records[$0] == nil }.sorted()
         let all = records.map { ($0.key, $0.value) } + stale.map { ($0, HostRecord.retired) }
         for (name, bytes) in all.sorted(by: { $0.0 < $1.0 }) {
             let local = rclone.scratch + "/record-" + name

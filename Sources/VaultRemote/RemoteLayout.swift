@@ -20,6 +20,15 @@ public struct RemoteLayout: Sendable {
                 ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
         })
     }
+    /// The names in `hosts/` that are retired (exactly `HostRecord.retired`'s size).
+    public var retiredHostRecords: Set<String> {
+        Set(files.compactMap { path, size in
+            path.hasPrefix(RemoteHostRecords.directory + "/") && size == UInt64(HostRecord.retired.count)
+                ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
+        })
+    }
+    /// Both, as `RemoteHostRecords.publish` takes them.
+    public var hostRecordNames: HostRecordNames { HostRecordNames(live: hostRecords, retired: retiredHostRecords) }
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 
     /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope"): X25519

@@ -28,7 +28,7 @@ public struct PullSummary: Sendable {
     public var strays = 0
     public var straysDeleted = 0
     /// The host records the remote holds (names in `hosts/`), as listed.
-    public var hostRecords: Set<String> = []
+    public var hostRecords = HostRecordNames()
     /// The remote's header (newer, authenticated) replaced ours.
     public var headerTaken = false
     /// Drop-ins this vault had sent to the remote's inbox that were taken
@@ -197,7 +197,7 @@ public enum RemotePull {
         let due = RemoteStrays.due(layout.strays, vault: paths.root, remote: remote.name, now: listed)
         try rclone.delete(due, in: remote.target)
         (summary.strays, summary.straysDeleted) = (layout.strays.count - due.count, due.count)
-        summary.hostRecords = layout.hostRecords
+        summary.hostRecords = layout.hostRecordNames
         return summary
     }
 
@@ -291,13 +291,13 @@ public enum RemotePull {
     /// else. Prune looks there first: a backup sent with `backup --to` may
     /// need a pack it would delete. Returns their ids.
     public static func fetchInbox(vault local: UnlockedVault, remote: RemoteConfig.Remote, rclone: Rclone) throws
-        -> (fetched: [String], hostRecords: Set<String>) {
+        -> (fetched: [String], hostRecords: HostRecordNames) {
         let listed = Syscall.now()
         let layout = RemoteLayout(try rclone.list(remote.target))
         try layout.checkVault(target: remote.target)
         let fetched = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone).0
         RemoteBase.recordSeen(vault: local.vault.paths.root, remote: remote.name, at: listed)
-        return (fetched, layout.hostRecords)
+        return (fetched, layout.hostRecordNames)
     }
 
     /// Copies the remote's complete drop-ins that are neither in our inbox

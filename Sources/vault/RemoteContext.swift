@@ -106,13 +106,16 @@ extension Context {
     ///
     /// `remotes`: each with the names its listing found in `hosts/`. A
     /// vault with no record to publish and none to delete calls no rclone.
-    func publishHostRecords(_ vault: UnlockedVault, to remotes: [(remote: RemoteConfig.Remote, there: Set<String>)]) {
+    func publishHostRecords(_ vault: UnlockedVault, to remotes: [(remote: RemoteConfig.Remote, there: HostRecordNames)]) {
         guard !remotes.isEmpty else { return }
         do {
             let built = try HostRecords.build(vault)
+            // Hosts whose snapshots were forgotten here: retired where they
+            // have no record now, even one never published (ForgottenHosts).
+            let retire = ForgottenHosts.read(vault: vault.vault.paths.root).subtracting(built.records.keys)
             let rclone = try rclone()
-            for (remote, there) in remotes where !built.records.isEmpty || !there.isEmpty {
-                do { try RemoteHostRecords.publish(built.records, there: there, target: remote.target, rclone: rclone) } catch {
+            for (remote, there) in remotes where !built.records.isEmpty || !there.live.isEmpty || !retire.subtracting(there.retired).isEmpty {
+                do { try RemoteHostRecords.publish(built.records, there: there, retire: retire, target: remote.target, rclone: rclone) } catch {
                     terminal.warning("could not update the backup hosts' records on '\(remote.name)': \(ErrorReport.cliError(for: error, vaultDirectory: nil).message)",
                                      hints: ["hosts that back up there with --to may store more than they need until the next pull or prune does"])
                 }

@@ -67,6 +67,24 @@ struct PartiesModelTests {
         try world.finalSync()
         try world.checkInvariants()
     }
+
+    /// A schedule whose `backup --to` host lost every snapshot after its
+    /// first: machine 0 took the host's pack and snapshot in from its own
+    /// inbox (a replayed pair) and forgot the snapshot before it had ever
+    /// published the host's record, so nothing could retire it; the host,
+    /// reading "none published yet", kept naming the pack prune deleted,
+    /// and each later snapshot of it was refused. Forgetting now keeps the
+    /// host's name (hosts.forgotten), and the next pull retires it.
+    @Test func aHostWhoseSnapshotsWereForgottenUnpublishedStoresAgain() throws {
+        let world = try World(seed: 14_769_867_183_226_418_196, folders: true)
+        try world.run(steps: 30)
+        #expect(world.log.contains { $0.hasPrefix("0 forget snapshot") } && world.log.contains("replay into 0"),
+                "the schedule still does what it did: \(world.log)")
+        #expect(world.log.contains("0 prune --grace 0, push") && world.log.filter { $0 == "host backup --to" }.count >= 3,
+                "the schedule still does what it did: \(world.log)")
+        try world.finalSync()
+        try world.checkInvariants()
+    }
 }
 
 /// One schedule's parties and the model of what they did.

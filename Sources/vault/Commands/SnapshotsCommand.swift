@@ -365,7 +365,11 @@ struct SnapshotsCommand: Command {
             for r in doomed {
                 context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.stamp(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
             }
-            if !dryRun { try vault.removeBackupStorage(doomed.map(\.entry)) }
+            if !dryRun {
+                // Their hosts are retired at the next publication where no record is current (ForgottenHosts).
+                try ForgottenHosts.add(hostsOf: doomed.map(\.snapshot), vaultID: vault.vault.header.vaultID, vault: context.vaultDirectory)
+                try vault.removeBackupStorage(doomed.map(\.entry))
+            }
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
             return prune ? try self.prune(vault, context, dryRun: dryRun, forgetting: Set(doomed.map(\.id)), seenUntil: seenUntil, reached: reached) : .ok
@@ -657,12 +661,12 @@ struct SnapshotsCommand: Command {
     /// which changes nothing, does not look, and says so. Also returns the
     /// remotes reached, which then get the host records prune changes.
     private func fetchRemoteInboxes(_ vault: UnlockedVault, _ context: Context) throws
-        -> (Int64?, [(remote: RemoteConfig.Remote, there: Set<String>)]) {
+        -> (Int64?, [(remote: RemoteConfig.Remote, there: HostRecordNames)]) {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         guard !remotes.isEmpty else { return (nil, []) }
         let rclone = try context.rclone()
         var seenUntil: Int64?
-        var reached: [(remote: RemoteConfig.Remote, there: Set<String>)] = []
+        var reached: [(remote: RemoteConfig.Remote, there: HostRecordNames)] = []
         for remote in remotes {
             do {
                 reached.append((remote, try RemotePull.fetchInbox(vault: vault, remote: remote, rclone: rclone).hostRecords))
@@ -684,7 +688,7 @@ struct SnapshotsCommand: Command {
     /// quarter unused (a dry run after a dry-run forget cannot count what
     /// that forget would free: it says so).
     private func prune(_ vault: UnlockedVault, _ context: Context, dryRun: Bool, forgetting: Set<String>,
-                       seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: Set<String>)],
+                       seenUntil: Int64?, reached: [(remote: RemoteConfig.Remote, there: HostRecordNames)],
                        purge: Prune.Purge = .none) throws -> ExitCode {
         let remotes = try RemoteConfig.read(vault: context.vaultDirectory).remotes
         let s = try Prune.run(vault, dryRun: dryRun, grace: grace, seenUntil: seenUntil, purge: purge) {
