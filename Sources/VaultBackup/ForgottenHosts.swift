@@ -18,7 +18,7 @@ import VaultCore
 // here; each publication retires the names with no current record.
 //
 // The file is a hint about other machines' hosts, never a verdict on this
-// vault's data: one that does not parse (or is over 4 MiB, 100,000 names)
+// vault's data: one that does not parse (or holds over 100,000 names)
 // reads as empty, which is how vaults were before it.
 public enum ForgottenHosts {
     static let magic = Array("vault forgotten hosts v1\n".utf8)

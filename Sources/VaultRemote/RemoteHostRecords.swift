@@ -3,10 +3,6 @@ import VaultBackup
 import VaultCore
 import VaultCrypto
 
-/// A remote's `hosts/`: the records the owner publishes for its `backup
-/// --to` hosts (VaultBackup's HostRecord, docs/FORMAT.md "Host records"),
-/// which let a host that can read them but list nothing reuse its packs.
-/// Only the owner writes here, with full rights.
 /// What a listing of a remote's `hosts/` showed: the names that hold a
 /// record (or a repack note), and those retired already.
 public struct HostRecordNames: Sendable {
@@ -15,13 +11,17 @@ public struct HostRecordNames: Sendable {
     public init(live: Set<String> = [], retired: Set<String> = []) { (self.live, self.retired) = (live, retired) }
 }
 
+/// A remote's `hosts/`: the records the owner publishes for its `backup
+/// --to` hosts (VaultBackup's HostRecord, docs/FORMAT.md "Host records"),
+/// which let a host that can read them but list nothing reuse its packs.
+/// Only the owner writes here, with full rights.
 public enum RemoteHostRecords {
     public static let directory = "hosts"
 
     /// Makes `hosts/` at `target` hold exactly `records`: each uploaded as
     /// `.push-<random>` and moved over its name, so a host reads the old
-    /// record or the new one, whole; then the records `there` (the names
-    /// the caller's listing found in `hosts/`, retired ones left out) of
+    /// record or the new one, whole; then the records `there.live` (the
+    /// names the caller's listing found in `hosts/`, retired ones left out) of
     /// hosts the vault no longer holds a snapshot of are retired: replaced,
     /// the same way, by `HostRecord.retired` (deleted, a record would read
     /// as "none published yet" to a host that never read one, which trusts
