@@ -223,6 +223,59 @@ import Testing
         #expect(FileManager.default.contents(atPath: server.root + "/hosts/" + record).map { $0.count > 8 } == true)
     }
 
+    /// A host whose snapshot the owner took in from its own inbox (a pair
+    /// copied there, not pulled) and forgot before any record of it was
+    /// published: the prune that deletes its pack retires a record that
+    /// never existed (hosts.forgotten), and the host stores its data again.
+    /// Then the storage lies: once the owner has forgotten that snapshot
+    /// too, it deletes the marker the prune left, so the host may read
+    /// "none published yet" and name a pruned pack. The pulls after leave
+    /// every blob the owner held as it was, the host's data is stored again
+    /// at the latest on the backup after the owner's refusal, and every
+    /// byte restores.
+    @Test func aHostForgottenBeforeItsRecordWasPublishedStoresItsDataAgain() throws {
+        let data = BackupFixture.random(1 << 20, seed: 44)
+        try write("data", data)
+        let first = try backup(["--fingerprint", try fingerprint()])
+        let id = try #require(first["snapshot"] as? String)
+        for name in try FileManager.default.contentsOfDirectory(atPath: server.root + "/inbox") where !name.hasPrefix(".") {
+            try FileManager.default.copyItem(atPath: server.root + "/inbox/" + name, toPath: owner.dir + "/inbox/" + name)
+        }
+        try ownerRun(["list"])
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts")) ?? []).isEmpty, "no record was published")
+        try ownerRun(["snapshots", "forget", id, "--prune", "--grace", "0"])
+        let records = (try? FileManager.default.contentsOfDirectory(atPath: server.root + "/hosts")) ?? []
+        #expect(records.count == 1, "\(records)")
+        let record = try #require(records.first)
+        #expect(FileManager.default.contents(atPath: server.root + "/hosts/" + record) == Data("VAULTHR0".utf8), "retired")
+        let second = try backup()
+        #expect((second["bytes_stored"] as? Int ?? 0) > 1 << 20, "stored again: \(second)")
+        #expect((second["stderr"] as? String ?? "").contains("no longer holds any snapshot of this host"), "\(second)")
+        try ownerRun(["pull"])
+        let secondID = try #require(second["snapshot"] as? String)
+
+        // The owner forgets that one too; the storage deletes the marker.
+        try ownerRun(["snapshots", "forget", secondID, "--prune", "--grace", "0"])
+        try? FileManager.default.removeItem(atPath: server.root + "/hosts/" + record)
+        try write("more", Array("more\n".utf8))
+        var held: [String: Data] = [:]
+        for round in 0..<2 {
+            _ = try backup()
+            held = try owner.filesInVault().filter { $0.hasPrefix("items/") }
+                .reduce(into: held) { $0[$1] = $0[$1] ?? FileManager.default.contents(atPath: owner.dir + "/" + $1) }
+            let pulled = try owner.run(["pull"], env, timeout: 120)
+            #expect(pulled.status == 0, "pull \(round): \(pulled.stderr)")
+            for (path, bytes) in held where FileManager.default.fileExists(atPath: owner.dir + "/" + path) {
+                #expect(FileManager.default.contents(atPath: owner.dir + "/" + path) == bytes, "\(path) changed")
+            }
+        }
+        let out = owner.path + "/out"
+        try ownerRun(["snapshots", "restore", "latest", "--to", out])
+        #expect(FileManager.default.contents(atPath: out + "/src/data") == Data(data))
+        #expect(FileManager.default.contents(atPath: out + "/src/more") == Data("more\n".utf8))
+        #expect(try owner.run(["check", "--read-data"]).status == 0)
+    }
+
     /// The ransomware: with the host's credentials it tries to delete,
     /// overwrite, truncate, rename, change and list every object it can
     /// name, and to replace the owner's record. Every attempt fails, no
