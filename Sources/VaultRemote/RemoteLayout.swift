@@ -14,21 +14,18 @@ public struct RemoteLayout: Sendable {
     public var strays: [String: UInt64] = [:]
     /// The names in `hosts/` (RemoteHostRecords) but those retired (of
     /// `HostRecord.retired`'s size, which no sealed record has).
-    public var hostRecords: Set<String> {
-        Set(files.compactMap { path, size in
-            path.hasPrefix(RemoteHostRecords.directory + "/") && size != UInt64(HostRecord.retired.count)
-                ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
-        })
-    }
-    /// The names in `hosts/` that are retired (exactly `HostRecord.retired`'s size).
-    public var retiredHostRecords: Set<String> {
-        Set(files.compactMap { path, size in
-            path.hasPrefix(RemoteHostRecords.directory + "/") && size == UInt64(HostRecord.retired.count)
-                ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
-        })
-    }
+    public var hostRecords: Set<String> { hostNames(retired: false) }
+    /// The names in `hosts/` that are retired.
+    public var retiredHostRecords: Set<String> { hostNames(retired: true) }
     /// Both, as `RemoteHostRecords.publish` takes them.
     public var hostRecordNames: HostRecordNames { HostRecordNames(live: hostRecords, retired: retiredHostRecords) }
+
+    private func hostNames(retired: Bool) -> Set<String> {
+        Set(files.compactMap { path, size in
+            path.hasPrefix(RemoteHostRecords.directory + "/") && (size == UInt64(HostRecord.retired.count)) == retired
+                ? String(path.dropFirst(RemoteHostRecords.directory.count + 1)) : nil
+        })
+    }
     public var hasVault: Bool { files[RemoteNames.header] != nil && files[RemoteNames.manifest] != nil }
 
     /// Envelope size bounds (docs/FORMAT.md, "Drop-in envelope"): X25519

@@ -9,11 +9,7 @@ import Testing
 struct ForgottenHostsTests {
     static let a = String(repeating: "0a", count: 16), b = String(repeating: "b1", count: 16)
 
-    static func scratch() throws -> String {
-        let dir = NSTemporaryDirectory() + "vault-forgotten-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    static func scratch() throws -> String { try scratchDirectory("vault-forgotten") }
 
     @Test func namesAreKeptOnceEachInOrder() throws {
         let dir = try Self.scratch()

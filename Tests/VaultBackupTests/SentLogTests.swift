@@ -9,11 +9,7 @@ import VaultCore
 @Suite("Sent log")
 struct SentLogTests {
     static func id(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 16) }
-    static func directory() throws -> String {
-        let dir = NSTemporaryDirectory() + "sentlog-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
-        return dir
-    }
+    static func directory() throws -> String { try scratchDirectory("sentlog") }
 
     @Test func theFourRules() throws {
         let dir = try Self.directory()

@@ -193,24 +193,22 @@ extension UnlockedVault {
         guard !readOnly, let name = try? indexName(of: entry),   // a cache: see above
               let sealed = try? FolderIndexFile.seal(index, name: name, keys: keys.folderIndex, vaultID: vaultID) else { return }   // too large to keep
         try? Vault.ensureDirectory(paths.indexes)   // the write below fails too, and is dropped
-        let path = paths.indexes + "/" + name
         // Not kept: the next mount makes the pass.
-        try? {
-            let temp = try TempFile(beside: path, mode: 0o600)
-            try sealed.withUnsafeBytes { try temp.file.write($0) }
-            try temp.commit(to: path, durable: durable)
-        }()
+        try? VaultDirectory.atomicWrite(sealed, to: paths.indexes + "/" + name, mode: 0o600, durable: durable)
     }
 
     /// Removes the index file of each of `entries` that has one (an item
     /// removed, or a version dropped), so no copy of its paths outlives it.
-    func forgetIndexes(of entries: [ManifestEntry]) {
-        var removed = false
+    /// Returns the names of the files it removed.
+    @discardableResult
+    func forgetIndexes(of entries: [ManifestEntry]) -> [String] {
+        var removed: [String] = []
         for e in entries where e.kind == .folder {
             guard let name = try? indexName(of: e) else { continue }   // a cache: see above
-            if (try? Syscall.unlink(paths.indexes + "/" + name)) != nil { removed = true }   // none, or left for `tidyFolderIndexes`
+            if (try? Syscall.unlink(paths.indexes + "/" + name)) != nil { removed.append(name) }   // none, or left for `tidyFolderIndexes`
         }
-        if removed { try? Syscall.fsyncDirectory(paths.indexes) }   // a removal undone by a crash: the next tidy's
+        if !removed.isEmpty { try? Syscall.fsyncDirectory(paths.indexes) }   // a removal undone by a crash: the next tidy's
+        return removed
     }
 
     /// Removes the files in `indexes/` that name no folder item of the

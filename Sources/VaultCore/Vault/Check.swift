@@ -166,8 +166,7 @@ extension UnlockedVault {
                 try inboxFiles(ofEnvelope: String(env.dropLast(4))).map { FilePath("inbox/" + $0) }
             }
             report.movedToQuarantine = try quarantine(orphans + rejected).map(\.description)
-            forgetIndexes(of: disagreeing)
-            report.removed += try disagreeing.map { "indexes/" + (try indexName(of: $0)) }
+            report.removed += forgetIndexes(of: disagreeing).map { "indexes/" + $0 }
             if purge { report.removed += try purgeQuarantine().map(\.description) }
             report.leftovers = []
             report.orphans = []

@@ -41,11 +41,13 @@ package enum VaultDirectory {
         return b
     }
 
-    /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync dir.
-    package static func atomicWrite(_ bytes: some ContiguousBytes, to path: String, mode: UInt16? = nil) throws {
+    /// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync
+    /// dir (without `durable`, only the rename: a cache's file, which a
+    /// crash may leave unreadable).
+    package static func atomicWrite(_ bytes: some ContiguousBytes, to path: String, mode: UInt16? = nil, durable: Bool = true) throws {
         let temp = try TempFile(beside: path, mode: mode)
         try bytes.withUnsafeBytes { try temp.file.write($0) }
-        try temp.commit(to: path)
+        try temp.commit(to: path, durable: durable)
     }
 
     package static func directory(of path: String) -> String {
