@@ -3,9 +3,9 @@ import VaultCore
 
 /// The clear start of a manifest (docs/FORMAT.md, "Manifest"):
 /// `"VAULTMAN" || version || 00 00 00 || generation u64be` for versions 2
-/// to 6 (3 adds versions of items inside the sealed part, 4 who dropped
+/// to 7 (3 adds versions of items inside the sealed part, 4 who dropped
 /// them in, 5 the history, tombstones and prune marks, 6 the digest of
-/// each tombstone's item);
+/// each tombstone's item, 7 the forgotten hosts);
 /// version 1 has no generation (it counts as 0). Read from a remote without
 /// any key, so it is hostile: the exact magic, a known version, the zero
 /// bytes. Nothing is trusted beyond deciding whether to refuse a push (a
@@ -39,7 +39,7 @@ public enum ManifestPrefix {
         }
         switch version {
         case 1: return 0
-        case 2, 3, 4, 5, 6:
+        case 2...Manifest.version:
             do { return try r.u64() } catch { throw RemoteError.malformedRemote(.manifestTooShort) }
         default:
             throw RemoteError.malformedRemote(.manifestVersion(version))

@@ -26,7 +26,7 @@ public enum RemoteHostRecords {
     /// the same way, by `HostRecord.retired` (deleted, a record would read
     /// as "none published yet" to a host that never read one, which trusts
     /// every pack it sent). So are the names in `retire` (ForgottenHosts:
-    /// hosts whose snapshots this vault forgot, published or not) that
+    /// hosts whose snapshots any copy of this vault forgot, published or not) that
     /// hold no current record and are not retired there already. Returns
     /// how many records went up.
     @discardableResult

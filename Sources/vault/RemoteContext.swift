@@ -110,9 +110,9 @@ extension Context {
         guard !remotes.isEmpty else { return }
         do {
             let built = try HostRecords.build(vault)
-            // Hosts whose snapshots were forgotten here: retired where they
-            // have no record now, even one never published (ForgottenHosts).
-            let retire = ForgottenHosts.read(vault: vault.vault.paths.root).subtracting(built.records.keys)
+            // Hosts whose snapshots were forgotten, on any copy: retired
+            // where they have no record now, even one never published (ForgottenHosts).
+            let retire = ForgottenHosts.all(vault).subtracting(built.records.keys)
             let rclone = try rclone()
             for (remote, there) in remotes where !built.records.isEmpty || !there.live.isEmpty || !retire.subtracting(there.retired).isEmpty {
                 do { try RemoteHostRecords.publish(built.records, there: there, retire: retire, target: remote.target, rclone: rclone) } catch {

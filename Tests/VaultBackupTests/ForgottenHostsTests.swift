@@ -1,25 +1,29 @@
 import Foundation
 import Testing
 @testable import VaultBackup
+import VaultCore
 
-/// `hosts.forgotten` (docs/FORMAT.md, "Host records"): names added once
-/// each and read back in order; any other shape, from a disk that is
-/// hostile like every other, reads as no names at all.
+/// The old machine-local `hosts.forgotten` (docs/FORMAT.md, "Host
+/// records"), still read: its names join the ones the next forget keeps in
+/// the manifest; any other shape, from a disk that is hostile like every
+/// other, reads as no names at all.
 @Suite("Forgotten hosts")
 struct ForgottenHostsTests {
     static let a = String(repeating: "0a", count: 16), b = String(repeating: "b1", count: 16)
 
     static func scratch() throws -> String { try scratchDirectory("vault-forgotten") }
 
-    @Test func namesAreKeptOnceEachInOrder() throws {
+    @Test func theOldFilesNamesJoinTheNextForget() throws {
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(ForgottenHosts.read(vault: dir).isEmpty)
-        try ForgottenHosts.add(names: [Self.b], vault: dir)
-        try ForgottenHosts.add(names: [Self.a, Self.b], vault: dir)
-        #expect(ForgottenHosts.read(vault: dir) == [Self.a, Self.b])
-        let text = try String(contentsOfFile: dir + "/hosts.forgotten", encoding: .utf8)
-        #expect(text == "vault forgotten hosts v1\n\(Self.a)\n\(Self.b)\n")
+        #expect(ForgottenHosts.legacy(vault: dir).isEmpty)
+        #expect(try ForgottenHosts.names(hostsOf: [], vaultID: [UInt8](repeating: 0, count: 16), vault: dir).isEmpty)
+        try Data("vault forgotten hosts v1\n\(Self.a)\n\(Self.b)\n".utf8).write(to: URL(fileURLWithPath: dir + "/hosts.forgotten"))
+        #expect(ForgottenHosts.legacy(vault: dir) == [Self.a, Self.b])
+        let names = try ForgottenHosts.names(hostsOf: [], vaultID: [UInt8](repeating: 0, count: 16), vault: dir)
+        #expect(names == [[UInt8](repeating: 0x0a, count: 16), [UInt8](repeating: 0xb1, count: 16)])
+        ForgottenHosts.removeLegacy(vault: dir)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/hosts.forgotten"))
     }
 
     @Test(arguments: [
@@ -34,6 +38,6 @@ struct ForgottenHostsTests {
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Data(text.utf8).write(to: URL(fileURLWithPath: dir + "/hosts.forgotten"))
-        #expect(ForgottenHosts.read(vault: dir).isEmpty, "\(text.debugDescription)")
+        #expect(ForgottenHosts.legacy(vault: dir).isEmpty, "\(text.debugDescription)")
     }
 }

@@ -147,6 +147,60 @@ struct BackupMergeTests {
         for machine in [laptop, desktop] { try Self.expectRestores(machine, s2, ["x": 5, "y": 6]) }
     }
 
+    /// A `backup --to` host's snapshot taken in on the laptop from its own
+    /// inbox (so no record is published) and forgotten there; the desktop,
+    /// which never saw it, pulls and prunes the host's pack. The desktop's
+    /// prune retires the host's record name on the remote (manifest version
+    /// 7 carries the forgotten hosts), so the host stores its data again
+    /// instead of naming the deleted pack, and every byte restores. Before,
+    /// only the laptop knew the name: the desktop published nothing, the
+    /// host read "none published yet", and its next snapshot was refused.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone")))
+    func aHostForgottenOnAnotherMachineIsRetiredByThisMachinesPrune() throws {
+        let (m, remote) = try MultiMachineTests.machines(2)
+        let (laptop, desktop) = (m[0], m[1])
+        let host = try Sandbox(), source = m[0].v.path + "/host-src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+        let data = BackupFixture.random(1 << 20, seed: 71)
+        try Data(data).write(to: URL(fileURLWithPath: source + "/big"))
+        let fingerprint = try laptop.v.info()["public_key_fingerprint"] as? String ?? ""
+        func send() throws -> [String: Any] {
+            let r = try CLIHarness.run(["backup", source, "--to", remote, "--fingerprint", fingerprint, "--json"],
+                                       environment: host.environment(), cwd: host.path, timeout: 60)
+            #expect(r.status == 0, "\(r.stderr)")
+            var out = (try? JSONObject.parse(r.stdout)) ?? [:]
+            out["stderr"] = r.stderr
+            return out
+        }
+        let first = try #require(try send()["snapshot"] as? String)
+        for name in try FileManager.default.contentsOfDirectory(atPath: remote + "/inbox") where !name.hasPrefix(".") {
+            try FileManager.default.moveItem(atPath: remote + "/inbox/" + name, toPath: laptop.v.dir + "/inbox/" + name)
+        }
+        #expect(try laptop.run(["list"]).status == 0)
+        #expect(try laptop.run(["snapshots", "forget", first]).status == 0)
+        try Self.push(laptop)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: remote + "/hosts")) ?? []).isEmpty, "no record was published")
+
+        try Self.pull(desktop)
+        let pruned = try desktop.run(["snapshots", "prune", "--grace", "0"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("deleted 2 unused packs"), "its data and its trees: \(pruned.stderr)")
+        let records = (try? FileManager.default.contentsOfDirectory(atPath: remote + "/hosts")) ?? []
+        #expect(records.count == 1, "\(records)")
+        if let record = records.first {
+            #expect(FileManager.default.contents(atPath: remote + "/hosts/" + record) == Data("VAULTHR0".utf8), "retired")
+        }
+        let second = try send()
+        #expect((second["bytes_stored"] as? Int ?? 0) > 1 << 20, "stored again: \(second)")
+        #expect((second["stderr"] as? String ?? "").contains("no longer holds any snapshot of this host"), "\(second)")
+        try Self.pull(desktop)
+        let out = desktop.v.path + "/out"
+        let restored = try desktop.run(["snapshots", "restore", "latest", "--to", out])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(FileManager.default.contents(atPath: out + "/host-src/big") == Data(data))
+        let check = try desktop.run(["check", "--read-data"])
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+
     /// A backup sent to a remote's inbox (`backup --to`) that needs a pack
     /// the owner's prune would delete: prune brings the remote's drop-ins in
     /// first. A remote it cannot reach is named, and the prune goes on with

@@ -71,6 +71,15 @@ struct VaultVectorTests {
         return m
     }
 
+    /// The version 7 vector (FORMAT.md): the version 6 manifest, generation
+    /// 6, with one forgotten host, record name 0a…19, since 1767571200.
+    static func forgottenManifest() throws -> Manifest {
+        var m = try digestManifest()
+        m.generation = 6
+        m.forgottenHosts.insert(seq(0x0a, 16), at: 1_767_571_200)
+        return m
+    }
+
     static let expected: [String: String] = [
         "kek": "3e9d247a8213bb3bafc601ff1f97abd551c11280af85a9a3344022c68ccad40e",
         "header mac key": "051c61920203c1de12436bfecd8c1b583d2f82942752c2cfef1100705e0cdd43",
@@ -115,6 +124,16 @@ struct VaultVectorTests {
             "6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61ae173535b9dfb2077f88e2d8d" +
             "5287319c8abd3de57d519139cf37448aceafa6ab1a638e5705be430a210adab0e438f074e60caddbb57392191ed02b95" +
             "ff986edf54f61d4e793b609bfe13850420b3737187b2703e839c",
+        "manifest v7": "5641554c544d414e070000000000000000000006909192939495969798999a9bc38c27290a79623b9d72b51d80915c1f" +
+            "ebcc36fb21c597011939de67fdbe7c0d06eda4cfe22300560cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317" +
+            "ef63dbf614b16cd2f8bdde5f60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d" +
+            "6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6bc0e90043cfee9c176045e3e" +
+            "3669156860fd2d5b785a33732472cfc8600b6fabbe6e470dc77339b857fa25744544040b7358341239a053f7f1e38d13" +
+            "ded82616f487256281d783641365ea0fe8b6e5e3bfbb9f577b7ea68e72d16a2a13dc01c7b46c19aecf06e64afe33f392" +
+            "6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61ae173535b9dfb2077f88e2d8d" +
+            "5287319c8abd3de57d519139cf37448aceafa6ab1a638e5705be430a210adab0e438f074e60caddbb57392191ed02b95" +
+            "ff986edf54f61d4e793b07f600f3b6868646107cf5a5550534a6dad94757e6cd572763e0b54b05bf1d81b27dfd356a09" +
+            "86ec996d65f1",
         "tombstone digest": "a2ecab46a4cf34f6a789742f2d36e2b7",
         "inbox/<id>.env": "5641554c54454e560101605a725d2a4adfeeb1a29e17edd621c1b7593ee8cdbc44ac6c4ab6e2f805d23cb27bebc629f8" +
             "f9926d4fd07a66d364617776e5006b458ac17dada2e141364e9a54e35757066c594d38bb187f82e26545974f7f65d8f0" +
@@ -151,7 +170,9 @@ struct VaultVectorTests {
         got["manifest v5"] = Hex.encode(try Self.historyManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
                                                                          nonce: Self.manifestNonce, formatVersion: 5))
         got["manifest v6"] = Hex.encode(try Self.digestManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
-                                                                        nonce: Self.manifestNonce))
+                                                                        nonce: Self.manifestNonce, formatVersion: 6))
+        got["manifest v7"] = Hex.encode(try Self.forgottenManifest().sealed(key: manifestKey, vaultID: Self.vaultID,
+                                                                           nonce: Self.manifestNonce))
         got["tombstone digest"] = Hex.encode(try Self.entry().tombstoneDigest)
         // The envelope, with the ephemeral key fixed (only a test may do that).
         var payload = [UInt8]()
@@ -201,6 +222,14 @@ struct VaultVectorTests {
         #expect(v6.tombstones == (try Self.digestManifest()).tombstones && v6.tombstones.removes(other))
         other.fileKey = try FileKey(secret: Self.secret(Self.seq(0x81, 32)))
         #expect(!v6.tombstones.removes(other) && v5.tombstones.removes(other))
+        #expect(v6.forgottenHosts.count == 0 && v5.forgottenHosts.count == 0)
+        let v7 = try Manifest.open(Hex.decode(got["manifest v7"]!)!, key: manifestKey, vaultID: Self.vaultID)
+        #expect(v7.generation == 6 && v7.tombstones == v6.tombstones && v7.pruneMarks == v6.pruneMarks && v7.entries.count == 2)
+        #expect(v7.forgottenHosts.names == [Self.seq(0x0a, 16)] && v7.forgottenHosts.forgottenAt(Self.seq(0x0a, 16)) == 1_767_571_200)
+        // Forgotten hosts cannot be written in the older formats.
+        #expect(throws: VaultError.misuse(.manifestVersion(6))) {
+            try Self.forgottenManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 6)
+        }
         // A dropper cannot be written in the older formats.
         #expect(throws: VaultError.misuse(.manifestVersion(3))) { try Self.droppedManifest().sealed(key: manifestKey, vaultID: Self.vaultID, formatVersion: 3) }
                 let fromEnvelope = try DropInEnvelope.open(envelope, x25519: pair, xwing: master.xwingKeyPair(vaultID: Self.vaultID),

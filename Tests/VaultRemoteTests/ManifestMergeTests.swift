@@ -188,6 +188,22 @@ struct ManifestMergeTests {
         #expect(a.union(Tombstones()) { _ in false } == a && !a.removes(forged))
     }
 
+    /// A host forgotten on either side stays forgotten in the merge (the
+    /// machine that publishes next must retire it), with the earlier time.
+    @Test func forgottenHostsAreKeptFromBothSides() throws {
+        let (h1, h2, h3) = (Self.id(1), Self.id(2), Self.id(3))
+        var ours = try Manifest(entries: []), theirs = try Manifest(entries: [])
+        ours.forgottenHosts.insert(h1, at: 50)
+        ours.forgottenHosts.insert(h2, at: 20)
+        theirs.forgottenHosts.insert(h2, at: 10)
+        theirs.forgottenHosts.insert(h3, at: 40)
+        for (o, t) in [(ours, theirs), (theirs, ours)] {
+            let merged = try ManifestMerge.merge(base: [], ours: o, theirs: t).manifest.forgottenHosts
+            #expect(merged.names == [h1, h2, h3])
+            #expect(merged.forgottenAt(h1) == 50 && merged.forgottenAt(h2) == 10 && merged.forgottenAt(h3) == 40)
+        }
+    }
+
     @Test func aConflictNameStaysWithinTheLimit() {
         let long = String(repeating: "\u{1F600}", count: 256)  // 1024 bytes
         let c = ManifestMerge.conflictName(long)

@@ -13,6 +13,7 @@ import VaultCore
         #expect(try ManifestPrefix.generation(of: Self.start + [2, 0, 0, 0] + g) == 0x0102_0304_0506_0708)
         #expect(try ManifestPrefix.generation(of: Self.start + [3, 0, 0, 0] + g + [9, 9]) == 0x0102_0304_0506_0708)
         #expect(try ManifestPrefix.generation(of: Self.start + [5, 0, 0, 0] + g) == 0x0102_0304_0506_0708)
+        #expect(try ManifestPrefix.generation(of: Self.start + [7, 0, 0, 0] + g) == 0x0102_0304_0506_0708)
         // The identity is the first 32 bytes, which hold the write's random nonce.
         let file = Self.start + [5, 0, 0, 0] + g + Array(0..<12) + [0xaa, 0xbb]
         #expect(try ManifestPrefix.identity(of: file) == Hex.encode(Array(file.prefix(32))))
@@ -39,7 +40,7 @@ import VaultCore
                 try ManifestPrefix.generation(of: Array((Self.start + [2, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])[..<n]))
             }
         }
-        for v: UInt8 in [0, 7, 255] {
+        for v: UInt8 in [0, 8, 255] {
             #expect(throws: RemoteError.malformedRemote(.manifestVersion(v))) {
                 try ManifestPrefix.generation(of: Self.start + [v, 0, 0, 0] + [UInt8](repeating: 0, count: 8))
             }

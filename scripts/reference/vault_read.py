@@ -281,15 +281,18 @@ def parse_dropper(buf, off):
 
 MAX_REPLICAS = 65535
 MAX_TOMBSTONES = 1000000
+MAX_FORGOTTEN_HOSTS = 100000
 
 
 def parse_trailer(pt, off, entries, version):
-    """The trailer of versions 5 and 6: history = u16be(h) || (replica (16) ||
+    """The trailer of versions 5 to 7: history = u16be(h) || (replica (16) ||
     count u64be || tag (8)) x h, replicas ascending, count >= 1; tombstones =
     u32be(t) || (item id (16) || removed i64be || item digest (16)) x t (no
     digest in version 5), ids ascending, none a record's id;
     marks = u32be(p) || (pack id (16) || since i64be || needed u64be) x p,
-    ids ascending. Returns (history, tombstones, marks, offset)."""
+    ids ascending; forgotten = u32be(f) || (host record name (16) || since
+    i64be) x f, names ascending, f <= 100,000 (version 7 only). Returns
+    (history, tombstones, marks, forgotten, offset)."""
     def table(count_size, limit, row, fields):
         nonlocal off
         if len(pt) - off < count_size:
@@ -314,21 +317,23 @@ def parse_trailer(pt, off, entries, version):
     if {t[0] for t in tombstones} & {e.item_id for e in entries}:
         raise corrupted()
     marks = table(4, MAX_ENTRIES, 32, ">qQ")
-    return history, tombstones, marks, off
+    forgotten = table(4, MAX_FORGOTTEN_HOSTS, 24, ">q") if version >= 7 else []
+    return history, tombstones, marks, forgotten, off
 
 
 def open_manifest(v, data):
-    """Version 6: magic, 0x06, 3 zero bytes, generation u64be, nonce (12),
+    """Version 7: magic, 0x07, 3 zero bytes, generation u64be, nonce (12),
     sealed; the aad is vault id || bytes 0..<32; the plaintext is u32be(n)
     then n records, each u32be(version) || dropper || entry, then the
-    trailer (history, tombstones, marks). Version 5: tombstones without
+    trailer (history, tombstones, marks, forgotten hosts). Version 6: no
+    forgotten hosts. Version 5: neither, and tombstones without
     their item digests. Version 4: the same without the
     trailer. Version 3: records without the dropper either. Version 2: the
     same prefix, plaintext u32be(n) || entries. Version 1 (no generation):
     nonce at 12..<24, aad vault id || bytes 0..<24."""
     if len(data) > MANIFEST_MAX or len(data) < 9 or data[:8] != MANIFEST_MAGIC:
         raise corrupted()
-    if data[8] in (0x02, 0x03, 0x04, 0x05, 0x06):
+    if data[8] in (0x02, 0x03, 0x04, 0x05, 0x06, 0x07):
         prefix = 32
     elif data[8] == 0x01:
         prefix = 24
@@ -366,9 +371,10 @@ def open_manifest(v, data):
         e.version = version
         e.dropper = dropper
         entries.append(e)
-    v.manifest_history, v.manifest_tombstones, v.manifest_marks = None, [], []
+    v.manifest_history, v.manifest_tombstones, v.manifest_marks, v.manifest_forgotten = None, [], [], []
     if data[8] >= 0x05:
-        v.manifest_history, v.manifest_tombstones, v.manifest_marks, off = parse_trailer(pt, off, entries, data[8])
+        v.manifest_history, v.manifest_tombstones, v.manifest_marks, v.manifest_forgotten, off = \
+            parse_trailer(pt, off, entries, data[8])
     if off != len(pt):
         raise corrupted()
     if len({(e.name, e.version) for e in entries}) != n or len({e.item_id for e in entries}) != n:
@@ -768,7 +774,24 @@ c77339b857fa25744544040b7358341239a053f7f1e38d13ded82616f487256281d78364
 e173535b9dfb2077f88e2d8d5287319c8abd3de57d519139cf37448aceafa6ab1a638e57
 05be430a210adab0e438f074e60caddbb57392191ed02b95ff986edf54f61d4e793b609b
 fe13850420b3737187b2703e839c
+""")# Version 7: the version 6 manifest, generation 6, with one forgotten host,
+# record name 0a..19, since 1767571200.
+VEC_MANIFEST_V7 = _h("""
+5641554c544d414e070000000000000000000006909192939495969798999a9bc38c2729
+0a79623b9d72b51d80915c1febcc36fb21c597011939de67fdbe7c0d06eda4cfe2230056
+0cbf1317520b37a7491a04a72a77fa3ed0c02ccb52802317ef63dbf614b16cd2f8bdde5f
+60c7fac9b818d4c43dafd28217753dd0dacf3313d15f09f8c31fa271aad1eff2f2e32e3d
+6fd4bd984568842bf4f8a6d644d058a388a5769ca6c33b1d494fcbdca5a31aa1ca9242b6
+bc0e90043cfee9c176045e3e3669156860fd2d5b785a33732472cfc8600b6fabbe6e470d
+c77339b857fa25744544040b7358341239a053f7f1e38d13ded82616f487256281d78364
+1365ea0fe8b6e5e3bfbb9f577b7ea68e72d16a2a13dc01c7b46c19aecf06e64afe33f392
+6c3dfb6c2981707c05d2d756d8c08fc18bd6ae283579f2a434acbd50993f946345e0e61a
+e173535b9dfb2077f88e2d8d5287319c8abd3de57d519139cf37448aceafa6ab1a638e57
+05be430a210adab0e438f074e60caddbb57392191ed02b95ff986edf54f61d4e793b07f6
+00f3b6868646107cf5a5550534a6dad94757e6cd572763e0b54b05bf1d81b27dfd356a09
+86ec996d65f1
 """)
+
 VEC_TOMBSTONE_DIGEST = bytes.fromhex("a2ecab46a4cf34f6a789742f2d36e2b7")
 VEC_V2_ITEM_ID = _seq(0xd0, 0xdf)
 VEC_V2_FILE_KEY = _seq(0xe0, 0xff)
@@ -952,6 +975,19 @@ def check_vector():
                    AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V6[0:32]))
             except VaultError as err:
                 diffs.append("manifest v6: %s" % err)
+            # 8. the version 7 manifest vector: version 6's, with one forgotten host
+            try:
+                v7 = open_manifest(v, VEC_MANIFEST_V7)
+                eq("v7 generation", v.manifest_generation, 6)
+                eq("v7 tombstones", v.manifest_tombstones, [(_seq(0xe0, 0xef), 1767398400, digest)])
+                eq("v7 forgotten hosts", v.manifest_forgotten, [(_seq(0x0a, 0x19), 1767571200)])
+                forgotten = struct.pack(">I", 1) + _seq(0x0a, 0x19) + struct.pack(">q", 1767571200)
+                pt = struct.pack(">I", 2) + struct.pack(">I", 1) + b"\x01" + struct.pack(">I", 1001) + b"\x07ncshare" \
+                    + v7[0].raw + struct.pack(">I", 2) + b"\x00" + v7[1].raw + trailer6 + forgotten
+                eq("manifest v7 (re-sealed from inputs)", VEC_MANIFEST_V7[32:],
+                   AESGCM(manifest_key).encrypt(VEC_MANIFEST_NONCE, pt, VEC_VAULT_ID + VEC_MANIFEST_V7[0:32]))
+            except VaultError as err:
+                diffs.append("manifest v7: %s" % err)
         # a wrong password must be told apart
         with open(pwfile, "w", encoding="utf-8") as f:
             f.write("wrong\n")

@@ -26,8 +26,10 @@ extension Vault {
 extension UnlockedVault {
     /// Drops snapshot (or pack) entries: the manifest without them is
     /// durable first, then their blobs go.
-    public func removeBackupStorage(_ entries: [ManifestEntry]) throws {
-        try replaceBackupStorage(removing: entries, adding: [])
+    /// `forgettingHosts`: the host record names (16 bytes each) of the
+    /// snapshots among `entries`, kept in the same write (ForgottenHostNames).
+    public func removeBackupStorage(_ entries: [ManifestEntry], forgettingHosts hosts: [[UInt8]] = []) throws {
+        try replaceBackupStorage(removing: entries, adding: [], forgettingHosts: hosts)
     }
 
     /// Runs `body` under the drop lock held exclusively (waiting while
@@ -74,12 +76,12 @@ extension UnlockedVault {
 
     /// One manifest write that drops `removed` (backup storage only; their
     /// ids become tombstones), names `added` (repacks whose blobs are
-    /// durable) and, with `marks`, replaces prune's marks; then the dropped
-    /// blobs go. A kill before the write leaves the old manifest and
+    /// durable), with `marks` replaces prune's marks, and adds
+    /// `forgettingHosts` to the forgotten hosts; then the dropped blobs go. A kill before the write leaves the old manifest and
     /// unnamed blobs; after it, blobs no manifest names: never a manifest
     /// naming a missing blob.
     public func replaceBackupStorage(removing removed: [ManifestEntry], adding added: [ManifestEntry],
-                                     marks: PruneMarks? = nil) throws {
+                                     marks: PruneMarks? = nil, forgettingHosts hosts: [[UInt8]] = []) throws {
         try requireLock()
         guard removed.allSatisfy({ $0.kind.isBackupStorage }), added.allSatisfy({ $0.kind == .repack }) else {
             throw VaultError.misuse(.notBackupStorage)
@@ -90,6 +92,8 @@ extension UnlockedVault {
         do {
             for e in added { try manifest.add(e) }
             if let marks { manifest.pruneMarks = marks }
+            let now = Syscall.now()
+            for name in hosts { manifest.forgottenHosts.insert(name, at: now) }
             try saveManifest()
         } catch {
             manifest = before

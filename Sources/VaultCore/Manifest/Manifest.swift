@@ -4,12 +4,18 @@ import VaultCrypto
 
 // Manifest, file `manifest` (docs/FORMAT.md, "Manifest"):
 //
-//   magic "VAULTMAN" (8) || version 0x06 || 3 zero bytes || generation u64be
+//   magic "VAULTMAN" (8) || version 0x07 || 3 zero bytes || generation u64be
 //   || nonce (12) || AES-256-GCM(manifest key, nonce, aad = vault id (16) || bytes 0..<32, plaintext)
-//   plaintext = u32be record count || records || history || tombstones || marks
+//   plaintext = u32be record count || records || history || tombstones || marks || forgotten
 //   record    = u32be version number || dropper (Dropper.swift) || entry (ManifestEntry.swift)
-//   history (ManifestHistory.swift), tombstones (Tombstones.swift), marks (PruneMarks.swift)
+//   history (ManifestHistory.swift), tombstones (Tombstones.swift), marks (PruneMarks.swift),
+//   forgotten (ForgottenHostNames.swift)
 //
+// Version 7 adds the record names of `backup --to` hosts whose snapshots
+// were forgotten: the machine that publishes host records next need not be
+// the one that forgot (the parties model's seed 14769867183226418196, on
+// two machines). Version 6 (read; written only for the published vector)
+// has no such list.
 // Version 6 gives each tombstone the digest of the item it let go (a
 // forgery under a learned id, let go on one machine, must not take the
 // real item with it on another). Version 5 (read; written only for the
@@ -33,7 +39,7 @@ import VaultCrypto
 
 public struct Manifest: Sendable {
     public static let magic = Array("VAULTMAN".utf8)
-    public static let version: UInt8 = 6
+    public static let version: UInt8 = 7
     static let prefixLength = 32
     static let version1PrefixLength = 24
     /// Bounds on what a manifest may hold, checked while parsing, and by
@@ -52,8 +58,10 @@ public struct Manifest: Sendable {
     /// What a file or folder under a reserved name in a manifest before
     /// version 5 is called from then on.
     static let renamedReservedSuffix = " (file)"
-    /// A version 5 or 6 trailer with no history, tombstones or marks.
-    static let emptyTrailerLength = 2 + 4 + 4
+    /// A version 7 trailer with no history, tombstones, marks or forgotten hosts.
+    static let emptyTrailerLength = 2 + 4 + 4 + 4
+    /// What an empty forgotten-hosts list adds to a version 5 or 6 trailer.
+    static let emptyForgottenLength = 4
 
     public private(set) var entries: [ManifestEntry]
     /// Indexes into `entries`, so lookups and the uniqueness checks of a
@@ -66,7 +74,9 @@ public struct Manifest: Sendable {
     /// 4 + the sum of the records' lengths (as version 4 and 5 records).
     private var recordsSize = 4
     /// The version 5 plaintext's size: the records and the trailer.
-    public var plaintextSize: Int { recordsSize + history.encodedLength + tombstones.encodedLength + pruneMarks.encodedLength }
+    public var plaintextSize: Int {
+        recordsSize + history.encodedLength + tombstones.encodedLength + pruneMarks.encodedLength + forgottenHosts.encodedLength
+    }
     /// The writes this manifest descends from (ManifestHistory.swift).
     public package(set) var history = ManifestHistory()
     /// Whether `history` was read from the manifest (version 5) or is
@@ -76,6 +86,8 @@ public struct Manifest: Sendable {
     public package(set) var tombstones = Tombstones()
     /// Prune's marks (PruneMarks.swift).
     public var pruneMarks = PruneMarks()
+    /// The record names of hosts whose snapshots were forgotten (ForgottenHostNames.swift).
+    public var forgottenHosts = ForgottenHostNames()
     /// How many times this vault's manifest has been written (0 for a
     /// version 1 manifest, which did not count). `sealed` writes it as is;
     /// `UnlockedVault.saveManifest` raises it first.
@@ -288,8 +300,8 @@ public struct Manifest: Sendable {
         byID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { (ByteKey($1.itemID), $0) })
     }
 
-    /// The sealed file bytes, in format version 6; `formatVersion` 5, 4, 3
-    /// or 2 only for the published vectors (5: tombstones without digests;
+    /// The sealed file bytes, in format version 7; `formatVersion` 6, 5, 4, 3
+    /// or 2 only for the published vectors (6: no forgotten hosts; 5: tombstones without digests;
     /// 4: no trailer; 3: no droppers either; 2: every name once, each
     /// version 1).
     package func sealed(key: SecretBytes, vaultID: [UInt8], nonce: [UInt8] = SecureRandom.bytes(12),
@@ -299,7 +311,7 @@ public struct Manifest: Sendable {
         return out
     }
 
-    /// The size `sealed` returns (format version 6).
+    /// The size `sealed` returns (format version 7).
     var sealedSize: Int { Self.prefixLength + plaintextSize + AEADAlgorithm.tagLength }
 
     /// `sealed`, appended to `out` and sealed in place there: no second
@@ -310,6 +322,7 @@ public struct Manifest: Sendable {
         // (which would leave copies of file keys in freed memory), then zero it.
         guard plaintextSize <= plaintextCapacity else { throw VaultError.manifestFull }
         let trailer = formatVersion >= 5, droppers = formatVersion >= 4, records = formatVersion >= 3
+        guard formatVersion >= 7 || forgottenHosts.count == 0 else { throw VaultError.misuse(.manifestVersion(formatVersion)) }
         guard droppers || (formatVersion == 3 && entries.allSatisfy({ $0.droppedBy == nil }))
                 || (formatVersion == 2 && entries.allSatisfy({ $0.version == 1 && $0.droppedBy == nil })) else {
             throw VaultError.misuse(.manifestVersion(formatVersion))
@@ -327,6 +340,7 @@ public struct Manifest: Sendable {
             history.encode(into: &plain)
             tombstones.encode(into: &plain, version: formatVersion)
             pruneMarks.encode(into: &plain)
+            if formatVersion >= 7 { forgottenHosts.encode(into: &plain) }
         }
         defer { SecureZero.zero(&plain) }
         var w = ByteWriter(Self.magic + [formatVersion, 0, 0, 0])
@@ -373,9 +387,10 @@ public struct Manifest: Sendable {
     }
 
     /// Parses a decrypted manifest: exact shape, unique (name, version)
-    /// pairs and ids, at most `maxVersions` per name. Version 6: as 4, then
+    /// pairs and ids, at most `maxVersions` per name. Version 7: as 4, then
     /// the trailer (history, tombstones none of which is a record's id,
-    /// marks); 5: the same with tombstones of ids alone; 4: a version
+    /// marks, forgotten hosts); 6: the same without forgotten hosts; 5:
+    /// without them and with tombstones of ids alone; 4: a version
     /// number and a dropper before each entry; 3: a
     /// version number only; 1 and 2: every entry is version 1.
     static func parse(plaintext b: UnsafeRawBufferPointer, capacity: Int = maxFileSize,
@@ -386,10 +401,12 @@ public struct Manifest: Sendable {
         do { count = try r.length(UInt32.self, max: maxEntries) } catch { throw VaultError.corruptedOrTampered }
         var m = try Manifest(entries: [], capacity: capacity)
         m.entries.reserveCapacity(count)
-        // An older version read in grows when written as version 6: its
+        // An older version read in grows when written as version 7: its
         // records by 5 or 1 bytes each, and by an empty trailer; a version
-        // 5 one by a digest per tombstone (below).
-        m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count + (trailer ? 0 : emptyTrailerLength)
+        // 5 or 6 one by an empty forgotten-hosts list, a version 5 one by a
+        // digest per tombstone too (below).
+        m.parseSlack = (droppers ? 0 : records ? 1 : recordPrefixLength) * count
+            + (formatVersion >= 7 ? 0 : trailer ? emptyForgottenLength : emptyTrailerLength)
         for _ in 0..<count {
             do {
                 let version = records ? try r.u32() : 1
@@ -407,8 +424,9 @@ public struct Manifest: Sendable {
         if trailer {
             m.history = try ManifestHistory.decode(&r)
             m.tombstones = try Tombstones.decode(&r, version: formatVersion)
-            if formatVersion == 5 { m.parseSlack = Tombstones.digestLength * m.tombstones.count }
+            if formatVersion == 5 { m.parseSlack += Tombstones.digestLength * m.tombstones.count }
             m.pruneMarks = try PruneMarks.decode(&r, max: maxEntries)
+            if formatVersion >= 7 { m.forgottenHosts = try ForgottenHostNames.decode(&r) }
             // An id is held or let go, never both.
             guard m.tombstones.count == 0 || !m.entries.contains(where: { m.tombstones.contains($0.itemID) }) else {
                 throw VaultError.corruptedOrTampered

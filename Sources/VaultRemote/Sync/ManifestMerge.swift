@@ -224,6 +224,7 @@ public enum ManifestMerge {
         }
         merged.pruneMarks = ours.pruneMarks.union(theirs.pruneMarks)
         merged.pruneMarks.keep(only: Set(merged.entries.compactMap { BackupItems.storageID(of: $0) }))
+        merged.forgottenHosts = ours.forgottenHosts.union(theirs.forgottenHosts)
         guard merged.plaintextSize <= merged.plaintextCapacity else { throw VaultError.manifestFull }
         for key in editedOnBoth {
             let name = String(decoding: key.bytes, as: UTF8.self)

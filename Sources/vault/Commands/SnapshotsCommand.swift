@@ -366,9 +366,12 @@ struct SnapshotsCommand: Command {
                 context.terminal.note("\(dryRun ? "would forget" : "forgetting") snapshot \(r.id.prefix(8)) of \(Format.stamp(r.snapshot.end.seconds)) (\(Terminal.printable(r.snapshot.host)))")
             }
             if !dryRun {
-                // Their hosts are retired at the next publication where no record is current (ForgottenHosts).
-                try ForgottenHosts.add(hostsOf: doomed.map(\.snapshot), vaultID: vault.vault.header.vaultID, vault: context.vaultDirectory)
-                try vault.removeBackupStorage(doomed.map(\.entry))
+                // Their hosts are retired at the next publication, on any
+                // machine, where no record is current (ForgottenHosts).
+                let hosts = try ForgottenHosts.names(hostsOf: doomed.map(\.snapshot), vaultID: vault.vault.header.vaultID,
+                                                     vault: context.vaultDirectory)
+                try vault.removeBackupStorage(doomed.map(\.entry), forgettingHosts: hosts)
+                ForgottenHosts.removeLegacy(vault: context.vaultDirectory)
             }
             context.terminal.note("\(dryRun ? "would forget" : "forgot") \(Format.count(doomed.count, "snapshot"))"
                                   + (ids.isEmpty ? ", kept \(chosen.count - doomed.count)" : ""))
