@@ -123,7 +123,7 @@ run_restore() {
 # The copy from a mount with the folder's index kept (FORMAT.md "Folder
 # indexes": the one `add` wrote beside the folder, kept by the `list` above
 # that absorbed it, as after any add), and from a mount with none kept (a
-# folder pulled from a remote, or added by an earlier version: the index
+# folder added by an earlier version, or whose remote withheld its index: the index
 # pass decrypts the whole archive before the copy).
 run_cp() {
     local t0
@@ -172,7 +172,7 @@ printf '  first cat of a %d MiB item through the mount %.3f s, vault get %.3f s 
 printf '  random 4 KiB reads through the mount: %s a second (each may decrypt a 1 MiB chunk)\n' "$reads"
 printf '  cp -r of a folder item (300 files, 115 MiB) out of the mount %.3f s, vault restore %.3f s = %sx (goal >= 0.7x)\n' \
     "$med_cp" "$med_restore" "$(ratio "$med_restore" "$med_cp")"
-printf '    from a mount with no index kept (a pulled folder: the index pass included) %.3f s = %sx\n' \
+printf '    from a mount with no index kept (a folder added by an earlier version: the index pass included) %.3f s = %sx\n' \
     "$med_first" "$(ratio "$med_restore" "$med_first")"
 printf '    its parts: the first listing: %.3f s with the index pass, %.3f s with the index kept; cp -r with every page already cached (no decrypting) %.3f s\n' \
     "$med_list" "$med_kept_list" "$med_warm"

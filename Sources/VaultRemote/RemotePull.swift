@@ -27,6 +27,11 @@ public struct PullSummary: Sendable {
     /// left there for now, and deleted there by this pull.
     public var strays = 0
     public var straysDeleted = 0
+    /// The remote's folder index files (RemoteIndexes.listed), for the
+    /// fetch after the pull; and how many under `indexes/` that no folder
+    /// item named for a day this pull deleted.
+    public var remoteIndexes: [String: UInt64] = [:]
+    public var indexesDeleted = 0
     /// The host records the remote holds (names in `hosts/`), as listed.
     public var hostRecords = HostRecordNames()
     /// The remote's header (newer, authenticated) replaced ours.
@@ -194,10 +199,18 @@ public enum RemotePull {
         }
         (summary.dropIns, summary.junkDropIns) = try fetchDropIns(layout, vault: local, remote: remote, rclone: rclone)
         RemoteBase.recordSeen(vault: paths.root, remote: remote.name, at: listed)
-        let due = RemoteStrays.due(layout.strays, vault: paths.root, remote: remote.name, now: listed)
+        // Index files no folder item names, here or in the remote's
+        // manifest, wait out the strays' grace too (RemoteIndexes).
+        var named = Set(local.folderIndexNames().keys)
+        if let opened { named.formUnion(local.folderIndexNames(of: opened.manifest).keys) }
+        let indexStrays = RemoteIndexes.strays(layout.files, named: named)
+        let due = RemoteStrays.due(layout.strays.merging(indexStrays) { a, _ in a }, vault: paths.root, remote: remote.name, now: listed)
         try rclone.delete(due, in: remote.target)
-        (summary.strays, summary.straysDeleted) = (layout.strays.count - due.count, due.count)
+        summary.indexesDeleted = due.filter { $0.hasPrefix(RemoteIndexes.prefix) }.count
+        summary.straysDeleted = due.count - summary.indexesDeleted
+        summary.strays = layout.strays.count - summary.straysDeleted
         summary.hostRecords = layout.hostRecordNames
+        summary.remoteIndexes = RemoteIndexes.listed(layout.files)
         return summary
     }
 

@@ -35,7 +35,8 @@ public struct PushSummary: Sendable {
 ///      if another machine pushed since (and it is not our own killed
 ///      push), stop here: `remoteMoved` says so, and a merge, which needs
 ///      the password, must come first (the command runs it)
-///   1. item blobs the remote lacks (or holds at another size)
+///   1. item blobs the remote lacks (or holds at another size), then the
+///      folder indexes it lacks (RemoteIndexes: a cache, in no order)
 ///   2. the header, if ours is the newer (SyncPlan): to `.push-<id>`, then
 ///      moved over `vault.header`
 ///   3. the remote's manifest generation read again: refuse if it moved
@@ -157,6 +158,10 @@ public enum RemotePush {
         try rclone.upload(missing, from: paths.items, to: RemoteNames.join(target, "items"), progress: progress)
         summary.uploadedFiles += missing.count
         summary.uploadedBytes += missing.reduce(UInt64(0)) { $0 + (localItems[$1] ?? 0) }
+        // And the folder indexes kept here that the remote lacks (RemoteIndexes).
+        let indexes = try RemoteIndexes.upload(listing, paths: paths, target: target, rclone: rclone)
+        summary.uploadedFiles += indexes.0
+        summary.uploadedBytes += indexes.1
 
         // 2. Header (its vault id was checked above), only if ours is the newer.
         if headerAction == .keepLocal {

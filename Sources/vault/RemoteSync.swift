@@ -28,7 +28,7 @@ enum RemoteSync {
         // Counted from after the password prompt: the rate is the
         // transfer's, not the typing's (issue 43, item 10).
         var started = Syscall.monotonicSeconds()
-        let summary: PullSummary
+        var summary: PullSummary
         let key: MasterKey
         let passwordsBefore = try Vault(at: context.vaultDirectory).header.passwordSlots()
         do {
@@ -62,6 +62,10 @@ enum RemoteSync {
             if passwordsChanged { PasswordChangedElsewhere.record(vault: context.vaultDirectory, remote: remote.name) }
         }
         try reopened.tidy()
+        // The folders' indexes, so a first mount here lists them without a pass.
+        let indexes = RemoteIndexes.fetch(reopened, there: summary.remoteIndexes, target: remote.target, rclone: rclone)
+        summary.files += indexes.0
+        summary.bytes += indexes.1
         // A note that cannot be written leaves none: those backups store the repacked pieces again.
         do { try RepackNotes.write(reopened) } catch { try? RepackNotes.clear(reopened) }
         context.publishHostRecords(reopened, to: [(remote, summary.hostRecords)])
@@ -117,6 +121,9 @@ enum RemoteSync {
         }
         if s.straysDeleted > 0 {
             terminal.note("deleted \(Format.count(s.straysDeleted, "file")) from the remote's inbox that had been no whole drop-in for a day")
+        }
+        if s.indexesDeleted > 0 {
+            terminal.note("deleted \(Format.count(s.indexesDeleted, "file")) from the remote's indexes/ that no folder item had named for a day")
         }
         if s.junkDropIns > 0 {
             terminal.note("ignored \(Format.count(s.junkDropIns, "drop-in")) in the remote's inbox that this vault's key does not open",

@@ -197,11 +197,36 @@ extension UnlockedVault {
         try? VaultDirectory.atomicWrite(sealed, to: paths.indexes + "/" + name, mode: 0o600, durable: durable)
     }
 
+    /// The `indexes/` name of every folder item version of `manifest`
+    /// (this vault's by default; a remote's staged one shares its keys).
+    public func folderIndexNames(of manifest: Manifest? = nil) -> [String: ManifestEntry] {
+        var names: [String: ManifestEntry] = [:]
+        for e in (manifest ?? self.manifest).entries where e.kind == .folder {
+            // An item whose name cannot be made has no file: see above.
+            if let n = try? indexName(of: e) { names[n] = e }
+        }
+        return names
+    }
+
+    /// Keeps an index file fetched from a remote, whose bytes are hostile
+    /// like everything there: only one that opens under its name and checks
+    /// as `entry`'s (the reader's rules), as it came, atomically and
+    /// unsynced (a cache, as at absorb). Returns whether it was kept.
+    @discardableResult
+    public func keepFetchedIndex(_ bytes: [UInt8], name: String, of entry: ManifestEntry) -> Bool {
+        guard !readOnly, (try? indexName(of: entry)) == name,   // a cache: see above
+              (try? FolderIndexFile.open(bytes, item: entry, name: name, keys: keys.folderIndex, vaultID: vaultID)) != nil else {
+            return false   // refused: the first mount makes the pass
+        }
+        try? Vault.ensureDirectory(paths.indexes)   // the write below fails too, and is dropped
+        return (try? VaultDirectory.atomicWrite(bytes, to: paths.indexes + "/" + name, mode: 0o600, durable: false)) != nil   // not kept: a pass
+    }
+
     /// Removes the index file of each of `entries` that has one (an item
     /// removed, or a version dropped), so no copy of its paths outlives it.
     /// Returns the names of the files it removed.
     @discardableResult
-    func forgetIndexes(of entries: [ManifestEntry]) -> [String] {
+    package func forgetIndexes(of entries: [ManifestEntry]) -> [String] {
         var removed: [String] = []
         for e in entries where e.kind == .folder {
             guard let name = try? indexName(of: e) else { continue }   // a cache: see above

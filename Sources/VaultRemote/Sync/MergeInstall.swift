@@ -40,10 +40,14 @@ extension UnlockedVault {
     /// is nothing to remove.
     package func unlinkBlobs(of before: Manifest, droppedBy after: Manifest) throws {
         var unlinked = false
-        for e in before.entries where after.entry(itemID: e.itemID) == nil {
+        let dropped = before.entries.filter { after.entry(itemID: $0.itemID) == nil }
+        for e in dropped {
             if (try? Syscall.unlink(paths.item(e.blobName))) != nil { unlinked = true }   // best effort: see above
         }
         if unlinked { try Syscall.fsyncDirectory(paths.items) }
+        // Their folder indexes too: else the next push would send them
+        // back to the remote, whose pulls delete them only after a day.
+        forgetIndexes(of: dropped)
     }
 }
 

@@ -132,6 +132,10 @@ struct CloneCommand: Command {
                     throw CLIError(message: "the remote copy failed its check; nothing was kept at '\(directory)'", code: .corrupted)
                 }
             }
+            // The folders' indexes, so a first mount here lists them without a pass.
+            let indexes = RemoteIndexes.fetch(unlocked, there: RemoteIndexes.listed(layout.files), target: target, rclone: rclone)
+            summary.files += indexes.0
+            summary.bytes += indexes.1
         }
         var config = RemoteConfig()
         _ = try config.add(name: "origin", target: target)
