@@ -175,7 +175,7 @@ final class FileReader: @unchecked Sendable {
         }
         defer { Syscall.close(fd) }
         let attributes = BackupRun.attributes(fd: fd)
-        guard try cut(fd, into: request.pieces) else {
+        guard try cut(fd, into: request.pieces, size: request.status.size) else {
             request.outcome = .unreadable
             return
         }
@@ -212,21 +212,32 @@ final class FileReader: @unchecked Sendable {
     /// a read fails (the source's failure: the file is unreadable, skipped
     /// and counted). A failure to store what was read is the vault's, and
     /// is thrown. The reader thread's; the caller's once `finish` returned.
-    func cut(_ fd: Int32, into pieces: PendingPieces) throws -> Bool {
+    ///
+    /// `size`: the file's size when the walk looked. Its reads stop there,
+    /// as tar's do: the read(2) that would return 0 at the end, one more
+    /// system call per file, was the most frequent call of a small-file
+    /// backup (issue 45). A file that grew since is cut at that size and
+    /// found changed by the status taken after its read (`read`), as one
+    /// written to during the read is. Size 0 (empty, or a pseudo-file whose
+    /// size says nothing, as in /proc) is read to its end.
+    func cut(_ fd: Int32, into pieces: PendingPieces, size: UInt64 = 0) throws -> Bool {
         filesRead.add(1, ordering: .relaxed)
         defer { readingFile.store(0, ordering: .relaxed) }
         let raw = buffer.raw
         var filled = 0, eof = false
+        var left = size > 0 ? size : .max
         while true {
             while filled < raw.count && !eof {
                 // EIO, a file on a network share gone away: the source's.
-                let n: Int, asked = raw.count - filled
-                do { n = try Syscall.readFully(fd, UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) } catch {
+                let n: Int, asked = Int(min(UInt64(raw.count - filled), left))
+                do { n = try Syscall.readFully(fd, UnsafeMutableRawBufferPointer(rebasing: raw[filled..<(filled + asked)])) } catch {
                     return false
                 }
                 // readFully stops short only where read(2) said 0 (the end):
                 // asking again would be one more read per file, 0 bytes each.
                 if n < asked { eof = true }
+                left -= UInt64(n)
+                if left == 0 { eof = true }
                 if n > 0 {
                     filled += n
                     bytesRead.add(UInt64(n), ordering: .relaxed)

@@ -42,8 +42,11 @@ import Glibc
         let pipeline = try PiecePipeline(key: try PieceKey.random(), packs: packs, threads: 2)
         let reader = try FileReader(pipeline: pipeline)
         defer { reader.close(); pipeline.close() }
+        // Each with its own status, as the walk gives it (the read stops at its size).
         let st = try #require(try Syscall.status(of: FilePath(root)))
-        let requests = paths.map { FileReader.Request(path: Array($0.utf8), relative: Array($0.utf8), status: st) }
+        let requests = try paths.map {
+            FileReader.Request(path: Array($0.utf8), relative: Array($0.utf8), status: try Syscall.status(of: FilePath($0), followLinks: false) ?? st)
+        }
         for r in requests { try reader.read(r) {} }
         try reader.finish {}
         _ = try pipeline.drain(requests.map(\.pieces))
@@ -90,7 +93,8 @@ import Glibc
             let path = root + "/f\(k)"
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             contents.append(bytes)
-            let r = FileReader.Request(path: Array(path.utf8), relative: Array(path.utf8), status: st)
+            let r = FileReader.Request(path: Array(path.utf8), relative: Array(path.utf8),
+                                       status: try Syscall.status(of: FilePath(path)) ?? st)
             try reader.read(r) {}
             return r
         }
@@ -113,6 +117,42 @@ import Glibc
         for (r, bytes) in zip(requests, contents) {
             let id = try key.id(of: bytes)
             #expect(r.pieces.pieces.count == 1 && r.pieces.pieces.first?.id == id)
+        }
+    }
+
+    /// A read stops at the size the walk saw, as tar's does (no read(2)
+    /// of 0 bytes at the end): a file that grew since is cut there and
+    /// comes back changed; one that shrank is read to its end, changed; a
+    /// size of 0 (a pseudo-file's says nothing) reads to the end.
+    @Test func aReadStopsAtTheWalksSizeAndAFileThatGrewIsChanged() throws {
+        let s = try PiecePipelineTests.Scratch()
+        let root = s.dir + "-source"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }   // scratch
+        let packs = try PackWriter(vault: s.vault, cache: nil, dryRun: false, landed: nil)
+        let pipeline = try PiecePipeline(key: try PieceKey.random(), packs: packs, threads: 2)
+        let reader = try FileReader(pipeline: pipeline)
+        defer { reader.close(); pipeline.close() }
+        var cases: [(FileReader.Request, size: UInt64, changed: Bool)] = []
+        // "empty": size 0 when the walk looked, as a pseudo-file's says nothing: read to its end.
+        for (name, before, after) in [("same", 5000, 5000), ("grew", 3000, 9000), ("shrank", 9000, 3000), ("big", 3 << 20, 3 << 20),
+                                      ("empty", 0, 700)] {
+            let path = root + "/" + name
+            try Data(PiecePipelineTests.random(before)).write(to: URL(fileURLWithPath: path))
+            let walked = try #require(try Syscall.status(of: FilePath(path)))
+            if after != before {
+                usleep(20_000)   // a later mtime on any file system's clock
+                try Data(PiecePipelineTests.random(after)).write(to: URL(fileURLWithPath: path))
+            }
+            cases.append((FileReader.Request(path: Array(path.utf8), relative: Array(path.utf8), status: walked),
+                          UInt64(before == 0 ? after : min(before, after)), after != before))
+        }
+        for c in cases { try reader.read(c.0) {} }
+        try reader.finish {}
+        _ = try pipeline.drain(cases.map(\.0.pieces))
+        for (r, size, changed) in cases {
+            guard case .read(let found, _) = r.outcome else { Issue.record("\(r.outcome)"); continue }
+            #expect(r.pieces.size == size && found == changed, "\(String(decoding: r.path, as: UTF8.self)): \(r.pieces.size), \(found)")
         }
     }
 }

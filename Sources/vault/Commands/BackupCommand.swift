@@ -81,7 +81,8 @@ struct BackupCommand: Command {
 
         Files that cannot be read are named and left out, and vault exits
         with status 3; so are files that changed while they were read (they
-        are kept as read, and flagged).
+        are kept as read, and flagged; one that grew since the walk is read
+        to the size the walk saw, as tar does).
 
         Options:
           --exclude PATTERN       leave out what matches: a shell pattern on each
