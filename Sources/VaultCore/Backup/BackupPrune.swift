@@ -77,9 +77,10 @@ extension UnlockedVault {
     /// One manifest write that drops `removed` (backup storage only; their
     /// ids become tombstones), names `added` (repacks whose blobs are
     /// durable), with `marks` replaces prune's marks, and adds
-    /// `forgettingHosts` to the forgotten hosts; then the dropped blobs go. A kill before the write leaves the old manifest and
-    /// unnamed blobs; after it, blobs no manifest names: never a manifest
-    /// naming a missing blob.
+    /// `forgettingHosts` to the forgotten hosts; then the dropped blobs go.
+    /// A kill before the write leaves the old manifest and unnamed blobs;
+    /// after it, blobs no manifest names: never a manifest naming a
+    /// missing blob.
     public func replaceBackupStorage(removing removed: [ManifestEntry], adding added: [ManifestEntry],
                                      marks: PruneMarks? = nil, forgettingHosts hosts: [[UInt8]] = []) throws {
         try requireLock()

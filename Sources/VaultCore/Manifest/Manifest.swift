@@ -73,7 +73,7 @@ public struct Manifest: Sendable {
     private var byID: [ByteKey: Int] = [:]
     /// 4 + the sum of the records' lengths (as version 4 and 5 records).
     private var recordsSize = 4
-    /// The version 5 plaintext's size: the records and the trailer.
+    /// The version 7 plaintext's size: the records and the trailer.
     public var plaintextSize: Int {
         recordsSize + history.encodedLength + tombstones.encodedLength + pruneMarks.encodedLength + forgottenHosts.encodedLength
     }
