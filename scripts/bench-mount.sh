@@ -5,7 +5,8 @@
 # 4 KiB reads a second through the mount, and `cp -r` of a folder item out
 # of the mount against `vault restore` of it (goal: >= 0.7x its speed),
 # from the first mount after the add (the index its dropper wrote, kept at
-# absorb) and from a mount with no index kept, with that copy's two parts
+# absorb), from a mount with no index kept, and from the first mount of a
+# clone (the index fetched from the remote), with that copy's two parts
 # (the index pass, FUSE's own cost) beside it,
 # and the same two reads from the FUSE floor (scripts/fuse-floor.c: a file
 # system with vault mount's options that does no work, its bytes from memory),
@@ -51,7 +52,9 @@ rm "$work/item.bin"
 v list >/dev/null
 
 mount_fresh() {
-    if [ "${1:-}" = floor ]; then
+    if [ "${1:-}" = clone ]; then
+        "$VAULT" --vault "$work/v2" --password-file "$pw" --quiet mount "$work/mnt" 2>/dev/null &
+    elif [ "${1:-}" = floor ]; then
         # (its libfuse says "not mounted" when the bench's fusermount3 -u got there first)
         "$work/fuse-floor" "$work/mnt" "$((SIZE_MIB << 20))" 300 400000 2>/dev/null &
     else
@@ -115,7 +118,15 @@ for i in $(seq 1 300); do head -c 400000 /dev/urandom > "$work/photos/p$i.jpg"; 
 v add "$work/photos" --no-compress >/dev/null
 rm -rf "$work/photos"
 v list >/dev/null
-restores=() cps=() firsts=() floor_cps=()
+# A second machine's copy: pushed to a plain-directory remote and cloned,
+# which fetches the folder's index from there (FORMAT.md "Folder indexes",
+# "On a remote"). Without rclone, no clone line.
+cloned=
+if command -v rclone >/dev/null && v remote add origin "$work/remote" >/dev/null 2>&1 && v push >/dev/null 2>&1 \
+    && "$VAULT" --password-file "$pw" --quiet clone "$work/remote" "$work/v2" >/dev/null 2>&1; then
+    cloned=1
+fi
+restores=() cps=() firsts=() floor_cps=() clone_cps=()
 run_restore() {
     local t0; t0=$(now); v restore photos --to "$work/r$1" >/dev/null; restores+=("$(elapsed "$t0" "$(now)")")
     rm -rf "$work/r$1"
@@ -128,9 +139,14 @@ run_restore() {
 run_cp() {
     local t0
     [ "$2" = first ] && rm -rf "$work/v/indexes"
-    mount_fresh
+    [ "$2" = clone ] && [ -z "$cloned" ] && return 0
+    if [ "$2" = clone ]; then mount_fresh clone; else mount_fresh; fi
     t0=$(now); cp -r "$work/mnt/photos" "$work/c$1"
-    if [ "$2" = first ]; then firsts+=("$(elapsed "$t0" "$(now)")"); else cps+=("$(elapsed "$t0" "$(now)")"); fi
+    case $2 in
+        first) firsts+=("$(elapsed "$t0" "$(now)")") ;;
+        clone) clone_cps+=("$(elapsed "$t0" "$(now)")") ;;
+        *) cps+=("$(elapsed "$t0" "$(now)")") ;;
+    esac
     unmount
     rm -rf "$work/c$1"
 }
@@ -143,8 +159,8 @@ run_floor_cp() {
     rm -rf "$work/f$1"
 }
 for i in 1 2 3; do
-    if [ $((i % 2)) = 1 ]; then run_restore "$i"; run_cp "$i" first; run_cp "$i" kept; run_floor_cp "$i"
-    else run_floor_cp "$i"; run_cp "$i" first; run_cp "$i" kept; run_restore "$i"; fi
+    if [ $((i % 2)) = 1 ]; then run_restore "$i"; run_cp "$i" first; run_cp "$i" kept; run_cp "$i" clone; run_floor_cp "$i"
+    else run_floor_cp "$i"; run_cp "$i" clone; run_cp "$i" first; run_cp "$i" kept; run_restore "$i"; fi
 done
 med_restore=$(median "${restores[@]}") med_cp=$(median "${cps[@]}") med_first=$(median "${firsts[@]}")
 # Where a copy's time goes: the first listing alone (the index pass, which
@@ -183,4 +199,9 @@ if [ -n "$floor" ]; then
         "$med_floor_cat" "$(ratio "$med_get" "$med_floor_cat")" "$(ratio "$med_floor_cat" "$med_cat")"
     printf '    cp -r %.3f s = %sx vault restore (vault mount: %sx the floor'"'"'s speed; %sx with no index kept)\n' \
         "$med_floor_cp" "$(ratio "$med_restore" "$med_floor_cp")" "$(ratio "$med_floor_cp" "$med_cp")" "$(ratio "$med_floor_cp" "$med_first")"
+    if [ -n "$cloned" ]; then
+        med_clone=$(median "${clone_cps[@]}")
+        printf '    cp -r from the first mount of a clone of the vault (the index fetched from its remote) %.3f s: %sx the floor'"'"'s speed\n' \
+            "$med_clone" "$(ratio "$med_floor_cp" "$med_clone")"
+    fi
 fi
