@@ -74,19 +74,8 @@ public struct ForgottenHostNames: Sendable, Equatable {
 
     /// Exact shape (ascending unique names, at most `maxCount`), or `corruptedOrTampered`.
     static func decode(_ r: inout RawByteReader) throws -> ForgottenHostNames {
-        do {
-            let n = try r.length(UInt32.self, max: maxCount)
-            var out = ForgottenHostNames()
-            out.since.reserveCapacity(n)
-            var previous: ItemID?
-            for _ in 0..<n {
-                let name = ItemID(try r.u64(), try r.u64())
-                let time = try r.i64()
-                guard previous.map({ $0 < name }) ?? true else { throw VaultError.corruptedOrTampered }
-                previous = name
-                out.since[name] = time
-            }
-            return out
-        } catch { throw VaultError.corruptedOrTampered }
+        var out = ForgottenHostNames()
+        out.since = try IDTable.decode(&r, max: maxCount) { r in try r.i64() }
+        return out
     }
 }

@@ -65,19 +65,8 @@ public struct PruneMarks: Sendable, Equatable {
 
     /// Exact shape (ascending unique ids, at most `max`), or `corruptedOrTampered`.
     static func decode(_ r: inout RawByteReader, max: Int) throws -> PruneMarks {
-        do {
-            let n = try r.length(UInt32.self, max: max)
-            var out = PruneMarks()
-            out.marks.reserveCapacity(n)
-            var previous: ItemID?
-            for _ in 0..<n {
-                let id = ItemID(try r.u64(), try r.u64())
-                let mark = Mark(since: try r.i64(), needed: try r.u64())
-                guard previous.map({ $0 < id }) ?? true else { throw VaultError.corruptedOrTampered }
-                previous = id
-                out.marks[id] = mark
-            }
-            return out
-        } catch { throw VaultError.corruptedOrTampered }
+        var out = PruneMarks()
+        out.marks = try IDTable.decode(&r, max: max) { r in Mark(since: try r.i64(), needed: try r.u64()) }
+        return out
     }
 }

@@ -130,21 +130,11 @@ public struct Tombstones: Sendable, Equatable {
     /// Exact shape (ascending unique ids, at most `maxCount`), or
     /// `corruptedOrTampered`. Version 5's records have no digest.
     static func decode(_ r: inout RawByteReader, version: UInt8) throws -> Tombstones {
-        do {
-            let n = try r.length(UInt32.self, max: maxCount)
-            var out = Tombstones()
-            out.removed.reserveCapacity(n)
-            var previous: ItemID?
-            for _ in 0..<n {
-                let id = ItemID(try r.u64(), try r.u64())
-                let time = try r.i64()
-                let digest = version >= 6 ? ItemID(try r.u64(), try r.u64()) : unknownDigest
-                guard previous.map({ $0 < id }) ?? true else { throw VaultError.corruptedOrTampered }
-                previous = id
-                out.removed[id] = Removal(time: time, digest: digest)
-            }
-            return out
-        } catch { throw VaultError.corruptedOrTampered }
+        var out = Tombstones()
+        out.removed = try IDTable.decode(&r, max: maxCount) { r in
+            Removal(time: try r.i64(), digest: version >= 6 ? ItemID(try r.u64(), try r.u64()) : unknownDigest)
+        }
+        return out
     }
 }
 
