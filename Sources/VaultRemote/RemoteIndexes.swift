@@ -59,9 +59,10 @@ public enum RemoteIndexes {
     /// first mount makes the pass.
     /// `there`: the remote's index files (`listed`).
     public static func fetch(_ vault: UnlockedVault, there: [String: UInt64], target: String, rclone: Rclone) -> (Int, UInt64) {
-        let wanted = vault.folderIndexNames().filter { name, _ in
-            there[name] != nil && (try? Syscall.status(of: vault.vault.paths.indexes + "/" + name)) == nil   // none here (or unreadable: fetched again)
-        }
+        // One listing of what is kept here, not a status per folder. None
+        // yet (or unlistable): every index the remote has is wanted.
+        let here = Set((try? VaultDirectory.names(in: vault.vault.paths.indexes)) ?? [])
+        let wanted = vault.folderIndexNames().filter { name, _ in there[name] != nil && !here.contains(name) }
         guard !wanted.isEmpty, !vault.readOnly,
               let staging = try? StagingDirectory(beside: vault.vault.paths.root, purpose: "indexes") else { return (0, 0) }   // a cache: see above
         guard (try? rclone.download(wanted.keys.sorted().map { prefix + $0 }, from: target, into: staging.path)) != nil else {
