@@ -50,6 +50,8 @@ head -c "${SIZE_MIB}M" /dev/urandom > "$work/item.bin"
 v add "$work/item.bin" >/dev/null
 rm "$work/item.bin"
 v list >/dev/null
+# The item's gigabyte is written back before any timing, not during it.
+sync
 
 mount_fresh() {
     if [ "${1:-}" = clone ]; then
@@ -118,6 +120,7 @@ for i in $(seq 1 300); do head -c 400000 /dev/urandom > "$work/photos/p$i.jpg"; 
 v add "$work/photos" --no-compress >/dev/null
 rm -rf "$work/photos"
 v list >/dev/null
+sync
 # A second machine's copy: pushed to a plain-directory remote and cloned,
 # which fetches the folder's index from there (FORMAT.md "Folder indexes",
 # "On a remote"). Without rclone, no clone line.
@@ -194,7 +197,7 @@ printf '    its parts: the first listing: %.3f s with the index pass, %.3f s wit
     "$med_list" "$med_kept_list" "$med_warm"
 if [ -n "$floor" ]; then
     med_floor_cat=$(median "${floor_cats[@]}") med_floor_cp=$(median "${floor_cps[@]}")
-    echo "  the FUSE floor (scripts/fuse-floor.c: the same options and sizes, no work, bytes from memory):"
+    echo "  the FUSE floor (scripts/fuse-floor.c: the same API, options and sizes, no work, bytes from memory handed over where they lie):"
     printf '    first cat %.3f s = %sx vault get (vault mount: %sx the floor'"'"'s speed)\n' \
         "$med_floor_cat" "$(ratio "$med_get" "$med_floor_cat")" "$(ratio "$med_floor_cat" "$med_cat")"
     printf '    cp -r %.3f s = %sx vault restore (vault mount: %sx the floor'"'"'s speed; %sx with no index kept)\n' \

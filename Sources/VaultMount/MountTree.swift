@@ -121,7 +121,12 @@ final class MountTree: Sendable {
                 itemNewest = max(itemNewest, e.added)
                 byNumber[Array(String(e.version).utf8)] = add(e.kind == .file ? .file(e) : .folder(e))
             }
-            if name != Self.versionsDirectory, snapshots == nil || name != Self.snapshotsDirectory { root[name] = byNumber[Array(String(item.current.version).utf8)] }
+            // The current version at the top is a node of its own, not
+            // the one under .versions: node numbers are the mount's inode
+            // numbers, and the kernel lets a directory have one parent.
+            if name != Self.versionsDirectory, snapshots == nil || name != Self.snapshotsDirectory {
+                root[name] = add(item.current.kind == .file ? .file(item.current) : .folder(item.current))
+            }
             versions[name] = add(Self.directory(byNumber, modified: itemNewest))
         }
         root[Self.versionsDirectory] = 1
@@ -147,26 +152,23 @@ final class MountTree: Sendable {
     /// One step of a walk under the lock: its result, or a node to expand first.
     private enum Step { case done(Lookup), expand(Int) }
 
-    /// The node at an absolute path ("/", "/a", "/.versions/a/2/dir/f").
-    public func lookup(_ path: [UInt8]) -> Lookup {
-        let parts = path.split(separator: UInt8(ascii: "/"))
+    /// Child `name` of directory `parent` (what a FUSE lookup asks):
+    /// `missing` also when `parent` is no directory.
+    public func child(of parent: Int, named name: some Collection<UInt8>) -> Lookup {
         while true {
             let step: Step = state.withLock { s in
-                var node = 0
-                for part in parts {
-                    switch s.nodes[node] {
-                    case .directory(_, let children, _, _, _):
-                        guard let next = children[Array(part)] else { return .done(.missing) }
-                        node = next
-                    case .archivedDirectory(let c, let t):
-                        guard let child = c.index.tree.child(t, part) else { return .done(.missing) }
-                        node = Self.inside(c, child, &s)
-                    case .folder, .snapshots, .snapshotRoot, .snapshotDirectory: return .expand(node)
-                    case .broken, .unreadable: return .done(.failed)
-                    default: return .done(.missing)
-                    }
+                guard parent >= 0, parent < s.nodes.count else { return .done(.missing) }
+                switch s.nodes[parent] {
+                case .directory(_, let children, _, _, _):
+                    guard let next = children[Array(name)] else { return .done(.missing) }
+                    return .done(.node(next))
+                case .archivedDirectory(let c, let t):
+                    guard let child = c.index.tree.child(t, name) else { return .done(.missing) }
+                    return .done(.node(Self.inside(c, child, &s)))
+                case .folder, .snapshots, .snapshotRoot, .snapshotDirectory: return .expand(parent)
+                case .broken, .unreadable: return .done(.failed)
+                default: return .done(.missing)
                 }
-                return .done(.node(node))
             }
             switch step {
             case .done(let result): return result
@@ -174,6 +176,9 @@ final class MountTree: Sendable {
             }
         }
     }
+
+    /// How many nodes there are now (node numbers are below it).
+    var count: Int { state.withLock { $0.nodes.count } }
 
     /// A directory's entries in byte order, each with its node; nil if it
     /// failed to read (or is no directory). A folder's directory becomes a

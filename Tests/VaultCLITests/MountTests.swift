@@ -185,6 +185,38 @@ struct MountTests {
         #expect(pread(m + "/packed/sub", 0, 1).errno == EISDIR)
     }
 
+    /// An item's current version shows twice (`/NAME` and
+    /// `/.versions/NAME/N`): as two nodes with their own inode numbers. The
+    /// kernel keeps one parent per directory inode; one node under two
+    /// parents would move between them as each is looked up.
+    @Test func theCurrentVersionAndItsVersionsEntryAreTwoNodes() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: v.path + "/d/sub", withIntermediateDirectories: true)
+        let body = randomBytes(Self.chunk + 4321)
+        try v.write("d/sub/f.bin", body)
+        #expect(try v.add(["add", v.path + "/d"]).status == 0)
+        try add("x", Array("one".utf8))
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        func inode(_ path: String) throws -> UInt64 {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { throw Failure("lstat \(path): errno \(errno)") }
+            return UInt64(st.st_ino)
+        }
+        // Looked up in turns, each path stays where it is and reads whole.
+        for _ in 0..<2 {
+            for root in [m + "/d", m + "/.versions/d/1"] {
+                #expect(try fm.contentsOfDirectory(atPath: root) == ["sub"], "\(root)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/sub/f.bin")) == Data(body), "\(root)")
+            }
+        }
+        #expect(try inode(m + "/d") != inode(m + "/.versions/d/1"))
+        #expect(try inode(m + "/d/sub") != inode(m + "/.versions/d/1/sub"))
+        #expect(try inode(m + "/x") != inode(m + "/.versions/x/1"))
+        #expect(try inode(m) == 1)   // FUSE's root
+        #expect(pread(m + "/nothing", 0, 1).errno == ENOENT)
+    }
+
     /// A folder walked as `cp -r` walks it: listed (1,000 long names, so the
     /// listing takes several READDIRPLUS requests, each resuming at its
     /// offset), each name once and with its size, then each file read whole

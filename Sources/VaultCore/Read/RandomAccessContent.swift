@@ -91,10 +91,50 @@ public final class RandomAccessContent: @unchecked Sendable {
         }
     }
 
+    /// The `count` bytes from `offset` (fewer only at the item's end)
+    /// where they already lie: in the buffers of the chunks they were
+    /// opened into, one span per chunk, held (with their chunks) for as long
+    /// as the result lives, on any thread. A FUSE reply is written to the
+    /// kernel from them, with no copy in between, and after this reader's
+    /// lock is let go. A compressed item's bytes are decoded into a buffer
+    /// of their own.
+    public func bytes(at offset: UInt64, count: Int) throws -> HeldBytes {
+        guard offset < length, count > 0 else { return HeldBytes(spans: [], holding: []) }
+        let want = Int(min(UInt64(count), length - offset))
+        if compressed {
+            let owned = HeldBytes.Owned(count: want)
+            let n = try read(at: offset, into: owned.buffer)
+            return HeldBytes(spans: [UnsafeRawBufferPointer(rebasing: owned.buffer[..<n])], holding: [owned])
+        }
+        var held: [AnyObject] = []
+        var spans: [UnsafeRawBufferPointer] = []
+        do {
+            try chunkSpans(at: offset, count: want) { slot, span in
+                held.append(slot)
+                spans.append(span)
+            }
+        } catch VaultError.corruptedOrTampered {
+            throw VaultError.itemCorrupted(name: entry.name)
+        }
+        return HeldBytes(spans: spans, holding: held)
+    }
+
     private func readChunks(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
+        try chunkSpans(at: offset, count: buffer.count) { _, span in
+            buffer.baseAddress!.advanced(by: done).copyMemory(from: span.baseAddress!, byteCount: span.count)
+            done += span.count
+        }
+        return done
+    }
+
+    /// The `count` bytes from `offset` as they lie in their chunks' buffers,
+    /// a span per chunk, each handed over with its slot (which keeps the
+    /// buffer); then the next chunks are opened ahead of a forward reader.
+    private func chunkSpans(at offset: UInt64, count: Int, _ each: (SharedChunks.Slot, UnsafeRawBufferPointer) throws -> Void) throws {
+        var done = 0
         let size = UInt64(ItemCipher.chunkSize)
-        while done < buffer.count {
+        while done < count {
             let at = offset + UInt64(done)
             let index = at / size
             if current?.index != index {
@@ -102,11 +142,11 @@ public final class RandomAccessContent: @unchecked Sendable {
                 current = try chunks.chunk(index)
             }
             guard let slot = current else { throw VaultError.corruptedOrTampered }
-            let count = try slot.wait()
+            let opened = try slot.wait()
             let start = Int(at - index * size)
-            guard start < count else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
-            let n = min(buffer.count - done, count - start)
-            buffer.baseAddress!.advanced(by: done).copyMemory(from: slot.buffer.raw.baseAddress! + start, byteCount: n)
+            guard start < opened else { throw VaultError.corruptedOrTampered }   // shorter than the entry says
+            let n = min(count - done, opened - start)
+            try each(slot, UnsafeRawBufferPointer(start: slot.buffer.raw.baseAddress! + start, count: n))
             done += n
         }
         // Only for reads going forward (a random reader would wait for chunks it never reads).
@@ -115,7 +155,6 @@ public final class RandomAccessContent: @unchecked Sendable {
             for k in 1...ahead where (last + k) * size < end { chunks.readAhead(last + k) }
         }
         lastEnd = offset + UInt64(done)
-        return done
     }
 
     /// The zstd frame to resume at for `offset`, if the item has a table
@@ -166,6 +205,26 @@ public final class RandomAccessContent: @unchecked Sendable {
             self.stream = nil
         }
         return done
+    }
+}
+
+/// Bytes of an item's content as they lie in memory (`RandomAccessContent.bytes`):
+/// the spans stay valid while this lives, because it holds what they lie in
+/// (a chunk's slot, whose buffer is not reused while held, or a buffer of
+/// its own). Read-only, so any thread may read them.
+public struct HeldBytes: @unchecked Sendable {
+    public let spans: [UnsafeRawBufferPointer]
+    private let holding: [AnyObject]
+
+    public init(spans: [UnsafeRawBufferPointer], holding: [AnyObject]) { (self.spans, self.holding) = (spans, holding) }
+
+    public var count: Int { spans.reduce(0) { $0 + $1.count } }
+
+    /// A buffer of its own, freed with the last `HeldBytes` that holds it.
+    public final class Owned {
+        public let buffer: UnsafeMutableRawBufferPointer
+        public init(count: Int) { buffer = .allocate(byteCount: max(count, 1), alignment: 64) }
+        deinit { buffer.deallocate() }
     }
 }
 
