@@ -24,8 +24,8 @@ static inline void vault_fuse_stat(struct stat *st, unsigned long long ino, unsi
     st->st_gid = gid;
 }
 
-// fuse_session_new is a macro over a versioned symbol in newer libfuse:
-// this is the function itself.
+// fuse_session_new with the size of the operations table it is given (in
+// libfuse 3.17 on, the name is a macro Swift cannot call).
 static inline struct fuse_session *vault_fuse_session_new(struct fuse_args *args, const struct fuse_lowlevel_ops *op,
                                                           void *userdata) {
     return fuse_session_new(args, op, sizeof(*op), userdata);
