@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,6 +100,42 @@ extension MountTests {
         let after = MountProcess(pid: p.pid).settled(toward: before)
         #expect(after.threads < 32, "threads \(before.threads) before, \(after.threads) after")
         #expect(after.descriptors <= before.descriptors + 8, "descriptors \(before.descriptors) before, \(after.descriptors) after")
+        unmountsOnSIGTERM(p, m)
+    }
+
+    /// Replies are written from the decrypted chunks themselves, after the
+    /// file's lock is let go: eight readers of one file at once, each over
+    /// stretches of its 12 chunks (the item keeps four), each stretch's pages
+    /// dropped before it is read, make chunks leave the cache while other
+    /// replies are still written from them. Every byte must be the file's.
+    @Test func eightReadersOfOneFileGetItsBytesWhileItsChunksComeAndGo() throws {
+        let big = randomBytes(12 * Self.chunk + 4_321)
+        try add("big.bin", big, ["--no-compress"])
+        let (p, m) = try mount()
+        defer { p.killGroup() }
+        let path = m + "/big.bin", chunk = Self.chunk
+        for round in 0..<4 {
+            let wrong = readUnderDeadline(60, "eight readers, round \(round)", p) { () -> [String] in
+                let found = Mutex<[String]>([])
+                DispatchQueue.concurrentPerform(iterations: 8) { reader in
+                    var random = SplitMix(state: UInt64(round * 8 + reader))
+                    for k in 0..<32 {
+                        // Stretches of up to 1.5 chunks: some cross a chunk boundary.
+                        let count = 1 + Int(random.next() % UInt64(chunk + chunk / 2))
+                        let offset = Int(random.next() % UInt64(big.count - count))
+                        // Its pages dropped first, so the read reaches the mount.
+                        let fd = open(path, O_RDONLY)
+                        if fd >= 0 { _ = posix_fadvise(fd, off_t(offset), off_t(count), Int32(POSIX_FADV_DONTNEED)); close(fd) }
+                        let got = MountTests.pread(path, offset, count)
+                        if got.errno != 0 || got.bytes != Array(big[offset..<(offset + count)]) {
+                            found.withLock { $0.append("reader \(reader) read \(k): \(count) at \(offset), errno \(got.errno)") }
+                        }
+                    }
+                }
+                return found.withLock { $0 }
+            }
+            #expect(wrong == [], "round \(round): \(wrong ?? [])")
+        }
         unmountsOnSIGTERM(p, m)
     }
 

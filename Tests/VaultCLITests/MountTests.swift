@@ -44,7 +44,9 @@ struct MountTests {
     }
 
     /// `count` bytes at `offset` through pread(2); the errno on failure.
-    func pread(_ path: String, _ offset: Int, _ count: Int) -> (bytes: [UInt8], errno: Int32) {
+    func pread(_ path: String, _ offset: Int, _ count: Int) -> (bytes: [UInt8], errno: Int32) { Self.pread(path, offset, count) }
+
+    static func pread(_ path: String, _ offset: Int, _ count: Int) -> (bytes: [UInt8], errno: Int32) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { return ([], errno) }
         defer { close(fd) }
