@@ -178,7 +178,7 @@ public final class FuseMount: Sendable {
     }
 
     private func fill(_ st: UnsafeMutablePointer<stat>, _ node: Int) {
-        let ino = UInt64(Self.inode(node))
+        let ino = Self.inode(node)
         // Permission bits as stored, never setuid/setgid/sticky or writable;
         // directories always readable by their owner.
         switch tree.node(node) {
@@ -243,12 +243,12 @@ public final class FuseMount: Sendable {
             let name = (i == 0 ? Array(".".utf8) : i == 1 ? Array("..".utf8) : listing[i - 2].name) + [0]
             let child = i >= 2 ? listing[i - 2].node : nil
             // "." and "..": a directory's mode and number only (the kernel links neither).
-            if let child { fill(&st, child) } else { vault_fuse_stat(&st, i == 0 ? UInt64(ino) : Self.unknownInode, Self.directoryType, 2, 0, 0, 0, uid, gid) }
+            if let child { fill(&st, child) } else { vault_fuse_stat(&st, i == 0 ? ino : Self.unknownInode, Self.directoryType, 2, 0, 0, 0, uid, gid) }
             let room = size - used
             let at = buffer.baseAddress!.advanced(by: used).assumingMemoryBound(to: CChar.self)
             let needed = name.withUnsafeBufferPointer { p in
                 p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: name.count) {
-                    plus ? vault_fuse_add_direntry_plus(req, at, room, $0, child.map { UInt64(Self.inode($0)) } ?? 0, &st, Self.timeout, off_t(i + 1))
+                    plus ? vault_fuse_add_direntry_plus(req, at, room, $0, child.map(Self.inode) ?? 0, &st, Self.timeout, off_t(i + 1))
                          : fuse_add_direntry(req, at, room, $0, &st, off_t(i + 1))
                 }
             }
@@ -318,7 +318,7 @@ public final class FuseMount: Sendable {
             case .node(let n):
                 var st = stat()
                 me.fill(&st, n)
-                _ = vault_fuse_reply_entry(req, UInt64(FuseMount.inode(n)), &st, FuseMount.timeout)
+                _ = vault_fuse_reply_entry(req, FuseMount.inode(n), &st, FuseMount.timeout)
             case .missing: _ = vault_fuse_reply_entry(req, 0, nil, FuseMount.timeout)   // cached as missing
             case .failed: fuse_reply_err(req, EIO)
             }

@@ -113,12 +113,10 @@ final class SnapshotFileContent: MountContent, @unchecked Sendable {
     /// The bytes are copied out of the pieces into a buffer of their own
     /// (a read may span several pieces, each verified whole when it is read).
     func bytes(at offset: UInt64, count: Int) throws -> HeldBytes {
-        let owned = HeldBytes.Owned(count: count)
-        let n = try read(at: offset, into: owned.buffer)
-        return HeldBytes(spans: [UnsafeRawBufferPointer(rebasing: owned.buffer[..<n])], holding: [owned])
+        try HeldBytes.filled(count: count) { try read(at: offset, into: $0) }
     }
 
-    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    private func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var done = 0
         while done < buffer.count {
             let at = offset + UInt64(done)

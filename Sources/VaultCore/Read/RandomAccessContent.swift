@@ -83,10 +83,16 @@ public final class RandomAccessContent: @unchecked Sendable {
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard offset < length, !buffer.isEmpty else { return 0 }
         let want = Int(min(UInt64(buffer.count), length - offset))
-        do {
-            return try compressed ? readDecompressed(at: offset, into: .init(rebasing: buffer[..<want]))
-                                  : readChunks(at: offset, into: .init(rebasing: buffer[..<want]))
-        } catch VaultError.corruptedOrTampered, is CodecError {
+        return try itemErrors {
+            try compressed ? readDecompressed(at: offset, into: .init(rebasing: buffer[..<want]))
+                           : readChunks(at: offset, into: .init(rebasing: buffer[..<want]))
+        }
+    }
+
+    /// A chunk that fails to open, or content that disagrees with the
+    /// entry, is this item's corruption, said by its name.
+    private func itemErrors<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch VaultError.corruptedOrTampered, is CodecError {
             throw VaultError.itemCorrupted(name: entry.name)
         }
     }
@@ -101,20 +107,14 @@ public final class RandomAccessContent: @unchecked Sendable {
     public func bytes(at offset: UInt64, count: Int) throws -> HeldBytes {
         guard offset < length, count > 0 else { return HeldBytes(spans: [], holding: []) }
         let want = Int(min(UInt64(count), length - offset))
-        if compressed {
-            let owned = HeldBytes.Owned(count: want)
-            let n = try read(at: offset, into: owned.buffer)
-            return HeldBytes(spans: [UnsafeRawBufferPointer(rebasing: owned.buffer[..<n])], holding: [owned])
-        }
+        if compressed { return try HeldBytes.filled(count: want) { try read(at: offset, into: $0) } }
         var held: [AnyObject] = []
         var spans: [UnsafeRawBufferPointer] = []
-        do {
+        try itemErrors {
             try chunkSpans(at: offset, count: want) { slot, span in
                 held.append(slot)
                 spans.append(span)
             }
-        } catch VaultError.corruptedOrTampered {
-            throw VaultError.itemCorrupted(name: entry.name)
         }
         return HeldBytes(spans: spans, holding: held)
     }
@@ -220,10 +220,18 @@ public struct HeldBytes: @unchecked Sendable {
 
     public var count: Int { spans.reduce(0) { $0 + $1.count } }
 
+    /// Bytes copied into a buffer of their own: `fill` writes at most
+    /// `count` bytes to it and returns how many.
+    public static func filled(count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> HeldBytes {
+        let owned = Owned(count: count)
+        let n = try fill(UnsafeMutableRawBufferPointer(rebasing: owned.buffer[..<count]))
+        return HeldBytes(spans: [UnsafeRawBufferPointer(rebasing: owned.buffer[..<n])], holding: [owned])
+    }
+
     /// A buffer of its own, freed with the last `HeldBytes` that holds it.
-    public final class Owned {
-        public let buffer: UnsafeMutableRawBufferPointer
-        public init(count: Int) { buffer = .allocate(byteCount: max(count, 1), alignment: 64) }
+    private final class Owned {
+        let buffer: UnsafeMutableRawBufferPointer
+        init(count: Int) { buffer = .allocate(byteCount: max(count, 1), alignment: 64) }
         deinit { buffer.deallocate() }
     }
 }
