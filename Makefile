@@ -19,6 +19,11 @@ DEB_PACKAGES := libsodium-dev libargon2-dev libssl-dev libgcrypt20-dev liblzma-d
                 chromium poppler-utils \
                 python3 python3-cryptography python3-pip age bc socat time eatmydata iproute2 openssl strace groff-base man-db mandoc zsh fish bash-completion valgrind \
                 rclone restic libfuse3-dev fuse3 libcurl4-openssl-dev openssh-server openssh-client sqlite3 postgresql libyaml-dev cron unzip
+# libipsec-mb (AES-256-GCM with VAES and AVX-512; Sources/CIPSecMB) is
+# packaged for amd64 only; elsewhere vault builds and runs without it.
+ifeq ($(shell uname -m),x86_64)
+DEB_PACKAGES += libipsec-mb-dev
+endif
 
 # pip into the python3 on PATH. Debian 12's own python3 refuses that
 # (PEP 668, "externally managed"): then the same again with

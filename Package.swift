@@ -47,6 +47,10 @@ let package = Package(
         // libcurl, loaded with dlopen when first needed (headers from
         // Debian's libcurl4-openssl-dev; see include/ccurl.h for why).
         .target(name: "CCurl"),
+        // libipsec-mb's AES-256-GCM, loaded with dlopen where it is the faster
+        // code (header from Debian's libipsec-mb-dev, amd64 only; see
+        // include/cipsecmb.h).
+        .target(name: "CIPSecMB"),
         .target(name: "System", dependencies: ["CSystem"]),
         // Byte layouts: ByteReader/ByteWriter, the one big-endian codec every
         // format uses (headers, manifests, envelopes, move frames, agent
@@ -55,7 +59,7 @@ let package = Package(
         // (HPKE's sequence number is laid out by hand in its pointer code).
         .target(name: "ByteLayout"),
 
-        .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL", "CGcrypt"]),
+        .target(name: "VaultCrypto", dependencies: ["CSodium", "CArgon2", "COpenSSL", "CGcrypt", "CIPSecMB"]),
         // Compression (libzstd, liblzma), folder archives (libarchive) and QR
         // codes (libqrencode): bytes in, bytes out.
         .target(name: "VaultCodecs", dependencies: ["CZstd", "CLZMA", "CArchive", "CQREncode", "System"]),

@@ -9,13 +9,26 @@ public enum AEADAlgorithm: Sendable, Equatable {
     public static let tagLength = 16
 }
 
-/// An AEAD keyed once (libgcrypt, Gcrypt.swift), sealing and opening under per-call nonces.
+/// One keyed implementation of an AEAD: libgcrypt's (Gcrypt.swift), or for
+/// AES-256-GCM on CPUs where it is faster, libipsec-mb's (IPSecMB.swift).
+/// Both give the same bytes; the suite checks each against OpenSSL.
+protocol AEADCipher: AnyObject {
+    func seal(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+              input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer,
+              tag: UnsafeMutableRawBufferPointer) throws
+    /// On failure `output` is zeroed and `authenticationFailed` thrown.
+    func open(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+              input: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+              output: UnsafeMutableRawBufferPointer) throws
+}
+
+/// An AEAD keyed once, sealing and opening under per-call nonces.
 /// Sealed output is `ciphertext || tag`. Not thread-safe: give each thread its own.
 public final class AEAD {
     public let algorithm: AEADAlgorithm
     private let key: SecretBytes
-    /// One handle for both directions: each message resets it.
-    private var cipher: Gcrypt.AEADContext?
+    /// One keyed cipher for both directions: each message starts afresh.
+    private var cipher: (any AEADCipher)?
 
     public init(_ algorithm: AEADAlgorithm, key: SecretBytes) throws {
         guard key.count == algorithm.keyLength else {
@@ -25,9 +38,13 @@ public final class AEAD {
         self.key = key
     }
 
-    private func context() throws -> Gcrypt.AEADContext {
+    /// The keyed cipher, made at first use (internal: the tests ask which).
+    func context() throws -> any AEADCipher {
         if let cipher { return cipher }
-        let c = try key.withUnsafeBytes { try Gcrypt.AEADContext(algorithm, key: $0) }
+        let c: any AEADCipher = try key.withUnsafeBytes { k in
+            if algorithm == .aes256GCM, let fast = IPSecMB.GCM256Context(key: k) { return fast }
+            return try Gcrypt.AEADContext(algorithm, key: k)
+        }
         cipher = c
         return c
     }

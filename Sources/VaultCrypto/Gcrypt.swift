@@ -5,6 +5,8 @@
 // messages, one core; OpenSSL 3.0 has no VAES code for GCM, libgcrypt 1.10
 // has), and every byte an item, a pack or a mount reads or writes passes
 // through it. OpenSSL keeps everything else (HKDF, HMAC, SHA-2, SHA-3).
+// On CPUs with VAES and AVX-512, libipsec-mb's AES-256-GCM is faster still
+// and is used instead (IPSecMB.swift); the other AEADs stay here.
 internal import CGcrypt
 
 enum Gcrypt {
@@ -18,7 +20,7 @@ enum Gcrypt {
 
     /// One keyed cipher handle; each message sets its own nonce. Not
     /// thread-safe (an `AEAD` is used by one thread at a time).
-    final class AEADContext {
+    final class AEADContext: AEADCipher {
         private let handle: gcry_cipher_hd_t
 
         init(_ algorithm: AEADAlgorithm, key: UnsafeRawBufferPointer) throws {

@@ -2,8 +2,10 @@ import COpenSSL
 import Testing
 import VaultCrypto
 
-/// The AEADs are libgcrypt's (Gcrypt.swift); every vault sealed before that
-/// was sealed by OpenSSL's EVP. Both must be the same functions: for random
+/// The AEADs are libgcrypt's (Gcrypt.swift), and AES-256-GCM libipsec-mb's
+/// where it runs faster (IPSecMB.swift; AESGCMImplementationTests checks
+/// each on its own); every vault sealed before that was sealed by OpenSSL's
+/// EVP. All must be the same functions: for random
 /// keys, nonces, AAD and lengths (empty, around the 16-byte blocks and
 /// 64-byte ChaCha blocks, a whole item chunk and past it) OpenSSL opens what
 /// AEAD sealed and AEAD opens what OpenSSL sealed, byte for byte, in place
