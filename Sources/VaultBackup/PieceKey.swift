@@ -52,6 +52,29 @@ public final class PieceKey: Sendable {
 
     public func id(of piece: [UInt8]) throws -> PieceID { try piece.withUnsafeBytes { try id(of: $0) } }
 
+    /// One thread's lanes under this key, for `ids`.
+    func lanes() -> HMACSHA256Lanes { HMACSHA256Lanes(mac) }
+
+    /// The ids of `pieces`, in order, as `id(of:)` names them, hashed
+    /// together through `lanes` (a backup worker's job: up to 256 small
+    /// files' pieces, whose ids one at a time were a tenth of its CPU).
+    func ids(of pieces: [UnsafeRawBufferPointer], lanes: HMACSHA256Lanes) throws -> [PieceID] {
+        var ids = [PieceID?](repeating: nil, count: pieces.count)
+        var hashed: [Int] = []
+        for (i, p) in pieces.enumerated() {
+            // All-zero pieces keep their ids made once (`id(of:)`).
+            if !p.isEmpty, p.isAllZero { ids[i] = try id(of: p) } else { hashed.append(i) }
+        }
+        if !hashed.isEmpty {
+            let n = PieceID.length
+            try withUnsafeTemporaryAllocation(byteCount: n * hashed.count, alignment: 8) { out in
+                try lanes.authenticate(hashed.map { pieces[$0] }, into: out)
+                for (j, i) in hashed.enumerated() { ids[i] = PieceID(raw: UnsafeRawBufferPointer(rebasing: out[(n * j)..<(n * j + n)])) }
+            }
+        }
+        return ids.map { $0! }
+    }
+
     /// Whether `piece` is the content `id` names, compared in constant time.
     public func verify(_ piece: UnsafeRawBufferPointer, is id: PieceID) throws -> Bool {
         constantTimeEqual(try mac.authenticate(piece), id.bytes)

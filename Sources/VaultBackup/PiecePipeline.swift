@@ -4,7 +4,7 @@ import VaultCodecs
 /// The pieces of the files a backup reads, named, compressed and stored
 /// on other threads while the next files are read (issue 45: the first
 /// backup kept one core busy; the reads and the cutting are FileReader's
-/// thread's, the keyed id and zstd, most of the work, go to `threads`
+/// thread's, the keyed ids and zstd, most of the work, go to `threads`
 /// workers). Pieces are handed in by one thread at a time (the reader's,
 /// or the walk's while the reader is idle) and stored in the order they
 /// were handed in, so packs, offsets and what counts as known are what
@@ -167,6 +167,8 @@ final class PiecePipeline: @unchecked Sendable {
     }
 
     private func work(_ encoder: ZstdPieceEncoder) {
+        // The job's piece ids are hashed together (libipsec-mb's lanes where they run).
+        let lanes = key.lanes()
         condition.lock()
         while true {
             while nextWork == nextSubmit, !closed {
@@ -181,9 +183,8 @@ final class PiecePipeline: @unchecked Sendable {
             condition.unlock()
             let result = Result {
                 try job.bytes.withUnsafeBytes { all in
-                    try job.ends.indices.map { k -> (PieceID, [UInt8]?) in
-                        let piece = UnsafeRawBufferPointer(rebasing: all[job.piece(k)])
-                        let id = try key.id(of: piece)
+                    let pieces = job.ends.indices.map { UnsafeRawBufferPointer(rebasing: all[job.piece($0)]) }
+                    return try zip(pieces, try key.ids(of: pieces, lanes: lanes)).map { piece, id -> (PieceID, [UInt8]?) in
                         // A piece stored already is not compressed for
                         // nothing (an edited file's other pieces).
                         if packs.known(id) != nil { return (id, nil) }

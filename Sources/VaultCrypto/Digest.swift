@@ -26,8 +26,13 @@ public enum HMACSHA256 {
 /// OpenSSL cleanses the state when this object goes.
 public final class HMACSHA256Key: Sendable {
     private let keyed: OpenSSL.KeyedHMAC
+    /// The same key for libipsec-mb's lanes (HMACSHA256Lanes), where they run.
+    fileprivate let forLanes: IPSecMB.HMACKey?
 
-    public init(_ key: SecretBytes) throws { keyed = try key.withUnsafeBytes { try OpenSSL.KeyedHMAC(key: $0) } }
+    public init(_ key: SecretBytes) throws {
+        keyed = try key.withUnsafeBytes { try OpenSSL.KeyedHMAC(key: $0) }
+        forLanes = key.withUnsafeBytes { IPSecMB.HMACKey(key: $0) }
+    }
 
     /// The MAC of `data`, into `out` (32 bytes).
     public func authenticate(_ data: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) throws {
@@ -38,6 +43,49 @@ public final class HMACSHA256Key: Sendable {
         var out = [UInt8](repeating: 0, count: HMACSHA256.length)
         try out.withUnsafeMutableBytes { try keyed.authenticate(data, into: $0) }
         return out
+    }
+}
+
+/// HMAC-SHA256 of many messages at once, under an `HMACSHA256Key`: a
+/// backup worker's batch of piece ids. Where libipsec-mb's SHA-NI lanes run
+/// (IPSecMB.swift), messages of 1 to 65,534 bytes go through them, two side
+/// by side (3.2 GB/s here for batches of 40 of about 4 KB; OpenSSL's one at
+/// a time 1.5); the rest, and everything elsewhere, through OpenSSL. The
+/// same MACs either way. Not thread-safe: one per thread.
+public final class HMACSHA256Lanes {
+    private let key: HMACSHA256Key
+    private let lanes: IPSecMB.Lanes?
+
+    public init(_ key: HMACSHA256Key) {
+        self.key = key
+        lanes = key.forLanes == nil ? nil : IPSecMB.Lanes()
+    }
+
+    /// The MAC of each of `messages`, in order, into `out` (32 bytes each).
+    public func authenticate(_ messages: [UnsafeRawBufferPointer], into out: UnsafeMutableRawBufferPointer) throws {
+        let n = HMACSHA256.length
+        precondition(out.count == n * messages.count)
+        let fitsLanes = 1...IPSecMB.Lanes.maxLength
+        var rest = Array(messages.indices)
+        // Lanes gain by running side by side: one message alone is OpenSSL's.
+        if let lanes, let k = key.forLanes {
+            let fits = messages.indices.filter { fitsLanes.contains(messages[$0].count) }
+            if fits.count == messages.count, fits.count > 1 {
+                if lanes.authenticate(messages, key: k, into: out) { return }
+            } else if fits.count > 1 {
+                let done = withUnsafeTemporaryAllocation(byteCount: n * fits.count, alignment: 16) { tags in
+                    guard lanes.authenticate(fits.map { messages[$0] }, key: k, into: tags) else { return false }
+                    for (j, i) in fits.enumerated() {
+                        UnsafeMutableRawBufferPointer(rebasing: out[(n * i)..<(n * i + n)])
+                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: tags[(n * j)..<(n * j + n)]))
+                    }
+                    return true
+                }
+                if done { rest = messages.indices.filter { !fitsLanes.contains(messages[$0].count) } }
+            }
+            // (Refused, which it should not be: OpenSSL does them all.)
+        }
+        for i in rest { try key.authenticate(messages[i], into: UnsafeMutableRawBufferPointer(rebasing: out[(n * i)..<(n * i + n)])) }
     }
 }
 

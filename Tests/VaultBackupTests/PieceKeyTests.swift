@@ -18,6 +18,28 @@ struct PieceKeyTests {
         try HMACSHA256.authenticate(key: secret, data: data).withUnsafeBytes { PieceID(raw: $0) }
     }
 
+    /// A backup worker names a job's pieces together (`ids`, through
+    /// libipsec-mb's lanes where they run): each id is the one `id(of:)`
+    /// and a fresh HMAC give it alone, zero pieces and empty ones included.
+    @Test func piecesNamedTogetherAreNamedAsAlone() throws {
+        let (key, secret) = try Self.key()
+        let lanes = key.lanes()
+        let lengths = [0, 1, 64, 4096, 65_534, 65_535, 300_000, 17, 5000, 5000]
+        var pieces = lengths.map { SecureRandom.bytes($0) }
+        pieces += [[UInt8](repeating: 0, count: 4096), [UInt8](repeating: 0, count: 100), [UInt8](repeating: 0, count: 4096)]
+        pieces.shuffle()
+        let buffers = pieces.map { p in UnsafeMutableRawBufferPointer.allocate(byteCount: p.count, alignment: 1) }
+        defer { buffers.forEach { $0.deallocate() } }
+        for (b, p) in zip(buffers, pieces) { b.copyBytes(from: p) }
+        let ids = try key.ids(of: buffers.map { UnsafeRawBufferPointer($0) }, lanes: lanes)
+        #expect(ids.count == pieces.count)
+        for (id, p) in zip(ids, pieces) {
+            #expect(id == (try Self.hmac(secret, p)), "\(p.count) bytes")
+            #expect(id == (try key.id(of: p)), "\(p.count) bytes")
+        }
+        #expect(try key.ids(of: [], lanes: lanes).isEmpty)
+    }
+
     @Test func zeroPiecesAreNamedAsAnyPiece() throws {
         let (key, secret) = try Self.key()
         for length in [1, 7, 8, 4095, 4096, 4097, 65_536, 262_144, 1 << 20, (1 << 20) + 3, 4 << 20] {
