@@ -145,7 +145,7 @@ struct hmac_key {
 
 void *vault_imb_hmac256_new(const uint8_t *key, size_t key_len) {
     if (!vault_imb_hmac256_available() || key_len > 64) return NULL;
-    struct hmac_key *k = aligned_alloc(64, 64);
+    struct hmac_key *k = aligned_alloc(64, sizeof *k);   // 64 bytes, a multiple of the alignment
     if (!k) return NULL;
     uint8_t block[64];
     memset(block, 0x36, sizeof block);
