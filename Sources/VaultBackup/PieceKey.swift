@@ -34,13 +34,16 @@ public final class PieceKey: Sendable {
 
     public func id(of piece: UnsafeRawBufferPointer) throws -> PieceID {
         // (isAllZero stops at the first nonzero 4 KiB: real data pays a short look.)
-        if !piece.isEmpty, piece.isAllZero {
-            if let id = zeroIDs.withLock({ $0[piece.count] }) { return id }
-            let id = try hashed(piece)
-            zeroIDs.withLock { if $0.count < Self.maxZeroLengths { $0[piece.count] = id } }
-            return id
-        }
+        if !piece.isEmpty, piece.isAllZero { return try zeroID(piece) }
         return try hashed(piece)
+    }
+
+    /// The id of an all-zero piece, made once per length.
+    private func zeroID(_ piece: UnsafeRawBufferPointer) throws -> PieceID {
+        if let id = zeroIDs.withLock({ $0[piece.count] }) { return id }
+        let id = try hashed(piece)
+        zeroIDs.withLock { if $0.count < Self.maxZeroLengths { $0[piece.count] = id } }
+        return id
     }
 
     private func hashed(_ piece: UnsafeRawBufferPointer) throws -> PieceID {
@@ -62,8 +65,8 @@ public final class PieceKey: Sendable {
         var ids = [PieceID?](repeating: nil, count: pieces.count)
         var hashed: [Int] = []
         for (i, p) in pieces.enumerated() {
-            // All-zero pieces keep their ids made once (`id(of:)`).
-            if !p.isEmpty, p.isAllZero { ids[i] = try id(of: p) } else { hashed.append(i) }
+            // All-zero pieces keep their ids made once.
+            if !p.isEmpty, p.isAllZero { ids[i] = try zeroID(p) } else { hashed.append(i) }
         }
         if !hashed.isEmpty {
             let n = PieceID.length

@@ -69,21 +69,17 @@ public final class HMACSHA256Lanes {
         var rest = Array(messages.indices)
         // Lanes gain by running side by side: one message alone is OpenSSL's.
         if let lanes, let k = key.forLanes {
-            let fits = messages.indices.filter { fitsLanes.contains(messages[$0].count) }
-            if fits.count == messages.count, fits.count > 1 {
-                if lanes.authenticate(messages, key: k, into: out) { return }
-            } else if fits.count > 1 {
-                let done = withUnsafeTemporaryAllocation(byteCount: n * fits.count, alignment: 16) { tags in
-                    guard lanes.authenticate(fits.map { messages[$0] }, key: k, into: tags) else { return false }
-                    for (j, i) in fits.enumerated() {
-                        UnsafeMutableRawBufferPointer(rebasing: out[(n * i)..<(n * i + n)])
-                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: tags[(n * j)..<(n * j + n)]))
-                    }
-                    return true
+            let fits = rest.filter { fitsLanes.contains(messages[$0].count) }
+            let done = fits.count > 1 && withUnsafeTemporaryAllocation(byteCount: n * fits.count, alignment: 16) { tags in
+                guard lanes.authenticate(fits.map { messages[$0] }, key: k, into: tags) else { return false }
+                for (j, i) in fits.enumerated() {
+                    UnsafeMutableRawBufferPointer(rebasing: out[(n * i)..<(n * i + n)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: tags[(n * j)..<(n * j + n)]))
                 }
-                if done { rest = messages.indices.filter { !fitsLanes.contains(messages[$0].count) } }
+                return true
             }
             // (Refused, which it should not be: OpenSSL does them all.)
+            if done { rest = rest.filter { !fitsLanes.contains(messages[$0].count) } }
         }
         for i in rest { try key.authenticate(messages[i], into: UnsafeMutableRawBufferPointer(rebasing: out[(n * i)..<(n * i + n)])) }
     }

@@ -6,7 +6,7 @@ internal import CIPSecMB
 
 enum IPSecMB {
     /// Whether this process can use its AES-256-GCM: loaded and checked once.
-    static let available = vault_imb_gcm256_available() == 1
+    static let gcmAvailable = vault_imb_gcm256_available() == 1
     /// Whether this process can use its HMAC-SHA256 lanes.
     static let hmacAvailable = vault_imb_hmac256_available() == 1
 
@@ -18,7 +18,7 @@ enum IPSecMB {
         /// nil when the library is not available here.
         init?(key: UnsafeRawBufferPointer) {
             precondition(key.count == 32)
-            guard IPSecMB.available,
+            guard IPSecMB.gcmAvailable,
                   let k = vault_imb_gcm256_new(key.baseAddress!.assumingMemoryBound(to: UInt8.self)) else { return nil }
             self.key = k
         }
