@@ -233,7 +233,7 @@ struct BackupRepackTests {
         for run in 0..<runs {
             if run % 10 == 0 { duration = try CrashTests.calibrate { try prune(killAfter: CrashTests.noKill, try fresh()) } }
             let env = try fresh()
-            let r = try prune(killAfter: CrashTests.delay(within: duration), env)
+            let r = try CrashTests.killedRun(within: &duration) { try prune(killAfter: $0, env) }
             if r.status != 0 {
                 #expect(r.status == 137, "prune exited \(r.status): \(r.stderr)")
                 killed += 1

@@ -111,6 +111,21 @@ import Testing
 
     static let noKill = 600.0
 
+    /// Runs `operation` killed after a delay drawn within `duration`. A run
+    /// that finished in under half of `duration` shows the measurement was
+    /// taken under a burst of load that has passed (other suites in
+    /// parallel): `duration` narrows to that run's time, so that the next
+    /// kills land inside the work again. Without it, a fast operation
+    /// measured slow can outrun every kill of its ten runs (CI at stop 63:
+    /// 12 prunes of 12 finished before their kill).
+    static func killedRun(within duration: inout Double,
+                          _ operation: (Double) throws -> CLIHarness.Result) rethrows -> CLIHarness.Result {
+        var r: CLIHarness.Result!
+        let took = try measure { r = try operation(delay(within: duration)) }
+        if r.status == 0 && took < duration / 2 { duration = took }
+        return r
+    }
+
     @Test func killedAdd() throws {
         let v = try VaultFixture()
         var expected = Expected()
@@ -134,7 +149,7 @@ import Testing
         var duration = 0.0, killed = 0
         for run in 0..<Self.runs {
             if run % 10 == 0 { duration = try Self.calibrate { try add(killAfter: Self.noKill) } }
-            if try add(killAfter: Self.delay(within: duration)).status != 0 { killed += 1 }
+            if try Self.killedRun(within: &duration, { try add(killAfter: $0) }).status != 0 { killed += 1 }
             try Self.verify(v, &expected, passwords: [v.passwordFile], run: run)
             if run % 10 == 9 { try Self.removeAll(v, &expected) }
         }
@@ -176,7 +191,7 @@ import Testing
         var duration = 0.0, killed = 0
         for run in 0..<Self.runs {
             if run % 10 == 0 { duration = try Self.calibrate { try add(killAfter: Self.noKill) } }
-            if try add(killAfter: Self.delay(within: duration)).status != 0 { killed += 1 }
+            if try Self.killedRun(within: &duration, { try add(killAfter: $0) }).status != 0 { killed += 1 }
             try Self.verify(v, &expected, passwords: [v.passwordFile], run: run)
             if run % 10 == 9 { try Self.removeAll(v, &expected) }
         }
@@ -238,7 +253,7 @@ import Testing
                 duration = times.sorted()[1]
             }
             try dropIn()
-            let r = try list(killAfter: Self.delay(within: duration))
+            let r = try Self.killedRun(within: &duration) { try list(killAfter: $0) }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): list exited \(r.status): \(r.stderr)")
                 killed += 1
@@ -290,7 +305,12 @@ import Testing
                 }
             }
             if run % 5 == 0 { try dropIn() }  // passwd also absorbs what waits
-            let (r, next) = try passwd(killAfter: Self.delay(within: duration))
+            var next = ""
+            let r = try Self.killedRun(within: &duration) { delay in
+                let (r, written) = try passwd(killAfter: delay)
+                next = written
+                return r
+            }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): passwd exited \(r.status): \(r.stderr)")
                 killed += 1

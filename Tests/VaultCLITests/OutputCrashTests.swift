@@ -74,7 +74,12 @@ import Glibc
                     return r
                 }
             }
-            let (r, out) = try get(run, killAfter: CrashTests.delay(within: duration))
+            var out = ""
+            let r = try CrashTests.killedRun(within: &duration) { delay in
+                let (r, made) = try get(run, killAfter: delay)
+                out = made
+                return r
+            }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): get exited \(r.status): \(r.stderr)")
                 killed += 1
@@ -119,7 +124,12 @@ import Glibc
                     return r
                 }
             }
-            let (r, out) = try restore(run, killAfter: CrashTests.delay(within: duration))
+            var out = ""
+            let r = try CrashTests.killedRun(within: &duration) { delay in
+                let (r, made) = try restore(run, killAfter: delay)
+                out = made
+                return r
+            }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): restore exited \(r.status): \(r.stderr)")
                 killed += 1
@@ -164,7 +174,7 @@ import Glibc
             let source = try v.write(name, content)
             let add = try Background(["--vault", v.dir, "add", source], environment: v.environment(), cwd: v.path)
             usleep(UInt32.random(in: 0...50_000))
-            let r = try rekey(killAfter: CrashTests.delay(within: duration))
+            let r = try CrashTests.killedRun(within: &duration) { try rekey(killAfter: $0) }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): rekey exited \(r.status): \(r.stderr)")
                 killed += 1

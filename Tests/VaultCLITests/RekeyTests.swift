@@ -170,7 +170,7 @@ import Testing
                 fingerprint = try Self.fingerprint(v)
                 blobs = try Self.blobs(v)
             }
-            let r = try rekey(killAfter: CrashTests.delay(within: duration))
+            let r = try CrashTests.killedRun(within: &duration) { try rekey(killAfter: $0) }
             if r.status != 0 {
                 #expect(r.status == 137, "run \(run): rekey exited \(r.status): \(r.stderr)")
                 killed += 1
