@@ -48,7 +48,9 @@ public final class RandomAccessContent: @unchecked Sendable {
     /// The chunk the last read ended in.
     private var current: SharedChunks.Slot?
     /// Chunks opened ahead of a forward reader: a FUSE read is 128 KiB to
-    /// 1 MiB, so two keep the other core busy while this one copies.
+    /// 1 MiB, so two keep the other core busy while this one copies (one
+    /// or four made a mount's first `cat` of 1 GiB no faster: 0.61x and
+    /// 0.65x the no-work floor, against two's 0.65x in the same run).
     static let readAhead: UInt64 = 2
     /// This reader's: `readAhead`, or the opener's (UnlockedVault.readAhead).
     private let ahead: UInt64
